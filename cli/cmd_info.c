@@ -1,0 +1,449 @@
+/*
+ * conv info: what a perf.data file holds, as text or JSON. It reads the whole
+ * file through the reader (so it also checks that every record decodes) and
+ * is the oracle the tests compare with perf's own counts.
+ */
+#include "cli/cli.h"
+
+#include "core/dbuf.h"
+#include "core/json.h"
+#include "reader/perf_abi.h"
+#include "reader/reader.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_MMAP_BUILD_IDS 100000
+
+struct info_bid {
+	uint8_t id[20];
+	uint8_t size;
+	char *filename;
+	uint64_t offset;
+};
+
+struct info_state {
+	struct info_bid *bids; /* distinct MMAP2 inline build-ids */
+	size_t nr_bids, cap_bids;
+	uint64_t bids_dropped;
+};
+
+static void bid_hex(const uint8_t *id, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[id[i] >> 4];
+		out[2 * i + 1] = hex[id[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
+{
+	const struct rdr_mmap *m = &ev->u.mmap;
+	const char *name = m->filename ? m->filename : "";
+
+	for (size_t i = 0; i < st->nr_bids; i++)
+		if (st->bids[i].size == m->build_id_size &&
+		    !memcmp(st->bids[i].id, m->build_id, m->build_id_size) &&
+		    !strcmp(st->bids[i].filename, name))
+			return;
+	if (st->nr_bids >= MAX_MMAP_BUILD_IDS) {
+		st->bids_dropped++;
+		return;
+	}
+	if (st->nr_bids == st->cap_bids) {
+		size_t ncap = st->cap_bids ? st->cap_bids * 2 : 32;
+		struct info_bid *nb = realloc(st->bids, ncap * sizeof(*nb));
+
+		if (!nb)
+			return;
+		st->bids = nb;
+		st->cap_bids = ncap;
+	}
+	st->bids[st->nr_bids].size = m->build_id_size;
+	memcpy(st->bids[st->nr_bids].id, m->build_id, 20);
+	st->bids[st->nr_bids].filename = strdup(name);
+	st->bids[st->nr_bids].offset = ev->offset;
+	if (st->bids[st->nr_bids].filename)
+		st->nr_bids++;
+}
+
+static const char *bid_source_name(enum rdr_bid_source s)
+{
+	switch (s) {
+	case RDR_BID_FEATURE:
+		return "build_id_feature";
+	case RDR_BID_PIPE:
+		return "build_id_record";
+	case RDR_BID_MMAP2:
+		return "mmap2";
+	}
+	return "unknown";
+}
+
+static const char *cpumode_name(uint16_t misc)
+{
+	switch (misc & PERF_MISC_CPUMODE_MASK) {
+	case PERF_MISC_KERNEL:
+		return "kernel";
+	case PERF_MISC_USER:
+		return "user";
+	case PERF_MISC_HYPERVISOR:
+		return "hypervisor";
+	case PERF_MISC_GUEST_KERNEL:
+		return "guest_kernel";
+	case PERF_MISC_GUEST_USER:
+		return "guest_user";
+	default:
+		return "unknown";
+	}
+}
+
+static void format_problem(const struct rdr_problem *p, struct dbuf *out)
+{
+	const char *rname = p->record_type ? rdr_record_name(p->record_type) : NULL;
+
+	if (p->offset != UINT64_MAX)
+		dbuf_printf(out, "offset %" PRIu64 " (0x%" PRIx64 ")", p->offset, p->offset);
+	else
+		dbuf_puts(out, "file");
+	if (p->record_type) {
+		if (rname)
+			dbuf_printf(out, ", %s record", rname);
+		else
+			dbuf_printf(out, ", record type %" PRIu32, p->record_type);
+	}
+	dbuf_printf(out, ": %s", p->msg);
+	if (p->count > 1)
+		dbuf_printf(out, " (%" PRIu64 " times)", p->count);
+}
+
+static void cmdline_join(const struct rdr_info *info, struct dbuf *out)
+{
+	for (size_t i = 0; i < info->cmdline_len; i++) {
+		if (i)
+			dbuf_putc(out, ' ');
+		dbuf_puts(out, info->cmdline[i] ? info->cmdline[i] : "");
+	}
+}
+
+static void print_json(const char *path, const struct rdr *r, const struct info_state *st,
+		       bool complete, struct dbuf *out)
+{
+	const struct rdr_info *info = rdr_info(r);
+	const struct rdr_stats *s = rdr_stats(r);
+	struct json j;
+	struct dbuf tmp;
+	char hex[41];
+
+	dbuf_init(&tmp, 0);
+	json_init(&j, out, true);
+	json_obj_begin(&j);
+	json_key(&j, "file");
+	json_str(&j, path);
+	json_key(&j, "mode");
+	json_str(&j, info->mode == RDR_MODE_FILE ? "file" : "pipe");
+	json_key(&j, "byte_order");
+	json_str(&j, info->big_endian ? "big" : "little");
+	json_key(&j, "file_size");
+	if (info->file_size == UINT64_MAX)
+		json_null(&j);
+	else
+		json_u64(&j, info->file_size);
+	json_key(&j, "perf_version");
+	json_str(&j, info->perf_version);
+	json_key(&j, "hostname");
+	json_str(&j, info->hostname);
+	json_key(&j, "os_release");
+	json_str(&j, info->osrelease);
+	json_key(&j, "arch");
+	json_str(&j, info->arch);
+	json_key(&j, "nr_cpus_online");
+	json_u64(&j, info->nr_cpus_online);
+	json_key(&j, "cmdline");
+	if (info->cmdline_len) {
+		cmdline_join(info, &tmp);
+		json_strn(&j, (const char *)tmp.data, tmp.len);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "compressed");
+	if (info->has_compressed) {
+		json_obj_begin(&j);
+		json_key(&j, "type");
+		json_u64(&j, info->comp_type);
+		json_key(&j, "level");
+		json_u64(&j, info->comp_level);
+		json_obj_end(&j);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "events");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < info->nr_attrs; i++) {
+		const struct rdr_attr *a = &info->attrs[i];
+
+		json_obj_begin(&j);
+		json_key(&j, "name");
+		json_str(&j, a->name);
+		json_key(&j, "type");
+		json_u64(&j, a->type);
+		json_key(&j, "config");
+		json_u64(&j, a->config);
+		json_key(&j, "sample_type");
+		json_u64(&j, a->sample_type);
+		json_key(&j, a->freq ? "sample_freq" : "sample_period");
+		json_u64(&j, a->sample_period);
+		json_key(&j, "ids");
+		json_u64(&j, a->nr_ids);
+		json_key(&j, "samples");
+		json_u64(&j, a->samples);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_key(&j, "records");
+	json_obj_begin(&j);
+	for (uint32_t t = 0; t < RDR_RECORD_TYPES; t++)
+		if (s->records[t]) {
+			json_key(&j, rdr_record_name(t));
+			json_u64(&j, s->records[t]);
+		}
+	json_obj_end(&j);
+	json_key(&j, "records_unknown");
+	json_u64(&j, s->records_unknown);
+	json_key(&j, "samples");
+	json_u64(&j, s->samples);
+	json_key(&j, "samples_skipped");
+	json_u64(&j, s->samples_malformed + s->samples_unknown_attr);
+	json_key(&j, "lost_samples");
+	json_u64(&j, s->lost_events + s->lost_samples);
+	json_key(&j, "first_sample_time");
+	if (s->has_sample_time)
+		json_u64(&j, s->first_sample_time);
+	else
+		json_null(&j);
+	json_key(&j, "last_sample_time");
+	if (s->has_sample_time)
+		json_u64(&j, s->last_sample_time);
+	else
+		json_null(&j);
+	json_key(&j, "build_ids");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < info->nr_build_ids; i++) {
+		const struct rdr_build_id *b = &info->build_ids[i];
+
+		bid_hex(b->id, b->size, hex);
+		json_obj_begin(&j);
+		json_key(&j, "build_id");
+		json_str(&j, hex);
+		json_key(&j, "filename");
+		json_str(&j, b->filename);
+		json_key(&j, "source");
+		json_str(&j, bid_source_name(b->source));
+		json_key(&j, "cpumode");
+		json_str(&j, cpumode_name(b->misc));
+		json_obj_end(&j);
+	}
+	for (size_t i = 0; i < st->nr_bids; i++) {
+		bid_hex(st->bids[i].id, st->bids[i].size, hex);
+		json_obj_begin(&j);
+		json_key(&j, "build_id");
+		json_str(&j, hex);
+		json_key(&j, "filename");
+		json_str(&j, st->bids[i].filename);
+		json_key(&j, "source");
+		json_str(&j, "mmap2");
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_key(&j, "problems");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < rdr_problem_count(r); i++) {
+		dbuf_reset(&tmp);
+		format_problem(rdr_problem_at(r, i), &tmp);
+		json_strn(&j, (const char *)tmp.data, tmp.len);
+	}
+	if (rdr_problems_dropped(r)) {
+		dbuf_reset(&tmp);
+		dbuf_printf(&tmp, "%" PRIu64 " more problems of other kinds not listed",
+			    rdr_problems_dropped(r));
+		json_strn(&j, (const char *)tmp.data, tmp.len);
+	}
+	json_arr_end(&j);
+	json_key(&j, "truncated");
+	json_bool(&j, s->truncated);
+	json_key(&j, "complete");
+	json_bool(&j, complete);
+	json_obj_end(&j);
+	dbuf_putc(out, '\n');
+	dbuf_release(&tmp);
+}
+
+static void print_text(const char *path, const struct rdr *r, const struct info_state *st,
+		       bool complete, struct dbuf *out)
+{
+	const struct rdr_info *info = rdr_info(r);
+	const struct rdr_stats *s = rdr_stats(r);
+	char hex[41];
+
+	dbuf_printf(out, "file:          %s\n", path);
+	dbuf_printf(out, "mode:          %s, %s-endian", info->mode == RDR_MODE_FILE ? "file" : "pipe",
+		    info->big_endian ? "big" : "little");
+	if (info->file_size != UINT64_MAX)
+		dbuf_printf(out, ", %" PRIu64 " bytes", info->file_size);
+	if (info->has_compressed)
+		dbuf_printf(out, ", zstd level %" PRIu32, info->comp_level);
+	dbuf_putc(out, '\n');
+	dbuf_printf(out, "perf version:  %s\n", info->perf_version ? info->perf_version : "(not recorded)");
+	dbuf_printf(out, "host:          %s (%s, %s, %" PRIu32 " cpus online)\n",
+		    info->hostname ? info->hostname : "?", info->arch ? info->arch : "?",
+		    info->osrelease ? info->osrelease : "?", info->nr_cpus_online);
+	if (info->cmdline_len) {
+		dbuf_puts(out, "command line:  ");
+		cmdline_join(info, out);
+		dbuf_putc(out, '\n');
+	}
+	dbuf_puts(out, "events:\n");
+	for (size_t i = 0; i < info->nr_attrs; i++) {
+		const struct rdr_attr *a = &info->attrs[i];
+
+		dbuf_printf(out, "  %-24s %10" PRIu64 " samples   type %" PRIu32 " config 0x%" PRIx64
+			    " sample_type 0x%" PRIx64 " %s %" PRIu64 "\n",
+			    a->name ? a->name : "?", a->samples, a->type, a->config, a->sample_type,
+			    a->freq ? "freq" : "period", a->sample_period);
+	}
+	dbuf_puts(out, "records:      ");
+	for (uint32_t t = 0; t < RDR_RECORD_TYPES; t++)
+		if (s->records[t])
+			dbuf_printf(out, " %s %" PRIu64, rdr_record_name(t), s->records[t]);
+	if (s->records_unknown)
+		dbuf_printf(out, " unknown %" PRIu64, s->records_unknown);
+	dbuf_putc(out, '\n');
+	dbuf_printf(out, "samples:       %" PRIu64 " read, %" PRIu64 " skipped\n", s->samples,
+		    s->samples_malformed + s->samples_unknown_attr);
+	dbuf_printf(out, "lost samples:  %" PRIu64 "\n", s->lost_events + s->lost_samples);
+	if (s->has_sample_time)
+		dbuf_printf(out, "sample times:  %" PRIu64 ".%09" PRIu64 " .. %" PRIu64 ".%09" PRIu64
+			    " (%.3f s)\n",
+			    s->first_sample_time / 1000000000u, s->first_sample_time % 1000000000u,
+			    s->last_sample_time / 1000000000u, s->last_sample_time % 1000000000u,
+			    (double)(s->last_sample_time - s->first_sample_time) / 1e9);
+	dbuf_printf(out, "build-ids:     %zu\n", info->nr_build_ids + st->nr_bids);
+	for (size_t i = 0; i < info->nr_build_ids; i++) {
+		const struct rdr_build_id *b = &info->build_ids[i];
+
+		bid_hex(b->id, b->size, hex);
+		dbuf_printf(out, "  %-40s %s (%s, %s)\n", hex, b->filename ? b->filename : "",
+			    bid_source_name(b->source), cpumode_name(b->misc));
+	}
+	for (size_t i = 0; i < st->nr_bids; i++) {
+		bid_hex(st->bids[i].id, st->bids[i].size, hex);
+		dbuf_printf(out, "  %-40s %s (mmap2)\n", hex, st->bids[i].filename);
+	}
+	if (!rdr_problem_count(r)) {
+		dbuf_puts(out, "problems:      none\n");
+	} else {
+		dbuf_printf(out, "problems:      %zu kinds\n", rdr_problem_count(r));
+		for (size_t i = 0; i < rdr_problem_count(r); i++) {
+			dbuf_puts(out, "  ");
+			format_problem(rdr_problem_at(r, i), out);
+			dbuf_putc(out, '\n');
+		}
+		if (rdr_problems_dropped(r))
+			dbuf_printf(out, "  %" PRIu64 " more problems of other kinds not listed\n",
+				    rdr_problems_dropped(r));
+	}
+	if (!complete)
+		dbuf_puts(out, "reading stopped before the end of the input\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+	bool json = false, strict = false;
+	const char *path = NULL;
+	struct rdr *r = NULL;
+	struct conv_diag diag;
+	struct info_state st;
+	enum conv_err err;
+	struct dbuf out;
+	int rc = CLI_EXIT_OK;
+	bool complete = true;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--strict")) {
+			strict = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: conv info [--json] [--strict] FILE|-\n");
+			return CLI_EXIT_OK;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "conv info: unknown option '%s'\n", argv[i]);
+			return CLI_EXIT_USAGE;
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			fprintf(stderr, "conv info: one input file at a time\n");
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "usage: conv info [--json] [--strict] FILE|-\n");
+		return CLI_EXIT_USAGE;
+	}
+	memset(&diag, 0, sizeof(diag));
+	memset(&st, 0, sizeof(st));
+	if (!strcmp(path, "-"))
+		err = rdr_open_fd(&r, STDIN_FILENO, NULL, &diag);
+	else
+		err = rdr_open_path(&r, path, NULL, &diag);
+	if (err) {
+		if (diag.offset != UINT64_MAX && err != CONV_E_IO)
+			fprintf(stderr, "conv: %s: %s at offset %" PRIu64 ": %s\n", path,
+				conv_strerror(err), diag.offset, diag.msg);
+		else
+			fprintf(stderr, "conv: %s: %s: %s\n", path, conv_strerror(err), diag.msg);
+		return CLI_EXIT_INPUT;
+	}
+	for (;;) {
+		const struct rdr_event *ev;
+
+		err = rdr_next(r, &ev);
+		if (err) {
+			fprintf(stderr, "conv: %s: %s\n", path, conv_strerror(err));
+			complete = false;
+			rc = CLI_EXIT_INPUT;
+			break;
+		}
+		if (!ev)
+			break;
+		if (ev->type == PERF_REC_MMAP2 && ev->u.mmap.has_build_id)
+			note_mmap2_bid(&st, ev);
+	}
+	if (rdr_stats(r)->stopped)
+		complete = false;
+	dbuf_init(&out, 0);
+	if (json)
+		print_json(path, r, &st, complete, &out);
+	else
+		print_text(path, r, &st, complete, &out);
+	if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+		fprintf(stderr, "conv: writing the report failed: %s\n", strerror(errno));
+		rc = CLI_EXIT_OUTPUT;
+	}
+	if (strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || !complete))
+		rc = CLI_EXIT_LOSS;
+	dbuf_release(&out);
+	for (size_t i = 0; i < st.nr_bids; i++)
+		free(st.bids[i].filename);
+	free(st.bids);
+	rdr_close(r);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/*
+ * conv: perf.data -> pprof and JFR. This file parses the command word and
+ * hands over to the subcommand.
+ */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CONV_VERSION_STRING "0.1.0"
+
+static const char usage_text[] =
+	"usage: conv info [--json] [--strict] FILE|-\n"
+	"\n"
+	"Reads a perf.data recording (file or pipe mode, either byte order,\n"
+	"zstd-compressed or not; '-' reads standard input) and prints what it\n"
+	"holds: perf version, host, command line, events with their sample\n"
+	"counts, records by type, lost samples, build-ids and every problem\n"
+	"found in the file, with its offset.\n"
+	"\n"
+	"  --json       print the same facts as one JSON object\n"
+	"  --strict     exit 3 when the file has problems (data was lost)\n"
+	"  -h, --help   show this help\n"
+	"  --version    show the version\n"
+	"\n"
+	"Exit codes: 0 read (problems are listed), 1 usage error,\n"
+	"2 input unreadable or not perf data, 3 problems found with --strict.\n"
+	"See conv(1).\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(usage_text, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("conv %s\n", CONV_VERSION_STRING);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "info"))
+		return cmd_info(argc - 1, argv + 1);
+	fprintf(stderr, "conv: unknown command '%s'\n\n%s", argv[1], usage_text);
+	return CLI_EXIT_USAGE;
+}

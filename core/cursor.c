@@ -1,0 +1,131 @@
+#include "core/cursor.h"
+
+#include <string.h>
+
+void cur_init(struct cur *c, const void *base, size_t len, bool swap)
+{
+	c->base = base;
+	c->len = base ? len : 0;
+	c->pos = 0;
+	c->swap = swap;
+	c->err = false;
+}
+
+void cur_fail(struct cur *c)
+{
+	c->err = true;
+	c->pos = c->len;
+}
+
+static const uint8_t *cur_take(struct cur *c, size_t n)
+{
+	const uint8_t *p;
+
+	if (c->err || n > c->len - c->pos) {
+		cur_fail(c);
+		return NULL;
+	}
+	p = c->base + c->pos;
+	c->pos += n;
+	return p;
+}
+
+uint8_t cur_u8(struct cur *c)
+{
+	const uint8_t *p = cur_take(c, 1);
+
+	return p ? p[0] : 0;
+}
+
+uint16_t cur_u16(struct cur *c)
+{
+	const uint8_t *p = cur_take(c, 2);
+	uint16_t v;
+
+	if (!p)
+		return 0;
+	memcpy(&v, p, sizeof(v));
+	return c->swap ? conv_bswap16(v) : v;
+}
+
+uint32_t cur_u32(struct cur *c)
+{
+	const uint8_t *p = cur_take(c, 4);
+	uint32_t v;
+
+	if (!p)
+		return 0;
+	memcpy(&v, p, sizeof(v));
+	return c->swap ? conv_bswap32(v) : v;
+}
+
+uint64_t cur_u64(struct cur *c)
+{
+	const uint8_t *p = cur_take(c, 8);
+	uint64_t v;
+
+	if (!p)
+		return 0;
+	memcpy(&v, p, sizeof(v));
+	return c->swap ? conv_bswap64(v) : v;
+}
+
+const uint8_t *cur_view(struct cur *c, size_t n)
+{
+	return cur_take(c, n);
+}
+
+struct cur cur_sub(struct cur *c, size_t n)
+{
+	struct cur sub;
+	const uint8_t *p = cur_take(c, n);
+
+	cur_init(&sub, p, p ? n : 0, c->swap);
+	if (!p)
+		sub.err = true;
+	return sub;
+}
+
+void cur_skip(struct cur *c, size_t n)
+{
+	(void)cur_take(c, n);
+}
+
+const char *cur_str_field(struct cur *c, size_t n, size_t *len_out)
+{
+	const uint8_t *p = cur_take(c, n);
+	const uint8_t *nul;
+
+	if (!p)
+		return NULL;
+	nul = memchr(p, 0, n);
+	if (!nul) {
+		cur_fail(c);
+		return NULL;
+	}
+	if (len_out)
+		*len_out = (size_t)(nul - p);
+	return (const char *)p;
+}
+
+const char *cur_str_rest(struct cur *c, size_t *len_out)
+{
+	return cur_str_field(c, cur_remaining(c), len_out);
+}
+
+void cur_u64_array(struct cur *c, uint64_t *out, size_t n)
+{
+	const uint8_t *p;
+
+	if (n > cur_remaining(c) / 8) {
+		cur_fail(c);
+		return;
+	}
+	p = cur_take(c, n * 8);
+	if (!p)
+		return;
+	memcpy(out, p, n * 8);
+	if (c->swap)
+		for (size_t i = 0; i < n; i++)
+			out[i] = conv_bswap64(out[i]);
+}

@@ -1,0 +1,84 @@
+/*
+ * Bounds-checked reader over a byte range in a file's byte order.
+ *
+ * Every read checks `n > len - pos` first; a short read returns zero, sets a
+ * sticky error flag and leaves the position at the end, so a parser reads all
+ * fields of a record straight through and tests cur_ok() once. Multi-byte
+ * values are assembled with memcpy and swapped inside when the data is in the
+ * other byte order: file bytes are never cast to structs.
+ */
+#ifndef CONV_CORE_CURSOR_H
+#define CONV_CORE_CURSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cur {
+	const uint8_t *base; /* first byte of the range */
+	size_t len;          /* bytes in the range */
+	size_t pos;          /* next byte to read */
+	bool swap;           /* data is in the other byte order */
+	bool err;            /* a read ran past the end (sticky) */
+};
+
+void cur_init(struct cur *c, const void *base, size_t len, bool swap);
+
+static inline bool cur_ok(const struct cur *c)
+{
+	return !c->err;
+}
+
+static inline size_t cur_remaining(const struct cur *c)
+{
+	return c->len - c->pos;
+}
+
+/* Marks the cursor failed; later reads return zero. */
+void cur_fail(struct cur *c);
+
+uint8_t cur_u8(struct cur *c);
+uint16_t cur_u16(struct cur *c);
+uint32_t cur_u32(struct cur *c);
+uint64_t cur_u64(struct cur *c);
+
+/* Returns a pointer to the next n bytes and skips them, or NULL (and sets err). */
+const uint8_t *cur_view(struct cur *c, size_t n);
+
+/* A child cursor over the next n bytes (skipped in c); on a short read the child is empty and failed. */
+struct cur cur_sub(struct cur *c, size_t n);
+
+void cur_skip(struct cur *c, size_t n);
+
+/*
+ * Reads a NUL-terminated string stored in a field of n bytes (perf pads its
+ * strings). Returns NULL (and sets err) if the field is short or has no NUL;
+ * *len_out gets the string length without the NUL.
+ */
+const char *cur_str_field(struct cur *c, size_t n, size_t *len_out);
+
+/*
+ * Reads a string that runs to the first NUL and then skips the zero padding up
+ * to the end of the cursor (for the last field of a record). Returns NULL (and
+ * sets err) if there is no NUL.
+ */
+const char *cur_str_rest(struct cur *c, size_t *len_out);
+
+/* Reads n bytes of host-order u64 values into out, swapping each if needed. */
+void cur_u64_array(struct cur *c, uint64_t *out, size_t n);
+
+/* Byte-swap helpers, also used by code that decodes bytes outside a cursor. */
+static inline uint16_t conv_bswap16(uint16_t v)
+{
+	return __builtin_bswap16(v);
+}
+static inline uint32_t conv_bswap32(uint32_t v)
+{
+	return __builtin_bswap32(v);
+}
+static inline uint64_t conv_bswap64(uint64_t v)
+{
+	return __builtin_bswap64(v);
+}
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * Numbers of the perf.data format that the reader needs: record types,
+ * sample_type and read_format bits, misc bits, feature ids, callchain context
+ * markers. Values follow include/uapi/linux/perf_event.h and
+ * tools/lib/perf/include/perf/event.h of the Linux tree; they are written out
+ * here (not taken from system headers) so that conv builds on any kernel
+ * headers and reads files from newer perf versions than the build machine's.
+ */
+#ifndef CONV_READER_PERF_ABI_H
+#define CONV_READER_PERF_ABI_H
+
+#include <stdint.h>
+
+enum perf_record_type {
+	PERF_REC_MMAP = 1,
+	PERF_REC_LOST = 2,
+	PERF_REC_COMM = 3,
+	PERF_REC_EXIT = 4,
+	PERF_REC_THROTTLE = 5,
+	PERF_REC_UNTHROTTLE = 6,
+	PERF_REC_FORK = 7,
+	PERF_REC_READ = 8,
+	PERF_REC_SAMPLE = 9,
+	PERF_REC_MMAP2 = 10,
+	PERF_REC_AUX = 11,
+	PERF_REC_ITRACE_START = 12,
+	PERF_REC_LOST_SAMPLES = 13,
+	PERF_REC_SWITCH = 14,
+	PERF_REC_SWITCH_CPU_WIDE = 15,
+	PERF_REC_NAMESPACES = 16,
+	PERF_REC_KSYMBOL = 17,
+	PERF_REC_BPF_EVENT = 18,
+	PERF_REC_CGROUP = 19,
+	PERF_REC_TEXT_POKE = 20,
+	PERF_REC_AUX_OUTPUT_HW_ID = 21,
+	PERF_REC_CALLCHAIN_DEFERRED = 22,
+	PERF_REC_KERNEL_MAX = 23, /* first number above the kernel's types */
+
+	PERF_REC_HEADER_ATTR = 64,
+	PERF_REC_HEADER_EVENT_TYPE = 65,
+	PERF_REC_HEADER_TRACING_DATA = 66,
+	PERF_REC_HEADER_BUILD_ID = 67,
+	PERF_REC_FINISHED_ROUND = 68,
+	PERF_REC_ID_INDEX = 69,
+	PERF_REC_AUXTRACE_INFO = 70,
+	PERF_REC_AUXTRACE = 71,
+	PERF_REC_AUXTRACE_ERROR = 72,
+	PERF_REC_THREAD_MAP = 73,
+	PERF_REC_CPU_MAP = 74,
+	PERF_REC_STAT_CONFIG = 75,
+	PERF_REC_STAT = 76,
+	PERF_REC_STAT_ROUND = 77,
+	PERF_REC_EVENT_UPDATE = 78,
+	PERF_REC_TIME_CONV = 79,
+	PERF_REC_HEADER_FEATURE = 80,
+	PERF_REC_COMPRESSED = 81,
+	PERF_REC_FINISHED_INIT = 82,
+	PERF_REC_COMPRESSED2 = 83,
+	PERF_REC_BPF_METADATA = 84,
+	PERF_REC_SCHEDSTAT_CPU = 85,
+	PERF_REC_SCHEDSTAT_DOMAIN = 86,
+	PERF_REC_USER_MAX = 87,
+};
+
+/* attr.sample_type bits */
+enum {
+	PERF_SAMPLE_IP = 1u << 0,
+	PERF_SAMPLE_TID = 1u << 1,
+	PERF_SAMPLE_TIME = 1u << 2,
+	PERF_SAMPLE_ADDR = 1u << 3,
+	PERF_SAMPLE_READ = 1u << 4,
+	PERF_SAMPLE_CALLCHAIN = 1u << 5,
+	PERF_SAMPLE_ID = 1u << 6,
+	PERF_SAMPLE_CPU = 1u << 7,
+	PERF_SAMPLE_PERIOD = 1u << 8,
+	PERF_SAMPLE_STREAM_ID = 1u << 9,
+	PERF_SAMPLE_RAW = 1u << 10,
+	PERF_SAMPLE_BRANCH_STACK = 1u << 11,
+	PERF_SAMPLE_REGS_USER = 1u << 12,
+	PERF_SAMPLE_STACK_USER = 1u << 13,
+	PERF_SAMPLE_WEIGHT = 1u << 14,
+	PERF_SAMPLE_DATA_SRC = 1u << 15,
+	PERF_SAMPLE_IDENTIFIER = 1u << 16,
+	PERF_SAMPLE_TRANSACTION = 1u << 17,
+	PERF_SAMPLE_REGS_INTR = 1u << 18,
+	PERF_SAMPLE_PHYS_ADDR = 1u << 19,
+	PERF_SAMPLE_AUX = 1u << 20,
+	PERF_SAMPLE_CGROUP = 1u << 21,
+	PERF_SAMPLE_DATA_PAGE_SIZE = 1u << 22,
+	PERF_SAMPLE_CODE_PAGE_SIZE = 1u << 23,
+	PERF_SAMPLE_WEIGHT_STRUCT = 1u << 24,
+};
+
+/* attr.read_format bits */
+enum {
+	PERF_FORMAT_TOTAL_TIME_ENABLED = 1u << 0,
+	PERF_FORMAT_TOTAL_TIME_RUNNING = 1u << 1,
+	PERF_FORMAT_ID = 1u << 2,
+	PERF_FORMAT_GROUP = 1u << 3,
+	PERF_FORMAT_LOST = 1u << 4,
+};
+
+/* attr.branch_sample_type bits that change the sample layout */
+#define PERF_BRANCH_HW_INDEX (1ull << 17)
+#define PERF_BRANCH_COUNTERS (1ull << 19)
+
+/* attr flag bit numbers (bit n of the u64 at attr offset 40) */
+enum {
+	PERF_ATTR_FLAG_FREQ = 10,
+	PERF_ATTR_FLAG_SAMPLE_ID_ALL = 18,
+	PERF_ATTR_FLAG_MMAP2 = 23,
+	PERF_ATTR_FLAG_BUILD_ID = 34,
+};
+
+/* header.misc bits */
+enum {
+	PERF_MISC_CPUMODE_MASK = 7,
+	PERF_MISC_KERNEL = 1,
+	PERF_MISC_USER = 2,
+	PERF_MISC_HYPERVISOR = 3,
+	PERF_MISC_GUEST_KERNEL = 4,
+	PERF_MISC_GUEST_USER = 5,
+	PERF_MISC_PROC_MAP_PARSE_TIMEOUT = 1 << 12,
+	PERF_MISC_MMAP_DATA = 1 << 13,
+	PERF_MISC_COMM_EXEC = 1 << 13,
+	PERF_MISC_SWITCH_OUT = 1 << 13,
+	PERF_MISC_EXACT_IP = 1 << 14,
+	PERF_MISC_SWITCH_OUT_PREEMPT = 1 << 14,
+	PERF_MISC_MMAP_BUILD_ID = 1 << 14,
+	PERF_MISC_BUILD_ID_SIZE = 1 << 15,
+};
+
+/* callchain context markers: entries >= PERF_CONTEXT_MAX are not addresses */
+#define PERF_CONTEXT_HV ((uint64_t)-32)
+#define PERF_CONTEXT_KERNEL ((uint64_t)-128)
+#define PERF_CONTEXT_USER ((uint64_t)-512)
+#define PERF_CONTEXT_USER_DEFERRED ((uint64_t)-640)
+#define PERF_CONTEXT_GUEST ((uint64_t)-2048)
+#define PERF_CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
+#define PERF_CONTEXT_GUEST_USER ((uint64_t)-2560)
+#define PERF_CONTEXT_MAX ((uint64_t)-4095)
+
+/* feature section ids (bit numbers of the header's feature bitmap) */
+enum perf_feature {
+	PERF_FEAT_TRACING_DATA = 1,
+	PERF_FEAT_BUILD_ID = 2,
+	PERF_FEAT_HOSTNAME = 3,
+	PERF_FEAT_OSRELEASE = 4,
+	PERF_FEAT_VERSION = 5,
+	PERF_FEAT_ARCH = 6,
+	PERF_FEAT_NRCPUS = 7,
+	PERF_FEAT_CPUDESC = 8,
+	PERF_FEAT_CPUID = 9,
+	PERF_FEAT_TOTAL_MEM = 10,
+	PERF_FEAT_CMDLINE = 11,
+	PERF_FEAT_EVENT_DESC = 12,
+	PERF_FEAT_CPU_TOPOLOGY = 13,
+	PERF_FEAT_NUMA_TOPOLOGY = 14,
+	PERF_FEAT_BRANCH_STACK = 15,
+	PERF_FEAT_PMU_MAPPINGS = 16,
+	PERF_FEAT_GROUP_DESC = 17,
+	PERF_FEAT_AUXTRACE = 18,
+	PERF_FEAT_STAT = 19,
+	PERF_FEAT_CACHE = 20,
+	PERF_FEAT_SAMPLE_TIME = 21,
+	PERF_FEAT_MEM_TOPOLOGY = 22,
+	PERF_FEAT_CLOCKID = 23,
+	PERF_FEAT_DIR_FORMAT = 24,
+	PERF_FEAT_BPF_PROG_INFO = 25,
+	PERF_FEAT_BPF_BTF = 26,
+	PERF_FEAT_COMPRESSED = 27,
+	PERF_FEAT_CPU_PMU_CAPS = 28,
+	PERF_FEAT_CLOCK_DATA = 29,
+	PERF_FEAT_HYBRID_TOPOLOGY = 30,
+	PERF_FEAT_PMU_CAPS = 31,
+	PERF_FEAT_BITS = 256,
+};
+
+/* attr.type values */
+enum {
+	PERF_TYPE_HARDWARE = 0,
+	PERF_TYPE_SOFTWARE = 1,
+	PERF_TYPE_TRACEPOINT = 2,
+	PERF_TYPE_HW_CACHE = 3,
+	PERF_TYPE_RAW = 4,
+	PERF_TYPE_BREAKPOINT = 5,
+};
+
+#define PERF_MAGIC_V2 0x32454c4946524550ull /* "PERFILE2" read as a little-endian u64 */
+#define PERF_MAGIC_V1 0x454c494646524550ull /* "PERFFILE" (obsolete v1) */
+#define PERF_FILE_HEADER_SIZE 104u
+#define PERF_FILE_HEADER_MIN 72u /* headers before the feature bitmap existed */
+#define PERF_PIPE_HEADER_SIZE 16u
+
+#endif

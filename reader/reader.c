@@ -1,0 +1,1093 @@
+/*
+ * The reader's main loop: input -> raw records (decompressing COMPRESSED
+ * ones through one zstd stream) -> time ordering -> decoding -> delivery.
+ *
+ * File and pipe containers (tools/perf/util/header.c):
+ *   file: u8 magic[8] "PERFILE2", u64 header size 104, ... (see rdr_header.c)
+ *   pipe: u8 magic[8] "PERFILE2", u64 header size 16, then records at once;
+ *         metadata comes as records: HEADER_ATTR 64 {attr; u64 ids[]},
+ *         HEADER_TRACING_DATA 66 {u32 size [+ u32 pad]} + size bytes after
+ *         header.size, HEADER_BUILD_ID 67, HEADER_FEATURE 80 {u64 feat; payload}.
+ *   COMPRESSED 81: zstd bytes from @8 to header.size.
+ *   COMPRESSED2 83: u64 data_size @8, zstd bytes @16 .. 16 + data_size.
+ * The payloads of all compressed records form one zstd stream whose output is
+ * ordinary records, which may straddle two payloads.
+ *
+ * Ordering follows perf's ordered-events: records with a time are queued; at
+ * each FINISHED_ROUND the queued records up to the largest time seen before
+ * the previous round are sorted by (time, file order) and delivered; records
+ * without a time are delivered at once; the rest goes out at the end.
+ */
+#include "reader/reader_internal.h"
+
+#include "reader/perf_abi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define DEFAULT_REORDER_LIMIT (32u << 20)
+#define DEFAULT_MAX_TRACING (64u << 20)
+#define DEFAULT_MAX_PROBLEMS 100
+#define ZOUT_CHUNK (256u << 10)
+#define MAX_HELD 65536
+#define ZSTD_WINDOW_LOG_MAX 27 /* zstd's own default limit: 128 MiB */
+
+static const char *const record_names[RDR_RECORD_TYPES] = {
+	[PERF_REC_MMAP] = "MMAP",
+	[PERF_REC_LOST] = "LOST",
+	[PERF_REC_COMM] = "COMM",
+	[PERF_REC_EXIT] = "EXIT",
+	[PERF_REC_THROTTLE] = "THROTTLE",
+	[PERF_REC_UNTHROTTLE] = "UNTHROTTLE",
+	[PERF_REC_FORK] = "FORK",
+	[PERF_REC_READ] = "READ",
+	[PERF_REC_SAMPLE] = "SAMPLE",
+	[PERF_REC_MMAP2] = "MMAP2",
+	[PERF_REC_AUX] = "AUX",
+	[PERF_REC_ITRACE_START] = "ITRACE_START",
+	[PERF_REC_LOST_SAMPLES] = "LOST_SAMPLES",
+	[PERF_REC_SWITCH] = "SWITCH",
+	[PERF_REC_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+	[PERF_REC_NAMESPACES] = "NAMESPACES",
+	[PERF_REC_KSYMBOL] = "KSYMBOL",
+	[PERF_REC_BPF_EVENT] = "BPF_EVENT",
+	[PERF_REC_CGROUP] = "CGROUP",
+	[PERF_REC_TEXT_POKE] = "TEXT_POKE",
+	[PERF_REC_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+	[PERF_REC_CALLCHAIN_DEFERRED] = "CALLCHAIN_DEFERRED",
+	[PERF_REC_HEADER_ATTR] = "HEADER_ATTR",
+	[PERF_REC_HEADER_EVENT_TYPE] = "HEADER_EVENT_TYPE",
+	[PERF_REC_HEADER_TRACING_DATA] = "HEADER_TRACING_DATA",
+	[PERF_REC_HEADER_BUILD_ID] = "HEADER_BUILD_ID",
+	[PERF_REC_FINISHED_ROUND] = "FINISHED_ROUND",
+	[PERF_REC_ID_INDEX] = "ID_INDEX",
+	[PERF_REC_AUXTRACE_INFO] = "AUXTRACE_INFO",
+	[PERF_REC_AUXTRACE] = "AUXTRACE",
+	[PERF_REC_AUXTRACE_ERROR] = "AUXTRACE_ERROR",
+	[PERF_REC_THREAD_MAP] = "THREAD_MAP",
+	[PERF_REC_CPU_MAP] = "CPU_MAP",
+	[PERF_REC_STAT_CONFIG] = "STAT_CONFIG",
+	[PERF_REC_STAT] = "STAT",
+	[PERF_REC_STAT_ROUND] = "STAT_ROUND",
+	[PERF_REC_EVENT_UPDATE] = "EVENT_UPDATE",
+	[PERF_REC_TIME_CONV] = "TIME_CONV",
+	[PERF_REC_HEADER_FEATURE] = "HEADER_FEATURE",
+	[PERF_REC_COMPRESSED] = "COMPRESSED",
+	[PERF_REC_FINISHED_INIT] = "FINISHED_INIT",
+	[PERF_REC_COMPRESSED2] = "COMPRESSED2",
+	[PERF_REC_BPF_METADATA] = "BPF_METADATA",
+	[PERF_REC_SCHEDSTAT_CPU] = "SCHEDSTAT_CPU",
+	[PERF_REC_SCHEDSTAT_DOMAIN] = "SCHEDSTAT_DOMAIN",
+};
+
+const char *rdr_record_name(uint32_t type)
+{
+	return type < RDR_RECORD_TYPES ? record_names[type] : NULL;
+}
+
+void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rtype,
+		 const char *fmt, ...)
+{
+	char msg[sizeof(r->problems[0].msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* one entry per kind of problem: same code, record type and message */
+	for (size_t i = 0; i < r->nr_problems; i++) {
+		struct rdr_problem *p = &r->problems[i];
+
+		if (p->code == code && p->record_type == rtype && !strcmp(p->msg, msg)) {
+			p->count++;
+			return;
+		}
+	}
+	if (r->nr_problems >= r->opts.max_problems) {
+		r->problems_dropped++;
+		return;
+	}
+	{
+		struct rdr_problem *p = &r->problems[r->nr_problems++];
+
+		p->code = code;
+		p->offset = offset;
+		p->record_type = rtype;
+		p->count = 1;
+		memcpy(p->msg, msg, sizeof(msg));
+	}
+}
+
+const struct rdr_info *rdr_info(const struct rdr *r)
+{
+	return &r->info;
+}
+
+const struct rdr_stats *rdr_stats(const struct rdr *r)
+{
+	return &r->stats;
+}
+
+size_t rdr_problem_count(const struct rdr *r)
+{
+	return r->nr_problems;
+}
+
+const struct rdr_problem *rdr_problem_at(const struct rdr *r, size_t i)
+{
+	return i < r->nr_problems ? &r->problems[i] : NULL;
+}
+
+uint64_t rdr_problems_dropped(const struct rdr *r)
+{
+	return r->problems_dropped;
+}
+
+/* ---- open / close ---- */
+
+static struct rdr *rdr_new(const struct rdr_opts *opts)
+{
+	struct rdr *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	if (opts)
+		r->opts = *opts;
+	if (!r->opts.reorder_limit)
+		r->opts.reorder_limit = DEFAULT_REORDER_LIMIT;
+	if (!r->opts.max_tracing_data)
+		r->opts.max_tracing_data = DEFAULT_MAX_TRACING;
+	if (!r->opts.max_problems)
+		r->opts.max_problems = DEFAULT_MAX_PROBLEMS;
+	r->problems = calloc(r->opts.max_problems, sizeof(*r->problems));
+	if (!r->problems) {
+		free(r);
+		return NULL;
+	}
+	arena_init(&r->arena, 512u << 20);
+	r->in.fd = -1;
+	r->id_zero_attr = -1;
+	dbuf_init(&r->zin, 1u << 20);
+	dbuf_init(&r->zout, 4u << 20);
+	dbuf_init(&r->qpool, 0);
+	dbuf_init(&r->s_callchain, 0);
+	dbuf_init(&r->s_read, 0);
+	dbuf_init(&r->s_branch, 0);
+	dbuf_init(&r->s_regs_user, 0);
+	dbuf_init(&r->s_regs_intr, 0);
+	dbuf_init(&r->s_counters, 0);
+	dbuf_init(&r->s_stitch, 0);
+	return r;
+}
+
+static void held_free(struct rdr_held *h)
+{
+	free(h->bytes);
+	free(h->user_ips);
+	h->bytes = NULL;
+	h->user_ips = NULL;
+}
+
+void rdr_close(struct rdr *r)
+{
+	if (!r)
+		return;
+	in_release(&r->in);
+	arena_release(&r->arena);
+	free(r->info.attrs);
+	free(r->info.build_ids);
+	free(r->idpos);
+	free(r->id_keys);
+	free(r->id_vals);
+	free(r->problems);
+	ZSTD_freeDCtx((ZSTD_DCtx *)r->zctx);
+	dbuf_release(&r->zin);
+	dbuf_release(&r->zout);
+	dbuf_release(&r->qpool);
+	free(r->q);
+	for (size_t i = 0; i < r->nr_held; i++)
+		held_free(&r->held[i]);
+	free(r->held);
+	for (size_t i = r->emit_pos; i < r->nr_emit; i++)
+		held_free(&r->emit[i]);
+	free(r->emit);
+	held_free(&r->cur_emit);
+	dbuf_release(&r->s_callchain);
+	dbuf_release(&r->s_read);
+	dbuf_release(&r->s_branch);
+	dbuf_release(&r->s_regs_user);
+	dbuf_release(&r->s_regs_intr);
+	dbuf_release(&r->s_counters);
+	dbuf_release(&r->s_stitch);
+	free(r);
+}
+
+static enum conv_err rdr_start(struct rdr *r, struct conv_diag *diag)
+{
+	const uint8_t *p;
+	uint8_t head[16];
+	uint64_t magic, hsize;
+	bool host_le;
+	uint16_t one = 1;
+
+	memcpy(&host_le, &one, 1);
+	host_le = *(const uint8_t *)&one == 1;
+	r->info.file_size = r->in.size;
+	if (in_peek(&r->in, 16, &p) < 16)
+		return conv_fail(diag, CONV_E_NOTPERF, 0, "too short for a perf.data header");
+	memcpy(head, p, 16);
+	if (!memcmp(head, "PERFILE2", 8)) {
+		r->info.big_endian = false;
+	} else if (!memcmp(head, "2ELIFREP", 8)) {
+		r->info.big_endian = true;
+	} else if (!memcmp(head, "PERFFILE", 8)) {
+		return conv_fail(diag, CONV_E_UNSUPPORTED, 0,
+				 "obsolete perf.data version 1 (PERFFILE); perf since 2.6.37 writes version 2");
+	} else {
+		return conv_fail(diag, CONV_E_NOTPERF, 0, "no PERFILE2 magic at the start");
+	}
+	r->swap = r->info.big_endian == host_le;
+	memcpy(&magic, head, 8);
+	(void)magic;
+	memcpy(&hsize, head + 8, 8);
+	if (r->swap)
+		hsize = conv_bswap64(hsize);
+	if (hsize == PERF_PIPE_HEADER_SIZE) {
+		r->info.mode = RDR_MODE_PIPE;
+		in_consume(&r->in, 16);
+		r->in.limit = UINT64_MAX;
+		return CONV_E_OK;
+	}
+	if (hsize < PERF_FILE_HEADER_MIN || hsize > 4096)
+		return conv_fail(diag, CONV_E_FORMAT, 8, "bad header size %" PRIu64, hsize);
+	r->info.mode = RDR_MODE_FILE;
+	if (!r->in.seekable) {
+		enum conv_err err;
+
+		in_consume(&r->in, 16);
+		err = in_spool(&r->in, head, 16, diag);
+		if (err)
+			return err;
+		r->info.file_size = r->in.size;
+	}
+	return rdr_read_file_header(r, diag);
+}
+
+static enum conv_err rdr_open_common(struct rdr *r, struct rdr **out, struct conv_diag *diag)
+{
+	enum conv_err err = rdr_start(r, diag);
+
+	if (err) {
+		rdr_close(r);
+		*out = NULL;
+		return err;
+	}
+	*out = r;
+	return CONV_E_OK;
+}
+
+enum conv_err rdr_open_fd(struct rdr **out, int fd, const struct rdr_opts *opts,
+			  struct conv_diag *diag)
+{
+	struct rdr *r = rdr_new(opts);
+	enum conv_err err;
+
+	*out = NULL;
+	if (!r)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the reader");
+	err = in_init_fd(&r->in, fd, diag);
+	if (err) {
+		rdr_close(r);
+		return err;
+	}
+	return rdr_open_common(r, out, diag);
+}
+
+enum conv_err rdr_open_mem(struct rdr **out, const void *data, size_t len,
+			   const struct rdr_opts *opts, struct conv_diag *diag)
+{
+	struct rdr *r = rdr_new(opts);
+
+	*out = NULL;
+	if (!r)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the reader");
+	in_init_mem(&r->in, data, len);
+	return rdr_open_common(r, out, diag);
+}
+
+enum conv_err rdr_open_path(struct rdr **out, const char *path, const struct rdr_opts *opts,
+			    struct conv_diag *diag)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	enum conv_err err;
+
+	*out = NULL;
+	if (fd < 0)
+		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "cannot open %s: %s", path,
+				 strerror(errno));
+	err = rdr_open_fd(out, fd, opts, diag);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	/* the reader owns the fd from here (a spooled input already replaced it) */
+	if ((*out)->in.own_fd)
+		close(fd);
+	else
+		(*out)->in.own_fd = true;
+	return CONV_E_OK;
+}
+
+/* ---- raw records: file stream and zstd stream ---- */
+
+static uint32_t rd32(const struct rdr *r, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return r->swap ? conv_bswap32(v) : v;
+}
+
+static uint16_t rd16(const struct rdr *r, const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return r->swap ? conv_bswap16(v) : v;
+}
+
+static uint64_t rd64(const struct rdr *r, const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return r->swap ? conv_bswap64(v) : v;
+}
+
+static void count_record(struct rdr *r, uint32_t type)
+{
+	if (type < RDR_RECORD_TYPES && record_names[type])
+		r->stats.records[type]++;
+	else
+		r->stats.records_unknown++;
+}
+
+static void z_reset(struct rdr *r)
+{
+	dbuf_reset(&r->zin);
+	r->zin_pos = 0;
+	dbuf_reset(&r->zout);
+	r->zout_pos = 0;
+}
+
+/* Queues the payload of a COMPRESSED/COMPRESSED2 record for decompression. */
+static void z_feed(struct rdr *r, const uint8_t *rec, size_t len, uint32_t type, uint64_t off)
+{
+	const uint8_t *payload = rec + 8;
+	size_t plen = len - 8;
+
+	if (type == PERF_REC_COMPRESSED2) {
+		uint64_t dsize;
+
+		if (len < 16) {
+			r->stats.records_malformed++;
+			rdr_problem(r, CONV_E_FORMAT, off, type, "COMPRESSED2 record too short");
+			return;
+		}
+		dsize = rd64(r, rec + 8);
+		if (dsize > len - 16) {
+			r->stats.records_malformed++;
+			rdr_problem(r, CONV_E_FORMAT, off, type,
+				    "COMPRESSED2 data_size %" PRIu64 " exceeds its record of %zu bytes",
+				    dsize, len);
+			return;
+		}
+		payload = rec + 16;
+		plen = (size_t)dsize;
+	}
+	if (r->z_broken) {
+		rdr_problem(r, CONV_E_FORMAT, off, type,
+			    "compressed record skipped: the compressed stream was broken earlier");
+		return;
+	}
+	if (!r->zctx) {
+		r->zctx = (struct ZSTD_DCtx_s *)ZSTD_createDCtx();
+		if (!r->zctx) {
+			r->z_broken = true;
+			rdr_problem(r, CONV_E_NOMEM, off, type, "cannot create a zstd context");
+			return;
+		}
+		ZSTD_DCtx_setParameter((ZSTD_DCtx *)r->zctx, ZSTD_d_windowLogMax,
+				       ZSTD_WINDOW_LOG_MAX);
+	}
+	/* the unread tail moves to the front; the new payload follows it */
+	if (r->zin_pos) {
+		dbuf_consume(&r->zin, r->zin_pos);
+		r->zin_pos = 0;
+	}
+	if (!dbuf_append(&r->zin, payload, plen)) {
+		r->z_broken = true;
+		rdr_problem(r, CONV_E_LIMIT, off, type, "compressed input backlog over its limit");
+		return;
+	}
+	r->z_offset = off;
+	r->stats.compressed_bytes_in += plen;
+}
+
+/* Decompresses some of the pending input; false when nothing could be done. */
+static bool z_step(struct rdr *r)
+{
+	ZSTD_outBuffer ob;
+	ZSTD_inBuffer ib;
+	size_t ret, before;
+
+	if (r->z_broken || r->zin_pos >= r->zin.len)
+		return false;
+	if (r->zout_pos) {
+		dbuf_consume(&r->zout, r->zout_pos);
+		r->zout_pos = 0;
+	}
+	if (!dbuf_reserve(&r->zout, ZOUT_CHUNK)) {
+		/* a record larger than the output window cannot be framed */
+		r->z_broken = true;
+		rdr_problem(r, CONV_E_LIMIT, r->z_offset, PERF_REC_COMPRESSED,
+			    "decompressed record larger than the decompression window; rest of the compressed data skipped");
+		z_reset(r);
+		return false;
+	}
+	before = r->zout.len;
+	ob.dst = r->zout.data;
+	ob.size = r->zout.len + ZOUT_CHUNK;
+	ob.pos = r->zout.len;
+	ib.src = r->zin.data;
+	ib.size = r->zin.len;
+	ib.pos = r->zin_pos;
+	ret = ZSTD_decompressStream((ZSTD_DCtx *)r->zctx, &ob, &ib);
+	if (ZSTD_isError(ret)) {
+		r->z_broken = true;
+		rdr_problem(r, CONV_E_FORMAT, r->z_offset, PERF_REC_COMPRESSED,
+			    "zstd error: %s; rest of the compressed data skipped",
+			    ZSTD_getErrorName(ret));
+		z_reset(r);
+		return false;
+	}
+	r->zout.len = ob.pos;
+	r->zin_pos = ib.pos;
+	r->stats.compressed_bytes_out += ob.pos - before;
+	if (r->zin_pos == r->zin.len) {
+		dbuf_reset(&r->zin);
+		r->zin_pos = 0;
+	}
+	return ob.pos > before || ib.pos > 0;
+}
+
+/* A record from the decompressed stream, if a whole one is there. */
+static bool z_record(struct rdr *r, const uint8_t **rec, size_t *len)
+{
+	size_t have = r->zout.len - r->zout_pos;
+	const uint8_t *p = r->zout.data + r->zout_pos;
+	uint16_t size;
+
+	if (r->z_broken || have < 8)
+		return false;
+	size = rd16(r, p + 6);
+	if (size < 8) {
+		r->z_broken = true;
+		r->stats.stopped = true;
+		rdr_problem(r, CONV_E_FORMAT, r->z_offset, rd32(r, p),
+			    "record of size %u inside compressed data: framing lost, rest of the compressed data skipped",
+			    size);
+		z_reset(r);
+		return false;
+	}
+	if (have < size)
+		return false;
+	*rec = p;
+	*len = size;
+	r->zout_pos += size;
+	return true;
+}
+
+enum raw_src { RAW_END, RAW_FILE, RAW_ZSTD };
+
+/*
+ * The next raw record, header included, valid until the next call.
+ * COMPRESSED records are consumed here and their contents returned instead.
+ */
+static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, uint64_t *off)
+{
+	for (;;) {
+		const uint8_t *p;
+		size_t got;
+		uint32_t type;
+		uint16_t size;
+		uint64_t roff;
+
+		if (r->pending_skip) {
+			uint64_t want = r->pending_skip;
+			uint64_t done = in_skip(&r->in, want);
+
+			r->stats.bytes_read += done;
+			r->pending_skip = 0;
+			if (done < want) {
+				r->stats.truncated = true;
+				rdr_problem(r, CONV_E_TRUNCATED, r->in.pos, PERF_REC_AUXTRACE,
+					    "input ends inside AUXTRACE data");
+				return RAW_END;
+			}
+		}
+		if (z_record(r, rec, len)) {
+			count_record(r, rd32(r, *rec));
+			*off = r->z_offset;
+			return RAW_ZSTD;
+		}
+		if (z_step(r))
+			continue;
+
+		roff = r->in.pos;
+		got = in_peek(&r->in, 8, &p);
+		if (got < 8) {
+			if (got > 0) {
+				r->stats.truncated = true;
+				rdr_problem(r, CONV_E_TRUNCATED, roff, 0,
+					    "input ends inside a record header (%zu stray bytes)", got);
+			}
+			if (r->zout.len - r->zout_pos > 0 && !r->z_broken) {
+				r->stats.truncated = true;
+				rdr_problem(r, CONV_E_TRUNCATED, r->z_offset, PERF_REC_COMPRESSED,
+					    "compressed data ends inside a record (%zu bytes left)",
+					    r->zout.len - r->zout_pos);
+			}
+			return RAW_END;
+		}
+		type = rd32(r, p);
+		size = rd16(r, p + 6);
+		if (size < 8) {
+			r->stats.stopped = true;
+			rdr_problem(r, CONV_E_FORMAT, roff, type,
+				    "record size %u is below the 8-byte header: cannot find the next record, reading stops here",
+				    size);
+			return RAW_END;
+		}
+		got = in_peek(&r->in, size, &p);
+		if (got < size) {
+			r->stats.truncated = true;
+			rdr_problem(r, CONV_E_TRUNCATED, roff, type,
+				    "input ends inside a %s record (%zu of %u bytes)",
+				    rdr_record_name(type) ? rdr_record_name(type) : "unknown", got,
+				    size);
+			return RAW_END;
+		}
+		count_record(r, type);
+		if (type == PERF_REC_COMPRESSED || type == PERF_REC_COMPRESSED2) {
+			z_feed(r, p, size, type, roff);
+			in_consume(&r->in, size);
+			r->stats.bytes_read += size;
+			continue;
+		}
+		if (type == PERF_REC_HEADER_TRACING_DATA && size >= 12) {
+			/* the blob follows outside header.size ("header.size is a lie") */
+			uint32_t tsize = rd32(r, p + 8);
+			size_t total = (size_t)size + tsize;
+
+			if (tsize <= r->opts.max_tracing_data) {
+				got = in_peek(&r->in, total, &p);
+				if (got < total) {
+					r->stats.truncated = true;
+					rdr_problem(r, CONV_E_TRUNCATED, roff, type,
+						    "input ends inside tracing data");
+					return RAW_END;
+				}
+				*rec = p;
+				*len = total;
+				*off = roff;
+				in_consume(&r->in, total);
+				r->stats.bytes_read += total;
+				return RAW_FILE;
+			}
+			rdr_problem(r, CONV_E_LIMIT, roff, type,
+				    "tracing data of %" PRIu32 " bytes is over the limit; skipped", tsize);
+			r->pending_skip = tsize;
+		} else if (type == PERF_REC_AUXTRACE && size >= 16) {
+			r->pending_skip = rd64(r, p + 8);
+			r->stats.auxtrace_bytes += r->pending_skip;
+		}
+		*rec = p;
+		*len = size;
+		*off = roff;
+		in_consume(&r->in, size);
+		r->stats.bytes_read += size;
+		return RAW_FILE;
+	}
+}
+
+/* ---- reorder queue ---- */
+
+static int qent_cmp(const void *a, const void *b)
+{
+	const struct rdr_qent *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static bool q_push(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz,
+		   int attr, uint64_t time)
+{
+	struct rdr_qent *e;
+
+	if (r->q_len == r->q_cap) {
+		size_t ncap = r->q_cap ? r->q_cap * 2 : 4096;
+		struct rdr_qent *nq = realloc(r->q, ncap * sizeof(*nq));
+
+		if (!nq)
+			return false;
+		r->q = nq;
+		r->q_cap = ncap;
+	}
+	e = &r->q[r->q_len];
+	e->pool_off = r->qpool.len;
+	if (!dbuf_append(&r->qpool, rec, len))
+		return false;
+	e->time = time;
+	e->seq = r->seq++;
+	e->offset = off;
+	e->len = (uint32_t)len;
+	e->attr = attr;
+	e->in_compressed = inz;
+	r->q_len++;
+	if (time > r->max_time)
+		r->max_time = time;
+	return true;
+}
+
+/* Sorts the queue and marks the records with time <= limit ready (all if n_all). */
+static void q_flush(struct rdr *r, uint64_t limit, bool all)
+{
+	size_t n = 0;
+
+	if (!r->q_len)
+		return;
+	qsort(r->q, r->q_len, sizeof(*r->q), qent_cmp);
+	if (all) {
+		n = r->q_len;
+	} else {
+		while (n < r->q_len && r->q[n].time <= limit)
+			n++;
+	}
+	r->q_pos = 0;
+	r->q_ready = n;
+}
+
+/* Drops the delivered records and compacts the pool behind the rest. */
+static void q_drop_ready(struct rdr *r)
+{
+	size_t rest = r->q_len - r->q_ready;
+
+	if (!rest) {
+		dbuf_reset(&r->qpool);
+	} else {
+		struct dbuf np;
+
+		dbuf_init(&np, 0);
+		if (dbuf_reserve(&np, r->qpool.len)) {
+			for (size_t i = r->q_ready; i < r->q_len; i++) {
+				struct rdr_qent *e = &r->q[i];
+				size_t noff = np.len;
+
+				dbuf_append(&np, r->qpool.data + e->pool_off, e->len);
+				e->pool_off = noff;
+			}
+			dbuf_release(&r->qpool);
+			r->qpool = np;
+		}
+		memmove(r->q, r->q + r->q_ready, rest * sizeof(*r->q));
+	}
+	r->q_len = rest;
+	r->q_ready = 0;
+	r->q_pos = 0;
+}
+
+/* ---- deferred callchains ---- */
+
+static bool held_push(struct rdr_held **arr, size_t *n, size_t *cap, const struct rdr_held *h)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct rdr_held *na = realloc(*arr, ncap * sizeof(*na));
+
+		if (!na)
+			return false;
+		*arr = na;
+		*cap = ncap;
+	}
+	(*arr)[(*n)++] = *h;
+	return true;
+}
+
+/* Moves held samples of tid (all when all_tids) to the emit list, matched or not. */
+static void held_release(struct rdr *r, uint32_t tid, bool all_tids, bool match, uint64_t cookie,
+			 const uint64_t *ips, uint64_t nr)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->nr_held; i++) {
+		struct rdr_held *h = &r->held[i];
+		bool take = all_tids || (h->tid == tid && (!match || h->cookie == cookie));
+
+		if (take && match && nr <= (SIZE_MAX / 8)) {
+			h->user_ips = malloc((size_t)nr * 8 + 8);
+			if (h->user_ips) {
+				memcpy(h->user_ips, ips, (size_t)nr * 8);
+				h->user_nr = nr;
+			}
+		}
+		if (take && held_push(&r->emit, &r->nr_emit, &r->emit_cap, h))
+			continue;
+		if (take)
+			held_free(h);
+		else
+			r->held[k++] = *h;
+	}
+	r->nr_held = k;
+}
+
+/* Index of the USER_DEFERRED marker followed by a cookie, or -1. */
+static int64_t deferred_marker(const struct rdr_sample *s)
+{
+	for (uint64_t i = 0; i + 1 < s->callchain_nr; i++)
+		if (s->callchain[i] == PERF_CONTEXT_USER_DEFERRED)
+			return (int64_t)i;
+	return -1;
+}
+
+static void hold_sample(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz,
+			int attr, uint64_t cookie, uint32_t tid)
+{
+	struct rdr_held h;
+
+	memset(&h, 0, sizeof(h));
+	h.tid = tid;
+	h.cookie = cookie;
+	h.offset = off;
+	h.attr = attr;
+	h.in_compressed = inz;
+	h.len = (uint32_t)len;
+	h.bytes = malloc(len);
+	if (!h.bytes)
+		return;
+	memcpy(h.bytes, rec, len);
+	if (r->nr_held >= MAX_HELD) {
+		/* bound memory: the oldest waits no longer */
+		struct rdr_held old = r->held[0];
+
+		memmove(r->held, r->held + 1, (r->nr_held - 1) * sizeof(*r->held));
+		r->nr_held--;
+		if (!held_push(&r->emit, &r->nr_emit, &r->emit_cap, &old))
+			held_free(&old);
+	}
+	if (!held_push(&r->held, &r->nr_held, &r->held_cap, &h))
+		held_free(&h);
+}
+
+/* ---- delivery ---- */
+
+static void note_sample(struct rdr *r, const struct rdr_event *ev)
+{
+	const struct rdr_sample *s = &ev->u.sample;
+
+	r->stats.samples++;
+	r->info.attrs[ev->attr].samples++;
+	if (s->sample_type & (1u << 2)) {
+		if (!r->stats.has_sample_time || s->time < r->stats.first_sample_time)
+			r->stats.first_sample_time = s->time;
+		if (!r->stats.has_sample_time || s->time > r->stats.last_sample_time)
+			r->stats.last_sample_time = s->time;
+		r->stats.has_sample_time = true;
+	}
+}
+
+/* Decodes an emitted held sample and stitches its user part in. */
+static bool emit_held(struct rdr *r, struct rdr_held *h)
+{
+	struct rdr_sample *s;
+	int64_t k;
+	uint64_t *out;
+	size_t n = 0;
+
+	if (!rdr_decode(r, h->bytes, h->len, h->offset, h->in_compressed, h->attr))
+		return false;
+	s = &r->ev.u.sample;
+	k = deferred_marker(s);
+	if (k < 0)
+		k = (int64_t)s->callchain_nr;
+	dbuf_reset(&r->s_stitch);
+	if (!dbuf_reserve(&r->s_stitch, ((size_t)k + 1 + (size_t)h->user_nr) * 8))
+		return false;
+	out = (uint64_t *)(void *)r->s_stitch.data;
+	for (int64_t i = 0; i < k; i++)
+		out[n++] = s->callchain[i];
+	if (h->user_ips) {
+		if (!h->user_nr || h->user_ips[0] < PERF_CONTEXT_MAX)
+			out[n++] = PERF_CONTEXT_USER;
+		for (uint64_t i = 0; i < h->user_nr; i++)
+			out[n++] = h->user_ips[i];
+		s->callchain_deferred_merged = true;
+		r->stats.deferred_merged++;
+	} else {
+		s->callchain_deferred_missing = true;
+		r->stats.deferred_unmatched++;
+	}
+	s->callchain = out;
+	s->callchain_nr = n;
+	note_sample(r, &r->ev);
+	return true;
+}
+
+/* Decodes a record for delivery; false when it is not delivered (bad, or held). */
+static bool deliver(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz,
+		    int attr)
+{
+	struct rdr_event *ev = &r->ev;
+
+	if (!rdr_decode(r, rec, len, off, inz, attr))
+		return false;
+	switch (ev->type) {
+	case PERF_REC_SAMPLE: {
+		int64_t k = deferred_marker(&ev->u.sample);
+
+		if (k >= 0) {
+			hold_sample(r, rec, len, off, inz, attr, ev->u.sample.callchain[k + 1],
+				    ev->u.sample.tid);
+			return false;
+		}
+		note_sample(r, ev);
+		break;
+	}
+	case PERF_REC_CALLCHAIN_DEFERRED:
+		if (r->nr_held)
+			held_release(r, ev->sid.tid, false, true, ev->u.deferred.cookie,
+				     ev->u.deferred.ips, ev->u.deferred.nr);
+		break;
+	case PERF_REC_EXIT:
+		if (r->nr_held)
+			held_release(r, ev->u.fork_exit.tid, false, false, 0, NULL, 0);
+		break;
+	case PERF_REC_LOST:
+		r->stats.lost_events += ev->u.lost.lost;
+		break;
+	case PERF_REC_LOST_SAMPLES:
+		r->stats.lost_samples += ev->u.lost.lost;
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* Metadata records of pipe mode: they change what the reader knows. */
+static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off)
+{
+	uint32_t type = rd32(r, rec);
+	uint16_t size = rd16(r, rec + 6);
+	struct cur c;
+
+	cur_init(&c, rec + 8, (len < size ? len : size) - 8u, r->swap);
+	switch (type) {
+	case PERF_REC_HEADER_ATTR: {
+		struct rdr_attr a;
+		size_t asize;
+		int idx;
+		uint64_t nids;
+
+		if (cur_remaining(&c) < 8) {
+			rdr_problem(r, CONV_E_FORMAT, off, type, "HEADER_ATTR record too short");
+			return;
+		}
+		asize = rd32(r, rec + 12);
+		if (asize == 0)
+			asize = 64;
+		if (asize > cur_remaining(&c)) {
+			rdr_problem(r, CONV_E_FORMAT, off, type,
+				    "HEADER_ATTR attr.size %zu exceeds its record", asize);
+			return;
+		}
+		rdr_parse_attr(r, &c, asize, &a);
+		nids = cur_remaining(&c) / 8;
+		idx = rdr_add_attr(r, &a);
+		if (idx < 0)
+			return;
+		r->info.attrs[idx].ids = arena_alloc_array(&r->arena, nids ? nids : 1, 8);
+		if (r->info.attrs[idx].ids) {
+			cur_u64_array(&c, r->info.attrs[idx].ids, (size_t)nids);
+			r->info.attrs[idx].nr_ids = (size_t)nids;
+			for (size_t i = 0; i < nids; i++)
+				rdr_add_id(r, r->info.attrs[idx].ids[i], idx);
+		}
+		rdr_attrs_finish(r);
+		rdr_name_attrs(r);
+		r->ev.u.attr_index = idx;
+		break;
+	}
+	case PERF_REC_HEADER_FEATURE: {
+		uint64_t feat = cur_u64(&c);
+
+		if (!cur_ok(&c)) {
+			rdr_problem(r, CONV_E_FORMAT, off, type, "HEADER_FEATURE record too short");
+			return;
+		}
+		r->ev.u.feature = feat;
+		/* the list ends with an empty record whose id moves with perf versions */
+		if (cur_remaining(&c) == 0)
+			return;
+		rdr_parse_feature(r, feat, c.base + c.pos, cur_remaining(&c), off + 16, true);
+		break;
+	}
+	case PERF_REC_HEADER_BUILD_ID:
+		rdr_parse_build_ids(r, rec, size, off, RDR_BID_PIPE);
+		r->ev.u.build_id = rdr_last_build_id(r);
+		break;
+	case PERF_REC_HEADER_TRACING_DATA:
+		if (len > size && len - size <= r->opts.max_tracing_data) {
+			r->info.tracing_data = arena_memdup(&r->arena, rec + size, len - size);
+			r->info.tracing_data_len = r->info.tracing_data ? len - size : 0;
+		}
+		r->info.features[0] |= 1ull << PERF_FEAT_TRACING_DATA;
+		break;
+	case PERF_REC_EVENT_UPDATE: {
+		uint64_t utype = cur_u64(&c);
+		uint64_t id = cur_u64(&c);
+		int a = rdr_lookup_id(r, id);
+
+		if (utype == 2 && cur_ok(&c) && a >= 0) { /* PERF_EVENT_UPDATE__NAME */
+			size_t nlen = strnlen((const char *)c.base + c.pos, cur_remaining(&c));
+
+			r->info.attrs[a].name =
+				arena_strndup(&r->arena, (const char *)c.base + c.pos, nlen);
+			r->info.attrs[a].name_from_file = true;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static bool is_meta(uint32_t type)
+{
+	return type == PERF_REC_HEADER_ATTR || type == PERF_REC_HEADER_FEATURE ||
+	       type == PERF_REC_HEADER_BUILD_ID || type == PERF_REC_HEADER_TRACING_DATA ||
+	       type == PERF_REC_EVENT_UPDATE;
+}
+
+static bool known_type(uint32_t type)
+{
+	return type < RDR_RECORD_TYPES && record_names[type];
+}
+
+/* Reads one raw record; true when r->ev is ready to go out at once. */
+static bool pump(struct rdr *r)
+{
+	const uint8_t *rec;
+	size_t len;
+	uint64_t off, time;
+	enum raw_src src = next_raw(r, &rec, &len, &off);
+	uint32_t type;
+	int attr;
+	bool has_time, inz = src == RAW_ZSTD;
+
+	if (src == RAW_END) {
+		r->done = true;
+		return false;
+	}
+	type = rd32(r, rec);
+	if (type == PERF_REC_FINISHED_ROUND) {
+		q_flush(r, r->round_limit, false);
+		r->round_limit = r->max_time;
+		return false;
+	}
+	if (!known_type(type) || type == PERF_REC_HEADER_EVENT_TYPE)
+		return false;
+	if (is_meta(type)) {
+		if (!rdr_decode(r, rec, len, off, inz, -1))
+			return false;
+		handle_meta(r, rec, len, off);
+		return true;
+	}
+	rdr_classify(r, rec, len, &attr, &has_time, &time);
+	if (has_time) {
+		if (time < r->last_flushed)
+			r->stats.time_order_violations++;
+		if (!q_push(r, rec, len, off, inz, attr, time)) {
+			rdr_problem(r, CONV_E_NOMEM, off, type, "no memory to queue a record; dropped");
+			return false;
+		}
+		if (r->qpool.len > r->opts.reorder_limit) {
+			/* window full before FINISHED_ROUND: deliver the older half, as perf does */
+			r->stats.reorder_forced_flushes++;
+			q_flush(r, 0, true);
+			r->q_ready = r->q_len / 2 ? r->q_len / 2 : r->q_len;
+		}
+		return false;
+	}
+	return deliver(r, rec, len, off, inz, attr);
+}
+
+enum conv_err rdr_next(struct rdr *r, const struct rdr_event **out)
+{
+	*out = NULL;
+	held_free(&r->cur_emit);
+	for (;;) {
+		if (r->emit_pos < r->nr_emit) {
+			r->cur_emit = r->emit[r->emit_pos++];
+			if (r->emit_pos == r->nr_emit)
+				r->emit_pos = r->nr_emit = 0;
+			if (emit_held(r, &r->cur_emit)) {
+				*out = &r->ev;
+				return CONV_E_OK;
+			}
+			held_free(&r->cur_emit);
+			continue;
+		}
+		if (r->q_pos < r->q_ready) {
+			const struct rdr_qent *e = &r->q[r->q_pos++];
+
+			if (e->time > r->last_flushed)
+				r->last_flushed = e->time;
+			if (deliver(r, r->qpool.data + e->pool_off, e->len, e->offset,
+				    e->in_compressed, e->attr)) {
+				*out = &r->ev;
+				return CONV_E_OK;
+			}
+			continue;
+		}
+		if (r->q_ready)
+			q_drop_ready(r);
+		if (r->done) {
+			if (r->q_len) {
+				q_flush(r, 0, true);
+				continue;
+			}
+			if (r->nr_held) {
+				held_release(r, 0, true, false, 0, NULL, 0);
+				continue;
+			}
+			if (r->in.io_errno && r->in.io_errno != ENOMEM)
+				rdr_problem(r, CONV_E_IO, r->in.pos, 0, "read error: %s",
+					    strerror(r->in.io_errno));
+			return CONV_E_OK;
+		}
+		if (pump(r)) {
+			*out = &r->ev;
+			return CONV_E_OK;
+		}
+	}
+}

@@ -1,0 +1,171 @@
+/*
+ * Between the files of the reader: the reader's state and the helpers one file
+ * offers another. Not for other modules.
+ */
+#ifndef CONV_READER_READER_INTERNAL_H
+#define CONV_READER_READER_INTERNAL_H
+
+#include "core/arena.h"
+#include "core/cursor.h"
+#include "core/dbuf.h"
+#include "reader/reader.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ZSTD_DCtx_s;
+
+/* Input: a file descriptor read through a buffer, or a memory buffer. */
+struct rdr_in {
+	int fd;              /* -1 for memory input */
+	bool own_fd;         /* fd is a temp spool file we opened */
+	bool seekable;
+	const uint8_t *mem;  /* memory input */
+	uint64_t size;       /* total input size; UINT64_MAX if unknown */
+	uint8_t *buf;        /* fd input: buffered bytes */
+	size_t buf_cap;
+	size_t start, end;   /* buf[start..end) is valid, starting at file offset pos */
+	uint64_t pos;        /* file offset of the next unread byte */
+	uint64_t limit;      /* stream end (data section end); UINT64_MAX = EOF */
+	bool eof;
+	int io_errno;
+};
+
+/* A queued record waiting for its round to be flushed. */
+struct rdr_qent {
+	uint64_t time;
+	uint64_t seq;      /* file order, to keep the sort stable */
+	uint64_t offset;
+	size_t pool_off;   /* bytes in the queue pool */
+	uint32_t len;
+	int attr;
+	bool in_compressed;
+};
+
+/* A sample held until its deferred user callchain arrives. */
+struct rdr_held {
+	uint32_t tid;
+	uint64_t cookie;
+	uint64_t offset;
+	int attr;
+	bool in_compressed;
+	uint8_t *bytes; /* malloc'd record copy */
+	uint32_t len;
+	uint64_t *user_ips; /* merged user part, malloc'd; NULL when unmatched */
+	uint64_t user_nr;
+};
+
+/* sample-id layout of one attr, for finding a record's event and time */
+struct rdr_idpos {
+	int sample_id_idx;   /* u64 index of the id in a SAMPLE body, -1 if none */
+	int trailer_id_idx;  /* u64 index of the id counted from a record's end (1 = last), -1 if none */
+	size_t trailer_size; /* bytes of the sample_id trailer */
+	int sample_time_idx; /* u64 index of time in a SAMPLE body, -1 if none */
+};
+
+struct rdr {
+	struct rdr_opts opts;
+	struct rdr_info info;
+	struct rdr_stats stats;
+	struct arena arena; /* names, feature strings, build-id table, attrs */
+	struct rdr_in in;
+	bool swap;
+
+	size_t attrs_cap;
+	struct rdr_idpos *idpos; /* per attr */
+	size_t build_ids_cap;
+
+	/* id -> attr index (open addressing; key 0 is stored separately) */
+	uint64_t *id_keys;
+	int *id_vals;
+	size_t id_cap, id_count;
+	int id_zero_attr;
+
+	/* problems */
+	struct rdr_problem *problems;
+	size_t nr_problems;
+	uint64_t problems_dropped;
+
+	/* compressed stream */
+	struct ZSTD_DCtx_s *zctx;
+	struct dbuf zin;  /* compressed bytes not yet fed */
+	size_t zin_pos;
+	struct dbuf zout; /* decompressed bytes not yet parsed */
+	size_t zout_pos;
+	uint64_t z_offset; /* file offset of the COMPRESSED record being decoded */
+	bool z_broken;     /* the decompressed stream lost its record framing */
+
+	/* reorder queue */
+	struct rdr_qent *q;
+	size_t q_len, q_cap;
+	size_t q_ready, q_pos; /* q[q_pos..q_ready) are sorted and ready to deliver */
+	struct dbuf qpool;
+	uint64_t seq;
+	uint64_t max_time;        /* largest time queued so far */
+	uint64_t round_limit;     /* flush up to this at the next FINISHED_ROUND */
+	uint64_t last_flushed;    /* time of the last delivered queued record */
+
+	/* deferred callchains */
+	struct rdr_held *held;
+	size_t nr_held, held_cap;
+	struct rdr_held *emit; /* samples ready to go out, in order */
+	size_t nr_emit, emit_pos, emit_cap;
+	struct rdr_held cur_emit; /* the one being delivered (freed on the next call) */
+
+	/* the event being delivered and its decoded arrays */
+	struct rdr_event ev;
+	struct dbuf s_callchain, s_read, s_branch, s_regs_user, s_regs_intr, s_counters, s_stitch;
+	uint64_t pending_skip; /* payload bytes after the last record (AUXTRACE) to skip */
+	bool immediate_ready; /* ev holds a record that goes out without queueing */
+	bool done;
+};
+
+/* rdr_in.c */
+enum conv_err in_init_fd(struct rdr_in *in, int fd, struct conv_diag *diag);
+void in_init_mem(struct rdr_in *in, const void *data, size_t len);
+void in_release(struct rdr_in *in);
+/* Copies len bytes at off into out; false if they are not all there (or on I/O error). */
+bool in_pread(struct rdr_in *in, uint64_t off, void *out, size_t len);
+/* Sets the sequential position and the end of the stream. */
+bool in_seek(struct rdr_in *in, uint64_t off, uint64_t limit);
+/* Makes up to n bytes at the current position contiguous; returns how many are there. */
+size_t in_peek(struct rdr_in *in, size_t n, const uint8_t **p);
+void in_consume(struct rdr_in *in, size_t n);
+/* Skips n bytes; returns how many could be skipped. */
+uint64_t in_skip(struct rdr_in *in, uint64_t n);
+/* Copies the rest of a non-seekable stream (after head) to an unlinked temp file used from then on. */
+enum conv_err in_spool(struct rdr_in *in, const uint8_t *head, size_t head_len,
+		       struct conv_diag *diag);
+
+/* rdr_header.c */
+enum conv_err rdr_read_file_header(struct rdr *r, struct conv_diag *diag);
+/* Decodes a perf_event_attr of at most avail bytes at c into a. */
+void rdr_parse_attr(struct rdr *r, struct cur *c, size_t avail, struct rdr_attr *a);
+/* Adds an attr (copied), returns its index or -1 when out of memory. */
+int rdr_add_attr(struct rdr *r, const struct rdr_attr *a);
+bool rdr_add_id(struct rdr *r, uint64_t id, int attr);
+int rdr_lookup_id(const struct rdr *r, uint64_t id);
+void rdr_attrs_finish(struct rdr *r);
+/* Parses a feature payload (file section or pipe HEADER_FEATURE). */
+void rdr_parse_feature(struct rdr *r, uint64_t feat, const uint8_t *p, size_t len, uint64_t off,
+		       bool pipe);
+/* Parses build-id records (feature section or one pipe record). */
+void rdr_parse_build_ids(struct rdr *r, const uint8_t *p, size_t len, uint64_t off,
+			 enum rdr_bid_source src);
+void rdr_name_attrs(struct rdr *r);
+const struct rdr_build_id *rdr_last_build_id(const struct rdr *r);
+
+/* rdr_record.c */
+/* Finds the attr and time of a raw record (header included). */
+void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
+		  uint64_t *time);
+/* Decodes a raw record into r->ev; false when malformed (counted and reported). */
+bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
+		bool in_compressed, int attr);
+
+/* reader.c */
+void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rtype,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif
