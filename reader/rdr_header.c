@@ -257,7 +257,7 @@ void rdr_attrs_finish(struct rdr *r)
 /* ---- names ---- */
 
 static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branch-instructions",
+	"cycles", "instructions", "cache-references", "cache-misses", "branches",
 	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
 	"ref-cycles",
 };
@@ -314,6 +314,7 @@ static const char *attr_default_name(struct rdr *r, const struct rdr_attr *a)
 
 void rdr_name_attrs(struct rdr *r)
 {
+	rdr_tracing_name(r);
 	for (size_t i = 0; i < r->info.nr_attrs; i++) {
 		struct rdr_attr *a = &r->info.attrs[i];
 

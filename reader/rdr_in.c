@@ -233,9 +233,11 @@ uint64_t in_skip(struct rdr_in *in, uint64_t n)
 	return done;
 }
 
-enum conv_err in_spool(struct rdr_in *in, const uint8_t *head, size_t head_len,
-		       struct conv_diag *diag)
+enum conv_err in_spool(struct rdr_in *in, struct conv_diag *diag)
 {
+	const uint8_t *head = in->buf + in->start;
+	size_t head_len = in->end - in->start;
+
 	const char *dir = getenv("TMPDIR");
 	char path[4096];
 	int tfd;

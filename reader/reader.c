@@ -200,6 +200,7 @@ void rdr_close(struct rdr *r)
 	if (!r)
 		return;
 	in_release(&r->in);
+	rdr_tracing_free(r);
 	arena_release(&r->arena);
 	free(r->info.attrs);
 	free(r->info.build_ids);
@@ -271,8 +272,7 @@ static enum conv_err rdr_start(struct rdr *r, struct conv_diag *diag)
 	if (!r->in.seekable) {
 		enum conv_err err;
 
-		in_consume(&r->in, 16);
-		err = in_spool(&r->in, head, 16, diag);
+		err = in_spool(&r->in, diag);
 		if (err)
 			return err;
 		r->info.file_size = r->in.size;
@@ -961,6 +961,7 @@ static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t 
 			r->info.tracing_data_len = r->info.tracing_data ? len - size : 0;
 		}
 		r->info.features[0] |= 1ull << PERF_FEAT_TRACING_DATA;
+		rdr_name_attrs(r);
 		break;
 	case PERF_REC_EVENT_UPDATE: {
 		uint64_t utype = cur_u64(&c);

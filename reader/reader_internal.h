@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct ZSTD_DCtx_s;
+struct tep_handle;
 
 /* Input: a file descriptor read through a buffer, or a memory buffer. */
 struct rdr_in {
@@ -71,6 +72,7 @@ struct rdr {
 	struct arena arena; /* names, feature strings, build-id table, attrs */
 	struct rdr_in in;
 	bool swap;
+	struct tep_handle *tep; /* parsed TRACING_DATA, NULL until there is some */
 
 	size_t attrs_cap;
 	struct rdr_idpos *idpos; /* per attr */
@@ -134,9 +136,11 @@ size_t in_peek(struct rdr_in *in, size_t n, const uint8_t **p);
 void in_consume(struct rdr_in *in, size_t n);
 /* Skips n bytes; returns how many could be skipped. */
 uint64_t in_skip(struct rdr_in *in, uint64_t n);
-/* Copies the rest of a non-seekable stream (after head) to an unlinked temp file used from then on. */
-enum conv_err in_spool(struct rdr_in *in, const uint8_t *head, size_t head_len,
-		       struct conv_diag *diag);
+/*
+ * Copies a non-seekable stream (what is buffered and what is still to come)
+ * to an unlinked temp file that is the input from then on, positioned at 0.
+ */
+enum conv_err in_spool(struct rdr_in *in, struct conv_diag *diag);
 
 /* rdr_header.c */
 enum conv_err rdr_read_file_header(struct rdr *r, struct conv_diag *diag);
@@ -163,6 +167,11 @@ void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool
 /* Decodes a raw record into r->ev; false when malformed (counted and reported). */
 bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 		bool in_compressed, int attr);
+
+/* rdr_tracing.c */
+/* Parses the tracing data (once) and names tracepoint events the file left unnamed. */
+void rdr_tracing_name(struct rdr *r);
+void rdr_tracing_free(struct rdr *r);
 
 /* reader.c */
 void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rtype,

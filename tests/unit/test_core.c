@@ -1,0 +1,177 @@
+/* Unit tests of core/: cursor bounds and byte order, dbuf caps, arena, JSON escaping. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/arena.h"
+#include "core/cursor.h"
+#include "core/dbuf.h"
+#include "core/err.h"
+#include "core/json.h"
+
+#include <string.h>
+
+static void test_cursor_reads(void **state)
+{
+	static const uint8_t b[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	struct cur c;
+	(void)state;
+
+	cur_init(&c, b, sizeof(b), false);
+	assert_int_equal(cur_u8(&c), 1);
+	assert_int_equal(cur_u16(&c), 0x0302);
+	assert_int_equal(cur_u32(&c), 0x07060504);
+	assert_true(cur_ok(&c));
+	assert_int_equal(cur_remaining(&c), 3);
+	/* a read past the end returns 0 and sticks */
+	assert_int_equal(cur_u32(&c), 0);
+	assert_false(cur_ok(&c));
+	assert_int_equal(cur_u8(&c), 0);
+	assert_int_equal(cur_remaining(&c), 0);
+
+	cur_init(&c, b, sizeof(b), true);
+	assert_int_equal(cur_u16(&c), 0x0102);
+	assert_int_equal(cur_u64(&c), 0x030405060708090aull);
+	assert_true(cur_ok(&c));
+}
+
+static void test_cursor_sub_and_strings(void **state)
+{
+	static const uint8_t b[] = { 'a', 'b', 0, 0, 'x', 'y', 'z', 'w', 9 };
+	struct cur c, s;
+	size_t len = 99;
+	(void)state;
+
+	cur_init(&c, b, sizeof(b), false);
+	s = cur_sub(&c, 4);
+	assert_string_equal(cur_str_rest(&s, &len), "ab");
+	assert_int_equal(len, 2);
+	/* no NUL inside the field: error, never a read past it */
+	assert_null(cur_str_field(&c, 4, NULL));
+	assert_false(cur_ok(&c));
+
+	cur_init(&c, b, sizeof(b), false);
+	s = cur_sub(&c, 100);
+	assert_false(cur_ok(&s));
+	assert_false(cur_ok(&c));
+	assert_int_equal(cur_remaining(&s), 0);
+
+	/* bounds written as n > len - pos: a huge n never wraps */
+	cur_init(&c, b, sizeof(b), false);
+	cur_u8(&c);
+	assert_null(cur_view(&c, SIZE_MAX));
+	assert_false(cur_ok(&c));
+}
+
+static void test_cursor_u64_array(void **state)
+{
+	uint8_t b[16];
+	uint64_t out[2];
+	struct cur c;
+	(void)state;
+
+	for (int i = 0; i < 16; i++)
+		b[i] = (uint8_t)i;
+	cur_init(&c, b, sizeof(b), true);
+	cur_u64_array(&c, out, 2);
+	assert_true(cur_ok(&c));
+	assert_int_equal(out[0], 0x0001020304050607ull);
+	assert_int_equal(out[1], 0x08090a0b0c0d0e0full);
+	cur_init(&c, b, sizeof(b), false);
+	cur_u64_array(&c, out, (SIZE_MAX / 8) + 2);
+	assert_false(cur_ok(&c));
+}
+
+static void test_dbuf_cap(void **state)
+{
+	struct dbuf b;
+	(void)state;
+
+	dbuf_init(&b, 10);
+	assert_true(dbuf_append(&b, "12345", 5));
+	assert_true(dbuf_printf(&b, "%d", 1234));
+	assert_false(dbuf_append(&b, "xx", 2));
+	assert_true(b.err);
+	assert_int_equal(b.len, 9);
+	dbuf_consume(&b, 5);
+	assert_memory_equal(b.data, "1234", 4);
+	dbuf_release(&b);
+}
+
+static void test_arena(void **state)
+{
+	struct arena a;
+	char *s;
+	void *big;
+	(void)state;
+
+	arena_init(&a, 1u << 20);
+	s = arena_strndup(&a, "hello world", 5);
+	assert_string_equal(s, "hello");
+	assert_int_equal(((uintptr_t)arena_alloc(&a, 3)) % 16, 0);
+	big = arena_alloc(&a, 2u << 20); /* over the cap */
+	assert_null(big);
+	assert_null(arena_alloc_array(&a, SIZE_MAX / 2, 4));
+	arena_release(&a);
+}
+
+static void test_json(void **state)
+{
+	struct dbuf b;
+	struct json j;
+	static const char bad[] = { 'a', (char)0xff, 'b', '"', '\n', (char)0xc3, (char)0xa9, 0 };
+	(void)state;
+
+	dbuf_init(&b, 0);
+	json_init(&j, &b, false);
+	json_obj_begin(&j);
+	json_key(&j, "s");
+	json_str(&j, bad);
+	json_key(&j, "a");
+	json_arr_begin(&j);
+	json_u64(&j, 1);
+	json_i64(&j, -2);
+	json_null(&j);
+	json_bool(&j, true);
+	json_arr_end(&j);
+	json_key(&j, "e");
+	json_obj_begin(&j);
+	json_obj_end(&j);
+	json_obj_end(&j);
+	dbuf_putc(&b, 0);
+	assert_string_equal((const char *)b.data,
+			    "{\"s\":\"a\\ufffdb\\\"\\n\xc3\xa9\",\"a\":[1,-2,null,true],\"e\":{}}");
+	dbuf_release(&b);
+}
+
+static void test_errors(void **state)
+{
+	struct conv_diag d;
+	(void)state;
+
+	assert_string_equal(conv_strerror(CONV_E_OK), "success");
+	assert_string_equal(conv_strerror((enum conv_err)9999), "unknown error");
+	assert_int_equal(conv_fail(&d, CONV_E_FORMAT, 42, "bad %s", "thing"), CONV_E_FORMAT);
+	assert_int_equal(d.offset, 42);
+	assert_string_equal(d.msg, "bad thing");
+	assert_int_equal(conv_fail(NULL, CONV_E_IO, 0, "x"), CONV_E_IO);
+	for (int e = 0; e < CONV_E__COUNT; e++)
+		assert_string_not_equal(conv_strerror((enum conv_err)e), "unknown error");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cursor_reads),
+		cmocka_unit_test(test_cursor_sub_and_strings),
+		cmocka_unit_test(test_cursor_u64_array),
+		cmocka_unit_test(test_dbuf_cap),
+		cmocka_unit_test(test_arena),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
