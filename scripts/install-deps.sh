@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs what conv needs to build and test on Debian 12, from Debian's
+# packages only. Idempotent: packages already there are left alone, and the
+# package lists are refreshed only when something is missing.
+set -eu
+
+PKGS="build-essential cmake pkg-config git
+libelf-dev libdw-dev libcurl4-openssl-dev libzstd-dev libtraceevent-dev zlib1g-dev
+libcmocka-dev python3 clang linux-perf elfutils binutils"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO="sudo"
+fi
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
