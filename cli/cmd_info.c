@@ -6,7 +6,9 @@
 #include "cli/cli.h"
 
 #include "core/dbuf.h"
+#include "core/hmap.h"
 #include "core/json.h"
+#include "procmap/procmap.h"
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
 
@@ -27,11 +29,164 @@ struct info_bid {
 	uint64_t offset;
 };
 
+/* samples of one (thread, mapping or none) pair, per event */
+struct info_attr_key {
+	uint32_t tid;
+	uint32_t proc;
+	uint32_t map; /* PM_NO_MAPPING: [unknown] */
+	uint32_t attr;
+	uint64_t samples;
+};
+
 struct info_state {
 	struct info_bid *bids; /* distinct MMAP2 inline build-ids */
 	size_t nr_bids, cap_bids;
 	uint64_t bids_dropped;
+	struct procmap *pm;
+	bool want_dso;
+	struct hmap dso_idx; /* (tid, map, attr) -> index in dso */
+	struct info_attr_key *dso;
+	size_t nr_dso, cap_dso;
 };
+
+static void note_dso(struct info_state *st, const struct rdr_event *ev, uint32_t proc,
+		     const struct pm_frame *leaf)
+{
+	uint32_t map = leaf ? leaf->mapping : PM_NO_MAPPING;
+	uint64_t key = hmap_hash(((uint64_t)ev->u.sample.tid << 32) | map) ^
+		       ((uint64_t)(uint32_t)ev->attr * 0x9e3779b97f4a7c15ull) ^ proc;
+	uint64_t *v = hmap_get(&st->dso_idx, key);
+	struct info_attr_key *k;
+
+	/* the key is a hash: confirm, and fall back to a scan on a (rare) collision */
+	if (v) {
+		k = &st->dso[*v];
+		if (k->tid == ev->u.sample.tid && k->map == map && k->attr == (uint32_t)ev->attr &&
+		    k->proc == proc) {
+			k->samples++;
+			return;
+		}
+		for (size_t i = 0; i < st->nr_dso; i++) {
+			k = &st->dso[i];
+			if (k->tid == ev->u.sample.tid && k->map == map &&
+			    k->attr == (uint32_t)ev->attr && k->proc == proc) {
+				k->samples++;
+				return;
+			}
+		}
+	}
+	if (st->nr_dso == st->cap_dso) {
+		size_t ncap = st->cap_dso ? st->cap_dso * 2 : 64;
+		struct info_attr_key *nk = realloc(st->dso, ncap * sizeof(*nk));
+
+		if (!nk)
+			return;
+		st->dso = nk;
+		st->cap_dso = ncap;
+	}
+	k = &st->dso[st->nr_dso];
+	k->tid = ev->u.sample.tid;
+	k->proc = proc;
+	k->map = map;
+	k->attr = (uint32_t)ev->attr;
+	k->samples = 1;
+	if (!v)
+		hmap_put(&st->dso_idx, key, st->nr_dso);
+	st->nr_dso++;
+}
+
+static const char *dso_name(const struct info_state *st, uint32_t map)
+{
+	const struct pm_mapping *m = map == PM_NO_MAPPING ? NULL : procmap_mapping(st->pm, map);
+
+	return m ? m->dso : "[unknown]";
+}
+
+static void json_procmap(struct json *j, const struct info_state *st, const struct rdr_info *info)
+{
+	const struct pm_stats *ps = procmap_stats(st->pm);
+
+	json_key(j, "processes");
+	json_obj_begin(j);
+	json_key(j, "processes");
+	json_u64(j, ps->processes);
+	json_key(j, "exec_generations");
+	json_u64(j, ps->exec_generations);
+	json_key(j, "threads");
+	json_u64(j, ps->threads);
+	json_key(j, "mappings");
+	json_u64(j, ps->mappings);
+	json_key(j, "mappings_replaced");
+	json_u64(j, ps->mappings_replaced);
+	json_key(j, "samples_unknown_pid");
+	json_u64(j, ps->samples_unknown_pid);
+	json_key(j, "frames");
+	json_u64(j, ps->frames);
+	json_key(j, "frames_resolved");
+	json_u64(j, ps->frames_resolved);
+	json_key(j, "frames_unmapped");
+	json_u64(j, ps->frames_unmapped);
+	json_key(j, "frames_guest");
+	json_u64(j, ps->frames_guest);
+	json_key(j, "frames_by_build_id_source");
+	json_obj_begin(j);
+	for (int b = 0; b < PM_BID__COUNT; b++) {
+		json_key(j, procmap_bid_source_name((enum pm_bid_source)b));
+		json_u64(j, ps->frames_by_bid[b]);
+	}
+	json_obj_end(j);
+	json_key(j, "build_id_ambiguous");
+	json_u64(j, ps->build_id_ambiguous);
+	json_key(j, "maps_timeout");
+	json_u64(j, ps->maps_timeout);
+	json_key(j, "samples_per_process");
+	json_arr_begin(j);
+	for (uint32_t i = 0; i < procmap_proc_count(st->pm); i++) {
+		const struct pm_proc *p = procmap_proc(st->pm, i);
+
+		if (!p->samples)
+			continue;
+		json_obj_begin(j);
+		json_key(j, "pid");
+		json_u64(j, p->pid);
+		json_key(j, "generation");
+		json_u64(j, p->generation);
+		json_key(j, "comm");
+		json_str(j, p->comm);
+		json_key(j, "samples");
+		json_u64(j, p->samples);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	if (!st->want_dso)
+		return;
+	json_key(j, "dso_samples");
+	json_arr_begin(j);
+	for (size_t i = 0; i < st->nr_dso; i++) {
+		const struct info_attr_key *k = &st->dso[i];
+		const struct pm_proc *p = procmap_proc(st->pm, k->proc);
+		const char *tname = procmap_thread_name(st->pm, k->tid);
+
+		json_obj_begin(j);
+		json_key(j, "pid");
+		json_u64(j, p ? p->pid : 0);
+		json_key(j, "tid");
+		json_u64(j, k->tid);
+		json_key(j, "comm");
+		json_str(j, p ? p->comm : "");
+		json_key(j, "thread");
+		json_str(j, tname ? tname : "");
+		json_key(j, "dso");
+		json_str(j, dso_name(st, k->map));
+		json_key(j, "event");
+		json_str(j, k->attr < info->nr_attrs ? info->attrs[k->attr].name : "?");
+		json_key(j, "samples");
+		json_u64(j, k->samples);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
 
 static void bid_hex(const uint8_t *id, size_t n, char *out)
 {
@@ -277,6 +432,7 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 		json_strn(&j, (const char *)tmp.data, tmp.len);
 	}
 	json_arr_end(&j);
+	json_procmap(&j, st, info);
 	json_key(&j, "truncated");
 	json_bool(&j, s->truncated);
 	json_key(&j, "complete");
@@ -347,6 +503,30 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 		bid_hex(st->bids[i].id, st->bids[i].size, hex);
 		dbuf_printf(out, "  %-40s %s (mmap2)\n", hex, st->bids[i].filename);
 	}
+	{
+		const struct pm_stats *ps = procmap_stats(st->pm);
+
+		dbuf_printf(out, "processes:     %" PRIu64 " (%" PRIu64 " exec generations), %" PRIu64
+			    " threads, %" PRIu64 " mappings (%" PRIu64 " cut by later ones)\n",
+			    ps->processes, ps->exec_generations, ps->threads, ps->mappings,
+			    ps->mappings_replaced);
+		dbuf_printf(out, "frames:        %" PRIu64 " resolved to a mapping, %" PRIu64
+			    " unmapped; build-ids from mmap2 %" PRIu64 ", table %" PRIu64
+			    ", disk %" PRIu64 ", none %" PRIu64 "\n",
+			    ps->frames_resolved, ps->frames_unmapped, ps->frames_by_bid[PM_BID_MMAP2],
+			    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
+			    ps->frames_by_bid[PM_BID_NONE]);
+	}
+	if (st->want_dso) {
+		dbuf_puts(out, "samples by thread and DSO:\n");
+		for (size_t i = 0; i < st->nr_dso; i++) {
+			const struct info_attr_key *k = &st->dso[i];
+			const struct pm_proc *p = procmap_proc(st->pm, k->proc);
+
+			dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu32 ":%-16s %s\n", k->samples,
+				    k->tid, p ? p->comm : "", dso_name(st, k->map));
+		}
+	}
 	if (!rdr_problem_count(r)) {
 		dbuf_puts(out, "problems:      none\n");
 	} else {
@@ -367,10 +547,11 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 int cmd_info(int argc, char **argv)
 {
 	bool json = false, strict = false;
+	struct procmap_opts pmo = { 0 };
 	const char *path = NULL;
 	struct rdr *r = NULL;
 	struct conv_diag diag;
-	struct info_state st;
+	struct info_state st = { 0 };
 	enum conv_err err;
 	struct dbuf out;
 	int rc = CLI_EXIT_OK;
@@ -381,8 +562,12 @@ int cmd_info(int argc, char **argv)
 			json = true;
 		} else if (!strcmp(argv[i], "--strict")) {
 			strict = true;
+		} else if (!strcmp(argv[i], "--dso")) {
+			st.want_dso = true;
+		} else if (!strcmp(argv[i], "--buildid-from-disk")) {
+			pmo.buildid_from_disk = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: conv info [--json] [--strict] FILE|-\n");
+			printf("usage: conv info [--json] [--strict] [--dso] [--buildid-from-disk] FILE|-\n");
 			return CLI_EXIT_OK;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "conv info: unknown option '%s'\n", argv[i]);
@@ -395,11 +580,10 @@ int cmd_info(int argc, char **argv)
 		}
 	}
 	if (!path) {
-		fprintf(stderr, "usage: conv info [--json] [--strict] FILE|-\n");
+		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--buildid-from-disk] FILE|-\n");
 		return CLI_EXIT_USAGE;
 	}
 	memset(&diag, 0, sizeof(diag));
-	memset(&st, 0, sizeof(st));
 	if (!strcmp(path, "-"))
 		err = rdr_open_fd(&r, STDIN_FILENO, NULL, &diag);
 	else
@@ -412,6 +596,14 @@ int cmd_info(int argc, char **argv)
 			fprintf(stderr, "conv: %s: %s: %s\n", path, conv_strerror(err), diag.msg);
 		return CLI_EXIT_INPUT;
 	}
+	st.pm = procmap_new(&pmo);
+	if (!st.pm) {
+		fprintf(stderr, "conv: out of memory\n");
+		rdr_close(r);
+		return CLI_EXIT_INPUT;
+	}
+	hmap_init(&st.dso_idx);
+	procmap_add_build_ids(st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
 	for (;;) {
 		const struct rdr_event *ev;
 
@@ -426,7 +618,25 @@ int cmd_info(int argc, char **argv)
 			break;
 		if (ev->type == PERF_REC_MMAP2 && ev->u.mmap.has_build_id)
 			note_mmap2_bid(&st, ev);
+		if (ev->type == PERF_REC_SAMPLE) {
+			const struct pm_frame *frames;
+			size_t nr;
+			uint32_t proc;
+
+			err = procmap_resolve(st.pm, ev, &frames, &nr, &proc);
+			if (!err && st.want_dso)
+				note_dso(&st, ev, proc, nr ? &frames[0] : NULL);
+		} else {
+			err = procmap_feed(st.pm, ev);
+		}
+		if (err) {
+			fprintf(stderr, "conv: %s: %s\n", path, conv_strerror(err));
+			complete = false;
+			rc = CLI_EXIT_INPUT;
+			break;
+		}
 	}
+	procmap_finish(st.pm);
 	if (rdr_stats(r)->stopped)
 		complete = false;
 	dbuf_init(&out, 0);
@@ -444,6 +654,9 @@ int cmd_info(int argc, char **argv)
 	for (size_t i = 0; i < st.nr_bids; i++)
 		free(st.bids[i].filename);
 	free(st.bids);
+	free(st.dso);
+	hmap_release(&st.dso_idx);
+	procmap_free(st.pm);
 	rdr_close(r);
 	return rc;
 }

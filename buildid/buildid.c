@@ -1,0 +1,119 @@
+/*
+ * Build-id notes are found through libelf (gelf_getnote), never by parsing
+ * ELF by hand: program-header notes first (what the loader and perf see),
+ * section notes as a fallback for files whose program headers are stripped.
+ * A note is a GNU build-id when its owner is "GNU" and its type is 3
+ * (NT_GNU_BUILD_ID).
+ */
+#include "buildid/buildid.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char hexdig[] = "0123456789abcdef";
+
+void buildid_hex(const uint8_t *id, size_t len, char *out)
+{
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = hexdig[id[i] >> 4];
+		out[2 * i + 1] = hexdig[id[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+/* Looks for a GNU build-id note in one note data block. */
+static bool note_scan(Elf_Data *data, uint8_t *out, size_t *len)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (off < data->d_size &&
+	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    name_off + 4 <= data->d_size &&
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0 &&
+		    nh.n_descsz <= BUILDID_MAX && desc_off <= data->d_size &&
+		    nh.n_descsz <= data->d_size - desc_off) {
+			memcpy(out, (const char *)data->d_buf + desc_off, nh.n_descsz);
+			*len = nh.n_descsz;
+			return true;
+		}
+	}
+	return false;
+}
+
+static enum conv_err buildid_from_elf(Elf *elf, uint8_t *out, size_t *len, struct conv_diag *diag)
+{
+	size_t phnum;
+	Elf_Scn *scn = NULL;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return conv_fail(diag, CONV_E_LIBELF, UINT64_MAX, "not an ELF file");
+	if (elf_getphdrnum(elf, &phnum) == 0) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			Elf_Data *d;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+			if (d && note_scan(d, out, len))
+				return CONV_E_OK;
+		}
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d = NULL;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		while ((d = elf_getdata(scn, d)) != NULL)
+			if (note_scan(d, out, len))
+				return CONV_E_OK;
+	}
+	return conv_fail(diag, CONV_E_NOTFOUND, UINT64_MAX, "no GNU build-id note");
+}
+
+enum conv_err buildid_from_mem(const void *image, size_t size, uint8_t *out, size_t *len,
+			       struct conv_diag *diag)
+{
+	Elf *elf;
+	enum conv_err err;
+
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)(uintptr_t)image, size);
+	if (!elf)
+		return conv_fail(diag, CONV_E_LIBELF, UINT64_MAX, "%s", elf_errmsg(-1));
+	err = buildid_from_elf(elf, out, len, diag);
+	elf_end(elf);
+	return err;
+}
+
+enum conv_err buildid_from_path(const char *path, uint8_t *out, size_t *len,
+				struct conv_diag *diag)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	enum conv_err err;
+
+	if (fd < 0)
+		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "cannot open %s: %s", path,
+				 strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return conv_fail(diag, CONV_E_LIBELF, UINT64_MAX, "%s: %s", path, elf_errmsg(-1));
+	}
+	err = buildid_from_elf(elf, out, len, diag);
+	elf_end(elf);
+	close(fd);
+	return err;
+}

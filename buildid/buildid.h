@@ -1,0 +1,32 @@
+/*
+ * GNU build-ids: reading them from ELF files (with libelf) and formatting them.
+ */
+#ifndef CONV_BUILDID_BUILDID_H
+#define CONV_BUILDID_BUILDID_H
+
+#include "core/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest build-id kept; GNU ld writes 20 (sha1), others 8, 16 or 32. */
+#define BUILDID_MAX 64
+
+struct conv_diag;
+
+/*
+ * Reads the NT_GNU_BUILD_ID note of the ELF file at path. Go's own build-id
+ * note (type 4, owner "Go") is not a GNU build-id and is ignored.
+ * CONV_E_NOTFOUND: no GNU build-id; CONV_E_IO: cannot open; CONV_E_LIBELF: not ELF.
+ */
+enum conv_err buildid_from_path(const char *path, uint8_t *out, size_t *len,
+				struct conv_diag *diag);
+
+/* Same for an ELF image in memory (borrowed). */
+enum conv_err buildid_from_mem(const void *image, size_t size, uint8_t *out, size_t *len,
+			       struct conv_diag *diag);
+
+/* Lowercase hex; out must hold 2 * len + 1 bytes. */
+void buildid_hex(const uint8_t *id, size_t len, char *out);
+
+#endif

@@ -1,0 +1,867 @@
+/*
+ * Process model. Each process generation owns an address space: a sorted
+ * array of non-overlapping intervals, each naming the mapping that covers it.
+ * A new mapping cuts what it overlaps (the kernel replaces mappings the same
+ * way), and the pieces keep pointing at their original mapping, whose
+ * recorded start and pgoff still give the right file offsets. Mappings are
+ * never freed: they are the snapshots the writers emit.
+ */
+#include "procmap/procmap.h"
+
+#include "buildid/buildid.h"
+#include "core/hmap.h"
+#include "core/strtab.h"
+#include "reader/perf_abi.h"
+#include "reader/reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PID_KERNEL 0xffffffffu
+#define PROT_EXEC_BIT 0x4u
+
+struct pm_ival {
+	uint64_t start, end; /* [start, end) */
+	uint32_t map;
+};
+
+struct pm_space {
+	struct pm_ival *v;
+	size_t n, cap;
+};
+
+struct pm_proc_int {
+	struct pm_proc pub;
+	struct pm_space space;
+	uint32_t comm_id;
+	bool comm_changed; /* pre-3.16 exec detection: COMM changed, MMAP of it may follow */
+};
+
+struct pm_thread {
+	uint32_t tid, pid;
+	uint32_t comm_id;
+};
+
+struct pm_bid {
+	uint8_t id[PM_BUILD_ID_MAX];
+	uint8_t size;
+	bool ambiguous;
+};
+
+struct procmap {
+	struct procmap_opts opts;
+	struct strtab strs;
+	struct pm_mapping *maps;
+	size_t nr_maps, cap_maps;
+	struct pm_proc_int *procs;
+	size_t nr_procs, cap_procs;
+	struct pm_space kspace;
+	struct hmap pid2proc; /* pid -> current process index */
+	struct hmap tid2thr;  /* tid -> thread index */
+	struct pm_thread *thr;
+	size_t nr_thr, cap_thr;
+	struct hmap bid_by_key; /* strtab id of a key -> index in bids */
+	struct pm_bid *bids;
+	size_t nr_bids, cap_bids;
+	bool seen_exec_flag; /* the recording marks execs itself (perf >= 3.16) */
+	struct pm_frame *frames;
+	size_t cap_frames;
+	struct pm_stats st;
+};
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > SIZE_MAX / elem)
+		return false;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return false;
+	*p = np;
+	*cap = ncap;
+	return true;
+}
+
+struct procmap *procmap_new(const struct procmap_opts *opts)
+{
+	struct procmap *pm = calloc(1, sizeof(*pm));
+
+	if (!pm)
+		return NULL;
+	if (opts)
+		pm->opts = *opts;
+	strtab_init(&pm->strs);
+	hmap_init(&pm->pid2proc);
+	hmap_init(&pm->tid2thr);
+	hmap_init(&pm->bid_by_key);
+	return pm;
+}
+
+void procmap_free(struct procmap *pm)
+{
+	if (!pm)
+		return;
+	for (size_t i = 0; i < pm->nr_procs; i++)
+		free(pm->procs[i].space.v);
+	free(pm->procs);
+	free(pm->kspace.v);
+	free(pm->maps);
+	free(pm->thr);
+	free(pm->bids);
+	free(pm->frames);
+	hmap_release(&pm->pid2proc);
+	hmap_release(&pm->tid2thr);
+	hmap_release(&pm->bid_by_key);
+	strtab_release(&pm->strs);
+	free(pm);
+}
+
+/* ---- address spaces ---- */
+
+/* Index of the first interval whose end is above addr. */
+static size_t space_lower(const struct pm_space *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t space_find(const struct pm_space *s, uint64_t addr)
+{
+	size_t i = space_lower(s, addr);
+
+	if (i < s->n && s->v[i].start <= addr)
+		return s->v[i].map;
+	return PM_NO_MAPPING;
+}
+
+/*
+ * Puts [start, end) -> map into the space, cutting what it overlaps.
+ * map == PM_NO_MAPPING only removes the range. Returns false when out of
+ * memory; *replaced is set when something was cut.
+ */
+static bool space_insert(struct pm_space *s, uint64_t start, uint64_t end, uint32_t map,
+			 bool *replaced)
+{
+	size_t i = space_lower(s, start), j = i;
+	struct pm_ival left = { 0, 0, PM_NO_MAPPING }, right = { 0, 0, PM_NO_MAPPING };
+	size_t add = 0, k;
+
+	*replaced = false;
+	while (j < s->n && s->v[j].start < end)
+		j++;
+	/* intervals i..j-1 overlap [start, end) */
+	if (j > i) {
+		*replaced = true;
+		if (s->v[i].start < start) {
+			left = s->v[i];
+			left.end = start;
+		}
+		if (s->v[j - 1].end > end) {
+			right = s->v[j - 1];
+			right.start = end;
+		}
+	}
+	add = (left.map != PM_NO_MAPPING) + (map != PM_NO_MAPPING) + (right.map != PM_NO_MAPPING);
+	if (!grow((void **)&s->v, &s->cap, s->n - (j - i) + add, sizeof(*s->v)))
+		return false;
+	memmove(s->v + i + add, s->v + j, (s->n - j) * sizeof(*s->v));
+	s->n = s->n - (j - i) + add;
+	k = i;
+	if (left.map != PM_NO_MAPPING)
+		s->v[k++] = left;
+	if (map != PM_NO_MAPPING) {
+		s->v[k].start = start;
+		s->v[k].end = end;
+		s->v[k].map = map;
+		k++;
+	}
+	if (right.map != PM_NO_MAPPING)
+		s->v[k++] = right;
+	return true;
+}
+
+/* ---- processes and threads ---- */
+
+static struct pm_proc_int *proc_new(struct procmap *pm, uint32_t pid, uint32_t ppid,
+				    const struct pm_space *copy_from)
+{
+	struct pm_proc_int *p;
+
+	if (!grow((void **)&pm->procs, &pm->cap_procs, pm->nr_procs + 1, sizeof(*pm->procs)))
+		return NULL;
+	p = &pm->procs[pm->nr_procs];
+	memset(p, 0, sizeof(*p));
+	p->pub.index = (uint32_t)pm->nr_procs;
+	p->pub.pid = pid;
+	p->pub.ppid = ppid;
+	p->pub.comm = "";
+	if (copy_from && copy_from->n) {
+		p->space.v = malloc(copy_from->n * sizeof(*p->space.v));
+		if (!p->space.v)
+			return NULL;
+		memcpy(p->space.v, copy_from->v, copy_from->n * sizeof(*p->space.v));
+		p->space.n = p->space.cap = copy_from->n;
+	}
+	if (!hmap_put(&pm->pid2proc, pid, p->pub.index)) {
+		free(p->space.v);
+		return NULL;
+	}
+	pm->nr_procs++;
+	pm->st.processes++;
+	return p;
+}
+
+static struct pm_proc_int *proc_get(struct procmap *pm, uint32_t pid)
+{
+	uint64_t *v = hmap_get(&pm->pid2proc, pid);
+
+	return v ? &pm->procs[*v] : NULL;
+}
+
+/* The current process of pid, created (with an empty space) when unknown. */
+static struct pm_proc_int *proc_get_or_new(struct procmap *pm, uint32_t pid)
+{
+	struct pm_proc_int *p = proc_get(pm, pid);
+
+	if (!p) {
+		p = proc_new(pm, pid, pid, NULL);
+		if (p && pid == 0) {
+			/* perf names the idle task so */
+			p->comm_id = strtab_intern_cstr(&pm->strs, "swapper");
+			p->pub.comm = strtab_get(&pm->strs, p->comm_id);
+		}
+	}
+	return p;
+}
+
+static void proc_set_comm(struct procmap *pm, struct pm_proc_int *p, uint32_t comm_id)
+{
+	p->comm_id = comm_id;
+	p->pub.comm = strtab_get(&pm->strs, comm_id);
+}
+
+static struct pm_thread *thread_get(struct procmap *pm, uint32_t tid)
+{
+	uint64_t *v = hmap_get(&pm->tid2thr, tid);
+
+	return v ? &pm->thr[*v] : NULL;
+}
+
+static struct pm_thread *thread_set(struct procmap *pm, uint32_t tid, uint32_t pid,
+				    uint32_t comm_id)
+{
+	struct pm_thread *t = thread_get(pm, tid);
+
+	if (!t) {
+		if (!grow((void **)&pm->thr, &pm->cap_thr, pm->nr_thr + 1, sizeof(*pm->thr)))
+			return NULL;
+		if (!hmap_put(&pm->tid2thr, tid, pm->nr_thr))
+			return NULL;
+		t = &pm->thr[pm->nr_thr++];
+		pm->st.threads++;
+	}
+	t->tid = tid;
+	t->pid = pid;
+	t->comm_id = comm_id;
+	return t;
+}
+
+/* ---- build-id table ---- */
+
+/* A module's name as perf keys it: basename without .ko and compression suffixes, '-' as '_'. */
+static size_t module_name(const char *path, char *out, size_t outsz)
+{
+	const char *b = strrchr(path, '/');
+	size_t n, k = 0;
+	static const char *const sfx[] = { ".ko.xz", ".ko.gz", ".ko.zst", ".ko" };
+
+	b = b ? b + 1 : path;
+	if (*b == '[')
+		b++;
+	n = strlen(b);
+	if (n && b[n - 1] == ']')
+		n--;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		size_t sl = strlen(sfx[i]);
+
+		if (n > sl && !memcmp(b + n - sl, sfx[i], sl)) {
+			n -= sl;
+			break;
+		}
+	}
+	for (size_t i = 0; i < n && k + 1 < outsz; i++)
+		out[k++] = b[i] == '-' ? '_' : b[i];
+	out[k] = '\0';
+	return k;
+}
+
+static bool is_kernel_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(name, "[kernel.kallsyms]", 17) ||
+	       (n >= 7 && !strcmp(name + n - 7, "vmlinux")) || strstr(name, "/vmlinux") != NULL;
+}
+
+/* The key under which a build-id table entry or a mapping is matched. */
+static uint32_t bid_key(struct procmap *pm, bool kernel_space, const char *name)
+{
+	char buf[300];
+
+	if (kernel_space) {
+		if (is_kernel_name(name))
+			return strtab_intern_cstr(&pm->strs, "[kernel]");
+		buf[0] = 'm';
+		buf[1] = ':';
+		module_name(name, buf + 2, sizeof(buf) - 2);
+		return strtab_intern_cstr(&pm->strs, buf);
+	}
+	return strtab_intern_cstr(&pm->strs, name);
+}
+
+void procmap_add_build_ids(struct procmap *pm, const struct rdr_build_id *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rdr_build_id *b = &ids[i];
+		unsigned mode = b->misc & PERF_MISC_CPUMODE_MASK;
+		uint32_t key;
+		uint64_t *v;
+		struct pm_bid *e;
+
+		if (!b->filename || !b->size ||
+		    (mode != PERF_MISC_KERNEL && mode != PERF_MISC_USER && mode != 0))
+			continue; /* guest entries belong to another machine */
+		key = bid_key(pm, mode == PERF_MISC_KERNEL, b->filename);
+		if (key == STRTAB_NONE)
+			continue;
+		v = hmap_get(&pm->bid_by_key, key);
+		if (v) {
+			e = &pm->bids[*v];
+			if (!e->ambiguous && (e->size != b->size || memcmp(e->id, b->id, b->size))) {
+				e->ambiguous = true;
+				pm->st.build_id_ambiguous++;
+			}
+			continue;
+		}
+		if (!grow((void **)&pm->bids, &pm->cap_bids, pm->nr_bids + 1, sizeof(*pm->bids)) ||
+		    !hmap_put(&pm->bid_by_key, key, pm->nr_bids))
+			return;
+		e = &pm->bids[pm->nr_bids++];
+		memset(e, 0, sizeof(*e));
+		e->size = b->size > PM_BUILD_ID_MAX ? PM_BUILD_ID_MAX : b->size;
+		memcpy(e->id, b->id, e->size);
+	}
+}
+
+static void mapping_bid_from_table(struct procmap *pm, struct pm_mapping *m)
+{
+	uint32_t key;
+	uint64_t *v;
+	const struct pm_bid *e;
+
+	if (m->bid_source != PM_BID_NONE || m->kind == PM_KIND_ANON || m->kind == PM_KIND_BPF)
+		return;
+	key = bid_key(pm, m->proc == PM_KERNEL_PROC, m->path);
+	v = key == STRTAB_NONE ? NULL : hmap_get(&pm->bid_by_key, key);
+	if (!v)
+		return;
+	e = &pm->bids[*v];
+	/* an ambiguous path cannot be trusted for any one mapping */
+	if (e->ambiguous)
+		return;
+	memcpy(m->build_id, e->id, e->size);
+	m->build_id_size = e->size;
+	m->bid_source = PM_BID_TABLE;
+}
+
+/* ---- mappings ---- */
+
+static enum pm_kind classify(bool kernel_space, const char *name, const char **dso,
+			     struct procmap *pm)
+{
+	char buf[300];
+
+	if (kernel_space) {
+		if (is_kernel_name(name)) {
+			*dso = "[kernel.kallsyms]";
+			return PM_KIND_KERNEL;
+		}
+		buf[0] = '[';
+		module_name(name, buf + 1, sizeof(buf) - 2);
+		strcat(buf, "]");
+		*dso = strtab_get(&pm->strs, strtab_intern_cstr(&pm->strs, buf));
+		return PM_KIND_MODULE;
+	}
+	*dso = name;
+	if (!strcmp(name, "[vdso]") || !strcmp(name, "[vdso32]") || !strcmp(name, "[vdsox32]") ||
+	    !strcmp(name, "[vsyscall]"))
+		return PM_KIND_VDSO;
+	if (name[0] == '/' && strncmp(name, "//anon", 6) && strncmp(name, "/memfd:", 7) &&
+	    strncmp(name, "/dev/zero", 9) && strncmp(name, "/SYSV", 5))
+		return PM_KIND_FILE;
+	return PM_KIND_ANON;
+}
+
+static struct pm_mapping *mapping_new(struct procmap *pm, uint32_t proc, uint64_t start,
+				      uint64_t len, uint64_t pgoff, const char *path, uint64_t time,
+				      bool kernel_space)
+{
+	struct pm_mapping *m;
+	uint32_t path_id;
+
+	if (!grow((void **)&pm->maps, &pm->cap_maps, pm->nr_maps + 1, sizeof(*pm->maps)))
+		return NULL;
+	path_id = strtab_intern_cstr(&pm->strs, path ? path : "");
+	if (path_id == STRTAB_NONE)
+		return NULL;
+	m = &pm->maps[pm->nr_maps];
+	memset(m, 0, sizeof(*m));
+	m->id = (uint32_t)pm->nr_maps;
+	m->proc = proc;
+	m->start = start;
+	m->limit = len > UINT64_MAX - start ? UINT64_MAX : start + len;
+	m->pgoff = pgoff;
+	m->path = strtab_get(&pm->strs, path_id);
+	m->time = time;
+	m->kind = classify(kernel_space, m->path, &m->dso, pm);
+	pm->nr_maps++;
+	pm->st.mappings++;
+	return m;
+}
+
+static enum conv_err apply_mmap(struct procmap *pm, const struct rdr_event *ev)
+{
+	const struct rdr_mmap *mm = &ev->u.mmap;
+	bool kernel_space = mm->pid == PID_KERNEL;
+	struct pm_proc_int *p = NULL;
+	struct pm_space *space;
+	struct pm_mapping *m;
+	bool replaced;
+	uint32_t proc = PM_KERNEL_PROC;
+	unsigned mode = ev->misc & PERF_MISC_CPUMODE_MASK;
+
+	if (mode == PERF_MISC_GUEST_KERNEL || mode == PERF_MISC_GUEST_USER)
+		return CONV_E_OK; /* another machine's maps */
+	if (!mm->len)
+		return CONV_E_OK;
+	if (ev->misc & PERF_MISC_PROC_MAP_PARSE_TIMEOUT)
+		pm->st.maps_timeout++;
+	if (!kernel_space) {
+		p = proc_get_or_new(pm, mm->pid);
+		if (!p)
+			return CONV_E_NOMEM;
+		proc = p->pub.index;
+	}
+	m = mapping_new(pm, proc, mm->start, mm->len, mm->pgoff, mm->filename,
+			ev->has_time ? ev->time : 0, kernel_space);
+	if (!m)
+		return CONV_E_NOMEM;
+	m->prot = mm->prot;
+	m->flags = mm->flags;
+	if (mm->is_mmap2)
+		m->exec = (mm->prot & PROT_EXEC_BIT) != 0;
+	else
+		m->exec = !(ev->misc & PERF_MISC_MMAP_DATA);
+	/* perf writes the kernel map with prot 0; kernel code is code */
+	if (m->kind == PM_KIND_KERNEL || m->kind == PM_KIND_MODULE || m->kind == PM_KIND_VDSO)
+		m->exec = true;
+	if (mm->has_build_id) {
+		m->build_id_size = mm->build_id_size;
+		memcpy(m->build_id, mm->build_id, mm->build_id_size);
+		m->bid_source = PM_BID_MMAP2;
+	} else {
+		mapping_bid_from_table(pm, m);
+	}
+	if (p && p->comm_changed && m->exec && m->kind == PM_KIND_FILE && !pm->seen_exec_flag) {
+		/* pre-3.16 perf has no exec flag: a COMM naming a binary, then its MMAP, is an exec */
+		const char *base = strrchr(m->path, '/');
+
+		p->comm_changed = false;
+		base = base ? base + 1 : m->path;
+		if (p->pub.comm[0] && !strncmp(base, p->pub.comm, strlen(p->pub.comm))) {
+			struct pm_proc_int *np;
+			uint32_t comm_id = p->comm_id, gen = p->pub.generation, ppid = p->pub.ppid;
+
+			p->pub.exited = true;
+			np = proc_new(pm, mm->pid, ppid, NULL);
+			if (!np)
+				return CONV_E_NOMEM;
+			proc_set_comm(pm, np, comm_id);
+			np->pub.generation = gen + 1;
+			pm->st.exec_generations++;
+			p = np;
+			m->proc = np->pub.index;
+		}
+	}
+	space = kernel_space ? &pm->kspace : &p->space;
+	if (!space_insert(space, m->start, m->limit, m->id, &replaced))
+		return CONV_E_NOMEM;
+	if (replaced)
+		pm->st.mappings_replaced++;
+	return CONV_E_OK;
+}
+
+static enum conv_err apply_comm(struct procmap *pm, const struct rdr_event *ev)
+{
+	const struct rdr_comm *c = &ev->u.comm;
+	uint32_t comm_id = strtab_intern_cstr(&pm->strs, c->comm ? c->comm : "");
+	struct pm_proc_int *p;
+
+	if (comm_id == STRTAB_NONE)
+		return CONV_E_NOMEM;
+	if (c->exec) {
+		struct pm_proc_int *old = proc_get(pm, c->pid);
+		uint32_t gen = old ? old->pub.generation + 1 : 0;
+		uint32_t ppid = old ? old->pub.ppid : c->pid;
+
+		pm->seen_exec_flag = true;
+		if (old)
+			old->pub.exited = true;
+		p = proc_new(pm, c->pid, ppid, NULL);
+		if (!p)
+			return CONV_E_NOMEM;
+		p->pub.generation = gen;
+		if (old)
+			pm->st.exec_generations++;
+		proc_set_comm(pm, p, comm_id);
+	} else {
+		p = proc_get_or_new(pm, c->pid);
+		if (!p)
+			return CONV_E_NOMEM;
+		if (c->tid == c->pid) {
+			if (p->comm_id && p->comm_id != comm_id && p->space.n)
+				p->comm_changed = true;
+			proc_set_comm(pm, p, comm_id);
+		} else if (!p->comm_id) {
+			proc_set_comm(pm, p, comm_id);
+		}
+	}
+	return thread_set(pm, c->tid, c->pid, comm_id) ? CONV_E_OK : CONV_E_NOMEM;
+}
+
+static enum conv_err apply_fork(struct procmap *pm, const struct rdr_event *ev)
+{
+	const struct rdr_fork_exit *f = &ev->u.fork_exit;
+	const struct pm_thread *parent_thr = thread_get(pm, f->ptid);
+	uint32_t comm_id = parent_thr ? parent_thr->comm_id : 0;
+
+	if (f->pid != f->ppid) {
+		/* a new process: a copy of the parent's address space */
+		struct pm_proc_int *parent = proc_get_or_new(pm, f->ppid);
+		struct pm_proc_int *child;
+		uint32_t parent_idx;
+
+		if (!parent)
+			return CONV_E_NOMEM;
+		if (!comm_id)
+			comm_id = parent->comm_id;
+		parent_idx = parent->pub.index;
+		child = proc_new(pm, f->pid, f->ppid, NULL);
+		if (!child)
+			return CONV_E_NOMEM;
+		/* proc_new may have moved the array: the parent is found again by index */
+		parent = &pm->procs[parent_idx];
+		if (parent != child && parent->space.n) {
+			child->space.v = malloc(parent->space.n * sizeof(*child->space.v));
+			if (!child->space.v)
+				return CONV_E_NOMEM;
+			memcpy(child->space.v, parent->space.v,
+			       parent->space.n * sizeof(*child->space.v));
+			child->space.n = child->space.cap = parent->space.n;
+		}
+		proc_set_comm(pm, child, comm_id);
+	} else if (!proc_get(pm, f->pid)) {
+		struct pm_proc_int *p = proc_get_or_new(pm, f->pid);
+
+		if (!p)
+			return CONV_E_NOMEM;
+		if (comm_id)
+			proc_set_comm(pm, p, comm_id);
+	}
+	return thread_set(pm, f->tid, f->pid, comm_id) ? CONV_E_OK : CONV_E_NOMEM;
+}
+
+static void apply_exit(struct procmap *pm, const struct rdr_event *ev)
+{
+	const struct rdr_fork_exit *f = &ev->u.fork_exit;
+	struct pm_proc_int *p;
+
+	if (f->pid != f->tid)
+		return;
+	p = proc_get(pm, f->pid);
+	/* kept in the pid table: samples of this round may still come after the exit */
+	if (p)
+		p->pub.exited = true;
+}
+
+static enum conv_err apply_ksymbol(struct procmap *pm, const struct rdr_event *ev)
+{
+	const struct rdr_ksymbol *k = &ev->u.ksymbol;
+	struct pm_mapping *m;
+	bool replaced;
+
+	if (!k->len)
+		return CONV_E_OK;
+	if (k->flags & 1u) /* PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER */
+		return space_insert(&pm->kspace, k->addr, k->addr + k->len, PM_NO_MAPPING,
+				    &replaced)
+			       ? CONV_E_OK
+			       : CONV_E_NOMEM;
+	m = mapping_new(pm, PM_KERNEL_PROC, k->addr, k->len, k->addr, k->name,
+			ev->has_time ? ev->time : 0, false);
+	if (!m)
+		return CONV_E_NOMEM;
+	m->kind = PM_KIND_BPF;
+	m->exec = true;
+	m->dso = m->path;
+	if (!space_insert(&pm->kspace, m->start, m->limit, m->id, &replaced))
+		return CONV_E_NOMEM;
+	if (replaced)
+		pm->st.mappings_replaced++;
+	return CONV_E_OK;
+}
+
+enum conv_err procmap_feed(struct procmap *pm, const struct rdr_event *ev)
+{
+	switch (ev->type) {
+	case PERF_REC_MMAP:
+	case PERF_REC_MMAP2:
+		return apply_mmap(pm, ev);
+	case PERF_REC_COMM:
+		return apply_comm(pm, ev);
+	case PERF_REC_FORK:
+		return apply_fork(pm, ev);
+	case PERF_REC_EXIT:
+		apply_exit(pm, ev);
+		return CONV_E_OK;
+	case PERF_REC_KSYMBOL:
+		return apply_ksymbol(pm, ev);
+	case PERF_REC_HEADER_BUILD_ID:
+		if (ev->u.build_id)
+			procmap_add_build_ids(pm, ev->u.build_id, 1);
+		return CONV_E_OK;
+	default:
+		return CONV_E_OK;
+	}
+}
+
+/* ---- resolution ---- */
+
+enum ctx { CTX_KERNEL, CTX_USER, CTX_GUEST, CTX_HV };
+
+static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *p, enum ctx ctx,
+		       uint64_t addr, bool leaf)
+{
+	struct pm_frame *f;
+	uint32_t map = PM_NO_MAPPING;
+
+	if (!grow((void **)&pm->frames, &pm->cap_frames, *n + 1, sizeof(*pm->frames)))
+		return false;
+	f = &pm->frames[(*n)++];
+	f->addr = leaf ? addr : addr - 1;
+	f->flags = leaf ? PM_FRAME_LEAF : 0;
+	f->file_offset = 0;
+	pm->st.frames++;
+	if (ctx == CTX_KERNEL) {
+		f->flags |= PM_FRAME_KERNEL;
+		map = space_find(&pm->kspace, f->addr);
+	} else if (ctx == CTX_USER) {
+		map = space_find(&p->space, f->addr);
+	} else if (ctx == CTX_GUEST) {
+		f->flags |= PM_FRAME_GUEST;
+		pm->st.frames_guest++;
+	}
+	f->mapping = map;
+	if (map == PM_NO_MAPPING) {
+		pm->st.frames_unmapped++;
+	} else {
+		struct pm_mapping *m = &pm->maps[map];
+
+		f->file_offset = f->addr - m->start + m->pgoff;
+		m->frames++;
+		if (leaf)
+			m->samples++;
+		pm->st.frames_resolved++;
+	}
+	return true;
+}
+
+static enum ctx ctx_of_cpumode(unsigned mode)
+{
+	switch (mode) {
+	case PERF_MISC_KERNEL:
+		return CTX_KERNEL;
+	case PERF_MISC_GUEST_KERNEL:
+	case PERF_MISC_GUEST_USER:
+		return CTX_GUEST;
+	case PERF_MISC_HYPERVISOR:
+		return CTX_HV;
+	default:
+		return CTX_USER;
+	}
+}
+
+enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
+			      const struct pm_frame **frames, size_t *nr, uint32_t *proc)
+{
+	const struct rdr_sample *s = &ev->u.sample;
+	struct pm_proc_int *p;
+	size_t n = 0;
+	enum ctx ctx = ctx_of_cpumode(ev->misc & PERF_MISC_CPUMODE_MASK);
+	bool has_ip = (s->sample_type & PERF_SAMPLE_IP) != 0;
+	bool chain_leaf_pending = has_ip; /* the chain's first address repeats the IP */
+	bool have_leaf = false;
+
+	*frames = NULL;
+	*nr = 0;
+	p = proc_get(pm, s->pid);
+	if (!p) {
+		pm->st.samples_unknown_pid++;
+		p = proc_get_or_new(pm, s->pid);
+		if (!p)
+			return CONV_E_NOMEM;
+	}
+	*proc = p->pub.index;
+	p->pub.samples++;
+	pm->st.samples++;
+	if (has_ip) {
+		if (!push_frame(pm, &n, p, ctx, s->ip, true))
+			return CONV_E_NOMEM;
+		have_leaf = true;
+	}
+	for (uint64_t i = 0; i < s->callchain_nr; i++) {
+		uint64_t a = s->callchain[i];
+
+		if (a >= PERF_CONTEXT_MAX) {
+			if (a == PERF_CONTEXT_KERNEL)
+				ctx = CTX_KERNEL;
+			else if (a == PERF_CONTEXT_USER)
+				ctx = CTX_USER;
+			else if (a == PERF_CONTEXT_HV)
+				ctx = CTX_HV;
+			else if (a == PERF_CONTEXT_GUEST || a == PERF_CONTEXT_GUEST_KERNEL ||
+				 a == PERF_CONTEXT_GUEST_USER)
+				ctx = CTX_GUEST;
+			else if (a == PERF_CONTEXT_USER_DEFERRED)
+				i++; /* its cookie */
+			continue;
+		}
+		if (chain_leaf_pending) {
+			chain_leaf_pending = false;
+			continue;
+		}
+		if (a == 0)
+			continue; /* user chains may end with a 0 entry */
+		if (!push_frame(pm, &n, p, ctx, a, !have_leaf))
+			return CONV_E_NOMEM;
+		have_leaf = true;
+	}
+	*frames = pm->frames;
+	*nr = n;
+	return CONV_E_OK;
+}
+
+/* ---- finish and queries ---- */
+
+void procmap_finish(struct procmap *pm)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t len;
+	struct hmap disk; /* path id -> 0 none, else 1 + index into maps of a mapping holding the id */
+
+	hmap_init(&disk);
+	memset(pm->st.frames_by_bid, 0, sizeof(pm->st.frames_by_bid));
+	for (size_t i = 0; i < pm->nr_maps; i++) {
+		struct pm_mapping *m = &pm->maps[i];
+
+		mapping_bid_from_table(pm, m);
+		if (m->bid_source == PM_BID_NONE && pm->opts.buildid_from_disk &&
+		    m->kind == PM_KIND_FILE && m->exec) {
+			uint32_t pid = strtab_intern_cstr(&pm->strs, m->path);
+			uint64_t *v = hmap_get(&disk, pid);
+
+			if (!v) {
+				uint64_t val = 0;
+
+				if (buildid_from_path(m->path, id, &len, NULL) == CONV_E_OK &&
+				    len <= PM_BUILD_ID_MAX) {
+					memcpy(m->build_id, id, len);
+					m->build_id_size = (uint8_t)len;
+					m->bid_source = PM_BID_DISK;
+					val = 1 + i;
+				}
+				hmap_put(&disk, pid, val);
+			} else if (*v) {
+				const struct pm_mapping *src = &pm->maps[*v - 1];
+
+				memcpy(m->build_id, src->build_id, src->build_id_size);
+				m->build_id_size = src->build_id_size;
+				m->bid_source = PM_BID_DISK;
+			}
+		}
+		pm->st.frames_by_bid[m->bid_source] += m->frames;
+	}
+	hmap_release(&disk);
+}
+
+size_t procmap_mapping_count(const struct procmap *pm)
+{
+	return pm->nr_maps;
+}
+
+const struct pm_mapping *procmap_mapping(const struct procmap *pm, uint32_t id)
+{
+	return id < pm->nr_maps ? &pm->maps[id] : NULL;
+}
+
+size_t procmap_proc_count(const struct procmap *pm)
+{
+	return pm->nr_procs;
+}
+
+const struct pm_proc *procmap_proc(const struct procmap *pm, uint32_t index)
+{
+	return index < pm->nr_procs ? &pm->procs[index].pub : NULL;
+}
+
+const char *procmap_thread_name(const struct procmap *pm, uint32_t tid)
+{
+	uint64_t *v = hmap_get(&pm->tid2thr, tid);
+
+	return v ? strtab_get(&pm->strs, pm->thr[*v].comm_id) : NULL;
+}
+
+const struct pm_stats *procmap_stats(const struct procmap *pm)
+{
+	return &pm->st;
+}
+
+const char *procmap_bid_source_name(enum pm_bid_source s)
+{
+	switch (s) {
+	case PM_BID_MMAP2:
+		return "mmap2";
+	case PM_BID_TABLE:
+		return "build_id_table";
+	case PM_BID_DISK:
+		return "disk";
+	default:
+		return "none";
+	}
+}

@@ -1,0 +1,147 @@
+/*
+ * Processes and their memory maps over time, fed with the reader's records in
+ * time order, so that every sampled address resolves to the mapping that was
+ * live in that process when the sample was taken.
+ *
+ * FORK copies the parent's address space (a thread, pid == ppid, shares it),
+ * COMM with the exec flag starts a new generation with an empty space, EXIT
+ * marks a process exited but keeps it for samples that arrive late. A later
+ * FORK or exec of the same pid starts a new process, so pid reuse never mixes
+ * two processes. MMAP/MMAP2 insert a mapping and cut whatever it overlaps.
+ * The kernel and its modules (pid -1) live in one kernel space shared by all.
+ */
+#ifndef CONV_PROCMAP_PROCMAP_H
+#define CONV_PROCMAP_PROCMAP_H
+
+#include "core/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rdr_event;
+struct rdr_build_id;
+struct procmap;
+
+#define PM_NO_MAPPING UINT32_MAX
+#define PM_BUILD_ID_MAX 20
+
+enum pm_kind {
+	PM_KIND_FILE,   /* a mapped file */
+	PM_KIND_ANON,   /* anonymous or special ([heap], //anon, memfd) */
+	PM_KIND_KERNEL, /* the kernel image */
+	PM_KIND_MODULE, /* a kernel module */
+	PM_KIND_VDSO,   /* [vdso], [vsyscall] */
+	PM_KIND_BPF,    /* a BPF program (KSYMBOL) */
+};
+
+/* Where a mapping's build-id came from, most authoritative first. */
+enum pm_bid_source {
+	PM_BID_NONE,
+	PM_BID_MMAP2, /* inline in the MMAP2 record */
+	PM_BID_TABLE, /* the file's build-id table (feature section or pipe records) */
+	PM_BID_DISK,  /* read from the file on disk (--buildid-from-disk) */
+	PM_BID__COUNT
+};
+
+struct pm_mapping {
+	uint32_t id;        /* index, 0..procmap_mapping_count()-1 */
+	uint32_t proc;      /* process index, or PM_KERNEL_PROC */
+	uint64_t start;     /* as recorded */
+	uint64_t limit;     /* start + len */
+	uint64_t pgoff;     /* as recorded (for the kernel: the runtime address of _text) */
+	const char *path;   /* as recorded */
+	const char *dso;    /* perf's DSO name: path, [kernel.kallsyms], [module], [vdso], ... */
+	enum pm_kind kind;
+	bool exec;          /* PROT_EXEC (kernel, modules, vdso and BPF count as exec) */
+	uint32_t prot, flags;
+	uint64_t time;      /* when it was mapped (0 = synthesized at start) */
+	uint8_t build_id[PM_BUILD_ID_MAX];
+	uint8_t build_id_size;
+	enum pm_bid_source bid_source;
+	uint64_t samples;   /* samples whose leaf is here */
+	uint64_t frames;    /* frames resolved here */
+};
+
+#define PM_KERNEL_PROC UINT32_MAX
+
+struct pm_proc {
+	uint32_t index;      /* 0..procmap_proc_count()-1 */
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t generation; /* exec count within this pid's lineage (0 = as first seen) */
+	const char *comm;    /* process name (main thread's) */
+	bool exited;
+	uint64_t samples;
+};
+
+enum pm_frame_flags {
+	PM_FRAME_LEAF = 1u << 0,    /* the sampled IP (exact); others are callers */
+	PM_FRAME_KERNEL = 1u << 1,  /* kernel address space */
+	PM_FRAME_GUEST = 1u << 2,   /* a guest's address: not resolvable here */
+};
+
+struct pm_frame {
+	uint64_t addr;        /* leaf: the IP; callers: return address - 1 (inside the call) */
+	uint32_t mapping;     /* PM_NO_MAPPING when in no mapping */
+	uint32_t flags;       /* enum pm_frame_flags */
+	uint64_t file_offset; /* addr - start + pgoff of the mapping */
+};
+
+struct pm_stats {
+	uint64_t samples;
+	uint64_t samples_unknown_pid; /* no COMM/MMAP/FORK seen for the pid before */
+	uint64_t frames;
+	uint64_t frames_resolved;
+	uint64_t frames_unmapped;
+	uint64_t frames_guest;
+	uint64_t frames_by_bid[PM_BID__COUNT]; /* resolved frames by their mapping's build-id source */
+	uint64_t processes;
+	uint64_t exec_generations;
+	uint64_t threads;
+	uint64_t mappings;
+	uint64_t mappings_replaced; /* mappings cut or removed by a later overlapping one */
+	uint64_t maps_timeout;      /* synthesized maps flagged as truncated by perf */
+	uint64_t build_id_ambiguous; /* table keys with two different build-ids */
+	uint64_t build_id_disk_mismatch;
+};
+
+struct procmap_opts {
+	bool buildid_from_disk; /* read build-ids of mapped files from this machine's disk */
+};
+
+/* Returns NULL when out of memory. */
+struct procmap *procmap_new(const struct procmap_opts *opts);
+void procmap_free(struct procmap *pm);
+
+/* The recording's build-id table (feature section or pipe records): consulted for mappings without an inline id. */
+void procmap_add_build_ids(struct procmap *pm, const struct rdr_build_id *ids, size_t n);
+
+/*
+ * Applies a non-sample record (MMAP, MMAP2, COMM, FORK, EXIT, KSYMBOL); other
+ * records are ignored. Records must come in time order (rdr_next's order).
+ */
+enum conv_err procmap_feed(struct procmap *pm, const struct rdr_event *ev);
+
+/*
+ * Resolves every frame of a SAMPLE: the leaf IP and the callchain (context
+ * markers skipped, the chain's copy of the IP dropped, callers at return
+ * address - 1). The frames stay valid until the next call. *proc gets the
+ * process index.
+ */
+enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *sample,
+			      const struct pm_frame **frames, size_t *nr, uint32_t *proc);
+
+/* Attaches build-ids from the table (and disk) to mappings still without one. */
+void procmap_finish(struct procmap *pm);
+
+size_t procmap_mapping_count(const struct procmap *pm);
+const struct pm_mapping *procmap_mapping(const struct procmap *pm, uint32_t id);
+size_t procmap_proc_count(const struct procmap *pm);
+const struct pm_proc *procmap_proc(const struct procmap *pm, uint32_t index);
+/* Name of the thread tid (its latest COMM), or NULL. */
+const char *procmap_thread_name(const struct procmap *pm, uint32_t tid);
+const struct pm_stats *procmap_stats(const struct procmap *pm);
+const char *procmap_bid_source_name(enum pm_bid_source s);
+
+#endif
