@@ -1,0 +1,330 @@
+/*
+ * procmap tests: sequences of decoded records (as the reader delivers them)
+ * and the attribution each sample must get.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "procmap/procmap.h"
+#include "reader/perf_abi.h"
+#include "reader/reader.h"
+
+#include <string.h>
+
+#define KPID 0xffffffffu
+#define KTEXT 0xffffffff81000000ull
+
+static struct rdr_event ev;
+
+static void feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint64_t len,
+		      uint64_t pgoff, const char *name, bool exec, uint64_t time)
+{
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_MMAP2;
+	ev.misc = pid == KPID ? PERF_MISC_KERNEL : PERF_MISC_USER;
+	ev.has_time = time != 0;
+	ev.time = time;
+	ev.u.mmap.pid = pid;
+	ev.u.mmap.tid = pid;
+	ev.u.mmap.start = start;
+	ev.u.mmap.len = len;
+	ev.u.mmap.pgoff = pgoff;
+	ev.u.mmap.filename = name;
+	ev.u.mmap.is_mmap2 = true;
+	ev.u.mmap.prot = exec ? 5 : 3;
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+}
+
+static void feed_comm(struct procmap *pm, uint32_t pid, uint32_t tid, const char *comm, bool exec)
+{
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_COMM;
+	ev.u.comm.pid = pid;
+	ev.u.comm.tid = tid;
+	ev.u.comm.comm = comm;
+	ev.u.comm.exec = exec;
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+}
+
+static void feed_fork(struct procmap *pm, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
+		      uint32_t ptid)
+{
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.u.fork_exit.pid = pid;
+	ev.u.fork_exit.ppid = ppid;
+	ev.u.fork_exit.tid = tid;
+	ev.u.fork_exit.ptid = ptid;
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+}
+
+/* Resolves a sample of (pid, tid) at ip with an optional callchain. */
+static const struct pm_frame *sample(struct procmap *pm, uint32_t pid, uint32_t tid, uint64_t ip,
+				     bool kernel, const uint64_t *chain, uint64_t nr, size_t *n,
+				     uint32_t *proc)
+{
+	const struct pm_frame *f;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_SAMPLE;
+	ev.misc = kernel ? PERF_MISC_KERNEL : PERF_MISC_USER;
+	ev.u.sample.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				  (chain ? PERF_SAMPLE_CALLCHAIN : 0);
+	ev.u.sample.ip = ip;
+	ev.u.sample.pid = pid;
+	ev.u.sample.tid = tid;
+	ev.u.sample.callchain = chain;
+	ev.u.sample.callchain_nr = nr;
+	assert_int_equal(procmap_resolve(pm, &ev, &f, n, proc), CONV_E_OK);
+	return f;
+}
+
+/* The path of the mapping a leaf at ip resolves to, or NULL. */
+static const char *leaf_path(struct procmap *pm, uint32_t pid, uint64_t ip, uint32_t *proc)
+{
+	size_t n;
+	uint32_t pr;
+	const struct pm_frame *f = sample(pm, pid, pid, ip, false, NULL, 0, &n, &pr);
+
+	if (proc)
+		*proc = pr;
+	assert_int_equal(n, 1);
+	return f[0].mapping == PM_NO_MAPPING ? NULL : procmap_mapping(pm, f[0].mapping)->path;
+}
+
+static void test_fork_exec_exit(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	uint32_t proc_a, proc_b;
+	(void)state;
+
+	feed_comm(pm, 100, 100, "parent", false);
+	feed_mmap(pm, 100, 0x400000, 0x1000, 0, "/bin/parent", true, 1);
+	/* a thread shares the space */
+	feed_fork(pm, PERF_REC_FORK, 100, 100, 101, 100);
+	assert_string_equal(leaf_path(pm, 100, 0x400100, &proc_a), "/bin/parent");
+	{
+		size_t n;
+		uint32_t pr;
+		const struct pm_frame *f = sample(pm, 100, 101, 0x400200, false, NULL, 0, &n, &pr);
+
+		assert_int_equal(pr, proc_a);
+		assert_int_not_equal(f[0].mapping, PM_NO_MAPPING);
+		assert_string_equal(procmap_thread_name(pm, 101), "parent");
+	}
+	/* fork copies the space; the child's later maps are its own */
+	feed_fork(pm, PERF_REC_FORK, 200, 100, 200, 100);
+	assert_string_equal(leaf_path(pm, 200, 0x400100, &proc_b), "/bin/parent");
+	assert_int_not_equal(proc_a, proc_b);
+	feed_mmap(pm, 200, 0x500000, 0x1000, 0, "/lib/childonly.so", true, 2);
+	assert_null(leaf_path(pm, 100, 0x500100, NULL));
+	/* exec: a new generation with an empty space */
+	feed_comm(pm, 200, 200, "child", true);
+	assert_null(leaf_path(pm, 200, 0x400100, &proc_b));
+	feed_mmap(pm, 200, 0x400000, 0x2000, 0, "/bin/child", true, 3);
+	assert_string_equal(leaf_path(pm, 200, 0x400100, &proc_b), "/bin/child");
+	assert_int_equal(procmap_proc(pm, proc_b)->generation, 1);
+	assert_string_equal(procmap_proc(pm, proc_b)->comm, "child");
+	/* exit keeps the process for late samples */
+	feed_fork(pm, PERF_REC_EXIT, 200, 100, 200, 100);
+	assert_string_equal(leaf_path(pm, 200, 0x400100, NULL), "/bin/child");
+	/* pid reuse: a new fork of 200 starts from its (new) parent's space */
+	feed_fork(pm, PERF_REC_FORK, 200, 100, 200, 100);
+	assert_string_equal(leaf_path(pm, 200, 0x400100, &proc_a), "/bin/parent");
+	assert_int_not_equal(proc_a, proc_b);
+	assert_int_equal(procmap_stats(pm)->exec_generations, 1);
+	procmap_free(pm);
+}
+
+static void test_overlap(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	size_t n;
+	uint32_t pr;
+	const struct pm_frame *f;
+	(void)state;
+
+	feed_mmap(pm, 1, 0x1000, 0x4000, 0x10000, "/a", true, 1);
+	feed_mmap(pm, 1, 0x2000, 0x1000, 0, "/b", true, 2);
+	assert_string_equal(leaf_path(pm, 1, 0x1500, NULL), "/a");
+	assert_string_equal(leaf_path(pm, 1, 0x2500, NULL), "/b");
+	f = sample(pm, 1, 1, 0x4000, false, NULL, 0, &n, &pr);
+	assert_string_equal(procmap_mapping(pm, f[0].mapping)->path, "/a");
+	/* the remnant keeps the original mapping's start and pgoff */
+	assert_int_equal(f[0].file_offset, 0x4000 - 0x1000 + 0x10000);
+	assert_int_equal(procmap_stats(pm)->mappings_replaced, 1);
+	/* a mapping covering several cuts them all */
+	feed_mmap(pm, 1, 0x0, 0x10000, 0, "/c", false, 3);
+	assert_string_equal(leaf_path(pm, 1, 0x2500, NULL), "/c");
+	assert_false(procmap_mapping(pm, 2)->exec);
+	/* edges: start inclusive, limit exclusive */
+	feed_mmap(pm, 1, 0x20000, 0x1000, 0, "/d", true, 4);
+	assert_string_equal(leaf_path(pm, 1, 0x20000, NULL), "/d");
+	assert_null(leaf_path(pm, 1, 0x21000, NULL));
+	assert_null(leaf_path(pm, 1, 0x1ffff, NULL));
+	procmap_free(pm);
+}
+
+static void test_kernel_and_chain(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	size_t n;
+	uint32_t pr;
+	const struct pm_frame *f;
+	const uint64_t chain[] = { PERF_CONTEXT_KERNEL, KTEXT + 0x100, KTEXT + 0x200,
+				   0xffffffffc0001000ull, PERF_CONTEXT_USER, 0x400500, 0x400600, 0 };
+	(void)state;
+
+	feed_mmap(pm, KPID, KTEXT, 0x1000000, KTEXT, "[kernel.kallsyms]_text", false, 0);
+	feed_mmap(pm, KPID, 0xffffffffc0000000ull, 0x4000, 0, "/lib/modules/6.1/kernel/foo-bar.ko.zst",
+		  false, 0);
+	feed_mmap(pm, 7, 0x400000, 0x1000, 0, "/bin/x", true, 1);
+	feed_mmap(pm, 7, 0x7fff0000, 0x2000, 0, "[vdso]", true, 1);
+	f = sample(pm, 7, 7, KTEXT + 0x100, true, chain, 8, &n, &pr);
+	/* leaf, k+0x200, module, two user callers; the chain's IP copy and the 0 are dropped */
+	assert_int_equal(n, 5);
+	assert_int_equal(f[0].addr, KTEXT + 0x100);
+	assert_true(f[0].flags & PM_FRAME_LEAF);
+	assert_true(f[0].flags & PM_FRAME_KERNEL);
+	assert_string_equal(procmap_mapping(pm, f[0].mapping)->dso, "[kernel.kallsyms]");
+	assert_int_equal(procmap_mapping(pm, f[0].mapping)->kind, PM_KIND_KERNEL);
+	assert_true(procmap_mapping(pm, f[0].mapping)->exec);
+	assert_int_equal(f[0].file_offset, KTEXT + 0x100);
+	assert_int_equal(f[1].addr, KTEXT + 0x200 - 1);
+	assert_false(f[1].flags & PM_FRAME_LEAF);
+	assert_string_equal(procmap_mapping(pm, f[2].mapping)->dso, "[foo_bar]");
+	assert_int_equal(procmap_mapping(pm, f[2].mapping)->kind, PM_KIND_MODULE);
+	assert_int_equal(f[3].addr, 0x4004ff);
+	assert_false(f[3].flags & PM_FRAME_KERNEL);
+	assert_string_equal(procmap_mapping(pm, f[4].mapping)->path, "/bin/x");
+	assert_int_equal(procmap_mapping(pm, sample(pm, 7, 7, 0x7fff0010, false, NULL, 0, &n, &pr)[0]
+						     .mapping)->kind,
+			 PM_KIND_VDSO);
+	/* no mapping: kept with its raw address */
+	f = sample(pm, 7, 7, 0x12345, false, NULL, 0, &n, &pr);
+	assert_int_equal(n, 1);
+	assert_int_equal(f[0].mapping, PM_NO_MAPPING);
+	assert_int_equal(f[0].addr, 0x12345);
+	/* a pid never seen */
+	sample(pm, 999, 999, 0x400100, false, NULL, 0, &n, &pr);
+	assert_int_equal(procmap_stats(pm)->samples_unknown_pid, 1);
+	procmap_free(pm);
+}
+
+static void test_build_ids(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	struct rdr_build_id t[5];
+	(void)state;
+
+	memset(t, 0, sizeof(t));
+	t[0].misc = PERF_MISC_USER;
+	t[0].size = 20;
+	t[0].id[0] = 0x11;
+	t[0].filename = "/bin/x";
+	t[1].misc = PERF_MISC_KERNEL;
+	t[1].size = 20;
+	t[1].id[0] = 0x22;
+	t[1].filename = "[kernel.kallsyms]";
+	t[2].misc = PERF_MISC_KERNEL;
+	t[2].size = 20;
+	t[2].id[0] = 0x33;
+	t[2].filename = "[foo_bar]";
+	t[3].misc = PERF_MISC_USER; /* same path, another id: ambiguous */
+	t[3].size = 20;
+	t[3].id[0] = 0x44;
+	t[3].filename = "/bin/amb";
+	t[4] = t[3];
+	t[4].id[0] = 0x45;
+	procmap_add_build_ids(pm, t, 5);
+	feed_mmap(pm, KPID, KTEXT, 0x1000000, KTEXT, "[kernel.kallsyms]_stext", false, 0);
+	feed_mmap(pm, KPID, 0xffffffffc0000000ull, 0x4000, 0, "/lib/modules/6.1/foo-bar.ko", false, 0);
+	feed_mmap(pm, 7, 0x400000, 0x1000, 0, "/bin/x", true, 1);
+	feed_mmap(pm, 7, 0x500000, 0x1000, 0, "/bin/amb", true, 1);
+	/* an inline id wins over the table */
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_MMAP2;
+	ev.misc = PERF_MISC_USER | PERF_MISC_MMAP_BUILD_ID;
+	ev.u.mmap = (struct rdr_mmap){ .pid = 7, .tid = 7, .start = 0x600000, .len = 0x1000,
+				       .filename = "/bin/x", .is_mmap2 = true, .has_build_id = true,
+				       .build_id_size = 20, .prot = 5 };
+	ev.u.mmap.build_id[0] = 0x99;
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+	procmap_finish(pm);
+	assert_int_equal(procmap_mapping(pm, 0)->bid_source, PM_BID_TABLE);
+	assert_int_equal(procmap_mapping(pm, 0)->build_id[0], 0x22);
+	assert_int_equal(procmap_mapping(pm, 1)->build_id[0], 0x33);
+	assert_int_equal(procmap_mapping(pm, 2)->build_id[0], 0x11);
+	assert_int_equal(procmap_mapping(pm, 3)->bid_source, PM_BID_NONE);
+	assert_int_equal(procmap_mapping(pm, 4)->bid_source, PM_BID_MMAP2);
+	assert_int_equal(procmap_mapping(pm, 4)->build_id[0], 0x99);
+	assert_int_equal(procmap_stats(pm)->build_id_ambiguous, 1);
+	procmap_free(pm);
+}
+
+/* perf before 3.16 marks no exec: a COMM with a new name, then an MMAP of that binary */
+static void test_exec_fallback(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	uint32_t p0, p1;
+	(void)state;
+
+	feed_comm(pm, 5, 5, "sh", false);
+	feed_mmap(pm, 5, 0x400000, 0x1000, 0, "/bin/sh", true, 1);
+	assert_string_equal(leaf_path(pm, 5, 0x400100, &p0), "/bin/sh");
+	feed_comm(pm, 5, 5, "newprog", false);
+	feed_mmap(pm, 5, 0x800000, 0x1000, 0, "/usr/bin/newprog", true, 2);
+	assert_null(leaf_path(pm, 5, 0x400100, &p1));
+	assert_int_not_equal(p0, p1);
+	assert_int_equal(procmap_proc(pm, p1)->generation, 1);
+	/* a rename without a matching MMAP is not an exec */
+	feed_comm(pm, 5, 5, "renamed", false);
+	feed_mmap(pm, 5, 0x900000, 0x1000, 0, "/lib/other.so", true, 3);
+	assert_string_equal(leaf_path(pm, 5, 0x800100, &p0), "/usr/bin/newprog");
+	assert_int_equal(p0, p1);
+	procmap_free(pm);
+}
+
+static void test_ksymbol(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	size_t n;
+	uint32_t pr;
+	const struct pm_frame *f;
+	(void)state;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_KSYMBOL;
+	ev.u.ksymbol = (struct rdr_ksymbol){ .addr = 0xffffffffa0000000ull, .len = 0x100,
+					     .ksym_type = 1, .name = "bpf_prog_abc_main" };
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+	f = sample(pm, 3, 3, 0xffffffffa0000010ull, true, NULL, 0, &n, &pr);
+	assert_int_equal(procmap_mapping(pm, f[0].mapping)->kind, PM_KIND_BPF);
+	assert_string_equal(procmap_mapping(pm, f[0].mapping)->dso, "bpf_prog_abc_main");
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_KSYMBOL;
+	ev.u.ksymbol = (struct rdr_ksymbol){ .addr = 0xffffffffa0000000ull, .len = 0x100,
+					     .ksym_type = 1, .flags = 1 /* unregister */,
+					     .name = "bpf_prog_abc_main" };
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+	f = sample(pm, 3, 3, 0xffffffffa0000010ull, true, NULL, 0, &n, &pr);
+	assert_int_equal(f[0].mapping, PM_NO_MAPPING);
+	procmap_free(pm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_exec_exit),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_kernel_and_chain),
+		cmocka_unit_test(test_build_ids),
+		cmocka_unit_test(test_exec_fallback),
+		cmocka_unit_test(test_ksymbol),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
