@@ -7,6 +7,8 @@
  */
 #include "buildid/buildid.h"
 
+#include "core/cursor.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -116,4 +118,54 @@ enum conv_err buildid_from_path(const char *path, uint8_t *out, size_t *len,
 	elf_end(elf);
 	close(fd);
 	return err;
+}
+
+/*
+ * Raw note layout (ELF gABI): u32 namesz, u32 descsz, u32 type, name padded
+ * to 4 bytes, desc padded to 4 bytes; repeated. Host byte order (it is the
+ * running kernel's).
+ */
+enum conv_err buildid_from_notes(const void *notes, size_t size, uint8_t *out, size_t *len)
+{
+	struct cur c;
+
+	cur_init(&c, notes, size, false);
+	while (cur_remaining(&c) >= 12) {
+		uint32_t namesz = cur_u32(&c), descsz = cur_u32(&c), type = cur_u32(&c);
+		size_t npad = ((size_t)namesz + 3u) & ~(size_t)3u;
+		size_t dpad = ((size_t)descsz + 3u) & ~(size_t)3u;
+		const uint8_t *name = cur_view(&c, npad);
+		const uint8_t *desc = cur_view(&c, dpad);
+
+		if (!cur_ok(&c))
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(name, "GNU", 4) &&
+		    descsz > 0 && descsz <= BUILDID_MAX) {
+			memcpy(out, desc, descsz);
+			*len = descsz;
+			return CONV_E_OK;
+		}
+	}
+	return CONV_E_NOTFOUND;
+}
+
+enum conv_err buildid_from_notes_file(const char *path, uint8_t *out, size_t *len)
+{
+	uint8_t buf[64 * 1024];
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return CONV_E_IO;
+	while (got < sizeof(buf)) {
+		ssize_t k = read(fd, buf + got, sizeof(buf) - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	return buildid_from_notes(buf, got, out, len);
 }

@@ -26,6 +26,14 @@ enum conv_err buildid_from_path(const char *path, uint8_t *out, size_t *len,
 enum conv_err buildid_from_mem(const void *image, size_t size, uint8_t *out, size_t *len,
 			       struct conv_diag *diag);
 
+/*
+ * Reads the GNU build-id from raw ELF notes without an ELF header around them,
+ * as the running kernel exports them in /sys/kernel/notes.
+ */
+enum conv_err buildid_from_notes(const void *notes, size_t size, uint8_t *out, size_t *len);
+/* buildid_from_notes() on the contents of a file (e.g. /sys/kernel/notes). */
+enum conv_err buildid_from_notes_file(const char *path, uint8_t *out, size_t *len);
+
 /* Lowercase hex; out must hold 2 * len + 1 bytes. */
 void buildid_hex(const uint8_t *id, size_t len, char *out);
 

@@ -5,6 +5,7 @@
  */
 #include "cli/cli.h"
 
+#include "buildid/buildid.h"
 #include "core/dbuf.h"
 #include "core/hmap.h"
 #include "core/json.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define MAX_MMAP_BUILD_IDS 100000
@@ -44,6 +46,7 @@ struct info_state {
 	uint64_t bids_dropped;
 	struct procmap *pm;
 	bool want_dso;
+	bool want_mappings;
 	struct hmap dso_idx; /* (tid, map, attr) -> index in dso */
 	struct info_attr_key *dso;
 	size_t nr_dso, cap_dso;
@@ -159,6 +162,49 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 	}
 	json_arr_end(j);
 	json_obj_end(j);
+	if (st->want_mappings) {
+		char hex[2 * PM_BUILD_ID_MAX + 1];
+
+		json_key(j, "mappings");
+		json_arr_begin(j);
+		for (uint32_t i = 0; i < procmap_mapping_count(st->pm); i++) {
+			const struct pm_mapping *m = procmap_mapping(st->pm, i);
+			const struct pm_proc *p = m->proc == PM_KERNEL_PROC ? NULL
+									  : procmap_proc(st->pm, m->proc);
+
+			if (!m->exec)
+				continue;
+			buildid_hex(m->build_id, m->build_id_size, hex);
+			json_obj_begin(j);
+			json_key(j, "pid");
+			if (p)
+				json_u64(j, p->pid);
+			else
+				json_i64(j, -1);
+			json_key(j, "generation");
+			json_u64(j, p ? p->generation : 0);
+			json_key(j, "start");
+			json_u64(j, m->start);
+			json_key(j, "limit");
+			json_u64(j, m->limit);
+			json_key(j, "pgoff");
+			json_u64(j, m->pgoff);
+			json_key(j, "path");
+			json_str(j, m->path);
+			json_key(j, "dso");
+			json_str(j, m->dso);
+			json_key(j, "build_id");
+			json_str(j, hex);
+			json_key(j, "build_id_source");
+			json_str(j, procmap_bid_source_name(m->bid_source));
+			json_key(j, "samples");
+			json_u64(j, m->samples);
+			json_key(j, "frames");
+			json_u64(j, m->frames);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
 	if (!st->want_dso)
 		return;
 	json_key(j, "dso_samples");
@@ -564,10 +610,12 @@ int cmd_info(int argc, char **argv)
 			strict = true;
 		} else if (!strcmp(argv[i], "--dso")) {
 			st.want_dso = true;
+		} else if (!strcmp(argv[i], "--mappings")) {
+			st.want_mappings = true;
 		} else if (!strcmp(argv[i], "--buildid-from-disk")) {
 			pmo.buildid_from_disk = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: conv info [--json] [--strict] [--dso] [--buildid-from-disk] FILE|-\n");
+			printf("usage: conv info [--json] [--strict] [--dso] [--mappings] [--buildid-from-disk] FILE|-\n");
 			return CLI_EXIT_OK;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "conv info: unknown option '%s'\n", argv[i]);
@@ -580,7 +628,7 @@ int cmd_info(int argc, char **argv)
 		}
 	}
 	if (!path) {
-		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--buildid-from-disk] FILE|-\n");
+		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--mappings] [--buildid-from-disk] FILE|-\n");
 		return CLI_EXIT_USAGE;
 	}
 	memset(&diag, 0, sizeof(diag));
@@ -635,6 +683,13 @@ int cmd_info(int argc, char **argv)
 			rc = CLI_EXIT_INPUT;
 			break;
 		}
+	}
+	{
+		struct utsname u;
+		const char *rel = rdr_info(r)->osrelease;
+
+		/* kernel build-ids from this machine only for a recording of this kernel */
+		procmap_set_running_kernel(st.pm, rel && uname(&u) == 0 && !strcmp(u.release, rel));
 	}
 	procmap_finish(st.pm);
 	if (rdr_stats(r)->stopped)

@@ -10,7 +10,8 @@
 #define CONV_VERSION_STRING "0.1.0"
 
 static const char usage_text[] =
-	"usage: conv info [--json] [--strict] [--dso] [--buildid-from-disk] FILE|-\n"
+	"usage: conv info [--json] [--strict] [--dso] [--mappings]\n"
+	"                 [--buildid-from-disk] FILE|-\n"
 	"\n"
 	"Reads a perf.data recording (file or pipe mode, either byte order,\n"
 	"zstd-compressed or not; '-' reads standard input) and prints what it\n"
@@ -22,6 +23,8 @@ static const char usage_text[] =
 	"  --strict     exit 3 when the file has problems (data was lost)\n"
 	"  --dso        also count samples by thread and DSO (the mapping\n"
 	"               live in that process when the sample was taken)\n"
+	"  --mappings   (with --json) list executable mappings with their\n"
+	"               build-id, its source and the samples they got\n"
 	"  --buildid-from-disk\n"
 	"               take build-ids the file lacks from the mapped files on\n"
 	"               this machine (for recordings made here)\n"

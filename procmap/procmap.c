@@ -14,8 +14,10 @@
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #define PID_KERNEL 0xffffffffu
 #define PROT_EXEC_BIT 0x4u
@@ -779,6 +781,35 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 
 /* ---- finish and queries ---- */
 
+/*
+ * The vdso of the running kernel, read from this process's own copy (as
+ * perf does): the recording's [vdso] is the same image when the recording
+ * was made on this kernel.
+ */
+static bool running_vdso_build_id(uint8_t *id, size_t *len)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f;
+	char line[512];
+	unsigned long lo, hi;
+	bool ok = false;
+
+	if (!base)
+		return false;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
+		    hi > lo) {
+			ok = buildid_from_mem((const void *)base, hi - lo, id, len, NULL) == CONV_E_OK;
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
 void procmap_finish(struct procmap *pm)
 {
 	uint8_t id[BUILDID_MAX];
@@ -815,9 +846,31 @@ void procmap_finish(struct procmap *pm)
 				m->bid_source = PM_BID_DISK;
 			}
 		}
+		if (m->bid_source == PM_BID_NONE && pm->opts.buildid_from_disk &&
+		    pm->opts.running_kernel && m->kind == PM_KIND_KERNEL &&
+		    buildid_from_notes_file(pm->opts.kernel_notes ? pm->opts.kernel_notes
+								  : "/sys/kernel/notes",
+					    id, &len) == CONV_E_OK &&
+		    len <= PM_BUILD_ID_MAX) {
+			memcpy(m->build_id, id, len);
+			m->build_id_size = (uint8_t)len;
+			m->bid_source = PM_BID_DISK;
+		}
+		if (m->bid_source == PM_BID_NONE && pm->opts.buildid_from_disk &&
+		    pm->opts.running_kernel && m->kind == PM_KIND_VDSO && !strcmp(m->path, "[vdso]") &&
+		    running_vdso_build_id(id, &len) && len <= PM_BUILD_ID_MAX) {
+			memcpy(m->build_id, id, len);
+			m->build_id_size = (uint8_t)len;
+			m->bid_source = PM_BID_DISK;
+		}
 		pm->st.frames_by_bid[m->bid_source] += m->frames;
 	}
 	hmap_release(&disk);
+}
+
+void procmap_set_running_kernel(struct procmap *pm, bool running)
+{
+	pm->opts.running_kernel = running;
 }
 
 size_t procmap_mapping_count(const struct procmap *pm)

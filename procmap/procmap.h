@@ -108,6 +108,8 @@ struct pm_stats {
 
 struct procmap_opts {
 	bool buildid_from_disk; /* read build-ids of mapped files from this machine's disk */
+	bool running_kernel;    /* the recording's kernel is the one running here (same release) */
+	const char *kernel_notes; /* file with the running kernel's notes; NULL = /sys/kernel/notes */
 };
 
 /* Returns NULL when out of memory. */
@@ -131,6 +133,9 @@ enum conv_err procmap_feed(struct procmap *pm, const struct rdr_event *ev);
  */
 enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *sample,
 			      const struct pm_frame **frames, size_t *nr, uint32_t *proc);
+
+/* Says whether the recording's kernel is the one running here (known only once pipe metadata is read). */
+void procmap_set_running_kernel(struct procmap *pm, bool running);
 
 /* Attaches build-ids from the table (and disk) to mappings still without one. */
 void procmap_finish(struct procmap *pm);
