@@ -414,10 +414,13 @@ static enum pm_kind classify(bool kernel_space, const char *name, const char **d
 	if (!strcmp(name, "[vdso]") || !strcmp(name, "[vdso32]") || !strcmp(name, "[vdsox32]") ||
 	    !strcmp(name, "[vsyscall]"))
 		return PM_KIND_VDSO;
-	if (name[0] == '/' && strncmp(name, "//anon", 6) && strncmp(name, "/memfd:", 7) &&
-	    strncmp(name, "/dev/zero", 9) && strncmp(name, "/SYSV", 5))
-		return PM_KIND_FILE;
-	return PM_KIND_ANON;
+	/* perf's is_anon_memory() and is_no_dso_memory() */
+	if (!strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) ||
+	    !strncmp(name, "/anon_hugepage", 14) || !strncmp(name, "[stack", 6) ||
+	    !strncmp(name, "/SYSV", 5) || !strcmp(name, "[heap]") || !strncmp(name, "[anon", 5) ||
+	    !name[0])
+		return PM_KIND_ANON;
+	return PM_KIND_FILE;
 }
 
 static struct pm_mapping *mapping_new(struct procmap *pm, uint32_t proc, uint64_t start,
@@ -483,6 +486,15 @@ static enum conv_err apply_mmap(struct procmap *pm, const struct rdr_event *ev)
 	/* perf writes the kernel map with prot 0; kernel code is code */
 	if (m->kind == PM_KIND_KERNEL || m->kind == PM_KIND_MODULE || m->kind == PM_KIND_VDSO)
 		m->exec = true;
+	if (m->kind == PM_KIND_ANON && m->exec) {
+		/* executable anonymous memory is JIT code; perf names it after the mapping's pid */
+		char jname[40];
+
+		snprintf(jname, sizeof(jname), "[JIT] tid %u", (unsigned)mm->pid);
+		m->kind = PM_KIND_JIT;
+		m->dso = strtab_get(&pm->strs, strtab_intern_cstr(&pm->strs, jname));
+		m->jit_pid = mm->pid;
+	}
 	if (mm->has_build_id) {
 		m->build_id_size = mm->build_id_size;
 		memcpy(m->build_id, mm->build_id, mm->build_id_size);

@@ -33,6 +33,7 @@ enum pm_kind {
 	PM_KIND_MODULE, /* a kernel module */
 	PM_KIND_VDSO,   /* [vdso], [vsyscall] */
 	PM_KIND_BPF,    /* a BPF program (KSYMBOL) */
+	PM_KIND_JIT,    /* anonymous executable memory: JIT code, named by /tmp/perf-PID.map */
 };
 
 /* Where a mapping's build-id came from, most authoritative first. */
@@ -51,7 +52,7 @@ struct pm_mapping {
 	uint64_t limit;     /* start + len */
 	uint64_t pgoff;     /* as recorded (for the kernel: the runtime address of _text) */
 	const char *path;   /* as recorded */
-	const char *dso;    /* perf's DSO name: path, [kernel.kallsyms], [module], [vdso], ... */
+	const char *dso;    /* perf's DSO name: path, [kernel.kallsyms], [module], [vdso], [JIT] tid PID */
 	enum pm_kind kind;
 	bool exec;          /* PROT_EXEC (kernel, modules, vdso and BPF count as exec) */
 	uint32_t prot, flags;
@@ -59,6 +60,7 @@ struct pm_mapping {
 	uint8_t build_id[PM_BUILD_ID_MAX];
 	uint8_t build_id_size;
 	enum pm_bid_source bid_source;
+	uint32_t jit_pid;   /* JIT: the pid whose perf-PID.map names this code */
 	uint64_t samples;   /* samples whose leaf is here */
 	uint64_t frames;    /* frames resolved here */
 };
