@@ -9,6 +9,7 @@
 #include "core/dbuf.h"
 #include "core/hmap.h"
 #include "core/json.h"
+#include "procmap/jitmap.h"
 #include "procmap/procmap.h"
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
@@ -47,6 +48,15 @@ struct info_state {
 	struct procmap *pm;
 	bool want_dso;
 	bool want_mappings;
+	bool want_jit;
+	struct hmap jit_idx; /* (proc, jit sym pointer) -> index in jit */
+	struct info_jit {
+		uint32_t pid;
+		const char *name;
+		const char *dso;
+		uint64_t samples;
+	} *jit;
+	size_t nr_jit, cap_jit;
 	struct hmap dso_idx; /* (tid, map, attr) -> index in dso */
 	struct info_attr_key *dso;
 	size_t nr_dso, cap_dso;
@@ -98,6 +108,45 @@ static void note_dso(struct info_state *st, const struct rdr_event *ev, uint32_t
 	st->nr_dso++;
 }
 
+static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame *leaf)
+{
+	uint64_t key;
+	uint64_t *v;
+	struct info_jit *e;
+
+	if (!leaf || !leaf->jit)
+		return;
+	key = hmap_hash((uint64_t)(uintptr_t)leaf->jit) ^ ((uint64_t)pid << 1);
+	v = hmap_get(&st->jit_idx, key);
+	if (v && st->jit[*v].pid == pid && st->jit[*v].name == leaf->jit->name) {
+		st->jit[*v].samples++;
+		return;
+	}
+	for (size_t i = 0; v && i < st->nr_jit; i++)
+		if (st->jit[i].pid == pid && st->jit[i].name == leaf->jit->name) {
+			st->jit[i].samples++;
+			return;
+		}
+	if (st->nr_jit == st->cap_jit) {
+		size_t ncap = st->cap_jit ? st->cap_jit * 2 : 64;
+		struct info_jit *nj = realloc(st->jit, ncap * sizeof(*nj));
+
+		if (!nj)
+			return;
+		st->jit = nj;
+		st->cap_jit = ncap;
+	}
+	e = &st->jit[st->nr_jit];
+	e->pid = pid;
+	e->name = leaf->jit->name;
+	e->dso = leaf->mapping == PM_NO_MAPPING ? "[unknown]"
+						: procmap_mapping(st->pm, leaf->mapping)->dso;
+	e->samples = 1;
+	if (!v)
+		hmap_put(&st->jit_idx, key, st->nr_jit);
+	st->nr_jit++;
+}
+
 static const char *dso_name(const struct info_state *st, uint32_t map)
 {
 	const struct pm_mapping *m = map == PM_NO_MAPPING ? NULL : procmap_mapping(st->pm, map);
@@ -138,6 +187,16 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 		json_u64(j, ps->frames_by_bid[b]);
 	}
 	json_obj_end(j);
+	json_key(j, "frames_jit");
+	json_u64(j, ps->frames_jit);
+	json_key(j, "jit_maps_loaded");
+	json_u64(j, ps->jit_maps_loaded);
+	json_key(j, "jit_dumps_loaded");
+	json_u64(j, ps->jit_dumps_loaded);
+	json_key(j, "jit_load_failures");
+	json_u64(j, ps->jit_load_failures);
+	json_key(j, "jit_entries");
+	json_u64(j, ps->jit_entries);
 	json_key(j, "build_id_ambiguous");
 	json_u64(j, ps->build_id_ambiguous);
 	json_key(j, "maps_timeout");
@@ -201,6 +260,23 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 			json_u64(j, m->samples);
 			json_key(j, "frames");
 			json_u64(j, m->frames);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
+	if (st->want_jit) {
+		json_key(j, "jit_symbols");
+		json_arr_begin(j);
+		for (size_t i = 0; i < st->nr_jit; i++) {
+			json_obj_begin(j);
+			json_key(j, "pid");
+			json_u64(j, st->jit[i].pid);
+			json_key(j, "dso");
+			json_str(j, st->jit[i].dso);
+			json_key(j, "name");
+			json_str(j, st->jit[i].name);
+			json_key(j, "samples");
+			json_u64(j, st->jit[i].samples);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
@@ -557,9 +633,10 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			    ps->processes, ps->exec_generations, ps->threads, ps->mappings,
 			    ps->mappings_replaced);
 		dbuf_printf(out, "frames:        %" PRIu64 " resolved to a mapping, %" PRIu64
-			    " unmapped; build-ids from mmap2 %" PRIu64 ", table %" PRIu64
-			    ", disk %" PRIu64 ", none %" PRIu64 "\n",
-			    ps->frames_resolved, ps->frames_unmapped, ps->frames_by_bid[PM_BID_MMAP2],
+			    " unmapped, %" PRIu64 " named by JIT maps; build-ids from mmap2 %" PRIu64
+			    ", table %" PRIu64 ", disk %" PRIu64 ", none %" PRIu64 "\n",
+			    ps->frames_resolved, ps->frames_unmapped, ps->frames_jit,
+			    ps->frames_by_bid[PM_BID_MMAP2],
 			    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
 			    ps->frames_by_bid[PM_BID_NONE]);
 	}
@@ -612,10 +689,14 @@ int cmd_info(int argc, char **argv)
 			st.want_dso = true;
 		} else if (!strcmp(argv[i], "--mappings")) {
 			st.want_mappings = true;
+		} else if (!strcmp(argv[i], "--jit")) {
+			st.want_jit = true;
+		} else if (!strcmp(argv[i], "--jit-dir") && i + 1 < argc) {
+			pmo.jit_dir = argv[++i];
 		} else if (!strcmp(argv[i], "--buildid-from-disk")) {
 			pmo.buildid_from_disk = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: conv info [--json] [--strict] [--dso] [--mappings] [--buildid-from-disk] FILE|-\n");
+			printf("usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] FILE|-\n");
 			return CLI_EXIT_OK;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "conv info: unknown option '%s'\n", argv[i]);
@@ -628,7 +709,7 @@ int cmd_info(int argc, char **argv)
 		}
 	}
 	if (!path) {
-		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--mappings] [--buildid-from-disk] FILE|-\n");
+		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] FILE|-\n");
 		return CLI_EXIT_USAGE;
 	}
 	memset(&diag, 0, sizeof(diag));
@@ -651,6 +732,7 @@ int cmd_info(int argc, char **argv)
 		return CLI_EXIT_INPUT;
 	}
 	hmap_init(&st.dso_idx);
+	hmap_init(&st.jit_idx);
 	procmap_add_build_ids(st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
 	for (;;) {
 		const struct rdr_event *ev;
@@ -674,6 +756,8 @@ int cmd_info(int argc, char **argv)
 			err = procmap_resolve(st.pm, ev, &frames, &nr, &proc);
 			if (!err && st.want_dso)
 				note_dso(&st, ev, proc, nr ? &frames[0] : NULL);
+			if (!err && st.want_jit && nr)
+				note_jit(&st, procmap_proc(st.pm, proc)->pid, &frames[0]);
 		} else {
 			err = procmap_feed(st.pm, ev);
 		}
@@ -711,6 +795,8 @@ int cmd_info(int argc, char **argv)
 	free(st.bids);
 	free(st.dso);
 	hmap_release(&st.dso_idx);
+	free(st.jit);
+	hmap_release(&st.jit_idx);
 	procmap_free(st.pm);
 	rdr_close(r);
 	return rc;

@@ -10,8 +10,8 @@
 #define CONV_VERSION_STRING "0.1.0"
 
 static const char usage_text[] =
-	"usage: conv info [--json] [--strict] [--dso] [--mappings]\n"
-	"                 [--buildid-from-disk] FILE|-\n"
+	"usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit]\n"
+	"                 [--jit-dir DIR] [--buildid-from-disk] FILE|-\n"
 	"\n"
 	"Reads a perf.data recording (file or pipe mode, either byte order,\n"
 	"zstd-compressed or not; '-' reads standard input) and prints what it\n"
@@ -25,6 +25,10 @@ static const char usage_text[] =
 	"               live in that process when the sample was taken)\n"
 	"  --mappings   (with --json) list executable mappings with their\n"
 	"               build-id, its source and the samples they got\n"
+	"  --jit        (with --json) count samples by JIT symbol (perf-PID.map,\n"
+	"               jit-PID.dump)\n"
+	"  --jit-dir DIR\n"
+	"               where perf-PID.map and jit-PID.dump files are (default /tmp)\n"
 	"  --buildid-from-disk\n"
 	"               take build-ids the file lacks from the mapped files on\n"
 	"               this machine (for recordings made here)\n"

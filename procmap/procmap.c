@@ -10,6 +10,7 @@
 
 #include "buildid/buildid.h"
 #include "core/hmap.h"
+#include "procmap/jitmap.h"
 #include "core/strtab.h"
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
@@ -50,8 +51,19 @@ struct pm_bid {
 	bool ambiguous;
 };
 
+/* JIT symbols of one pid, loaded the first time a frame needs them */
+struct pm_jit {
+	uint32_t pid;
+	bool loaded;
+	char *dump_path; /* jitdump named by an MMAP record of this pid, if any */
+	struct jit_table table;
+};
+
 struct procmap {
 	struct procmap_opts opts;
+	struct hmap jit_by_pid; /* pid -> index in jits */
+	struct pm_jit *jits;
+	size_t nr_jits, cap_jits;
 	struct strtab strs;
 	struct pm_mapping *maps;
 	size_t nr_maps, cap_maps;
@@ -103,6 +115,7 @@ struct procmap *procmap_new(const struct procmap_opts *opts)
 	hmap_init(&pm->pid2proc);
 	hmap_init(&pm->tid2thr);
 	hmap_init(&pm->bid_by_key);
+	hmap_init(&pm->jit_by_pid);
 	return pm;
 }
 
@@ -121,9 +134,18 @@ void procmap_free(struct procmap *pm)
 	hmap_release(&pm->pid2proc);
 	hmap_release(&pm->tid2thr);
 	hmap_release(&pm->bid_by_key);
+	for (size_t i = 0; i < pm->nr_jits; i++) {
+		if (pm->jits[i].loaded)
+			jit_table_release(&pm->jits[i].table);
+		free(pm->jits[i].dump_path);
+	}
+	free(pm->jits);
+	hmap_release(&pm->jit_by_pid);
 	strtab_release(&pm->strs);
 	free(pm);
 }
+
+static void jit_note_dump(struct procmap *pm, uint32_t pid, const char *path);
 
 /* ---- address spaces ---- */
 
@@ -523,6 +545,8 @@ static enum conv_err apply_mmap(struct procmap *pm, const struct rdr_event *ev)
 			m->proc = np->pub.index;
 		}
 	}
+	if (!kernel_space && m->kind == PM_KIND_FILE)
+		jit_note_dump(pm, mm->pid, m->path);
 	space = kernel_space ? &pm->kspace : &p->space;
 	if (!space_insert(space, m->start, m->limit, m->id, &replaced))
 		return CONV_E_NOMEM;
@@ -675,6 +699,77 @@ enum conv_err procmap_feed(struct procmap *pm, const struct rdr_event *ev)
 	}
 }
 
+/* ---- JIT symbols ---- */
+
+static struct pm_jit *jit_entry(struct procmap *pm, uint32_t pid)
+{
+	uint64_t *v = hmap_get(&pm->jit_by_pid, pid);
+	struct pm_jit *j;
+
+	if (v)
+		return &pm->jits[*v];
+	if (!grow((void **)&pm->jits, &pm->cap_jits, pm->nr_jits + 1, sizeof(*pm->jits)) ||
+	    !hmap_put(&pm->jit_by_pid, pid, pm->nr_jits))
+		return NULL;
+	j = &pm->jits[pm->nr_jits++];
+	memset(j, 0, sizeof(*j));
+	j->pid = pid;
+	return j;
+}
+
+/* An MMAP of jit-<pid>.dump is how a runtime announces its jitdump (perf's marker). */
+static void jit_note_dump(struct procmap *pm, uint32_t pid, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	struct pm_jit *j;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "jit-", 4) || !strstr(base, ".dump"))
+		return;
+	j = jit_entry(pm, pid);
+	if (j && !j->dump_path && !j->loaded)
+		j->dump_path = strdup(path);
+}
+
+static const struct jit_table *jit_table_of(struct procmap *pm, uint32_t pid)
+{
+	struct pm_jit *j = jit_entry(pm, pid);
+	const char *dir = pm->opts.jit_dir ? pm->opts.jit_dir : "/tmp";
+	unsigned flags = pm->opts.jit_any_owner ? JIT_LOAD_ANY_OWNER : 0;
+	struct jit_stats js;
+	enum conv_err err;
+
+	if (!j)
+		return NULL;
+	if (j->loaded)
+		return &j->table;
+	j->loaded = true;
+	jit_table_init(&j->table);
+	memset(&js, 0, sizeof(js));
+	err = jit_load_perf_map(&j->table, dir, pid, flags, &js, NULL);
+	if (err == CONV_E_OK)
+		pm->st.jit_maps_loaded++;
+	else if (err != CONV_E_NOTFOUND)
+		pm->st.jit_load_failures++;
+	if (j->dump_path) {
+		/* where the recording saw it, else the same name in the JIT directory */
+		err = jit_load_jitdump(&j->table, j->dump_path, flags, &js, NULL);
+		if (err == CONV_E_NOTFOUND) {
+			const char *base = strrchr(j->dump_path, '/');
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/%s", dir, base ? base + 1 : j->dump_path);
+			err = jit_load_jitdump(&j->table, path, flags, &js, NULL);
+		}
+		if (err == CONV_E_OK || err == CONV_E_TRUNCATED)
+			pm->st.jit_dumps_loaded++;
+		else if (err != CONV_E_NOTFOUND)
+			pm->st.jit_load_failures++;
+	}
+	pm->st.jit_entries += j->table.nr;
+	return &j->table;
+}
+
 /* ---- resolution ---- */
 
 enum ctx { CTX_KERNEL, CTX_USER, CTX_GUEST, CTX_HV };
@@ -702,6 +797,22 @@ static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *
 		pm->st.frames_guest++;
 	}
 	f->mapping = map;
+	f->jit = NULL;
+	if (ctx == CTX_USER && (map == PM_NO_MAPPING || pm->maps[map].kind == PM_KIND_JIT)) {
+		/* JIT code: named by the perf map of the pid that mapped it (perf's rule) */
+		uint32_t jpid = map == PM_NO_MAPPING ? p->pub.pid : pm->maps[map].jit_pid;
+		const struct jit_table *t = jit_table_of(pm, jpid);
+
+		f->jit = t ? jit_lookup(t, f->addr) : NULL;
+		if (!f->jit && map == PM_NO_MAPPING && jpid != p->pub.pid) {
+			t = jit_table_of(pm, p->pub.pid);
+			f->jit = t ? jit_lookup(t, f->addr) : NULL;
+		}
+		if (f->jit) {
+			f->flags |= PM_FRAME_JIT;
+			pm->st.frames_jit++;
+		}
+	}
 	if (map == PM_NO_MAPPING) {
 		pm->st.frames_unmapped++;
 	} else {

@@ -81,13 +81,17 @@ enum pm_frame_flags {
 	PM_FRAME_LEAF = 1u << 0,    /* the sampled IP (exact); others are callers */
 	PM_FRAME_KERNEL = 1u << 1,  /* kernel address space */
 	PM_FRAME_GUEST = 1u << 2,   /* a guest's address: not resolvable here */
+	PM_FRAME_JIT = 1u << 3,     /* named by a perf-PID.map or jitdump entry (jit) */
 };
+
+struct jit_sym;
 
 struct pm_frame {
 	uint64_t addr;        /* leaf: the IP; callers: return address - 1 (inside the call) */
 	uint32_t mapping;     /* PM_NO_MAPPING when in no mapping */
 	uint32_t flags;       /* enum pm_frame_flags */
 	uint64_t file_offset; /* addr - start + pgoff of the mapping */
+	const struct jit_sym *jit; /* JIT symbol covering addr, or NULL (valid while the procmap lives) */
 };
 
 struct pm_stats {
@@ -105,13 +109,19 @@ struct pm_stats {
 	uint64_t mappings_replaced; /* mappings cut or removed by a later overlapping one */
 	uint64_t maps_timeout;      /* synthesized maps flagged as truncated by perf */
 	uint64_t build_id_ambiguous; /* table keys with two different build-ids */
-	uint64_t build_id_disk_mismatch;
+	uint64_t frames_jit;          /* frames named by a JIT symbol file */
+	uint64_t jit_maps_loaded;     /* perf-PID.map files read */
+	uint64_t jit_dumps_loaded;    /* jitdump files read */
+	uint64_t jit_load_failures;   /* JIT files present but unreadable or refused */
+	uint64_t jit_entries;         /* JIT symbols loaded */
 };
 
 struct procmap_opts {
 	bool buildid_from_disk; /* read build-ids of mapped files from this machine's disk */
 	bool running_kernel;    /* the recording's kernel is the one running here (same release) */
 	const char *kernel_notes; /* file with the running kernel's notes; NULL = /sys/kernel/notes */
+	const char *jit_dir;      /* where perf-PID.map and jit-PID.dump files are; NULL = /tmp */
+	bool jit_any_owner;       /* accept JIT files owned by other users (perf's -f) */
 };
 
 /* Returns NULL when out of memory. */

@@ -8,11 +8,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "procmap/jitmap.h"
 #include "procmap/procmap.h"
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KPID 0xffffffffu
 #define KTEXT 0xffffffff81000000ull
@@ -315,6 +319,55 @@ static void test_ksymbol(void **state)
 	procmap_free(pm);
 }
 
+/* Anonymous executable memory is JIT code named by /tmp/perf-PID.map (here a test dir). */
+static void test_jit(void **state)
+{
+	char dir[] = "/tmp/conv-test-jit-XXXXXX";
+	char path[256];
+	struct procmap_opts o = { 0 };
+	struct procmap *pm;
+	FILE *f;
+	size_t n;
+	uint32_t pr;
+	const struct pm_frame *fr;
+	const uint64_t chain[] = { PERF_CONTEXT_USER, 0x7f0000000100ull, 0x7f0000000210ull,
+				   0x7f0000900005ull };
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/perf-42.map", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("7f0000000000 200 Ljava/lang/Foo;::bar\n"
+	      "0x7f0000000200 0x100 void Foo.baz(int)\n"
+	      "7f0000900000 10 outside any mapping\n", f);
+	fclose(f);
+	o.jit_dir = dir;
+	pm = procmap_new(&o);
+	feed_mmap(pm, 42, 0x7f0000000000ull, 0x10000, 0, "//anon", true, 1);
+	fr = sample(pm, 42, 42, 0x7f0000000100ull, false, chain, 4, &n, &pr);
+	assert_int_equal(n, 3);
+	assert_int_equal(procmap_mapping(pm, fr[0].mapping)->kind, PM_KIND_JIT);
+	assert_string_equal(procmap_mapping(pm, fr[0].mapping)->dso, "[JIT] tid 42");
+	assert_non_null(fr[0].jit);
+	assert_true(fr[0].flags & PM_FRAME_JIT);
+	assert_string_equal(fr[0].jit->name, "Ljava/lang/Foo;::bar");
+	/* a caller is looked up at its return address - 1 */
+	assert_string_equal(fr[1].jit->name, "void Foo.baz(int)");
+	/* perf maps may name code no MMAP covered */
+	assert_int_equal(fr[2].mapping, PM_NO_MAPPING);
+	assert_string_equal(fr[2].jit->name, "outside any mapping");
+	/* a forked child keeps the parent's JIT names */
+	feed_fork(pm, PERF_REC_FORK, 43, 42, 43, 42);
+	fr = sample(pm, 43, 43, 0x7f0000000100ull, false, NULL, 0, &n, &pr);
+	assert_string_equal(fr[0].jit->name, "Ljava/lang/Foo;::bar");
+	assert_int_equal(procmap_stats(pm)->jit_maps_loaded, 1);
+	assert_int_equal(procmap_stats(pm)->frames_jit, 4);
+	procmap_free(pm);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_build_ids),
 		cmocka_unit_test(test_exec_fallback),
 		cmocka_unit_test(test_ksymbol),
+		cmocka_unit_test(test_jit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
