@@ -74,9 +74,13 @@ void rdr_parse_attr(struct rdr *r, struct cur *c, size_t avail, struct rdr_attr 
 		size = avail;
 	/* fields the file does not have stay zero; bytes beyond what we know are ignored */
 	memset(tmp, 0, sizeof(tmp));
-	memcpy(tmp, cur_view(c, size), size < sizeof(tmp) ? size : sizeof(tmp));
-	if (!cur_ok(c))
-		return;
+	{
+		const uint8_t *v = cur_view(c, size);
+
+		if (!v)
+			return;
+		memcpy(tmp, v, size < sizeof(tmp) ? size : sizeof(tmp));
+	}
 	cur_init(&ac, tmp, sizeof(tmp), r->swap);
 	a->type = cur_u32(&ac);
 	a->size = cur_u32(&ac);

@@ -1,8 +1,12 @@
 /*
- * TRACING_DATA: the tracepoint formats perf saved with the recording, used to
- * name tracepoint events whose names the file does not carry itself (pipe
- * files and old perf), and kept parsed (libtraceevent) for decoding
- * tracepoint fields later.
+ * TRACING_DATA: the tracepoint formats perf saved with the recording. The
+ * reader only needs them to name tracepoint events whose names the file does
+ * not carry (pipe files and old perf): each event format starts with
+ * "name: NAME" and "ID: NUMBER" lines, which are parsed here strictly. The
+ * blob itself is kept for libtraceevent, which decodes tracepoint fields;
+ * hostile format text is not handed to it while reading, because fuzzing
+ * found libtraceevent 1.7 crashing (SEGV in print-fmt parsing) and leaking on
+ * crafted formats.
  *
  * Blob layout (tools/perf/util/trace-event-{info,read}.c), integers in the
  * byte order given by the blob's own flag:
@@ -24,9 +28,9 @@
 
 #include "reader/perf_abi.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <traceevent/event-parse.h>
 
 static const uint8_t trace_magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 
@@ -34,8 +38,13 @@ static const char *blob_cstr(struct cur *c)
 {
 	const char *s = (const char *)c->base + c->pos;
 	size_t left = cur_remaining(c);
-	size_t n = strnlen(s, left);
+	size_t n;
 
+	if (!left || c->err) {
+		cur_fail(c);
+		return NULL;
+	}
+	n = strnlen(s, left);
 	if (n == left) {
 		cur_fail(c);
 		return NULL;
@@ -54,20 +63,92 @@ static void blob_skip_sized64(struct cur *c)
 		cur_skip(c, (size_t)n);
 }
 
-static void rdr_tracing_parse(struct rdr *r)
+/* The value of a "KEY: value" line of a format text, or NULL. */
+static const char *format_field(const char *fmt, size_t len, const char *key, size_t *vlen)
+{
+	size_t klen = strlen(key);
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *line = fmt + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t llen = nl ? (size_t)(nl - line) : len - pos;
+
+		if (llen > klen && !memcmp(line, key, klen)) {
+			const char *v = line + klen;
+			size_t n = llen - klen;
+
+			while (n && (*v == ' ' || *v == '\t')) {
+				v++;
+				n--;
+			}
+			*vlen = n;
+			return v;
+		}
+		pos += llen + 1;
+	}
+	return NULL;
+}
+
+static bool name_ok(const char *s, size_t n)
+{
+	if (!n || n > 200)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch <= ' ' || ch >= 0x7f || ch == ':')
+			return false;
+	}
+	return true;
+}
+
+/* Names the tracepoint attrs whose config is this format's ID. */
+static void name_from_format(struct rdr *r, const char *sys, const char *fmt, size_t len)
+{
+	size_t nlen, ilen, slen = strlen(sys);
+	const char *name = format_field(fmt, len, "name:", &nlen);
+	const char *idv = format_field(fmt, len, "ID:", &ilen);
+	uint64_t id = 0;
+	char buf[420];
+
+	if (!name || !idv || !ilen || ilen > 10 || !name_ok(name, nlen) || !name_ok(sys, slen))
+		return;
+	for (size_t i = 0; i < ilen; i++) {
+		if (idv[i] < '0' || idv[i] > '9')
+			return;
+		id = id * 10 + (uint64_t)(idv[i] - '0');
+	}
+	for (size_t i = 0; i < r->info.nr_attrs; i++) {
+		struct rdr_attr *a = &r->info.attrs[i];
+
+		if (a->type != PERF_TYPE_TRACEPOINT || a->name_from_file || a->config != id)
+			continue;
+		snprintf(buf, sizeof(buf), "%.*s:%.*s", (int)slen, sys, (int)nlen, name);
+		a->name = arena_strndup(&r->arena, buf, strlen(buf));
+	}
+}
+
+void rdr_tracing_name(struct rdr *r)
 {
 	struct cur c;
+	const uint8_t *magic;
 	const char *version, *sys;
 	uint8_t big;
 	uint32_t nftrace, nsys;
-	struct tep_handle *tep;
-	bool host_big = false;
+	bool host_big, any = false;
 	uint16_t one = 1;
 
-	if (r->tep || !r->info.tracing_data || r->info.tracing_data_len < 16)
+	if (!r->info.tracing_data || r->info.tracing_data_len < 16)
+		return;
+	for (size_t i = 0; i < r->info.nr_attrs; i++)
+		if (r->info.attrs[i].type == PERF_TYPE_TRACEPOINT && !r->info.attrs[i].name_from_file)
+			any = true;
+	if (!any)
 		return;
 	cur_init(&c, r->info.tracing_data, r->info.tracing_data_len, false);
-	if (memcmp(cur_view(&c, 10), trace_magic, 10) != 0) {
+	magic = cur_view(&c, 10);
+	if (!magic || memcmp(magic, trace_magic, 10) != 0) {
 		rdr_problem(r, CONV_E_FORMAT, UINT64_MAX, 0, "tracing data has no 'tracing' magic");
 		return;
 	}
@@ -88,16 +169,6 @@ static void rdr_tracing_parse(struct rdr *r)
 	nftrace = cur_u32(&c);
 	for (uint32_t i = 0; i < nftrace && cur_ok(&c); i++)
 		blob_skip_sized64(&c);
-	if (!cur_ok(&c))
-		goto bad;
-
-	tep = tep_alloc();
-	if (!tep)
-		return;
-	/* the library must not print: tracing data of other kernels often has formats libtraceevent rejects */
-	tep_set_loglevel(TEP_LOG_NONE);
-	tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	r->tep = tep;
 	nsys = cur_u32(&c);
 	for (uint32_t s = 0; s < nsys && cur_ok(&c); s++) {
 		uint32_t n;
@@ -106,50 +177,20 @@ static void rdr_tracing_parse(struct rdr *r)
 		n = cur_u32(&c);
 		for (uint32_t i = 0; i < n && cur_ok(&c); i++) {
 			uint64_t size = cur_u64(&c);
-			const char *fmt;
+			const uint8_t *fmt;
 
 			if (size > cur_remaining(&c)) {
 				cur_fail(&c);
 				break;
 			}
-			fmt = (const char *)cur_view(&c, (size_t)size);
-			if (fmt && sys &&
-			    tep_parse_event(tep, fmt, (unsigned long)size, sys) != TEP_ERRNO__SUCCESS)
-				r->stats.tracepoint_formats_bad++;
+			fmt = cur_view(&c, (size_t)size);
+			if (fmt && sys)
+				name_from_format(r, sys, (const char *)fmt, (size_t)size);
 		}
 	}
-	if (!cur_ok(&c))
-		goto bad;
-	return;
+	if (cur_ok(&c))
+		return;
 bad:
 	rdr_problem(r, CONV_E_FORMAT, UINT64_MAX, 0,
 		    "tracing data ends early or is malformed; tracepoint names may be missing");
-}
-
-void rdr_tracing_name(struct rdr *r)
-{
-	if (!r->tep)
-		rdr_tracing_parse(r);
-	if (!r->tep)
-		return;
-	for (size_t i = 0; i < r->info.nr_attrs; i++) {
-		struct rdr_attr *a = &r->info.attrs[i];
-		struct tep_event *e;
-		char buf[256];
-
-		if (a->type != PERF_TYPE_TRACEPOINT || a->name_from_file || a->config > INT32_MAX)
-			continue;
-		e = tep_find_event(r->tep, (int)a->config);
-		if (!e || !e->name || !e->system)
-			continue;
-		snprintf(buf, sizeof(buf), "%s:%s", e->system, e->name);
-		a->name = arena_strndup(&r->arena, buf, strlen(buf));
-	}
-}
-
-void rdr_tracing_free(struct rdr *r)
-{
-	if (r->tep)
-		tep_free(r->tep);
-	r->tep = NULL;
 }

@@ -200,7 +200,6 @@ void rdr_close(struct rdr *r)
 	if (!r)
 		return;
 	in_release(&r->in);
-	rdr_tracing_free(r);
 	arena_release(&r->arena);
 	free(r->info.attrs);
 	free(r->info.build_ids);
@@ -492,11 +491,12 @@ static bool z_step(struct rdr *r)
 static bool z_record(struct rdr *r, const uint8_t **rec, size_t *len)
 {
 	size_t have = r->zout.len - r->zout_pos;
-	const uint8_t *p = r->zout.data + r->zout_pos;
+	const uint8_t *p;
 	uint16_t size;
 
 	if (r->z_broken || have < 8)
 		return false;
+	p = r->zout.data + r->zout_pos;
 	size = rd16(r, p + 6);
 	if (size < 8) {
 		r->z_broken = true;

@@ -328,7 +328,6 @@ struct rdr_stats {
 	uint64_t reorder_forced_flushes;          /* reorder window full before FINISHED_ROUND */
 	uint64_t deferred_merged, deferred_unmatched;
 	uint64_t auxtrace_bytes;                  /* AUXTRACE payload bytes skipped */
-	uint64_t tracepoint_formats_bad;          /* TRACING_DATA formats libtraceevent rejected */
 	bool has_sample_time;
 	uint64_t first_sample_time, last_sample_time;
 	bool truncated;                           /* input ended inside a record or section */

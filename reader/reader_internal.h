@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 struct ZSTD_DCtx_s;
-struct tep_handle;
 
 /* Input: a file descriptor read through a buffer, or a memory buffer. */
 struct rdr_in {
@@ -72,7 +71,6 @@ struct rdr {
 	struct arena arena; /* names, feature strings, build-id table, attrs */
 	struct rdr_in in;
 	bool swap;
-	struct tep_handle *tep; /* parsed TRACING_DATA, NULL until there is some */
 
 	size_t attrs_cap;
 	struct rdr_idpos *idpos; /* per attr */
@@ -169,9 +167,8 @@ bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 		bool in_compressed, int attr);
 
 /* rdr_tracing.c */
-/* Parses the tracing data (once) and names tracepoint events the file left unnamed. */
+/* Names tracepoint events the file left unnamed from the tracing data's formats. */
 void rdr_tracing_name(struct rdr *r);
-void rdr_tracing_free(struct rdr *r);
 
 /* reader.c */
 void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rtype,
