@@ -368,6 +368,37 @@ static void test_jit(void **state)
 	rmdir(dir);
 }
 
+#ifndef PROCMAP_FIXTURE_DIR
+#define PROCMAP_FIXTURE_DIR "tests/fixtures/jit"
+#endif
+
+/* A jitdump is found through the MMAP record of the file (the runtime's marker). */
+static void test_jitdump_marker(void **state)
+{
+	char path[512];
+	struct jit_table t;
+	struct procmap *pm;
+	const struct jit_sym *want;
+	size_t n;
+	uint32_t pr;
+	const struct pm_frame *fr;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/jit-30436.dump", PROCMAP_FIXTURE_DIR);
+	jit_table_init(&t);
+	assert_int_equal(jit_load_jitdump(&t, path, JIT_LOAD_ANY_OWNER, NULL, NULL), CONV_E_OK);
+	assert_true(t.nr > 0);
+	want = &t.syms[t.nr / 2];
+	pm = procmap_new(&(struct procmap_opts){ .jit_dir = "/nonexistent", .jit_any_owner = true });
+	feed_mmap(pm, 30436, 0x10000, 0x1000, 0, path, true, 1);
+	fr = sample(pm, 30436, 30436, want->start, false, NULL, 0, &n, &pr);
+	assert_non_null(fr[0].jit);
+	assert_string_equal(fr[0].jit->name, want->name);
+	assert_int_equal(procmap_stats(pm)->jit_dumps_loaded, 1);
+	procmap_free(pm);
+	jit_table_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_exec_fallback),
 		cmocka_unit_test(test_ksymbol),
 		cmocka_unit_test(test_jit),
+		cmocka_unit_test(test_jitdump_marker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
