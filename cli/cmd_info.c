@@ -116,7 +116,8 @@ static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame 
 
 	if (!leaf || !leaf->jit)
 		return;
-	key = hmap_hash((uint64_t)(uintptr_t)leaf->jit) ^ ((uint64_t)pid << 1);
+	/* one row per (pid, name): names are interned per pid's table, so pointers compare */
+	key = hmap_hash((uint64_t)(uintptr_t)leaf->jit->name) ^ ((uint64_t)pid << 1);
 	v = hmap_get(&st->jit_idx, key);
 	if (v && st->jit[*v].pid == pid && st->jit[*v].name == leaf->jit->name) {
 		st->jit[*v].samples++;
