@@ -1,0 +1,191 @@
+/*
+ * kallsyms text: one symbol per line, "ffffffff81000000 T _text" or with a
+ * module "ffffffffc0201000 t name\t[module]". Addresses are 0 when the
+ * reader lacked privilege (kptr_restrict): such a file is useless.
+ */
+#include "symbolize/kallsyms.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KALLSYMS_MAX ((size_t)256 << 20)
+
+void kallsyms_init(struct kallsyms *k)
+{
+	memset(k, 0, sizeof(*k));
+	strtab_init(&k->strs);
+}
+
+void kallsyms_release(struct kallsyms *k)
+{
+	free(k->syms);
+	strtab_release(&k->strs);
+	memset(k, 0, sizeof(*k));
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool hexval(const char *s, size_t n, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (!n || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return false;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return true;
+}
+
+enum conv_err kallsyms_parse(struct kallsyms *k, const char *text, size_t len)
+{
+	size_t pos = 0, cap = 0;
+
+	while (pos < len) {
+		const char *line = text + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - line) : len - pos;
+		const char *sp1, *name, *end = line + ll, *mod = NULL;
+		size_t nlen, mlen = 0;
+		uint64_t addr;
+		char type;
+
+		pos += ll + 1;
+		sp1 = memchr(line, ' ', ll);
+		if (!sp1 || sp1 + 3 >= end || sp1[2] != ' ' || !hexval(line, (size_t)(sp1 - line), &addr)) {
+			if (ll)
+				k->malformed++;
+			continue;
+		}
+		type = sp1[1];
+		name = sp1 + 3;
+		nlen = (size_t)(end - name);
+		{
+			const char *tab = memchr(name, '\t', nlen);
+
+			if (tab) {
+				nlen = (size_t)(tab - name);
+				if (tab + 1 < end && tab[1] == '[' && end[-1] == ']') {
+					mod = tab + 2;
+					mlen = (size_t)(end - 1 - mod);
+				}
+			}
+		}
+		if (!nlen)
+			continue;
+		if ((nlen == 5 && !memcmp(name, "_text", 5)) ||
+		    (!k->text && nlen == 6 && !memcmp(name, "_stext", 6)))
+			k->text = addr;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (!addr)
+			continue;
+		if (k->nr == cap) {
+			size_t nc = cap ? cap * 2 : 4096;
+			struct ksym *p = realloc(k->syms, nc * sizeof(*p));
+
+			if (!p)
+				return CONV_E_NOMEM;
+			k->syms = p;
+			cap = nc;
+		}
+		k->syms[k->nr].addr = addr;
+		k->syms[k->nr].name = strtab_intern(&k->strs, name, nlen);
+		k->syms[k->nr].module = mod ? strtab_intern(&k->strs, mod, mlen) : 0;
+		if (k->syms[k->nr].name == STRTAB_NONE || k->syms[k->nr].module == STRTAB_NONE)
+			return CONV_E_NOMEM;
+		k->nr++;
+	}
+	if (!k->nr)
+		return CONV_E_FORMAT;
+	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	return CONV_E_OK;
+}
+
+enum conv_err kallsyms_load(struct kallsyms *k, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	enum conv_err err;
+
+	if (fd < 0)
+		return errno == ENOENT ? CONV_E_NOTFOUND : CONV_E_IO;
+	/* /proc/kallsyms reports size 0: read until EOF */
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			size_t nc = cap ? cap * 2 : (1u << 20);
+			char *p;
+
+			if (nc > KALLSYMS_MAX) {
+				free(buf);
+				close(fd);
+				return CONV_E_LIMIT;
+			}
+			p = realloc(buf, nc);
+			if (!p) {
+				free(buf);
+				close(fd);
+				return CONV_E_NOMEM;
+			}
+			buf = p;
+			cap = nc;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			close(fd);
+			return CONV_E_IO;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	err = kallsyms_parse(k, buf, len);
+	free(buf);
+	return err;
+}
+
+const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
+{
+	size_t lo = 0, hi = k->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || lo == k->nr)
+		return NULL; /* before the first or after the last: no end known */
+	return &k->syms[lo - 1];
+}

@@ -1,0 +1,829 @@
+/*
+ * libdw-based symbolizer for one ELF object.
+ *
+ * Why not dwarf_addrdie/libdwfl: in elfutils 0.188 they find compile units
+ * only through .debug_aranges, which clang, rustc and Go do not emit. So the
+ * file's CUs are indexed here from their DW_AT_low_pc/high_pc/ranges, and
+ * each CU's functions (DW_TAG_subprogram ranges) are indexed the first time
+ * an address falls into that CU. The inline chain at an address is found by
+ * descending from the containing subprogram through the inlined_subroutine
+ * DIEs (and lexical blocks) whose ranges contain it, which gives the
+ * concrete chain (dwarf_getscopes follows abstract origins instead).
+ *
+ * zstd-compressed debug sections (ELFCOMPRESS_ZSTD = 2) are decompressed
+ * here before libdw sees them: libelf 0.188 knows only zlib and libdw then
+ * silently finds no DWARF.
+ */
+#include "symbolize/symbolize.h"
+
+#include "core/arena.h"
+#include "core/hmap.h"
+#include "core/strtab.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <libiberty/demangle.h>
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+#define MAX_INLINE_DEPTH 64
+#define MAX_DECOMPRESSED ((size_t)1 << 31)
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+	bool exec;
+};
+
+struct func_ival {
+	uint64_t lo, hi;
+	Dwarf_Off die_off; /* the subprogram DIE, in the unit's Dwarf (split or main) */
+};
+
+struct cu_ent {
+	uint64_t lo, hi;
+	uint32_t cu; /* index into cus */
+};
+
+struct cu_info {
+	Dwarf_Die cudie;  /* the unit's DIE (skeleton for split units): lines live here */
+	Dwarf_Die subdie; /* the split unit's DIE, or cudie */
+	bool funcs_built;
+	struct func_ival *funcs;
+	size_t nr_funcs;
+	const char *comp_dir;
+};
+
+struct symtab_ent {
+	uint64_t lo, hi;
+	uint32_t name; /* strtab id */
+};
+
+struct cached {
+	struct sym_result res;
+};
+
+struct sym_file {
+	int fd, rfd;
+	Elf *elf;  /* debug file */
+	Elf *relf; /* runtime binary (may be NULL) */
+	Dwarf *dw;
+	void **zbufs; /* decompressed zstd sections, freed after elf_end */
+	size_t nr_zbufs;
+	struct seg *segs;
+	size_t nr_segs;
+	struct cu_info *cus;
+	size_t nr_cus;
+	struct cu_ent *cu_idx;
+	size_t nr_cu_idx;
+	struct symtab_ent *syms;
+	size_t nr_syms;
+	bool syms_built;
+	struct strtab strs;
+	struct arena arena; /* frames of cached results */
+	struct hmap cache;  /* elf_va -> index in results */
+	struct sym_result *results;
+	size_t nr_results, cap_results;
+	struct sym_file_stats st;
+};
+
+/* ---- demangling ---- */
+
+char *sym_demangle(const char *name)
+{
+	if (!name || name[0] != '_')
+		return NULL;
+	/* _Z: Itanium C++ (and Rust legacy); _R: Rust v0; _D: D */
+	if (name[1] != 'Z' && name[1] != 'R' && !(name[1] == 'D' && name[2] >= '0' && name[2] <= '9'))
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+}
+
+static uint32_t intern(struct sym_file *f, const char *s)
+{
+	uint32_t id = strtab_intern_cstr(&f->strs, s ? s : "");
+
+	return id == STRTAB_NONE ? 0 : id;
+}
+
+/* ---- opening ---- */
+
+/* Decompresses zstd sections in place (see the file comment). */
+static void undo_zstd_sections(struct sym_file *f)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+		Elf_Data *d;
+		void *buf;
+		size_t got;
+		void **nz;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
+		    sh.sh_type == SHT_NOBITS)
+			continue;
+		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || ch.ch_size > MAX_DECOMPRESSED)
+			continue;
+		{
+			size_t hdr = gelf_getclass(f->elf) == ELFCLASS32 ? sizeof(Elf32_Chdr)
+									 : sizeof(Elf64_Chdr);
+
+			if (d->d_size < hdr)
+				continue;
+			buf = malloc(ch.ch_size ? ch.ch_size : 1);
+			if (!buf)
+				continue;
+			got = ZSTD_decompress(buf, ch.ch_size, (const char *)d->d_buf + hdr,
+					      d->d_size - hdr);
+		}
+		if (ZSTD_isError(got) || got != ch.ch_size) {
+			free(buf);
+			continue;
+		}
+		nz = realloc(f->zbufs, (f->nr_zbufs + 1) * sizeof(*nz));
+		if (!nz) {
+			free(buf);
+			continue;
+		}
+		f->zbufs = nz;
+		f->zbufs[f->nr_zbufs++] = buf;
+		d->d_buf = buf;
+		d->d_size = ch.ch_size;
+		d->d_type = ELF_T_BYTE;
+		d->d_align = ch.ch_addralign ? ch.ch_addralign : 1;
+		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+		sh.sh_size = ch.ch_size;
+		gelf_update_shdr(scn, &sh);
+		f->st.zstd_sections++;
+	}
+}
+
+/* PT_LOAD segments with file contents; false when the headers cannot be trusted. */
+static bool read_segs(struct sym_file *f, Elf *e, bool check_text)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n) != 0 || n == 0)
+		return false;
+	if (check_text) {
+		/* objcopy --only-keep-debug files keep rewritten, useless program headers */
+		Elf_Scn *scn = NULL;
+		size_t shstrndx;
+
+		if (elf_getshdrstrndx(e, &shstrndx) == 0) {
+			while ((scn = elf_nextscn(e, scn)) != NULL) {
+				GElf_Shdr sh;
+				const char *name;
+
+				if (!gelf_getshdr(scn, &sh))
+					continue;
+				name = elf_strptr(e, shstrndx, sh.sh_name);
+				if (name && !strcmp(name, ".text") && sh.sh_type == SHT_NOBITS)
+					return false;
+			}
+		}
+	}
+	f->segs = calloc(n, sizeof(*f->segs));
+	if (!f->segs)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || ph.p_filesz == 0)
+			continue;
+		f->segs[f->nr_segs].off = ph.p_offset;
+		f->segs[f->nr_segs].vaddr = ph.p_vaddr;
+		f->segs[f->nr_segs].filesz = ph.p_filesz;
+		f->segs[f->nr_segs].exec = (ph.p_flags & PF_X) != 0;
+		f->nr_segs++;
+	}
+	return f->nr_segs > 0;
+}
+
+static int cu_ent_cmp(const void *a, const void *b)
+{
+	const struct cu_ent *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Indexes every CU by its address ranges (not .debug_aranges: often missing). */
+static void index_cus(struct sym_file *f)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	size_t cap_cus = 0, cap_idx = 0;
+
+	while (dwarf_get_units(f->dw, cu, &cu, NULL, &unit_type, &cudie, &subdie) == 0) {
+		struct cu_info *ci;
+		ptrdiff_t off = 0;
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Attribute a;
+
+		if (unit_type == DW_UT_type || unit_type == DW_UT_split_type)
+			continue;
+		if (f->nr_cus == cap_cus) {
+			size_t nc = cap_cus ? cap_cus * 2 : 64;
+			struct cu_info *p = realloc(f->cus, nc * sizeof(*p));
+
+			if (!p)
+				return;
+			f->cus = p;
+			cap_cus = nc;
+		}
+		ci = &f->cus[f->nr_cus];
+		memset(ci, 0, sizeof(*ci));
+		ci->cudie = cudie;
+		ci->subdie = (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
+				     ? subdie
+				     : cudie;
+		ci->comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &a));
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (f->nr_cu_idx == cap_idx) {
+				size_t nc = cap_idx ? cap_idx * 2 : 64;
+				struct cu_ent *p = realloc(f->cu_idx, nc * sizeof(*p));
+
+				if (!p)
+					return;
+				f->cu_idx = p;
+				cap_idx = nc;
+			}
+			f->cu_idx[f->nr_cu_idx].lo = lo;
+			f->cu_idx[f->nr_cu_idx].hi = hi;
+			f->cu_idx[f->nr_cu_idx].cu = (uint32_t)f->nr_cus;
+			f->nr_cu_idx++;
+		}
+		f->nr_cus++;
+	}
+	if (f->nr_cu_idx)
+		qsort(f->cu_idx, f->nr_cu_idx, sizeof(*f->cu_idx), cu_ent_cmp);
+	f->st.cus = f->nr_cus;
+}
+
+enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const char *runtime_path,
+			    struct conv_diag *diag)
+{
+	struct sym_file *f = calloc(1, sizeof(*f));
+
+	*out = NULL;
+	if (!f)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
+	f->fd = f->rfd = -1;
+	strtab_init(&f->strs);
+	arena_init(&f->arena, 0);
+	hmap_init(&f->cache);
+	elf_version(EV_CURRENT);
+	f->fd = open(debug_path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		int e = errno;
+
+		sym_file_close(f);
+		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "cannot open %s: %s", debug_path,
+				 strerror(e));
+	}
+	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
+		sym_file_close(f);
+		return conv_fail(diag, CONV_E_LIBELF, UINT64_MAX, "%s: not an ELF file", debug_path);
+	}
+	undo_zstd_sections(f);
+	f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+	if (f->dw)
+		index_cus(f);
+	if (runtime_path) {
+		f->rfd = open(runtime_path, O_RDONLY | O_CLOEXEC);
+		if (f->rfd >= 0)
+			f->relf = elf_begin(f->rfd, ELF_C_READ_MMAP, NULL);
+		if (f->relf && elf_kind(f->relf) == ELF_K_ELF)
+			read_segs(f, f->relf, false);
+	}
+	if (!f->nr_segs) {
+		free(f->segs);
+		f->segs = NULL;
+		read_segs(f, f->elf, true);
+	}
+	*out = f;
+	return CONV_E_OK;
+}
+
+void sym_file_close(struct sym_file *f)
+{
+	if (!f)
+		return;
+	if (f->dw)
+		dwarf_end(f->dw);
+	if (f->elf)
+		elf_end(f->elf);
+	if (f->relf)
+		elf_end(f->relf);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->rfd >= 0)
+		close(f->rfd);
+	for (size_t i = 0; i < f->nr_zbufs; i++)
+		free(f->zbufs[i]);
+	free(f->zbufs);
+	for (size_t i = 0; i < f->nr_cus; i++)
+		free(f->cus[i].funcs);
+	free(f->cus);
+	free(f->cu_idx);
+	free(f->segs);
+	free(f->syms);
+	free(f->results);
+	hmap_release(&f->cache);
+	arena_release(&f->arena);
+	strtab_release(&f->strs);
+	free(f);
+}
+
+bool sym_file_has_phdrs(const struct sym_file *f)
+{
+	return f->nr_segs > 0;
+}
+
+bool sym_file_has_dwarf(const struct sym_file *f)
+{
+	return f->dw != NULL && f->nr_cus > 0;
+}
+
+const struct sym_file_stats *sym_file_stats(const struct sym_file *f)
+{
+	return &f->st;
+}
+
+/* ---- normalization ---- */
+
+bool sym_file_normalize(const struct sym_file *f, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va)
+{
+	const struct seg *best = NULL;
+
+	/* the mapping came from the segment whose page-aligned start is at or below pgoff */
+	for (int pass = 0; pass < 2 && !best; pass++) {
+		for (size_t i = 0; i < f->nr_segs; i++) {
+			const struct seg *s = &f->segs[i];
+			uint64_t down = s->off & ~(uint64_t)0xfff;
+
+			if (pass == 0 && !s->exec)
+				continue;
+			if (down <= pgoff && pgoff < s->off + s->filesz && f_off >= down &&
+			    f_off < s->off + s->filesz) {
+				best = s;
+				break;
+			}
+		}
+	}
+	if (!best)
+		return false;
+	*elf_va = f_off - best->off + best->vaddr;
+	return true;
+}
+
+/* ---- DWARF lookups ---- */
+
+static const struct cu_info *find_cu(struct sym_file *f, uint64_t pc, size_t *cu_index)
+{
+	size_t lo = 0, hi = f->nr_cu_idx;
+
+	/* last range starting at or below pc; ranges of different CUs do not nest */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->cu_idx[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* CU ranges rarely overlap; a short look back covers the cases where they do */
+	for (size_t i = lo; i > 0 && lo - i < 32; i--) {
+		const struct cu_ent *e = &f->cu_idx[i - 1];
+
+		if (e->lo <= pc && pc < e->hi) {
+			*cu_index = e->cu;
+			return &f->cus[e->cu];
+		}
+	}
+	return NULL;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct func_ival *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* larger first, so the innermost containing range is found last */
+	return x->hi > y->hi ? -1 : x->hi < y->hi;
+}
+
+static bool push_func(struct cu_info *ci, size_t *cap, uint64_t lo, uint64_t hi, Dwarf_Off off)
+{
+	if (ci->nr_funcs == *cap) {
+		size_t nc = *cap ? *cap * 2 : 32;
+		struct func_ival *p = realloc(ci->funcs, nc * sizeof(*p));
+
+		if (!p)
+			return false;
+		ci->funcs = p;
+		*cap = nc;
+	}
+	ci->funcs[ci->nr_funcs].lo = lo;
+	ci->funcs[ci->nr_funcs].hi = hi;
+	ci->funcs[ci->nr_funcs].die_off = off;
+	ci->nr_funcs++;
+	return true;
+}
+
+/* Collects subprogram ranges under die (namespaces and classes included, bodies not). */
+static void collect_funcs(struct cu_info *ci, Dwarf_Die *parent, size_t *cap, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 32 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram) {
+			ptrdiff_t off = 0;
+			Dwarf_Addr base, lo, hi;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0)
+				if (hi > lo && !push_func(ci, cap, lo, hi, dwarf_dieoffset(&child)))
+					return;
+			/* nested functions (lambdas, Rust closures) can sit inside */
+			collect_funcs(ci, &child, cap, depth + 1);
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			   tag == DW_TAG_structure_type || tag == DW_TAG_module ||
+			   tag == DW_TAG_union_type || tag == DW_TAG_lexical_block) {
+			collect_funcs(ci, &child, cap, depth + 1);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void build_funcs(struct cu_info *ci)
+{
+	size_t cap = 0;
+
+	ci->funcs_built = true;
+	collect_funcs(ci, &ci->subdie, &cap, 0);
+	if (ci->nr_funcs)
+		qsort(ci->funcs, ci->nr_funcs, sizeof(*ci->funcs), func_cmp);
+}
+
+static bool die_contains(Dwarf_Die *die, uint64_t pc)
+{
+	ptrdiff_t off = 0;
+	Dwarf_Addr base, lo, hi;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
+		if (lo <= pc && pc < hi)
+			return true;
+	return false;
+}
+
+/* The innermost subprogram range containing pc. */
+static bool find_func(struct sym_file *f, struct cu_info *ci, uint64_t pc, Dwarf_Die *out)
+{
+	size_t lo = 0, hi = ci->nr_funcs;
+	Dwarf *dbg = dwarf_cu_getdwarf(ci->subdie.cu);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ci->funcs[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* scan back: the innermost (latest starting) containing range wins */
+	for (size_t i = lo; i > 0 && lo - i < 64; i--) {
+		const struct func_ival *fi = &ci->funcs[i - 1];
+
+		if (fi->lo <= pc && pc < fi->hi)
+			return dwarf_offdie(dbg ? dbg : f->dw, fi->die_off, out) != NULL;
+	}
+	return false;
+}
+
+/* Descends from a subprogram through inlined subroutines containing pc. */
+static size_t inline_chain(Dwarf_Die *sub, uint64_t pc, Dwarf_Die *chain, size_t max)
+{
+	size_t n = 0;
+	Dwarf_Die cur = *sub;
+
+	chain[n++] = cur;
+	while (n < max) {
+		Dwarf_Die child;
+		bool found = false;
+
+		if (dwarf_child(&cur, &child) != 0)
+			break;
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+			    die_contains(&child, pc)) {
+				if (tag == DW_TAG_inlined_subroutine)
+					chain[n++] = child;
+				cur = child;
+				found = true;
+				break;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+	}
+	return n;
+}
+
+static const char *die_name(Dwarf_Die *die, const char **linkage)
+{
+	Dwarf_Attribute a;
+	const char *name, *link = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a))
+		link = dwarf_formstring(&a);
+	if (!link && dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		link = dwarf_formstring(&a);
+	name = dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+	*linkage = link;
+	return name;
+}
+
+static uint32_t die_udata(Dwarf_Die *die, unsigned at)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr_integrate(die, at, &a) || dwarf_formudata(&a, &w) != 0 || w > UINT32_MAX)
+		return 0;
+	return (uint32_t)w;
+}
+
+/* Joins a relative source path with the compile dir. */
+static uint32_t intern_path(struct sym_file *f, const char *path, const char *comp_dir)
+{
+	char buf[4096];
+	int n;
+
+	if (!path || !*path)
+		return 0;
+	if (path[0] == '/' || !comp_dir || !*comp_dir)
+		return intern(f, path);
+	n = snprintf(buf, sizeof(buf), "%s/%s", comp_dir, path);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return intern(f, path);
+	return intern(f, buf);
+}
+
+static void fill_names(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
+{
+	const char *link;
+	const char *name = die_name(die, &link);
+	char *dem = link ? sym_demangle(link) : NULL;
+
+	fr->system_name = strtab_get(&f->strs, intern(f, link ? link : name));
+	if (dem) {
+		fr->function = strtab_get(&f->strs, intern(f, dem));
+		free(dem);
+	} else {
+		fr->function = strtab_get(&f->strs, intern(f, name ? name : link));
+	}
+}
+
+static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res)
+{
+	size_t cu_index;
+	struct cu_info *ci = (struct cu_info *)find_cu(f, pc, &cu_index);
+	Dwarf_Die sub, chain[MAX_INLINE_DEPTH];
+	size_t depth;
+	struct sym_frame *frames;
+	Dwarf_Line *line;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+
+	if (!ci)
+		return false;
+	if (!ci->funcs_built)
+		build_funcs(ci);
+	if (!find_func(f, ci, pc, &sub))
+		return false;
+	depth = inline_chain(&sub, pc, chain, MAX_INLINE_DEPTH);
+	frames = arena_alloc_array(&f->arena, depth, sizeof(*frames));
+	if (!frames)
+		return false;
+	dwarf_getsrcfiles(&ci->cudie, &files, &nfiles);
+	/* innermost first: frame i names chain[depth-1-i] */
+	for (size_t i = 0; i < depth; i++) {
+		Dwarf_Die *die = &chain[depth - 1 - i];
+		struct sym_frame *fr = &frames[i];
+
+		fill_names(f, fr, die);
+		fr->start_line = die_udata(die, DW_AT_decl_line);
+		fr->inlined = i + 1 < depth;
+		fr->file = "";
+		if (i == 0) {
+			line = dwarf_getsrc_die(&ci->cudie, pc);
+			if (line) {
+				int ln = 0, col = 0;
+
+				dwarf_lineno(line, &ln);
+				dwarf_linecol(line, &col);
+				fr->line = ln > 0 ? (uint32_t)ln : 0;
+				fr->column = col > 0 ? (uint32_t)col : 0;
+				fr->file = strtab_get(&f->strs, intern_path(f, dwarf_linesrc(line, NULL, NULL),
+									   ci->comp_dir));
+			}
+		} else {
+			/* the call site of the inlined child, in this function */
+			Dwarf_Die *callee = &chain[depth - i];
+			uint32_t cf = die_udata(callee, DW_AT_call_file);
+
+			fr->line = die_udata(callee, DW_AT_call_line);
+			fr->column = die_udata(callee, DW_AT_call_column);
+			if (files && cf < nfiles)
+				fr->file = strtab_get(&f->strs,
+						      intern_path(f, dwarf_filesrc(files, cf, NULL, NULL),
+								  ci->comp_dir));
+		}
+	}
+	res->how = SYM_DWARF;
+	res->nr = (uint32_t)depth;
+	res->frames = frames;
+	return true;
+}
+
+/* ---- symbol table fallback ---- */
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct symtab_ent *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Scn *pick = NULL;
+
+	/* .symtab when there is one, else .dynsym */
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			pick = scn;
+			break;
+		}
+		if (sh.sh_type == SHT_DYNSYM && !pick)
+			pick = scn;
+	}
+	if (pick) {
+		GElf_Shdr sh;
+		Elf_Data *d = elf_getdata(pick, NULL);
+		size_t n;
+
+		if (!gelf_getshdr(pick, &sh) || !d || !sh.sh_entsize)
+			return;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			int type;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			type = GELF_ST_TYPE(s.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+			    !s.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (f->nr_syms == *cap) {
+				size_t nc = *cap ? *cap * 2 : 256;
+				struct symtab_ent *p = realloc(f->syms, nc * sizeof(*p));
+
+				if (!p)
+					return;
+				f->syms = p;
+				*cap = nc;
+			}
+			f->syms[f->nr_syms].lo = s.st_value;
+			f->syms[f->nr_syms].hi = s.st_value + s.st_size;
+			f->syms[f->nr_syms].name = intern(f, name);
+			f->nr_syms++;
+		}
+	}
+}
+
+static void build_symtab(struct sym_file *f)
+{
+	size_t cap = 0;
+
+	f->syms_built = true;
+	load_symtab_of(f, f->elf, &cap);
+	if (!f->nr_syms && f->relf)
+		load_symtab_of(f, f->relf, &cap);
+	if (f->nr_syms)
+		qsort(f->syms, f->nr_syms, sizeof(*f->syms), sym_cmp);
+	/* a size-0 symbol extends to the next one, as perf does */
+	for (size_t i = 0; i < f->nr_syms; i++)
+		if (f->syms[i].hi <= f->syms[i].lo)
+			f->syms[i].hi = i + 1 < f->nr_syms ? f->syms[i + 1].lo : f->syms[i].lo + 1;
+}
+
+static bool lookup_symtab(struct sym_file *f, uint64_t pc, struct sym_result *res)
+{
+	size_t lo = 0, hi;
+	struct sym_frame *fr;
+
+	if (!f->syms_built)
+		build_symtab(f);
+	hi = f->nr_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* aliases share an address: take the last one starting at or below pc that covers it */
+	for (size_t i = lo; i > 0 && lo - i < 16; i--) {
+		const struct symtab_ent *s = &f->syms[i - 1];
+		char *dem;
+
+		if (!(s->lo <= pc && pc < s->hi))
+			continue;
+		fr = arena_alloc(&f->arena, sizeof(*fr));
+		if (!fr)
+			return false;
+		fr->system_name = strtab_get(&f->strs, s->name);
+		dem = sym_demangle(fr->system_name);
+		fr->function = dem ? strtab_get(&f->strs, intern(f, dem)) : fr->system_name;
+		free(dem);
+		fr->file = "";
+		res->how = SYM_SYMTAB;
+		res->nr = 1;
+		res->frames = fr;
+		return true;
+	}
+	return false;
+}
+
+enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_result *out)
+{
+	uint64_t *v = hmap_get(&f->cache, elf_va);
+	struct sym_result res;
+
+	f->st.lookups++;
+	if (v) {
+		f->st.cache_hits++;
+		*out = f->results[*v];
+		return CONV_E_OK;
+	}
+	memset(&res, 0, sizeof(res));
+	res.elf_va = elf_va;
+	if (f->dw && lookup_dwarf(f, elf_va, &res))
+		f->st.dwarf++;
+	else if (lookup_symtab(f, elf_va, &res))
+		f->st.symtab++;
+	else
+		f->st.unresolved++;
+	if (f->nr_results == f->cap_results) {
+		size_t nc = f->cap_results ? f->cap_results * 2 : 256;
+		struct sym_result *p = realloc(f->results, nc * sizeof(*p));
+
+		if (!p)
+			return CONV_E_NOMEM;
+		f->results = p;
+		f->cap_results = nc;
+	}
+	f->results[f->nr_results] = res;
+	if (!hmap_put(&f->cache, elf_va, f->nr_results))
+		return CONV_E_NOMEM;
+	f->nr_results++;
+	*out = res;
+	return CONV_E_OK;
+}

@@ -1,0 +1,93 @@
+/*
+ * File-mode symbolization of one ELF object (one build-id): address
+ * normalization with the runtime binary's program headers, then function,
+ * inline chain and file:line from its DWARF (libdw), or from its symbol
+ * table when there is no DWARF. Knows nothing of perf.data or the profile
+ * model: it takes a file offset and returns frames.
+ *
+ * A struct sym_file is used by one thread at a time (libdw's lazily built
+ * caches are not locked); different files may be used in parallel.
+ */
+#ifndef CONV_SYMBOLIZE_SYMBOLIZE_H
+#define CONV_SYMBOLIZE_SYMBOLIZE_H
+
+#include "core/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_file;
+
+/* One level of a frame; a result lists them innermost (inlined) first. */
+struct sym_frame {
+	const char *function;    /* demangled name ("" when unknown) */
+	const char *system_name; /* linkage (mangled) name, or the name itself */
+	const char *file;        /* source file, absolute when the compile dir is known; "" if none */
+	uint32_t line;           /* 0 when unknown */
+	uint32_t column;
+	uint32_t start_line;     /* the function's declaration line, 0 when unknown */
+	bool inlined;            /* this level was inlined into the next one */
+};
+
+enum sym_how {
+	SYM_NONE,   /* nothing found */
+	SYM_DWARF,  /* DWARF: names, lines, inline chain */
+	SYM_SYMTAB, /* symbol table only: a name */
+};
+
+struct sym_result {
+	enum sym_how how;
+	uint32_t nr;                    /* frames */
+	const struct sym_frame *frames; /* owned by the sym_file; valid until sym_file_close */
+	uint64_t elf_va;                /* the ELF virtual address looked up */
+};
+
+struct sym_file_stats {
+	uint64_t lookups;
+	uint64_t cache_hits;
+	uint64_t dwarf;
+	uint64_t symtab;
+	uint64_t unresolved;
+	uint64_t normalize_failed;
+	uint64_t cus;                /* compile units indexed */
+	uint64_t zstd_sections;      /* zstd-compressed debug sections decompressed here */
+};
+
+/*
+ * Opens debug_path (a file with DWARF and/or a symbol table) for lookups.
+ * runtime_path is the file that was mapped (its PT_LOAD headers give the
+ * address mapping); NULL when the debug file is the runtime binary itself
+ * (unstripped) or none is available (then the debug file's headers are used
+ * only if they are intact, see sym_file_has_phdrs). Errors: CONV_E_IO,
+ * CONV_E_LIBELF, CONV_E_NOMEM.
+ */
+enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const char *runtime_path,
+			    struct conv_diag *diag);
+void sym_file_close(struct sym_file *f);
+
+/* Whether usable program headers were found (from the runtime binary or an intact file). */
+bool sym_file_has_phdrs(const struct sym_file *f);
+/* Whether the file has DWARF. */
+bool sym_file_has_dwarf(const struct sym_file *f);
+
+/*
+ * Process address -> ELF virtual address: f_off = addr - start + pgoff is the
+ * offset in the mapped file, pgoff the mapping's file offset. Picks the
+ * PT_LOAD segment the mapping came from (executable first). False when no
+ * segment matches.
+ */
+bool sym_file_normalize(const struct sym_file *f, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va);
+
+/* Resolves an ELF virtual address; results are cached per address. */
+enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_result *out);
+
+const struct sym_file_stats *sym_file_stats(const struct sym_file *f);
+
+/*
+ * Demangles a C++/Rust/D linkage name with libiberty; returns a malloc'd
+ * string (caller frees) or NULL when the name is not mangled.
+ */
+char *sym_demangle(const char *name);
+
+#endif
