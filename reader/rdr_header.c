@@ -394,6 +394,8 @@ static void parse_group_desc(struct rdr *r, struct cur *c, uint64_t off)
 		rdr_problem(r, CONV_E_FORMAT, off, 0, "bad GROUP_DESC feature");
 		return;
 	}
+	/* a pipe stream may repeat the feature: the new one replaces the old */
+	r->info.nr_groups = 0;
 	r->info.groups = arena_alloc_array(&r->arena, nr, sizeof(*r->info.groups));
 	if (!r->info.groups)
 		return;
@@ -419,6 +421,8 @@ static void parse_cmdline(struct rdr *r, struct cur *c, uint64_t off)
 		rdr_problem(r, CONV_E_FORMAT, off, 0, "bad CMDLINE feature");
 		return;
 	}
+	/* a pipe stream may repeat the feature: the new one replaces the old */
+	r->info.cmdline_len = 0;
 	r->info.cmdline = arena_alloc_array(&r->arena, nr ? nr : 1, sizeof(char *));
 	if (!r->info.cmdline)
 		return;
