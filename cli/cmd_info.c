@@ -9,10 +9,12 @@
 #include "core/dbuf.h"
 #include "core/hmap.h"
 #include "core/json.h"
+#include "pipeline/symjob.h"
 #include "procmap/jitmap.h"
 #include "procmap/procmap.h"
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
+#include "symbolize/symbolize.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -57,6 +59,14 @@ struct info_state {
 		uint64_t samples;
 	} *jit;
 	size_t nr_jit, cap_jit;
+	/* symbolization (--top) */
+	struct symjob *sj;
+	unsigned top;
+	uint64_t *leaf_hits; /* per symjob address id: samples whose leaf is there */
+	size_t cap_leaf;
+	uint64_t leaf_jit, leaf_unmapped, leaf_nofile;
+	const char *const *debug_dirs;
+	size_t nr_debug_dirs;
 	struct hmap dso_idx; /* (tid, map, attr) -> index in dso */
 	struct info_attr_key *dso;
 	size_t nr_dso, cap_dso;
@@ -146,6 +156,181 @@ static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame 
 	if (!v)
 		hmap_put(&st->jit_idx, key, st->nr_jit);
 	st->nr_jit++;
+}
+
+/* Registers a sample's frames for symbolization and counts its leaf. */
+static void note_frames(struct info_state *st, const struct pm_frame *fr, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t id = SYMJOB_NONE;
+
+		if (fr[i].mapping != PM_NO_MAPPING && !fr[i].jit)
+			id = symjob_add(st->sj, fr[i].mapping, fr[i].file_offset);
+		if (i != 0)
+			continue;
+		if (fr[i].jit) {
+			st->leaf_jit++;
+		} else if (id == SYMJOB_NONE) {
+			if (fr[i].mapping == PM_NO_MAPPING)
+				st->leaf_unmapped++;
+			else
+				st->leaf_nofile++;
+		} else {
+			if (id >= st->cap_leaf) {
+				size_t nc = st->cap_leaf ? st->cap_leaf : 1024;
+				uint64_t *p;
+
+				while (nc <= id)
+					nc *= 2;
+				p = realloc(st->leaf_hits, nc * sizeof(*p));
+				if (!p)
+					continue;
+				memset(p + st->cap_leaf, 0, (nc - st->cap_leaf) * sizeof(*p));
+				st->leaf_hits = p;
+				st->cap_leaf = nc;
+			}
+			st->leaf_hits[id]++;
+		}
+	}
+}
+
+struct top_ent {
+	const char *name;
+	uint64_t samples;
+	const char *inl[8]; /* distinct inline frame names seen at its leaf addresses */
+	unsigned nr_inl;
+};
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct top_ent *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Flat self samples per (outermost, non-inlined) function, as perf report --sort sym. */
+static struct top_ent *top_functions(struct info_state *st, size_t *n_out)
+{
+	struct top_ent *t = NULL;
+	size_t n = 0, cap = 0;
+	struct hmap idx;
+
+	hmap_init(&idx);
+	for (size_t id = 0; id < st->cap_leaf; id++) {
+		const struct symjob_result *r;
+		const char *name;
+		uint64_t *v, h = 0;
+		struct top_ent *e;
+
+		if (!st->leaf_hits[id])
+			continue;
+		r = symjob_get(st->sj, (uint32_t)id);
+		name = r && r->nr ? r->frames[r->nr - 1].function : "[unknown]";
+		if (!*name)
+			name = "[unknown]";
+		for (const char *c = name; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		v = hmap_get(&idx, h);
+		if (v && strcmp(t[*v].name, name))
+			v = NULL; /* collision: a second entry (rare; totals stay right per entry) */
+		if (!v) {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct top_ent *p = realloc(t, nc * sizeof(*p));
+
+				if (!p)
+					break;
+				t = p;
+				cap = nc;
+			}
+			memset(&t[n], 0, sizeof(t[n]));
+			t[n].name = name;
+			hmap_put(&idx, h, n);
+			e = &t[n++];
+		} else {
+			e = &t[*v];
+		}
+		e->samples += st->leaf_hits[id];
+		for (uint32_t k = 0; r && k + 1 < r->nr; k++) {
+			bool seen = false;
+
+			for (unsigned q = 0; q < e->nr_inl; q++)
+				if (!strcmp(e->inl[q], r->frames[k].function))
+					seen = true;
+			if (!seen && e->nr_inl < 8)
+				e->inl[e->nr_inl++] = r->frames[k].function;
+		}
+	}
+	hmap_release(&idx);
+	if (n)
+		qsort(t, n, sizeof(*t), top_cmp);
+	*n_out = n;
+	return t;
+}
+
+static void json_symbols(struct json *j, struct info_state *st)
+{
+	const struct symjob_stats *ss = symjob_stats(st->sj);
+	struct top_ent *t;
+	size_t n;
+
+	json_key(j, "symbolization");
+	json_obj_begin(j);
+	json_key(j, "objects");
+	json_u64(j, ss->objects);
+	json_key(j, "objects_found");
+	json_u64(j, ss->objects_found);
+	json_key(j, "addresses");
+	json_u64(j, ss->addresses);
+	json_key(j, "inline_frames");
+	json_u64(j, ss->inline_frames);
+	json_key(j, "normalize_failed");
+	json_u64(j, ss->normalize_failed);
+	json_key(j, "sources");
+	json_obj_begin(j);
+	for (int s = 0; s < SYMSRC__COUNT; s++) {
+		json_key(j, symjob_src_name((enum symsrc)s));
+		json_u64(j, s == SYMSRC_JIT ? procmap_stats(st->pm)->frames_jit : ss->frames_by_src[s]);
+	}
+	json_obj_end(j);
+	json_key(j, "not_found");
+	json_arr_begin(j);
+	for (size_t i = 0; i < symjob_missing_count(st->sj); i++) {
+		const struct symjob_missing *m = symjob_missing_at(st->sj, i);
+
+		json_obj_begin(j);
+		json_key(j, "build_id");
+		json_str(j, m->build_id);
+		json_key(j, "path");
+		json_str(j, m->path);
+		json_key(j, "frames");
+		json_u64(j, m->frames);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+	if (!st->top)
+		return;
+	t = top_functions(st, &n);
+	json_key(j, "top_functions");
+	json_arr_begin(j);
+	for (size_t i = 0; i < n && i < st->top; i++) {
+		json_obj_begin(j);
+		json_key(j, "name");
+		json_str(j, t[i].name);
+		json_key(j, "samples");
+		json_u64(j, t[i].samples);
+		json_key(j, "inlined");
+		json_arr_begin(j);
+		for (unsigned k = 0; k < t[i].nr_inl; k++)
+			json_str(j, t[i].inl[k]);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	free(t);
 }
 
 static const char *dso_name(const struct info_state *st, uint32_t map)
@@ -556,6 +741,7 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 	}
 	json_arr_end(&j);
 	json_procmap(&j, st, info);
+	json_symbols(&j, (struct info_state *)st);
 	json_key(&j, "truncated");
 	json_bool(&j, s->truncated);
 	json_key(&j, "complete");
@@ -641,6 +827,22 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
 			    ps->frames_by_bid[PM_BID_NONE]);
 	}
+	if (st->top) {
+		size_t n;
+		struct top_ent *t = top_functions((struct info_state *)st, &n);
+		const struct symjob_stats *ss = symjob_stats(st->sj);
+
+		dbuf_printf(out, "symbols:       %" PRIu64 " of %" PRIu64 " objects found; frames by source:",
+			    ss->objects_found, ss->objects);
+		for (int s2 = 0; s2 < SYMSRC__COUNT; s2++)
+			if (ss->frames_by_src[s2])
+				dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
+					    ss->frames_by_src[s2]);
+		dbuf_printf(out, "\ntop functions (self samples):\n");
+		for (size_t i = 0; i < n && i < st->top; i++)
+			dbuf_printf(out, "  %10" PRIu64 "  %s\n", t[i].samples, t[i].name);
+		free(t);
+	}
 	if (st->want_dso) {
 		dbuf_puts(out, "samples by thread and DSO:\n");
 		for (size_t i = 0; i < st->nr_dso; i++) {
@@ -672,6 +874,9 @@ int cmd_info(int argc, char **argv)
 {
 	bool json = false, strict = false;
 	struct procmap_opts pmo = { 0 };
+	struct symjob_opts sjo = { 0 };
+	const char *dirs[32];
+	size_t nr_dirs = 0;
 	const char *path = NULL;
 	struct rdr *r = NULL;
 	struct conv_diag diag;
@@ -690,6 +895,17 @@ int cmd_info(int argc, char **argv)
 			st.want_dso = true;
 		} else if (!strcmp(argv[i], "--mappings")) {
 			st.want_mappings = true;
+		} else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
+			st.top = (unsigned)strtoul(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--debug-dir") && i + 1 < argc) {
+			if (nr_dirs < 32)
+				dirs[nr_dirs++] = argv[++i];
+		} else if (!strcmp(argv[i], "--kallsyms") && i + 1 < argc) {
+			sjo.kallsyms = argv[++i];
+		} else if (!strcmp(argv[i], "--no-symbolize")) {
+			sjo.no_symbolize = true;
+		} else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+			sjo.jobs = (unsigned)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--jit")) {
 			st.want_jit = true;
 		} else if (!strcmp(argv[i], "--jit-dir") && i + 1 < argc) {
@@ -732,6 +948,16 @@ int cmd_info(int argc, char **argv)
 		rdr_close(r);
 		return CLI_EXIT_INPUT;
 	}
+	sjo.debug_dirs = dirs;
+	sjo.nr_debug_dirs = nr_dirs;
+	if (symjob_new(&st.sj, &sjo, st.pm)) {
+		fprintf(stderr, "conv: out of memory\n");
+		symjob_free(st.sj);
+	free(st.leaf_hits);
+	procmap_free(st.pm);
+		rdr_close(r);
+		return CLI_EXIT_INPUT;
+	}
 	hmap_init(&st.dso_idx);
 	hmap_init(&st.jit_idx);
 	procmap_add_build_ids(st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
@@ -759,6 +985,8 @@ int cmd_info(int argc, char **argv)
 				note_dso(&st, ev, proc, nr ? &frames[0] : NULL);
 			if (!err && st.want_jit && nr)
 				note_jit(&st, procmap_proc(st.pm, proc)->pid, &frames[0]);
+			if (!err && st.top)
+				note_frames(&st, frames, nr);
 		} else {
 			err = procmap_feed(st.pm, ev);
 		}
@@ -774,9 +1002,14 @@ int cmd_info(int argc, char **argv)
 		const char *rel = rdr_info(r)->osrelease;
 
 		/* kernel build-ids from this machine only for a recording of this kernel */
-		procmap_set_running_kernel(st.pm, rel && uname(&u) == 0 && !strcmp(u.release, rel));
+		bool running = rel && uname(&u) == 0 && !strcmp(u.release, rel);
+
+		procmap_set_running_kernel(st.pm, running);
+		symjob_set_running_kernel(st.sj, running);
 	}
 	procmap_finish(st.pm);
+	if (st.top)
+		symjob_run(st.sj, NULL);
 	if (rdr_stats(r)->stopped)
 		complete = false;
 	dbuf_init(&out, 0);
@@ -798,6 +1031,8 @@ int cmd_info(int argc, char **argv)
 	hmap_release(&st.dso_idx);
 	free(st.jit);
 	hmap_release(&st.jit_idx);
+	symjob_free(st.sj);
+	free(st.leaf_hits);
 	procmap_free(st.pm);
 	rdr_close(r);
 	return rc;

@@ -67,6 +67,7 @@ struct cu_info {
 struct symtab_ent {
 	uint64_t lo, hi;
 	uint32_t name; /* strtab id */
+	uint8_t bind;  /* STB_* */
 };
 
 struct cached {
@@ -680,6 +681,36 @@ static int sym_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * perf's choice among symbols at one address (choose_best_symbol): not weak
+ * over weak, global over local, fewer leading underscores, longer name.
+ */
+static bool sym_better(const struct sym_file *f, const struct symtab_ent *a,
+		       const struct symtab_ent *b)
+{
+	const char *na = strtab_get(&f->strs, a->name), *nb = strtab_get(&f->strs, b->name);
+	size_t ua, ub;
+
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
+	ua = underscores(na);
+	ub = underscores(nb);
+	if (ua != ub)
+		return ua < ub;
+	return strlen(na) >= strlen(nb);
+}
+
 static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
@@ -732,6 +763,7 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			f->syms[f->nr_syms].lo = s.st_value;
 			f->syms[f->nr_syms].hi = s.st_value + s.st_size;
 			f->syms[f->nr_syms].name = intern(f, name);
+			f->syms[f->nr_syms].bind = (uint8_t)GELF_ST_BIND(s.st_info);
 			f->nr_syms++;
 		}
 	}
@@ -747,6 +779,21 @@ static void build_symtab(struct sym_file *f)
 		load_symtab_of(f, f->relf, &cap);
 	if (f->nr_syms)
 		qsort(f->syms, f->nr_syms, sizeof(*f->syms), sym_cmp);
+	/* keep one symbol per address, the one perf would show */
+	if (f->nr_syms) {
+		size_t k = 0;
+
+		for (size_t i = 1; i < f->nr_syms; i++) {
+			if (f->syms[i].lo == f->syms[k].lo) {
+				if (sym_better(f, &f->syms[i], &f->syms[k]) ||
+				    (f->syms[i].hi > f->syms[k].hi && f->syms[k].hi == f->syms[k].lo))
+					f->syms[k] = f->syms[i];
+				continue;
+			}
+			f->syms[++k] = f->syms[i];
+		}
+		f->nr_syms = k + 1;
+	}
 	/* a size-0 symbol extends to the next one, as perf does */
 	for (size_t i = 0; i < f->nr_syms; i++)
 		if (f->syms[i].hi <= f->syms[i].lo)

@@ -1,0 +1,528 @@
+/*
+ * Symbolization job. Objects are the files frames point into, keyed by
+ * build-id (or by path when the recording has none); each registered
+ * address is (object, file offset). symjob_run() handles objects on worker
+ * threads: each worker opens one object's files, resolves all of its
+ * addresses and keeps the results with strings in the object's own string
+ * table, so workers share nothing but the index of the next object. The
+ * kernel is resolved from kallsyms.
+ */
+#include "pipeline/symjob.h"
+
+#include "buildid/buildid.h"
+#include "core/hmap.h"
+#include "core/strtab.h"
+#include "procmap/procmap.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/symbolize.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum obj_kind { OBJ_USER, OBJ_KERNEL };
+
+struct sj_addr {
+	uint32_t obj;
+	uint32_t first_map; /* the mapping it was first registered through (fast path check) */
+	uint64_t f_off;  /* offset in the mapped file (user) or the address (kernel) */
+	uint64_t pgoff;  /* the mapping's file offset, for segment choice */
+	uint64_t hits;
+	struct symjob_result res;
+};
+
+struct sj_obj {
+	enum obj_kind kind;
+	uint8_t bid[PM_BUILD_ID_MAX];
+	uint8_t bid_len;
+	const char *path;   /* as recorded */
+	struct hmap offs;   /* f_off -> addr id */
+	uint32_t *addrs;    /* addr ids of this object */
+	size_t nr_addrs, cap_addrs;
+	struct strtab strs; /* result strings (filled by one worker) */
+	struct sym_frame *frames; /* result frames of all its addresses */
+	size_t nr_frames;
+	enum symsrc src;
+	bool found;
+	uint64_t hits;
+};
+
+struct symjob {
+	struct symjob_opts o;
+	const struct procmap *pm;
+	struct hmap obj_by_key; /* hash of (build-id or path) -> obj index (verified) */
+	struct sj_obj *objs;
+	size_t nr_objs, cap_objs;
+	struct hmap addr_by_map_off; /* (mapping, f_off) -> addr id: skips the object lookup */
+	struct sj_addr *addrs;
+	size_t nr_addrs, cap_addrs;
+	struct kallsyms ks;
+	bool ks_loaded;
+	uint64_t ks_shift; /* recorded kernel address - kallsyms address */
+	struct symjob_missing *missing;
+	size_t nr_missing;
+	struct strtab mstrs; /* strings of missing entries */
+	atomic_size_t next_obj;
+	struct symjob_stats st;
+};
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc;
+	void *np;
+
+	if (need <= *cap)
+		return true;
+	nc = *cap ? *cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	np = realloc(*p, nc * elem);
+	if (!np)
+		return false;
+	*p = np;
+	*cap = nc;
+	return true;
+}
+
+enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm)
+{
+	struct symjob *j = calloc(1, sizeof(*j));
+
+	*out = NULL;
+	if (!j)
+		return CONV_E_NOMEM;
+	if (o)
+		j->o = *o;
+	j->pm = pm;
+	hmap_init(&j->obj_by_key);
+	hmap_init(&j->addr_by_map_off);
+	kallsyms_init(&j->ks);
+	strtab_init(&j->mstrs);
+	*out = j;
+	return CONV_E_OK;
+}
+
+void symjob_free(struct symjob *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->nr_objs; i++) {
+		hmap_release(&j->objs[i].offs);
+		free(j->objs[i].addrs);
+		strtab_release(&j->objs[i].strs);
+		free(j->objs[i].frames);
+	}
+	free(j->objs);
+	free(j->addrs);
+	free(j->missing);
+	hmap_release(&j->obj_by_key);
+	hmap_release(&j->addr_by_map_off);
+	kallsyms_release(&j->ks);
+	strtab_release(&j->mstrs);
+	free(j);
+}
+
+static uint64_t key_hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static bool obj_matches(const struct sj_obj *ob, enum obj_kind kind, const struct pm_mapping *m)
+{
+	if (ob->kind != kind)
+		return false;
+	if (kind == OBJ_KERNEL)
+		return true;
+	if (m->build_id_size)
+		return ob->bid_len == m->build_id_size && !memcmp(ob->bid, m->build_id, ob->bid_len);
+	return !ob->bid_len && !strcmp(ob->path, m->path);
+}
+
+/* The object a mapping's frames belong to; SYMJOB_NONE for memory without a file. */
+static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
+{
+	enum obj_kind kind;
+	uint64_t h, *v;
+	struct sj_obj *ob;
+
+	switch (m->kind) {
+	case PM_KIND_FILE:
+	case PM_KIND_VDSO:
+		kind = OBJ_USER;
+		if (m->kind == PM_KIND_VDSO && !m->build_id_size)
+			return SYMJOB_NONE;
+		h = m->build_id_size ? key_hash(m->build_id, m->build_id_size)
+				     : key_hash((const uint8_t *)m->path, strlen(m->path)) ^ 1;
+		break;
+	case PM_KIND_KERNEL:
+	case PM_KIND_MODULE:
+		kind = OBJ_KERNEL;
+		h = 0x6b65726e656cull; /* one object: kallsyms covers the kernel and modules */
+		break;
+	default:
+		return SYMJOB_NONE;
+	}
+	v = hmap_get(&j->obj_by_key, h);
+	if (v && obj_matches(&j->objs[*v], kind, m))
+		return (uint32_t)*v;
+	if (v) {
+		/* hash collision: search linearly (rare) */
+		for (size_t i = 0; i < j->nr_objs; i++)
+			if (obj_matches(&j->objs[i], kind, m))
+				return (uint32_t)i;
+	}
+	if (!grow((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)))
+		return SYMJOB_NONE;
+	ob = &j->objs[j->nr_objs];
+	memset(ob, 0, sizeof(*ob));
+	ob->kind = kind;
+	ob->bid_len = m->build_id_size;
+	memcpy(ob->bid, m->build_id, m->build_id_size);
+	ob->path = m->path;
+	hmap_init(&ob->offs);
+	strtab_init(&ob->strs);
+	if (!v)
+		hmap_put(&j->obj_by_key, h, j->nr_objs);
+	return (uint32_t)j->nr_objs++;
+}
+
+uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
+{
+	const struct pm_mapping *m = procmap_mapping(j->pm, mapping);
+	uint64_t mkey, *v, key;
+	uint32_t oi;
+	struct sj_obj *ob;
+	struct sj_addr *a;
+
+	if (!m)
+		return SYMJOB_NONE;
+	mkey = hmap_hash(((uint64_t)mapping << 40) ^ f_off) ^ f_off;
+	v = hmap_get(&j->addr_by_map_off, mkey);
+	if (v && j->addrs[*v].first_map == mapping &&
+	    j->addrs[*v].f_off == (j->objs[j->addrs[*v].obj].kind == OBJ_KERNEL
+					   ? f_off - m->pgoff + m->start
+					   : f_off)) {
+		j->addrs[*v].hits++;
+		return (uint32_t)*v;
+	}
+	oi = obj_for(j, m);
+	if (oi == SYMJOB_NONE)
+		return SYMJOB_NONE;
+	ob = &j->objs[oi];
+	/* kernel objects are keyed by the runtime address itself */
+	key = ob->kind == OBJ_KERNEL ? f_off - m->pgoff + m->start : f_off;
+	{
+		uint64_t *ov = hmap_get(&ob->offs, key);
+
+		if (ov) {
+			j->addrs[*ov].hits++;
+			return (uint32_t)*ov;
+		}
+	}
+	if (!grow((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
+	    !grow((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
+		return SYMJOB_NONE;
+	a = &j->addrs[j->nr_addrs];
+	memset(a, 0, sizeof(*a));
+	a->obj = oi;
+	a->first_map = mapping;
+	a->f_off = key;
+	a->pgoff = m->pgoff;
+	a->hits = 1;
+	ob->addrs[ob->nr_addrs++] = (uint32_t)j->nr_addrs;
+	hmap_put(&ob->offs, key, j->nr_addrs);
+	if (!v)
+		hmap_put(&j->addr_by_map_off, mkey, j->nr_addrs);
+	return (uint32_t)j->nr_addrs++;
+}
+
+/* ---- locating files ---- */
+
+static bool file_has_build_id(const char *path, const uint8_t *bid, size_t len)
+{
+	uint8_t got[BUILDID_MAX];
+	size_t glen;
+
+	if (buildid_from_path(path, got, &glen, NULL) != CONV_E_OK)
+		return false;
+	return glen == len && !memcmp(got, bid, len);
+}
+
+struct located {
+	char debug[4096];
+	char runtime[4096];
+	bool have_debug, have_runtime;
+	enum symsrc src;
+};
+
+static void locate(struct symjob *j, const struct sj_obj *ob, struct located *l)
+{
+	struct stat st;
+
+	(void)j;
+	memset(l, 0, sizeof(*l));
+	/* the recorded path, when it is the same file (or the recording has no build-id for it) */
+	if (ob->path[0] == '/' && stat(ob->path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (!ob->bid_len || file_has_build_id(ob->path, ob->bid, ob->bid_len))) {
+		snprintf(l->runtime, sizeof(l->runtime), "%s", ob->path);
+		l->have_runtime = true;
+		snprintf(l->debug, sizeof(l->debug), "%s", ob->path);
+		l->have_debug = true;
+		l->src = SYMSRC_LOCAL;
+	}
+}
+
+/* ---- resolving ---- */
+
+static void copy_frames(struct sj_obj *ob, struct symjob_result *r, const struct sym_result *sr,
+			struct sym_frame **out, size_t *nout, size_t *cap)
+{
+	size_t base = *nout;
+
+	if (!sr->nr || !grow((void **)out, cap, base + sr->nr, sizeof(**out)))
+		return;
+	for (uint32_t i = 0; i < sr->nr; i++) {
+		struct sym_frame fr = sr->frames[i];
+
+		/* the sym_file's strings die with it: keep copies */
+		fr.function = strtab_get(&ob->strs, strtab_intern_cstr(&ob->strs, fr.function));
+		fr.system_name = strtab_get(&ob->strs, strtab_intern_cstr(&ob->strs, fr.system_name));
+		fr.file = strtab_get(&ob->strs, strtab_intern_cstr(&ob->strs, fr.file));
+		(*out)[base + i] = fr;
+	}
+	*nout = base + sr->nr;
+	r->nr = sr->nr;
+	/* frames are pointed at after all are copied (the array may move) */
+	r->frames = (const struct sym_frame *)(uintptr_t)(base + 1);
+}
+
+static void resolve_user(struct symjob *j, struct sj_obj *ob)
+{
+	struct located l;
+	struct sym_file *f = NULL;
+	size_t cap = 0;
+
+	locate(j, ob, &l);
+	if (!l.have_debug || sym_file_open(&f, l.debug, l.have_runtime ? l.runtime : NULL, NULL))
+		return;
+	ob->found = true;
+	ob->src = l.src;
+	for (size_t i = 0; i < ob->nr_addrs; i++) {
+		struct sj_addr *a = &j->addrs[ob->addrs[i]];
+		struct sym_result sr;
+		uint64_t va;
+
+		if (!sym_file_normalize(f, a->f_off, a->pgoff, &va)) {
+			a->res.src = SYMSRC_UNRESOLVED;
+			continue;
+		}
+		a->res.normalized = true;
+		a->res.elf_va = va;
+		if (sym_file_lookup(f, va, &sr) != CONV_E_OK || sr.how == SYM_NONE) {
+			a->res.src = SYMSRC_UNRESOLVED;
+			continue;
+		}
+		a->res.src = sr.how == SYM_SYMTAB ? SYMSRC_SYMTAB : l.src;
+		copy_frames(ob, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
+	}
+	sym_file_close(f);
+}
+
+static void *worker(void *arg)
+{
+	struct symjob *j = arg;
+
+	for (;;) {
+		size_t i = atomic_fetch_add(&j->next_obj, 1);
+
+		if (i >= j->nr_objs)
+			break;
+		if (j->objs[i].kind == OBJ_USER)
+			resolve_user(j, &j->objs[i]);
+	}
+	return NULL;
+}
+
+/* Kernel symbols: --kallsyms, perf's cached copy, or /proc/kallsyms of this very kernel. */
+static void load_kallsyms(struct symjob *j, uint64_t text_addr, const uint8_t *bid, size_t bid_len)
+{
+	char path[4096];
+	const char *home = getenv("HOME");
+	char hex[2 * PM_BUILD_ID_MAX + 1];
+
+	if (j->o.kallsyms && kallsyms_load(&j->ks, j->o.kallsyms) == CONV_E_OK) {
+		j->ks_loaded = true;
+	} else if (bid_len && home) {
+		buildid_hex(bid, bid_len, hex);
+		snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, hex);
+		if (kallsyms_load(&j->ks, path) == CONV_E_OK)
+			j->ks_loaded = true;
+	}
+	if (!j->ks_loaded && j->o.running_kernel) {
+		uint8_t run[BUILDID_MAX];
+		size_t rlen;
+
+		/* only the very kernel that was recorded (build-id equal when the file has one) */
+		if (!bid_len || (buildid_from_notes_file("/sys/kernel/notes", run, &rlen) == CONV_E_OK &&
+				 rlen == bid_len && !memcmp(run, bid, rlen))) {
+			if (kallsyms_load(&j->ks, "/proc/kallsyms") == CONV_E_OK)
+				j->ks_loaded = true;
+		}
+	}
+	/* KASLR: the recording says where _text was; kallsyms says where it is now */
+	if (j->ks_loaded && j->ks.text && text_addr)
+		j->ks_shift = text_addr - j->ks.text;
+}
+
+static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
+{
+	uint64_t text_addr = 0;
+	const uint8_t *bid = NULL;
+	size_t bid_len = 0, cap = 0;
+
+	for (uint32_t i = 0; i < procmap_mapping_count(j->pm); i++) {
+		const struct pm_mapping *m = procmap_mapping(j->pm, i);
+
+		if (m->kind == PM_KIND_KERNEL) {
+			text_addr = m->pgoff;
+			bid = m->build_id;
+			bid_len = m->build_id_size;
+		}
+	}
+	load_kallsyms(j, text_addr, bid, bid_len);
+	if (!j->ks_loaded)
+		return;
+	ob->found = true;
+	ob->src = SYMSRC_KALLSYMS;
+	for (size_t i = 0; i < ob->nr_addrs; i++) {
+		struct sj_addr *a = &j->addrs[ob->addrs[i]];
+		const struct ksym *k = kallsyms_lookup(&j->ks, a->f_off - j->ks_shift);
+		struct sym_frame fr;
+		struct sym_result sr;
+
+		a->res.elf_va = a->f_off;
+		if (!k) {
+			a->res.src = SYMSRC_UNRESOLVED;
+			continue;
+		}
+		memset(&fr, 0, sizeof(fr));
+		fr.function = strtab_get(&j->ks.strs, k->name);
+		fr.system_name = fr.function;
+		fr.file = "";
+		sr.how = SYM_SYMTAB;
+		sr.nr = 1;
+		sr.frames = &fr;
+		a->res.src = SYMSRC_KALLSYMS;
+		copy_frames(ob, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
+	}
+}
+
+enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
+{
+	unsigned n = j->o.jobs ? j->o.jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th[64];
+	unsigned started = 0;
+
+	(void)diag;
+	if (n < 1)
+		n = 1;
+	if (n > 64)
+		n = 64;
+	if (!j->o.no_symbolize) {
+		atomic_store(&j->next_obj, 0);
+		for (unsigned i = 1; i < n; i++)
+			if (pthread_create(&th[started], NULL, worker, j) == 0)
+				started++;
+		worker(j);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+		for (size_t i = 0; i < j->nr_objs; i++)
+			if (j->objs[i].kind == OBJ_KERNEL)
+				resolve_kernel(j, &j->objs[i]);
+	}
+	/* frame pointers were stored as 1-based indexes while arrays could move */
+	for (size_t i = 0; i < j->nr_addrs; i++) {
+		struct sj_addr *a = &j->addrs[i];
+		struct sj_obj *ob = &j->objs[a->obj];
+
+		if (a->res.nr)
+			a->res.frames = ob->frames + ((uintptr_t)a->res.frames - 1);
+		j->st.frames_by_src[a->res.src] += a->hits;
+		if (a->res.nr > 1)
+			j->st.inline_frames += a->res.nr - 1;
+		if (!a->res.normalized && ob->kind == OBJ_USER && ob->found)
+			j->st.normalize_failed++;
+		ob->hits += a->hits;
+	}
+	j->st.objects = j->nr_objs;
+	j->st.addresses = j->nr_addrs;
+	free(j->missing);
+	j->nr_missing = 0;
+	j->missing = calloc(j->nr_objs ? j->nr_objs : 1, sizeof(*j->missing));
+	if (!j->missing)
+		return CONV_E_NOMEM;
+	for (size_t i = 0; i < j->nr_objs; i++) {
+		struct sj_obj *ob = &j->objs[i];
+		char hex[2 * PM_BUILD_ID_MAX + 1];
+
+		if (ob->found) {
+			j->st.objects_found++;
+			continue;
+		}
+		buildid_hex(ob->bid, ob->bid_len, hex);
+		j->missing[j->nr_missing].build_id =
+			strtab_get(&j->mstrs, strtab_intern_cstr(&j->mstrs, hex));
+		j->missing[j->nr_missing].path = ob->kind == OBJ_KERNEL ? "[kernel.kallsyms]" : ob->path;
+		j->missing[j->nr_missing].frames = ob->hits;
+		j->nr_missing++;
+	}
+	return CONV_E_OK;
+}
+
+void symjob_set_running_kernel(struct symjob *j, bool running)
+{
+	j->o.running_kernel = running;
+}
+
+const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id)
+{
+	return addr_id < j->nr_addrs ? &j->addrs[addr_id].res : NULL;
+}
+
+const struct symjob_stats *symjob_stats(const struct symjob *j)
+{
+	return &j->st;
+}
+
+size_t symjob_missing_count(const struct symjob *j)
+{
+	return j->nr_missing;
+}
+
+const struct symjob_missing *symjob_missing_at(const struct symjob *j, size_t i)
+{
+	return i < j->nr_missing ? &j->missing[i] : NULL;
+}
+
+const char *symjob_src_name(enum symsrc s)
+{
+	static const char *const names[SYMSRC__COUNT] = {
+		[SYMSRC_UNRESOLVED] = "unresolved", [SYMSRC_LOCAL] = "local",
+		[SYMSRC_DEBUG_DIR] = "debug_dir",   [SYMSRC_SYSTEM] = "usr_lib_debug",
+		[SYMSRC_PERF_CACHE] = "perf_cache", [SYMSRC_DEBUGLINK] = "debuglink",
+		[SYMSRC_DEBUGINFOD] = "debuginfod", [SYMSRC_SYMTAB] = "symtab_only",
+		[SYMSRC_KALLSYMS] = "kallsyms",     [SYMSRC_JIT] = "jit_map",
+	};
+
+	return (unsigned)s < SYMSRC__COUNT ? names[s] : "unknown";
+}

@@ -1,0 +1,94 @@
+/*
+ * Symbolization of a whole recording: the frames of every sample are
+ * registered here during the reading pass (each unique (object, file offset)
+ * once), then symjob_run() finds each object's debug info and resolves its
+ * addresses, objects in parallel. The pipeline is the only code that knows
+ * the process model (procmap) and the symbolizer together.
+ */
+#ifndef CONV_PIPELINE_SYMJOB_H
+#define CONV_PIPELINE_SYMJOB_H
+
+#include "core/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symjob;
+struct procmap;
+struct sym_frame;
+
+#define SYMJOB_NONE UINT32_MAX
+
+/* Where a frame's symbols came from. */
+enum symsrc {
+	SYMSRC_UNRESOLVED,
+	SYMSRC_LOCAL,      /* the recorded path on this machine (build-id verified) */
+	SYMSRC_DEBUG_DIR,  /* --debug-dir */
+	SYMSRC_SYSTEM,     /* /usr/lib/debug */
+	SYMSRC_PERF_CACHE, /* ~/.debug */
+	SYMSRC_DEBUGLINK,  /* .gnu_debuglink next to a local binary */
+	SYMSRC_DEBUGINFOD, /* downloaded or from the debuginfod cache */
+	SYMSRC_SYMTAB,     /* only a symbol table was found: names, no lines */
+	SYMSRC_KALLSYMS,   /* kernel symbols */
+	SYMSRC_JIT,        /* perf-PID.map / jitdump (counted by the caller) */
+	SYMSRC__COUNT
+};
+
+struct symjob_opts {
+	const char *const *debug_dirs;
+	size_t nr_debug_dirs;
+	const char *const *debuginfod_urls; /* none: $DEBUGINFOD_URLS; none there: no network */
+	size_t nr_debuginfod_urls;
+	const char *cache_dir;
+	bool offline;
+	const char *kallsyms;     /* --kallsyms FILE */
+	bool running_kernel;      /* the recording's kernel is running here: /proc/kallsyms may be used */
+	unsigned jobs;            /* threads; 0 = number of CPUs */
+	bool no_symbolize;        /* register addresses, resolve nothing */
+};
+
+struct symjob_stats {
+	uint64_t objects;            /* distinct objects with frames */
+	uint64_t objects_found;      /* objects whose debug info or symbols were found */
+	uint64_t addresses;          /* distinct addresses */
+	uint64_t frames_by_src[SYMSRC__COUNT]; /* registered frames (with repeats) by source */
+	uint64_t normalize_failed;   /* addresses outside every PT_LOAD of their object */
+	uint64_t inline_frames;      /* extra frames from inlining, over distinct addresses */
+	uint64_t dfd_fetched, dfd_cache_hits, dfd_not_found, dfd_errors, dfd_bytes;
+};
+
+/* An object whose debug info was not found, with how many frames it had. */
+struct symjob_missing {
+	const char *build_id; /* lowercase hex, "" when the mapping had none */
+	const char *path;
+	uint64_t frames;
+};
+
+struct symjob_result {
+	enum symsrc src;
+	uint32_t nr;                    /* 0 when unresolved */
+	const struct sym_frame *frames; /* innermost first; strings live as long as the job */
+	uint64_t elf_va;                /* for user objects; kernel: the address */
+	bool normalized;
+};
+
+enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm);
+void symjob_free(struct symjob *j);
+
+/* Registers a frame in mapping `mapping` at file offset `f_off`; returns its address id. */
+uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off);
+
+/* Known only once pipe metadata has been read: whether the recorded kernel runs here. */
+void symjob_set_running_kernel(struct symjob *j, bool running);
+
+/* Finds debug info and resolves every registered address. */
+enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag);
+
+const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id);
+const struct symjob_stats *symjob_stats(const struct symjob *j);
+size_t symjob_missing_count(const struct symjob *j);
+const struct symjob_missing *symjob_missing_at(const struct symjob *j, size_t i);
+const char *symjob_src_name(enum symsrc s);
+
+#endif
