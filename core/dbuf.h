@@ -28,7 +28,7 @@ bool dbuf_append(struct dbuf *b, const void *p, size_t n);
 bool dbuf_putc(struct dbuf *b, char c);
 bool dbuf_puts(struct dbuf *b, const char *s);
 bool dbuf_printf(struct dbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool dbuf_vprintf(struct dbuf *b, const char *fmt, va_list ap);
+bool dbuf_vprintf(struct dbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Removes the first n bytes, moving the rest to the front. */
 void dbuf_consume(struct dbuf *b, size_t n);
 

@@ -238,14 +238,14 @@ static void idpos_compute(const struct rdr_attr *a, struct rdr_idpos *p)
 		p->trailer_id_idx = 1 + !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU);
 }
 
-void rdr_attrs_finish(struct rdr *r)
+void rdr_attrs_finish(struct rdr *r, size_t from)
 {
-	for (size_t i = 0; i < r->info.nr_attrs; i++)
+	for (size_t i = from; i < r->info.nr_attrs; i++)
 		idpos_compute(&r->info.attrs[i], &r->idpos[i]);
 	if (r->info.nr_attrs > 1) {
 		const struct rdr_idpos *p0 = &r->idpos[0];
 
-		for (size_t i = 1; i < r->info.nr_attrs; i++) {
+		for (size_t i = from ? from : 1; i < r->info.nr_attrs; i++) {
 			const struct rdr_idpos *p = &r->idpos[i];
 
 			if (p->sample_id_idx != p0->sample_id_idx ||
@@ -316,15 +316,28 @@ static const char *attr_default_name(struct rdr *r, const struct rdr_attr *a)
 	return arena_strndup(&r->arena, buf, strlen(buf));
 }
 
+void rdr_name_attr(struct rdr *r, size_t i)
+{
+	struct rdr_attr *a = &r->info.attrs[i];
+
+	if (a->name_from_file)
+		return;
+	if (a->type == PERF_TYPE_TRACEPOINT) {
+		const char *tp = rdr_tracing_name(r, a->config);
+
+		if (tp) {
+			a->name = tp;
+			return;
+		}
+	}
+	if (!a->name)
+		a->name = attr_default_name(r, a);
+}
+
 void rdr_name_attrs(struct rdr *r)
 {
-	rdr_tracing_name(r);
-	for (size_t i = 0; i < r->info.nr_attrs; i++) {
-		struct rdr_attr *a = &r->info.attrs[i];
-
-		if (!a->name)
-			a->name = attr_default_name(r, a);
-	}
+	for (size_t i = 0; i < r->info.nr_attrs; i++)
+		rdr_name_attr(r, i);
 }
 
 /* ---- feature payloads ---- */
@@ -362,7 +375,12 @@ static void parse_event_desc(struct rdr *r, struct cur *c, uint64_t off)
 		const char *name;
 		int idx = -1;
 
-		rdr_parse_attr(r, c, attr_size, &a);
+		{
+			/* each entry's attr takes exactly attr_size bytes */
+			struct cur ac = cur_sub(c, attr_size);
+
+			rdr_parse_attr(r, &ac, attr_size, &a);
+		}
 		nr_ids = cur_u32(c);
 		name = feat_string(r, c);
 		if (!cur_ok(c) || nr_ids > cur_remaining(c) / 8) {
@@ -535,6 +553,8 @@ void rdr_parse_feature(struct rdr *r, uint64_t feat, const uint8_t *p, size_t le
 		}
 		r->info.tracing_data = arena_memdup(&r->arena, p, keep);
 		r->info.tracing_data_len = r->info.tracing_data ? keep : 0;
+		rdr_tracing_reset(r);
+		rdr_name_attrs(r);
 		break;
 	}
 	case PERF_FEAT_BUILD_ID:
@@ -660,7 +680,12 @@ static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct 
 		int idx;
 
 		cur_init(&c, buf + i * attr_size, (size_t)attr_size, r->swap);
-		rdr_parse_attr(r, &c, (size_t)attr_size - 16, &a);
+		{
+			/* the attr is exactly attr_size - 16 bytes, whatever its own size says */
+			struct cur ac = cur_sub(&c, (size_t)attr_size - 16);
+
+			rdr_parse_attr(r, &ac, (size_t)attr_size - 16, &a);
+		}
 		ids.offset = cur_u64(&c);
 		ids.size = cur_u64(&c);
 		if (!cur_ok(&c)) {
@@ -793,7 +818,7 @@ enum conv_err rdr_read_file_header(struct rdr *r, struct conv_diag *diag)
 	err = read_attrs(r, attr_size, &attrs, diag);
 	if (err)
 		return err;
-	rdr_attrs_finish(r);
+	rdr_attrs_finish(r, 0);
 
 	if (fsize != UINT64_MAX && data.offset > fsize)
 		return conv_fail(diag, CONV_E_TRUNCATED, 40,

@@ -103,7 +103,7 @@ static bool name_ok(const char *s, size_t n)
 	return true;
 }
 
-/* Names the tracepoint attrs whose config is this format's ID. */
+/* Indexes this format's ID -> "sys:name". */
 static void name_from_format(struct rdr *r, const char *sys, const char *fmt, size_t len)
 {
 	size_t nlen, ilen, slen = strlen(sys);
@@ -119,32 +119,34 @@ static void name_from_format(struct rdr *r, const char *sys, const char *fmt, si
 			return;
 		id = id * 10 + (uint64_t)(idv[i] - '0');
 	}
-	for (size_t i = 0; i < r->info.nr_attrs; i++) {
-		struct rdr_attr *a = &r->info.attrs[i];
+	snprintf(buf, sizeof(buf), "%.*s:%.*s", (int)slen, sys, (int)nlen, name);
+	{
+		char *copy = arena_strndup(&r->arena, buf, strlen(buf));
 
-		if (a->type != PERF_TYPE_TRACEPOINT || a->name_from_file || a->config != id)
-			continue;
-		snprintf(buf, sizeof(buf), "%.*s:%.*s", (int)slen, sys, (int)nlen, name);
-		a->name = arena_strndup(&r->arena, buf, strlen(buf));
+		if (copy && !hmap_get(&r->tp_names, id))
+			hmap_put(&r->tp_names, id, (uint64_t)(uintptr_t)copy);
 	}
 }
 
-void rdr_tracing_name(struct rdr *r)
+void rdr_tracing_reset(struct rdr *r)
+{
+	hmap_release(&r->tp_names);
+	r->tp_indexed = false;
+}
+
+/* Walks the blob once and indexes every event format's ID and name. */
+static void tracing_index(struct rdr *r)
 {
 	struct cur c;
 	const uint8_t *magic;
 	const char *version, *sys;
 	uint8_t big;
 	uint32_t nftrace, nsys;
-	bool host_big, any = false;
+	bool host_big;
 	uint16_t one = 1;
 
+	r->tp_indexed = true;
 	if (!r->info.tracing_data || r->info.tracing_data_len < 16)
-		return;
-	for (size_t i = 0; i < r->info.nr_attrs; i++)
-		if (r->info.attrs[i].type == PERF_TYPE_TRACEPOINT && !r->info.attrs[i].name_from_file)
-			any = true;
-	if (!any)
 		return;
 	cur_init(&c, r->info.tracing_data, r->info.tracing_data_len, false);
 	magic = cur_view(&c, 10);
@@ -193,4 +195,14 @@ void rdr_tracing_name(struct rdr *r)
 bad:
 	rdr_problem(r, CONV_E_FORMAT, UINT64_MAX, 0,
 		    "tracing data ends early or is malformed; tracepoint names may be missing");
+}
+
+const char *rdr_tracing_name(struct rdr *r, uint64_t id)
+{
+	uint64_t *v;
+
+	if (!r->tp_indexed)
+		tracing_index(r);
+	v = hmap_get(&r->tp_names, id);
+	return v ? (const char *)(uintptr_t)*v : NULL;
 }

@@ -174,6 +174,7 @@ static struct rdr *rdr_new(const struct rdr_opts *opts)
 	arena_init(&r->arena, 512u << 20);
 	r->in.fd = -1;
 	r->id_zero_attr = -1;
+	hmap_init(&r->tp_names);
 	dbuf_init(&r->zin, 1u << 20);
 	dbuf_init(&r->zout, 4u << 20);
 	dbuf_init(&r->qpool, 0);
@@ -200,6 +201,7 @@ void rdr_close(struct rdr *r)
 	if (!r)
 		return;
 	in_release(&r->in);
+	hmap_release(&r->tp_names);
 	arena_release(&r->arena);
 	free(r->info.attrs);
 	free(r->info.build_ids);
@@ -908,6 +910,8 @@ static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t 
 		int idx;
 		uint64_t nids;
 
+		/* -1 tells the caller this record added no attr */
+		r->ev.u.attr_index = -1;
 		if (cur_remaining(&c) < 8) {
 			rdr_problem(r, CONV_E_FORMAT, off, type, "HEADER_ATTR record too short");
 			return;
@@ -932,8 +936,8 @@ static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t 
 			for (size_t i = 0; i < nids; i++)
 				rdr_add_id(r, r->info.attrs[idx].ids[i], idx);
 		}
-		rdr_attrs_finish(r);
-		rdr_name_attrs(r);
+		rdr_attrs_finish(r, (size_t)idx);
+		rdr_name_attr(r, (size_t)idx);
 		r->ev.u.attr_index = idx;
 		break;
 	}
@@ -961,6 +965,7 @@ static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t 
 			r->info.tracing_data_len = r->info.tracing_data ? len - size : 0;
 		}
 		r->info.features[0] |= 1ull << PERF_FEAT_TRACING_DATA;
+		rdr_tracing_reset(r);
 		rdr_name_attrs(r);
 		break;
 	case PERF_REC_EVENT_UPDATE: {

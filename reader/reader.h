@@ -306,7 +306,7 @@ struct rdr_event {
 		struct rdr_time_conv time_conv;
 		struct rdr_deferred deferred;
 		const struct rdr_build_id *build_id; /* HEADER_BUILD_ID (pipe) */
-		int attr_index;                      /* HEADER_ATTR: the attr it added */
+		int attr_index;                      /* HEADER_ATTR: the attr it added, -1 if rejected */
 		uint64_t feature;                    /* HEADER_FEATURE: feature id */
 		uint64_t count;                      /* ID_INDEX, THREAD_MAP, CPU_MAP entries */
 	} u;

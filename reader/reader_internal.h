@@ -8,6 +8,7 @@
 #include "core/arena.h"
 #include "core/cursor.h"
 #include "core/dbuf.h"
+#include "core/hmap.h"
 #include "reader/reader.h"
 
 #include <stdbool.h>
@@ -71,6 +72,8 @@ struct rdr {
 	struct arena arena; /* names, feature strings, build-id table, attrs */
 	struct rdr_in in;
 	bool swap;
+	struct hmap tp_names; /* tracepoint id -> "sys:name" (arena string), from TRACING_DATA */
+	bool tp_indexed;
 
 	size_t attrs_cap;
 	struct rdr_idpos *idpos; /* per attr */
@@ -148,13 +151,16 @@ void rdr_parse_attr(struct rdr *r, struct cur *c, size_t avail, struct rdr_attr 
 int rdr_add_attr(struct rdr *r, const struct rdr_attr *a);
 bool rdr_add_id(struct rdr *r, uint64_t id, int attr);
 int rdr_lookup_id(const struct rdr *r, uint64_t id);
-void rdr_attrs_finish(struct rdr *r);
+/* Computes id/time positions of attrs from index `from` on and checks them against attr 0. */
+void rdr_attrs_finish(struct rdr *r, size_t from);
 /* Parses a feature payload (file section or pipe HEADER_FEATURE). */
 void rdr_parse_feature(struct rdr *r, uint64_t feat, const uint8_t *p, size_t len, uint64_t off,
 		       bool pipe);
 /* Parses build-id records (feature section or one pipe record). */
 void rdr_parse_build_ids(struct rdr *r, const uint8_t *p, size_t len, uint64_t off,
 			 enum rdr_bid_source src);
+/* Names attr i (or every attr) from tracing formats, else from type/config, unless the file named it. */
+void rdr_name_attr(struct rdr *r, size_t i);
 void rdr_name_attrs(struct rdr *r);
 const struct rdr_build_id *rdr_last_build_id(const struct rdr *r);
 
@@ -167,8 +173,10 @@ bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 		bool in_compressed, int attr);
 
 /* rdr_tracing.c */
-/* Names tracepoint events the file left unnamed from the tracing data's formats. */
-void rdr_tracing_name(struct rdr *r);
+/* "sys:name" of tracepoint id from the tracing data's formats (indexed once), or NULL. */
+const char *rdr_tracing_name(struct rdr *r, uint64_t id);
+/* Forgets the index (new tracing data arrived). */
+void rdr_tracing_reset(struct rdr *r);
 
 /* reader.c */
 void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rtype,
