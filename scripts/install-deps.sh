@@ -4,9 +4,14 @@
 # package lists are refreshed only when something is missing.
 set -eu
 
+# build: the libraries conv links; tests: perf to record, clang for the fuzz
+# target, debuginfod (real server), lld and Go for the symbolization test
+# programs, a JDK for the JIT test (and later jfr).
 PKGS="build-essential cmake pkg-config git
 libelf-dev libdw-dev libcurl4-openssl-dev libzstd-dev libtraceevent-dev zlib1g-dev
-libcmocka-dev python3 clang linux-perf elfutils binutils"
+libiberty-dev libcmocka-dev
+python3 clang lld linux-perf elfutils binutils debuginfod golang-go
+openjdk-17-jdk-headless"
 
 missing=""
 for p in $PKGS; do

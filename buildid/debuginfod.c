@@ -1,0 +1,1229 @@
+/*
+ * debuginfod client over one libcurl multi handle.
+ *
+ * Why not libdebuginfod: it blocks per build-id (its parallelism is across
+ * servers, not across files), it is dlopen'ed by libdwfl behind our back
+ * whenever DEBUGINFOD_URLS is set, and Debian links it against a second curl
+ * stack (gnutls). Here many build-ids are in flight at once, every answer is
+ * verified before it enters the cache, and the environment variables keep
+ * the meaning the debuginfod client gives them.
+ *
+ * A request moves QUEUED -> ACTIVE (one transfer to servers[r->server]) ->
+ * DONE. A failed transfer either moves the request on to the next server or
+ * finishes it; the result of a request that tried several servers is the
+ * most actionable failure seen (see dfd_wait() in the header).
+ */
+#include "buildid/debuginfod.h"
+
+#include "buildid/buildid.h"
+#include "core/hmap.h"
+
+#include <curl/curl.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DFD_DEFAULT_TIMEOUT_S 90
+#define DFD_DEFAULT_MAX_TIME_S 1800
+#define DFD_DEFAULT_NEGATIVE_TTL_S 600
+#define DFD_DEFAULT_PARALLEL 8
+/* Enough for a server behind a load balancer and a mirror; more is a loop. */
+#define DFD_MAX_REDIRS 5L
+/*
+ * A temporary file older than this was left by a conv that crashed; a live
+ * transfer is bounded by max_time_s, which is far shorter by default.
+ */
+#define DFD_STALE_TMP_S (24L * 3600)
+#define DFD_NONE UINT32_MAX
+
+enum req_state { REQ_QUEUED, REQ_ACTIVE, REQ_DONE };
+
+struct dfd_xfer;
+
+struct dfd_req {
+	uint8_t bid[BUILDID_MAX];
+	size_t bid_len;
+	enum dfd_kind kind;
+	enum req_state state;
+	char hex[2 * BUILDID_MAX + 1];
+	uint32_t hash_next;    /* next request with the same hash, DFD_NONE at the end */
+	struct dfd_req *qnext; /* queue link while QUEUED */
+	size_t server;         /* server being tried, or next to try */
+	struct dfd_xfer *xfer; /* while ACTIVE */
+	bool network;          /* went to the queue, so its end is reported as DFD_EV_DONE */
+	enum conv_err worst;   /* most actionable failure so far; NOTFOUND = only 404s */
+	enum conv_err result;  /* when DONE */
+	char *path;            /* when DONE and OK: malloc'd */
+	char *msg;             /* message of `worst` or of the result: malloc'd */
+};
+
+/* One transfer in flight: the request's bytes to one server. */
+struct dfd_xfer {
+	struct dfd_client *c;
+	struct dfd_req *r;
+	CURL *easy;
+	int fd;
+	char *tmp;         /* temporary file, removed unless renamed into place */
+	char *url;
+	uint64_t received; /* body bytes */
+	uint64_t total;    /* Content-Length of the 200 answer, 0 = unknown */
+	uint64_t reported; /* received at the last DFD_EV_DATA */
+	bool too_large;    /* aborted by us over max_size */
+	int io_errno;      /* writing the temporary file failed */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct dfd_client {
+	char **urls; /* base URLs without trailing '/' */
+	size_t nr_urls;
+	char *cache;     /* conv's cache root */
+	char *sys_cache; /* debuginfod's client cache, NULL when absent or the same as ours */
+	bool offline;
+	long timeout_s, max_time_s, neg_ttl_s;
+	uint64_t max_size;
+	unsigned max_parallel;
+	void (*progress)(void *ctx, const struct dfd_progress *p);
+	void *progress_ctx;
+
+	CURLM *multi; /* NULL when offline or without servers: no socket ever */
+	bool curl_inited;
+	struct curl_slist *headers;
+
+	struct dfd_req **reqs;
+	size_t nr_reqs, alloc_reqs;
+	struct hmap index; /* hash(build-id, kind) -> index of the first request + 1 */
+	struct dfd_req *qhead, *qtail;
+	unsigned nr_queued, nr_active;
+	struct dfd_xfer **active; /* max_parallel slots, NULL = free */
+
+	struct dfd_stats st;
+};
+
+static const char *const kind_names[] = { [DFD_DEBUGINFO] = "debuginfo",
+					  [DFD_EXECUTABLE] = "executable" };
+
+/* ---- small helpers ---- */
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *str_printf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *s;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	s = malloc((size_t)n + 1);
+	if (!s)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* An environment variable, with "" treated as unset (as the debuginfod client does). */
+static const char *env_get(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* A positive decimal from the environment, or 0 when unset or not a number. */
+static uint64_t env_u64(const char *name)
+{
+	const char *v = env_get(name);
+	char *end;
+	unsigned long long x;
+
+	if (!v || !isdigit((unsigned char)*v))
+		return 0;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno || *end)
+		return 0;
+	return (uint64_t)x;
+}
+
+static long env_seconds(const char *name)
+{
+	uint64_t v = env_u64(name);
+
+	return v > (uint64_t)(24 * 3600 * 365) ? 24L * 3600 * 365 : (long)v;
+}
+
+static void set_msg(char **dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_msg(char **dst, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[256];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(*dst);
+	*dst = strdup(buf); /* NULL on OOM only loses the message */
+}
+
+/* Creates every missing directory of path (mode 0700: caches are per user). */
+static int mkdir_p(const char *path)
+{
+	char *p = strdup(path);
+	int ret = 0;
+
+	if (!p)
+		return ENOMEM;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char saved = *s;
+
+		*s = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+			ret = errno;
+			break;
+		}
+		*s = saved;
+		if (!saved)
+			break;
+	}
+	free(p);
+	return ret;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A negative entry written less than ttl ago; one from the future is stale (clock moved). */
+static bool is_fresh(const struct stat *st, long ttl)
+{
+	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	int64_t age = now_ns() - mtime;
+
+	return ttl > 0 && age >= 0 && age < (int64_t)ttl * 1000000000;
+}
+
+/* ---- cache entries ---- */
+
+enum entry_state { ENTRY_ABSENT, ENTRY_VALID, ENTRY_EMPTY, ENTRY_BAD };
+
+/* Whether path is an ELF file carrying exactly the request's GNU build-id. */
+static enum entry_state entry_probe(const char *path, const struct dfd_req *r, struct stat *st)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t len = 0;
+
+	if (stat(path, st) != 0)
+		return ENTRY_ABSENT;
+	if (!S_ISREG(st->st_mode))
+		return ENTRY_BAD;
+	if (st->st_size == 0)
+		return ENTRY_EMPTY;
+	if (buildid_from_path(path, id, &len, NULL) != CONV_E_OK || len != r->bid_len ||
+	    memcmp(id, r->bid, len) != 0)
+		return ENTRY_BAD;
+	return ENTRY_VALID;
+}
+
+static char *entry_path(const char *root, const struct dfd_req *r, const char *suffix)
+{
+	return str_printf("%s/%s/%s%s", root, r->hex, kind_names[r->kind], suffix);
+}
+
+/* Removes temporary files a crashed run left in one entry directory. */
+static void sweep_stale_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		char *p;
+
+		if (strncmp(e->d_name, ".conv-", 6) != 0)
+			continue;
+		p = str_printf("%s/%s", dir, e->d_name);
+		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+		    now - st.st_mtime > DFD_STALE_TMP_S)
+			unlink(p);
+		free(p);
+	}
+	closedir(d);
+}
+
+/* ---- request bookkeeping ---- */
+
+static uint64_t req_hash(const uint8_t *bid, size_t len, enum dfd_kind kind)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, then mixed */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ bid[i]) * 0x100000001b3ull;
+	return hmap_hash(h ^ ((uint64_t)kind << 56) ^ len);
+}
+
+static struct dfd_req *req_find(const struct dfd_client *c, const uint8_t *bid, size_t len,
+				enum dfd_kind kind)
+{
+	const uint64_t *v = hmap_get(&c->index, req_hash(bid, len, kind));
+	uint32_t i = v ? (uint32_t)(*v - 1) : DFD_NONE;
+
+	while (i != DFD_NONE) {
+		struct dfd_req *r = c->reqs[i];
+
+		if (r->kind == kind && r->bid_len == len && !memcmp(r->bid, bid, len))
+			return r;
+		i = r->hash_next;
+	}
+	return NULL;
+}
+
+static void emit(struct dfd_client *c, enum dfd_event ev, const struct dfd_req *r,
+		 const struct dfd_xfer *x)
+{
+	struct dfd_progress p;
+
+	if (!c->progress)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.event = ev;
+	p.build_id = r->hex;
+	p.kind = r->kind;
+	p.url = ev == DFD_EV_DONE ? NULL : c->urls[r->server];
+	p.received = x ? x->received : 0;
+	p.total = x ? x->total : 0;
+	p.result = r->result;
+	p.active = c->nr_active;
+	p.queued = c->nr_queued;
+	c->progress(c->progress_ctx, &p);
+}
+
+static void req_finish(struct dfd_client *c, struct dfd_req *r, enum conv_err result, char *path)
+{
+	r->state = REQ_DONE;
+	r->result = result;
+	r->path = path;
+	if (result == CONV_E_OK) {
+		free(r->msg);
+		r->msg = NULL;
+	}
+	if (r->network)
+		emit(c, DFD_EV_DONE, r, NULL);
+}
+
+static void queue_push(struct dfd_client *c, struct dfd_req *r, bool front)
+{
+	r->state = REQ_QUEUED;
+	r->network = true;
+	if (front) {
+		r->qnext = c->qhead;
+		c->qhead = r;
+		if (!c->qtail)
+			c->qtail = r;
+	} else {
+		r->qnext = NULL;
+		if (c->qtail)
+			c->qtail->qnext = r;
+		else
+			c->qhead = r;
+		c->qtail = r;
+	}
+	c->nr_queued++;
+}
+
+static struct dfd_req *queue_pop(struct dfd_client *c)
+{
+	struct dfd_req *r = c->qhead;
+
+	if (!r)
+		return NULL;
+	c->qhead = r->qnext;
+	if (!c->qhead)
+		c->qtail = NULL;
+	r->qnext = NULL;
+	c->nr_queued--;
+	return r;
+}
+
+/* Moves a queued request to the front: the caller is blocked on it. */
+static void queue_bump(struct dfd_client *c, struct dfd_req *r)
+{
+	struct dfd_req *prev = NULL;
+
+	for (struct dfd_req *q = c->qhead; q; prev = q, q = q->qnext) {
+		if (q != r)
+			continue;
+		if (!prev)
+			return;
+		prev->qnext = r->qnext;
+		if (c->qtail == r)
+			c->qtail = prev;
+		c->nr_queued--;
+		queue_push(c, r, true);
+		return;
+	}
+}
+
+/*
+ * Answers a request from the caches if possible. Returns true when the
+ * request is finished.
+ */
+static bool lookup_caches(struct dfd_client *c, struct dfd_req *r)
+{
+	struct stat st;
+	char *p = entry_path(c->cache, r, "");
+	enum entry_state s;
+
+	if (!p) {
+		req_finish(c, r, CONV_E_NOMEM, NULL);
+		return true;
+	}
+	s = entry_probe(p, r, &st);
+	if (s == ENTRY_VALID) {
+		c->st.cache_hits++;
+		req_finish(c, r, CONV_E_OK, p);
+		return true;
+	}
+	if (s == ENTRY_EMPTY && c->neg_ttl_s > 0 && is_fresh(&st, c->neg_ttl_s)) {
+		/*
+		 * An empty entry is the debuginfod client's own negative entry
+		 * (a cache shared through DEBUGINFOD_CACHE_PATH): honour it.
+		 */
+		free(p);
+		c->st.negative_hits++;
+		set_msg(&r->msg, "%s/%s: recently not found (debuginfod negative entry)", r->hex,
+			kind_names[r->kind]);
+		req_finish(c, r, CONV_E_NOTFOUND, NULL);
+		return true;
+	}
+	if (s == ENTRY_BAD || s == ENTRY_EMPTY) {
+		/* Torn by a crash or a full disk, or replaced by hand: refetch. */
+		if (unlink(p) == 0 && s == ENTRY_BAD)
+			c->st.corrupt_cache_removed++;
+	}
+	free(p);
+
+	if (c->sys_cache) {
+		p = entry_path(c->sys_cache, r, "");
+		if (!p) {
+			req_finish(c, r, CONV_E_NOMEM, NULL);
+			return true;
+		}
+		/* Read-only: a bad or empty entry there belongs to another program. */
+		if (entry_probe(p, r, &st) == ENTRY_VALID) {
+			c->st.system_cache_hits++;
+			req_finish(c, r, CONV_E_OK, p);
+			return true;
+		}
+		free(p);
+	}
+
+	if (c->neg_ttl_s > 0) {
+		p = entry_path(c->cache, r, ".missing");
+		if (!p) {
+			req_finish(c, r, CONV_E_NOMEM, NULL);
+			return true;
+		}
+		if (stat(p, &st) == 0 && is_fresh(&st, c->neg_ttl_s)) {
+			free(p);
+			c->st.negative_hits++;
+			set_msg(&r->msg, "%s/%s: not found on any server within the last %lds",
+				r->hex, kind_names[r->kind], c->neg_ttl_s);
+			req_finish(c, r, CONV_E_NOTFOUND, NULL);
+			return true;
+		}
+		free(p);
+	}
+
+	if (c->offline || !c->multi) {
+		c->st.not_found++;
+		set_msg(&r->msg, "%s/%s: not cached and %s", r->hex, kind_names[r->kind],
+			c->offline ? "offline" : "no debuginfod servers are configured");
+		req_finish(c, r, CONV_E_NOTFOUND, NULL);
+		return true;
+	}
+	return false;
+}
+
+/* Remembers "every server said 404" so the next run does not ask again. */
+static void write_negative(struct dfd_client *c, const struct dfd_req *r)
+{
+	char *dir = str_printf("%s/%s", c->cache, r->hex);
+	char *p = entry_path(c->cache, r, ".missing");
+	int fd;
+
+	if (dir && p && mkdir_p(dir) == 0) {
+		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			/* O_TRUNC of an empty file need not touch mtime, which is the entry's date. */
+			futimens(fd, NULL);
+			close(fd);
+		}
+	}
+	free(dir);
+	free(p);
+}
+
+/* ---- transfers ---- */
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+	struct dfd_xfer *x = ud;
+	struct dfd_client *c = x->c;
+	size_t len = size * n, done = 0;
+
+	c->st.bytes += len;
+	if (c->max_size && (x->received > c->max_size || len > c->max_size - x->received)) {
+		x->too_large = true; /* a server that ignored X-DEBUGINFOD-MAXSIZE and Content-Length */
+		return 0;
+	}
+	while (done < len) {
+		ssize_t k = write(x->fd, data + done, len - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			x->io_errno = k < 0 ? errno : EIO;
+			return 0;
+		}
+		done += (size_t)k;
+	}
+	x->received += len;
+	return len;
+}
+
+/* Checks Content-Length of a 200 answer before any body byte is stored. */
+static size_t on_header(char *buf, size_t size, size_t n, void *ud)
+{
+	static const char name[] = "content-length:";
+	struct dfd_xfer *x = ud;
+	size_t len = size * n, i = sizeof(name) - 1;
+	long code = 0;
+	uint64_t v = 0;
+
+	if (len <= i || strncasecmp(buf, name, i) != 0)
+		return len;
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200)
+		return len; /* a redirect's or an error's own length */
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		unsigned d = (unsigned)(buf[i] - '0');
+
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+	}
+	x->total = v;
+	if (x->c->max_size && v > x->c->max_size) {
+		x->too_large = true;
+		return 0;
+	}
+	return len;
+}
+
+static void xfer_free(struct dfd_xfer *x)
+{
+	if (!x)
+		return;
+	if (x->fd >= 0)
+		close(x->fd);
+	if (x->tmp)
+		unlink(x->tmp);
+	free(x->tmp);
+	free(x->url);
+	free(x);
+}
+
+static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
+{
+	CURL *e = x->easy;
+	bool ok = true;
+
+#define SET(opt, val) ok = ok && curl_easy_setopt(e, opt, val) == CURLE_OK
+	SET(CURLOPT_URL, x->url);
+	SET(CURLOPT_PRIVATE, x);
+	SET(CURLOPT_ERRORBUFFER, x->errbuf);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	/* file:// is accepted from the user (hermetic mirrors); a redirect may only go to http(s). */
+#if LIBCURL_VERSION_NUM >= 0x075500
+	SET(CURLOPT_PROTOCOLS_STR, "http,https,file");
+	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS | CURLPROTO_FILE));
+	SET(CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	SET(CURLOPT_FOLLOWLOCATION, 1L);
+	SET(CURLOPT_MAXREDIRS, DFD_MAX_REDIRS);
+	/* Error bodies (404 pages) never reach the file; the status decides. */
+	SET(CURLOPT_FAILONERROR, 1L);
+	SET(CURLOPT_USERAGENT, "conv (debuginfod client)");
+	SET(CURLOPT_CONNECTTIMEOUT, c->timeout_s);
+	/* Below 1 byte/s for timeout_s seconds: the server stalled. */
+	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	SET(CURLOPT_LOW_SPEED_TIME, c->timeout_s);
+	SET(CURLOPT_TIMEOUT, c->max_time_s);
+	if (c->max_size) {
+		curl_off_t m = c->max_size > (uint64_t)INT64_MAX ? (curl_off_t)INT64_MAX
+								 : (curl_off_t)c->max_size;
+
+		SET(CURLOPT_MAXFILESIZE_LARGE, m);
+	}
+	if (c->headers)
+		SET(CURLOPT_HTTPHEADER, c->headers);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, x);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, x);
+#undef SET
+	return ok;
+}
+
+/*
+ * Starts a transfer of r from servers[r->server]. On failure the request is
+ * not touched and the error (IO or NOMEM) is returned with r->msg set.
+ */
+static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
+{
+	struct dfd_xfer *x = calloc(1, sizeof(*x));
+	char *dir = NULL;
+	unsigned slot;
+	int e;
+
+	if (!x)
+		return CONV_E_NOMEM;
+	x->c = c;
+	x->r = r;
+	x->fd = -1;
+	dir = str_printf("%s/%s", c->cache, r->hex);
+	if (!dir)
+		goto nomem;
+	if ((e = mkdir_p(dir)) != 0) {
+		set_msg(&r->msg, "cannot create cache directory %s: %s", dir, strerror(e));
+		free(dir);
+		xfer_free(x);
+		return CONV_E_IO;
+	}
+	if (r->server == 0)
+		sweep_stale_tmp(dir);
+	x->tmp = str_printf("%s/.conv-%s.XXXXXX", dir, kind_names[r->kind]);
+	free(dir);
+	if (!x->tmp)
+		goto nomem;
+	x->fd = mkostemp(x->tmp, O_CLOEXEC);
+	if (x->fd < 0) {
+		set_msg(&r->msg, "cannot create a file in the cache: %s: %s", x->tmp,
+			strerror(errno));
+		free(x->tmp);
+		x->tmp = NULL;
+		xfer_free(x);
+		return CONV_E_IO;
+	}
+	x->url = str_printf("%s/buildid/%s/%s", c->urls[r->server], r->hex, kind_names[r->kind]);
+	if (!x->url)
+		goto nomem;
+	x->easy = curl_easy_init();
+	if (!x->easy)
+		goto nomem;
+	if (!easy_setup(c, x) || curl_multi_add_handle(c->multi, x->easy) != CURLM_OK) {
+		curl_easy_cleanup(x->easy);
+		goto nomem;
+	}
+	for (slot = 0; c->active[slot]; slot++)
+		;
+	c->active[slot] = x;
+	c->nr_active++;
+	c->st.transfers++;
+	r->xfer = x;
+	r->state = REQ_ACTIVE;
+	emit(c, DFD_EV_START, r, x);
+	return CONV_E_OK;
+
+nomem:
+	xfer_free(x);
+	set_msg(&r->msg, "out of memory starting a transfer");
+	return CONV_E_NOMEM;
+}
+
+/* Rank of a failure for reporting: the higher, the more useful to the user. */
+static int fail_rank(enum conv_err e)
+{
+	switch (e) {
+	case CONV_E_LIMIT:
+		return 3;
+	case CONV_E_FORMAT:
+		return 2;
+	case CONV_E_NET:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Starts queued requests while slots are free. */
+static void start_queued(struct dfd_client *c)
+{
+	struct dfd_req *r;
+
+	while (c->nr_active < c->max_parallel && (r = queue_pop(c)) != NULL) {
+		enum conv_err err = xfer_start(c, r);
+
+		if (err != CONV_E_OK)
+			req_finish(c, r, err, NULL);
+	}
+}
+
+/*
+ * Checks the downloaded file and renames it into place. Returns its outcome;
+ * a failure is described in msg.
+ */
+static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char **path, char *msg,
+				 size_t msg_size)
+{
+	struct dfd_req *r = x->r;
+	uint8_t id[BUILDID_MAX];
+	size_t len = 0;
+	char hex[2 * BUILDID_MAX + 1];
+	enum conv_err err;
+	char *final, *missing;
+	int fd = x->fd;
+
+	x->fd = -1;
+	if (close(fd) != 0) {
+		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(errno));
+		return CONV_E_IO;
+	}
+	err = buildid_from_path(x->tmp, id, &len, NULL);
+	if (err != CONV_E_OK || len != r->bid_len || memcmp(id, r->bid, len) != 0) {
+		c->st.bad_build_id++;
+		if (err == CONV_E_OK) {
+			buildid_hex(id, len, hex);
+			snprintf(msg, msg_size, "%s: sent a file with build-id %s", x->url, hex);
+		} else {
+			snprintf(msg, msg_size, "%s: sent %s", x->url,
+				 err == CONV_E_NOTFOUND ? "an ELF file without a GNU build-id"
+							: "something that is not ELF");
+		}
+		return CONV_E_FORMAT;
+	}
+	final = entry_path(c->cache, r, "");
+	missing = entry_path(c->cache, r, ".missing");
+	if (!final || !missing) {
+		free(final);
+		free(missing);
+		snprintf(msg, msg_size, "out of memory");
+		return CONV_E_NOMEM;
+	}
+	if (rename(x->tmp, final) != 0) {
+		snprintf(msg, msg_size, "cannot rename into %s: %s", final, strerror(errno));
+		free(final);
+		free(missing);
+		return CONV_E_IO;
+	}
+	free(x->tmp);
+	x->tmp = NULL; /* renamed: xfer_free() must not unlink it */
+	unlink(missing);
+	free(missing);
+	*path = final;
+	c->st.fetched++;
+	return CONV_E_OK;
+}
+
+/* What one finished transfer means for its request; msg describes a failure. */
+static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURLcode res,
+				  long code, char **path, char *msg, size_t msg_size)
+{
+	bool is_file = !strncasecmp(x->url, "file:", 5);
+
+	if (x->too_large || res == CURLE_FILESIZE_EXCEEDED ||
+	    (res == CURLE_HTTP_RETURNED_ERROR && code == 406)) {
+		c->st.too_large++;
+		if (c->max_size)
+			snprintf(msg, msg_size, "%s: larger than the limit of %llu bytes", x->url,
+				 (unsigned long long)c->max_size);
+		else
+			snprintf(msg, msg_size, "%s: refused as too large (HTTP 406)", x->url);
+		return CONV_E_LIMIT;
+	}
+	if (x->io_errno) {
+		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(x->io_errno));
+		return CONV_E_IO;
+	}
+	if (res == CURLE_OK && (code == 200 || (is_file && code == 0)))
+		return xfer_commit(c, x, path, msg, msg_size);
+	if ((res == CURLE_HTTP_RETURNED_ERROR && code == 404) ||
+	    (is_file && res == CURLE_FILE_COULDNT_READ_FILE)) {
+		snprintf(msg, msg_size, "%s: not found", x->url);
+		return CONV_E_NOTFOUND;
+	}
+	c->st.errors++;
+	if (res == CURLE_OK || res == CURLE_HTTP_RETURNED_ERROR)
+		snprintf(msg, msg_size, "%s: HTTP %ld", x->url, code);
+	else
+		snprintf(msg, msg_size, "%s: %.200s", x->url,
+			 x->errbuf[0] ? x->errbuf : curl_easy_strerror(res));
+	return CONV_E_NET;
+}
+
+/* Sorts out one finished transfer: commit, next server, or the request's end. */
+static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
+{
+	struct dfd_req *r = x->r;
+	enum conv_err out, err;
+	long code = 0;
+	char *path = NULL;
+	char msg[256];
+
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_multi_remove_handle(c->multi, x->easy);
+	curl_easy_cleanup(x->easy);
+	x->easy = NULL;
+	for (unsigned i = 0; i < c->max_parallel; i++)
+		if (c->active[i] == x)
+			c->active[i] = NULL;
+	c->nr_active--;
+	r->xfer = NULL;
+	msg[0] = '\0';
+	out = xfer_outcome(c, x, res, code, &path, msg, sizeof(msg));
+	xfer_free(x);
+
+	if (out == CONV_E_OK) {
+		req_finish(c, r, CONV_E_OK, path);
+		return;
+	}
+	if (out == CONV_E_IO || out == CONV_E_NOMEM) {
+		/* Local trouble: another server would not help. */
+		set_msg(&r->msg, "%s", msg);
+		req_finish(c, r, out, NULL);
+		return;
+	}
+	if (r->worst == CONV_E_OK || fail_rank(out) > fail_rank(r->worst)) {
+		r->worst = out;
+		set_msg(&r->msg, "%s", msg);
+	}
+	if (++r->server < c->nr_urls) {
+		err = xfer_start(c, r);
+		if (err != CONV_E_OK)
+			req_finish(c, r, err, NULL);
+		return;
+	}
+	if (r->worst == CONV_E_NOTFOUND) {
+		c->st.not_found++;
+		set_msg(&r->msg, "%s/%s: not found on %zu server%s", r->hex, kind_names[r->kind],
+			c->nr_urls, c->nr_urls == 1 ? "" : "s");
+		if (c->neg_ttl_s > 0)
+			write_negative(c, r);
+	}
+	req_finish(c, r, r->worst, NULL);
+}
+
+static void reap(struct dfd_client *c)
+{
+	CURLMsg *m;
+	int left;
+
+	while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
+		char *p = NULL;
+		CURLcode res = m->data.result;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
+		if (p)
+			xfer_done(c, (void *)p, res);
+	}
+}
+
+static void report_data(struct dfd_client *c)
+{
+	if (!c->progress)
+		return;
+	for (unsigned i = 0; i < c->max_parallel; i++) {
+		struct dfd_xfer *x = c->active[i];
+
+		if (x && x->received != x->reported) {
+			x->reported = x->received;
+			emit(c, DFD_EV_DATA, x->r, x);
+		}
+	}
+}
+
+static void perform(struct dfd_client *c)
+{
+	int running;
+
+	if (curl_multi_perform(c->multi, &running) != CURLM_OK) {
+		/*
+		 * libcurl itself failed (out of memory): end what is in flight
+		 * rather than wait on transfers that may never move again. Each
+		 * failure moves a request to its next server, so this ends.
+		 */
+		for (unsigned i = 0; i < c->max_parallel; i++)
+			if (c->active[i])
+				xfer_done(c, c->active[i], CURLE_OUT_OF_MEMORY);
+	}
+	reap(c);
+}
+
+/* One round: start what fits, let curl work (waiting up to wait_ms), reap. */
+static void step(struct dfd_client *c, int wait_ms)
+{
+	if (!c->multi)
+		return;
+	start_queued(c);
+	if (!c->nr_active)
+		return;
+	perform(c);
+	start_queued(c);
+	if (c->nr_active && wait_ms > 0) {
+		curl_multi_poll(c->multi, NULL, 0, wait_ms, NULL);
+		perform(c);
+		start_queued(c);
+	}
+	report_data(c);
+}
+
+/* ---- public API ---- */
+
+static bool url_ok(const char *u)
+{
+	return !strncasecmp(u, "http://", 7) || !strncasecmp(u, "https://", 8) ||
+	       !strncasecmp(u, "file://", 7);
+}
+
+static enum conv_err add_url(struct dfd_client *c, const char *u, size_t len,
+			     struct conv_diag *diag, const char *from)
+{
+	char *s;
+
+	while (len > 0 && u[len - 1] == '/')
+		len--; /* "/buildid" is appended */
+	s = strndup(u, len);
+	if (!s)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	if (!url_ok(s)) {
+		enum conv_err e = conv_fail(diag, CONV_E_INVAL, UINT64_MAX,
+					    "%s: debuginfod URL '%s' is not http://, https:// or "
+					    "file://",
+					    from, s);
+		free(s);
+		return e;
+	}
+	c->urls[c->nr_urls++] = s;
+	return CONV_E_OK;
+}
+
+static enum conv_err set_urls(struct dfd_client *c, const struct dfd_opts *o,
+			      struct conv_diag *diag)
+{
+	const char *env = o->nr_urls ? NULL : env_get("DEBUGINFOD_URLS");
+	size_t n = o->nr_urls;
+	enum conv_err err;
+
+	if (env) {
+		n = 0;
+		for (const char *p = env; *p;) {
+			while (*p && isspace((unsigned char)*p))
+				p++;
+			if (*p)
+				n++;
+			while (*p && !isspace((unsigned char)*p))
+				p++;
+		}
+	}
+	if (!n)
+		return CONV_E_OK;
+	c->urls = calloc(n, sizeof(*c->urls));
+	if (!c->urls)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	if (!env) {
+		for (size_t i = 0; i < n; i++)
+			if ((err = add_url(c, o->urls[i], strlen(o->urls[i]), diag, "--debuginfod")))
+				return err;
+		return CONV_E_OK;
+	}
+	for (const char *p = env; *p;) {
+		const char *start;
+
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		start = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		if (p > start && (err = add_url(c, start, (size_t)(p - start), diag,
+						"DEBUGINFOD_URLS")))
+			return err;
+	}
+	return CONV_E_OK;
+}
+
+/* conv's cache root and the debuginfod client's (read-only) one. */
+static enum conv_err set_caches(struct dfd_client *c, const struct dfd_opts *o,
+				struct conv_diag *diag)
+{
+	const char *dcp = env_get("DEBUGINFOD_CACHE_PATH");
+	const char *xdg = env_get("XDG_CACHE_HOME");
+	const char *home = env_get("HOME");
+	struct stat a, b;
+
+	/* The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored. */
+	if (xdg && xdg[0] != '/')
+		xdg = NULL;
+	if (o->cache_dir && *o->cache_dir)
+		c->cache = strdup(o->cache_dir);
+	else if (dcp)
+		c->cache = strdup(dcp);
+	else if (xdg)
+		c->cache = str_printf("%s/conv", xdg);
+	else if (home)
+		c->cache = str_printf("%s/.cache/conv", home);
+	else
+		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX,
+				 "no cache directory: give one or set HOME");
+	if (!c->cache)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+
+	if (dcp)
+		c->sys_cache = strdup(dcp);
+	else if (home && (c->sys_cache = str_printf("%s/.debuginfod_client_cache", home)) &&
+		 stat(c->sys_cache, &a) == 0 && S_ISDIR(a.st_mode))
+		; /* the deprecated location wins while it exists, as in the client */
+	else {
+		free(c->sys_cache);
+		c->sys_cache = NULL;
+		if (xdg)
+			c->sys_cache = str_printf("%s/debuginfod_client", xdg);
+		else if (home)
+			c->sys_cache = str_printf("%s/.cache/debuginfod_client", home);
+		else
+			return CONV_E_OK;
+	}
+	if (!c->sys_cache)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	/* Shared on purpose (cache_dir = DEBUGINFOD_CACHE_PATH): it is simply ours. */
+	if (!strcmp(c->sys_cache, c->cache) ||
+	    (stat(c->sys_cache, &a) == 0 && stat(c->cache, &b) == 0 && a.st_dev == b.st_dev &&
+	     a.st_ino == b.st_ino)) {
+		free(c->sys_cache);
+		c->sys_cache = NULL;
+	}
+	return CONV_E_OK;
+}
+
+enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct conv_diag *diag)
+{
+	struct dfd_client *c;
+	enum conv_err err;
+	uint64_t v;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	hmap_init(&c->index);
+	c->offline = o->offline;
+	c->timeout_s = o->timeout_s > 0 ? o->timeout_s : env_seconds("DEBUGINFOD_TIMEOUT");
+	if (c->timeout_s <= 0)
+		c->timeout_s = DFD_DEFAULT_TIMEOUT_S;
+	c->max_time_s = o->max_time_s > 0 ? o->max_time_s : env_seconds("DEBUGINFOD_MAXTIME");
+	if (c->max_time_s <= 0)
+		c->max_time_s = DFD_DEFAULT_MAX_TIME_S;
+	c->max_size = o->max_size ? o->max_size : env_u64("DEBUGINFOD_MAXSIZE");
+	c->neg_ttl_s = o->negative_ttl_s ? o->negative_ttl_s : DFD_DEFAULT_NEGATIVE_TTL_S;
+	c->max_parallel = o->max_parallel ? o->max_parallel : DFD_DEFAULT_PARALLEL;
+	c->progress = o->progress;
+	c->progress_ctx = o->progress_ctx;
+
+	if ((err = set_urls(c, o, diag)) || (err = set_caches(c, o, diag)))
+		goto fail;
+	if (c->offline || !c->nr_urls)
+		goto done; /* no curl at all: not even its wakeup socketpair */
+
+	c->active = calloc(c->max_parallel, sizeof(*c->active));
+	if (!c->active) {
+		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+		goto fail;
+	}
+	if (c->max_size) {
+		char h[64];
+
+		v = c->max_size;
+		snprintf(h, sizeof(h), "X-DEBUGINFOD-MAXSIZE: %llu", (unsigned long long)v);
+		c->headers = curl_slist_append(NULL, h);
+		if (!c->headers) {
+			err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+			goto fail;
+		}
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		err = conv_fail(diag, CONV_E_NET, UINT64_MAX, "cannot initialise libcurl");
+		goto fail;
+	}
+	c->curl_inited = true;
+	c->multi = curl_multi_init();
+	if (!c->multi) {
+		err = conv_fail(diag, CONV_E_NET, UINT64_MAX, "cannot create a libcurl multi handle");
+		goto fail;
+	}
+done:
+	*out = c;
+	return CONV_E_OK;
+fail:
+	dfd_free(c);
+	return err;
+}
+
+void dfd_free(struct dfd_client *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; c->active && i < c->max_parallel; i++) {
+		struct dfd_xfer *x = c->active[i];
+
+		if (!x)
+			continue;
+		curl_multi_remove_handle(c->multi, x->easy);
+		curl_easy_cleanup(x->easy);
+		xfer_free(x); /* unlinks the partial download */
+	}
+	free(c->active);
+	if (c->multi)
+		curl_multi_cleanup(c->multi);
+	curl_slist_free_all(c->headers);
+	if (c->curl_inited)
+		curl_global_cleanup();
+	for (size_t i = 0; i < c->nr_reqs; i++) {
+		free(c->reqs[i]->path);
+		free(c->reqs[i]->msg);
+		free(c->reqs[i]);
+	}
+	free(c->reqs);
+	hmap_release(&c->index);
+	for (size_t i = 0; i < c->nr_urls; i++)
+		free(c->urls[i]);
+	free(c->urls);
+	free(c->cache);
+	free(c->sys_cache);
+	free(c);
+}
+
+static enum conv_err request(struct dfd_client *c, const uint8_t *bid, size_t len,
+			     enum dfd_kind kind, struct dfd_req **out)
+{
+	struct dfd_req *r;
+	uint64_t h, *head;
+
+	if (!len || len > BUILDID_MAX || (kind != DFD_DEBUGINFO && kind != DFD_EXECUTABLE))
+		return CONV_E_INVAL;
+	if ((r = req_find(c, bid, len, kind)) != NULL) {
+		*out = r;
+		return CONV_E_OK;
+	}
+	if (c->nr_reqs >= DFD_NONE - 1)
+		return CONV_E_LIMIT;
+	if (c->nr_reqs == c->alloc_reqs) {
+		size_t n = c->alloc_reqs ? 2 * c->alloc_reqs : 64;
+		struct dfd_req **p = realloc(c->reqs, n * sizeof(*p));
+
+		if (!p)
+			return CONV_E_NOMEM;
+		c->reqs = p;
+		c->alloc_reqs = n;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return CONV_E_NOMEM;
+	memcpy(r->bid, bid, len);
+	r->bid_len = len;
+	r->kind = kind;
+	buildid_hex(bid, len, r->hex);
+	h = req_hash(bid, len, kind);
+	head = hmap_get(&c->index, h);
+	r->hash_next = head ? (uint32_t)(*head - 1) : DFD_NONE;
+	if (!hmap_put(&c->index, h, c->nr_reqs + 1)) {
+		free(r);
+		return CONV_E_NOMEM;
+	}
+	c->reqs[c->nr_reqs++] = r;
+	c->st.requests++;
+	r->worst = CONV_E_OK;
+	if (!lookup_caches(c, r))
+		queue_push(c, r, false);
+	*out = r;
+	return CONV_E_OK;
+}
+
+enum conv_err dfd_request(struct dfd_client *c, const uint8_t *bid, size_t len, enum dfd_kind kind)
+{
+	struct dfd_req *r;
+
+	return request(c, bid, len, kind, &r);
+}
+
+bool dfd_poll(struct dfd_client *c, int timeout_ms)
+{
+	int64_t deadline = now_ns() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+
+	for (;;) {
+		int64_t left = (deadline - now_ns()) / 1000000;
+
+		step(c, left > 0 ? (int)left : 0);
+		if (!c->nr_active && !c->nr_queued)
+			return false;
+		if (now_ns() >= deadline)
+			return true;
+	}
+}
+
+enum conv_err dfd_wait(struct dfd_client *c, const uint8_t *bid, size_t len, enum dfd_kind kind,
+		       const char **path, struct conv_diag *diag)
+{
+	struct dfd_req *r = NULL;
+	enum conv_err err;
+
+	if (path)
+		*path = NULL;
+	err = request(c, bid, len, kind, &r);
+	if (err != CONV_E_OK)
+		return conv_fail(diag, err, UINT64_MAX, "debuginfod request: %s",
+				 conv_strerror(err));
+	if (r->state == REQ_QUEUED)
+		queue_bump(c, r);
+	/* Transfers end by themselves (stall and total timeouts), so this terminates. */
+	while (r->state != REQ_DONE)
+		step(c, 1000);
+	if (r->result != CONV_E_OK)
+		return conv_fail(diag, r->result, UINT64_MAX, "%s",
+				 r->msg ? r->msg : conv_strerror(r->result));
+	if (path)
+		*path = r->path;
+	return CONV_E_OK;
+}
+
+const struct dfd_stats *dfd_stats(const struct dfd_client *c)
+{
+	return &c->st;
+}

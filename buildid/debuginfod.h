@@ -1,0 +1,162 @@
+/*
+ * debuginfod client: fetches debug info and executables by GNU build-id
+ * from debuginfod servers (GET URL/buildid/HEX/debuginfo|executable), many
+ * build-ids at once over one libcurl multi handle, into an on-disk cache.
+ *
+ * Lookup order for one (build-id, kind):
+ *   1. conv's cache      CACHE/HEX/debuginfo|executable (validated: ELF with
+ *                        that GNU build-id; a bad entry is removed, refetched)
+ *   2. debuginfod's      $DEBUGINFOD_CACHE_PATH, ~/.debuginfod_client_cache,
+ *      client cache      $XDG_CACHE_HOME/debuginfod_client or
+ *                        ~/.cache/debuginfod_client, same layout, read-only
+ *                        (a bad entry there is ignored, never touched)
+ *   3. negative entry    CACHE/HEX/KIND.missing younger than negative_ttl_s
+ *   4. the servers       in order; the first verified answer wins, a 404 (or
+ *                        a wrong or non-ELF body) moves on to the next server
+ *
+ * Downloads go to a temporary file CACHE/HEX/.conv-KIND.XXXXXX and are
+ * renamed into place only after verification, so no reader ever sees a
+ * partial or wrong file. When every server answered 404, KIND.missing is
+ * written so that the next run does not ask again for negative_ttl_s.
+ *
+ * One thread uses a client at a time. The library never prints: progress is
+ * reported through an optional callback, outcomes through dfd_stats().
+ */
+#ifndef CONV_BUILDID_DEBUGINFOD_H
+#define CONV_BUILDID_DEBUGINFOD_H
+
+#include "core/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct conv_diag;
+struct dfd_client;
+
+enum dfd_kind {
+	DFD_DEBUGINFO,  /* a file with .debug_* sections (split debug or unstripped) */
+	DFD_EXECUTABLE, /* the binary with its loadable segments */
+};
+
+enum dfd_event {
+	DFD_EV_START, /* a transfer to one server began */
+	DFD_EV_DATA,  /* body bytes arrived (at most once per transfer and dfd_poll step) */
+	DFD_EV_DONE,  /* a request that needed the network is finished */
+};
+
+/* Passed to the progress callback; every pointer is valid during the call only. */
+struct dfd_progress {
+	enum dfd_event event;
+	const char *build_id; /* lowercase hex */
+	enum dfd_kind kind;
+	const char *url;      /* server base URL; NULL for DFD_EV_DONE */
+	uint64_t received;    /* body bytes of this transfer so far */
+	uint64_t total;       /* Content-Length of this transfer, 0 = unknown */
+	enum conv_err result; /* DFD_EV_DONE: what dfd_wait() will return */
+	unsigned active;      /* transfers in flight */
+	unsigned queued;      /* requests waiting for a transfer slot */
+};
+
+/*
+ * Options; strings are copied by dfd_new(). Zero means "default" for every
+ * number, and the defaults follow the debuginfod client's environment so
+ * that conv behaves like debuginfod-find on the same machine.
+ */
+struct dfd_opts {
+	const char *const *urls; /* --debuginfod URL...; nr_urls == 0: $DEBUGINFOD_URLS
+				    (space-separated); none at all: no network */
+	size_t nr_urls;
+	const char *cache_dir;   /* NULL: $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/conv,
+				    else $HOME/.cache/conv; created when first written */
+	bool offline;            /* never open a socket: caches only */
+	long timeout_s;          /* abort a transfer that receives nothing for this long (and
+				    the connect timeout); 0: $DEBUGINFOD_TIMEOUT, else 90 */
+	long max_time_s;         /* whole-transfer limit; 0: $DEBUGINFOD_MAXTIME, else 1800 */
+	uint64_t max_size;       /* largest file accepted; sent as X-DEBUGINFOD-MAXSIZE;
+				    0: $DEBUGINFOD_MAXSIZE, else no limit */
+	long negative_ttl_s;     /* how long "all servers said 404" is remembered;
+				    0: 600 (debuginfod's cache_miss_s); < 0: never */
+	unsigned max_parallel;   /* transfers in flight; 0: 8 */
+	/* Called from dfd_poll()/dfd_wait(); must not call back into the client. NULL: none. */
+	void (*progress)(void *ctx, const struct dfd_progress *p);
+	void *progress_ctx;
+};
+
+/*
+ * Counters. "Requests" are distinct (build-id, kind) pairs; "transfers" are
+ * HTTP requests (one per server tried). A request that succeeds or is not
+ * found adds one to exactly one of fetched, cache_hits, system_cache_hits,
+ * negative_hits, not_found; failures are counted per transfer (errors,
+ * too_large, bad_build_id), so one request can add to several of them.
+ */
+struct dfd_stats {
+	uint64_t requests;              /* distinct (build-id, kind) pairs asked for */
+	uint64_t transfers;             /* transfers started (one per server tried) */
+	uint64_t fetched;               /* requests answered by a verified download */
+	uint64_t cache_hits;            /* requests answered by conv's cache */
+	uint64_t system_cache_hits;     /* requests answered by debuginfod's client cache */
+	uint64_t negative_hits;         /* requests answered NOTFOUND by a fresh .missing entry */
+	uint64_t not_found;             /* requests that ended NOTFOUND otherwise (404 everywhere,
+					   no servers, offline miss) */
+	uint64_t errors;                /* transfers that failed: connection, timeout, HTTP 5xx,
+					   truncated body, redirect loop */
+	uint64_t bytes;                 /* body bytes received, including discarded bodies */
+	uint64_t bad_build_id;          /* transfers whose body was not ELF or had another build-id */
+	uint64_t too_large;             /* transfers refused (406) or aborted over max_size */
+	uint64_t corrupt_cache_removed; /* entries of conv's cache removed by validation */
+};
+
+/*
+ * Creates a client; nothing is read, written or connected yet, and with
+ * offline or without URLs libcurl is not even initialised.
+ * CONV_E_INVAL: a URL is not http://, https:// or file://, or no cache
+ * directory can be derived (no cache_dir and no HOME); CONV_E_NOMEM;
+ * CONV_E_NET: libcurl could not be initialised.
+ */
+enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct conv_diag *diag);
+
+/* Aborts transfers in flight (their temporary files are removed) and frees c; NULL is fine. */
+void dfd_free(struct dfd_client *c);
+
+/*
+ * Asks for one file; requests are deduplicated by (build-id, kind). The
+ * caches are consulted at once (a hit or a fresh negative entry finishes
+ * the request here); otherwise the request is queued and its transfers
+ * start in dfd_poll() or dfd_wait(). The build-id is copied.
+ * CONV_E_INVAL: len is 0 or above BUILDID_MAX, or kind is unknown; CONV_E_NOMEM;
+ * CONV_E_LIMIT: 2^32 - 2 distinct requests already.
+ * Anything else about the file is reported by dfd_wait().
+ */
+enum conv_err dfd_request(struct dfd_client *c, const uint8_t *bid, size_t len, enum dfd_kind kind);
+
+/*
+ * Drives transfers for up to timeout_ms (0: one non-blocking step).
+ * Returns true while requests are queued or in flight.
+ */
+bool dfd_poll(struct dfd_client *c, int timeout_ms);
+
+/*
+ * Requests the file if that was not done yet, moves it to the front of the
+ * queue and drives all transfers until this one is finished.
+ * *path (may be NULL) receives the file, owned by the client and valid
+ * until dfd_free(), or NULL on failure. Returns:
+ *   CONV_E_OK
+ *   CONV_E_NOTFOUND  every server said 404, a fresh negative entry, no
+ *                    servers, or offline and not cached
+ *   CONV_E_LIMIT     over max_size (406 or aborted)
+ *   CONV_E_FORMAT    a server sent a non-ELF file or another build-id
+ *   CONV_E_NET       connection, timeout, HTTP error, truncated body
+ *   CONV_E_IO        the cache directory cannot be written
+ *   CONV_E_INVAL, CONV_E_NOMEM as for dfd_request()
+ * When several servers failed differently the first of LIMIT, FORMAT, NET
+ * in this order wins (the most actionable for the user); diag (if not NULL)
+ * then names the server and the cause.
+ */
+enum conv_err dfd_wait(struct dfd_client *c, const uint8_t *bid, size_t len, enum dfd_kind kind,
+		       const char **path, struct conv_diag *diag);
+
+/* The client's counters, updated as requests finish; owned by the client. */
+const struct dfd_stats *dfd_stats(const struct dfd_client *c);
+
+#endif

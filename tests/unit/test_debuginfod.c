@@ -1,0 +1,1457 @@
+/*
+ * debuginfod client tests. Two tiny ELF files are compiled at test time
+ * (cc -g -Wl,--build-id), served by tests/tools/fake_debuginfod.py on
+ * 127.0.0.1, and fetched through every fault the fake server can inject;
+ * each case checks the error code, the counter, the server's request log
+ * (/__stats) and that nothing partial is left in the cache.
+ *
+ * Environment: PYTHON (default python3), CC (default cc), FAKE_DEBUGINFOD
+ * (path of the script; default found from __FILE__). Without a compiler or
+ * without python the network cases are skipped, not failed.
+ *
+ * With CONV_REAL_DEBUGINFOD_URL set, only the real-server group runs: it
+ * fetches the files listed in CONV_REAL_DEBUGINFOD_EXPECT ("KIND:PATH ...",
+ * KIND debuginfo or executable) from that server and compares them byte for
+ * byte (tests/conformance/test_debuginfod_server.sh sets both).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "buildid/buildid.h"
+#include "buildid/debuginfod.h"
+#include "core/dbuf.h"
+
+#include <curl/curl.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef FAKE_DEBUGINFOD_PY
+#define FAKE_DEBUGINFOD_PY NULL
+#endif
+
+struct elf_file {
+	char path[PATH_MAX];
+	uint8_t id[BUILDID_MAX];
+	size_t len;
+	char hex[2 * BUILDID_MAX + 1];
+};
+
+struct fake {
+	pid_t pid;
+	int stdin_fd; /* the server exits when this closes */
+	char url[64];
+};
+
+static struct {
+	char tmp[PATH_MAX];
+	bool have_elves;
+	struct elf_file a, b;
+	bool have_server;
+	struct fake srv;   /* serves a and b */
+	struct fake empty; /* serves nothing: 404 for all */
+	char dead_url[64]; /* nothing listens there */
+	unsigned cases;
+} g;
+
+/* ---- small helpers ---- */
+
+/*
+ * snprintf() that fails the test on truncation (and, being a wrapper, keeps
+ * -Wformat-truncation quiet about PATH_MAX buffers that cannot overflow).
+ */
+static void strf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void strf(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < size);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run(char *const argv[])
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static bool read_all(const char *path, struct dbuf *out)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	dbuf_init(out, 0);
+	if (!f)
+		return false;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		dbuf_append(out, buf, n);
+	fclose(f);
+	return !out->err;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct dbuf x, y;
+	bool same = read_all(a, &x) && read_all(b, &y) && x.len == y.len &&
+		    !memcmp(x.data, y.data, x.len);
+
+	dbuf_release(&x);
+	dbuf_release(&y);
+	return same;
+}
+
+static void copy_file(const char *src, const char *dst)
+{
+	struct dbuf d;
+
+	assert_true(read_all(src, &d));
+	write_file(dst, d.data, d.len);
+	dbuf_release(&d);
+}
+
+static void mkdirs(const char *path)
+{
+	char p[PATH_MAX];
+
+	strf(p, sizeof(p), "%s", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		mkdir(p, 0700);
+		*s = '/';
+	}
+	mkdir(p, 0700);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* A cache directory no test used before (created by the client when needed). */
+static void fresh_dir(char *out, size_t size, const char *what)
+{
+	strf(out, size, "%s/%s-%u", g.tmp, what, ++g.cases);
+}
+
+static void entry(char *out, size_t size, const char *cache, const char *hex, const char *name)
+{
+	strf(out, size, "%s/%s/%s", cache, hex, name);
+}
+
+/* Counts ".conv-*" temporary files anywhere below the cache (two levels). */
+static unsigned tmp_files_left(const char *cache)
+{
+	DIR *d = opendir(cache), *sub;
+	struct dirent *e, *f;
+	unsigned n = 0;
+	char p[PATH_MAX];
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		strf(p, sizeof(p), "%s/%s", cache, e->d_name);
+		if (!(sub = opendir(p)))
+			continue;
+		while ((f = readdir(sub)) != NULL)
+			n += !strncmp(f->d_name, ".conv-", 6);
+		closedir(sub);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Open sockets of this process: proof that offline mode never made one. */
+static unsigned count_sockets(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char p[64], link[64];
+		ssize_t k;
+
+		strf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		k = readlink(p, link, sizeof(link) - 1);
+		if (k > 0) {
+			link[k] = '\0';
+			n += !strncmp(link, "socket:", 7);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* ---- the fake server ---- */
+
+static size_t http_sink(char *data, size_t size, size_t n, void *ud)
+{
+	dbuf_append(ud, data, size * n);
+	return size * n;
+}
+
+static long http_get(const char *url, struct dbuf *out)
+{
+	CURL *e = curl_easy_init();
+	long code = 0;
+
+	dbuf_init(out, 1 << 20);
+	if (!e)
+		return 0;
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_sink);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, out);
+	if (curl_easy_perform(e) == CURLE_OK)
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(e);
+	dbuf_putc(out, '\0');
+	return code;
+}
+
+static void srv_cmd(const struct fake *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void srv_cmd(const struct fake *f, const char *fmt, ...)
+{
+	char url[512];
+	size_t n = strlen(f->url);
+	struct dbuf b;
+	va_list ap;
+
+	memcpy(url, f->url, n + 1);
+	va_start(ap, fmt);
+	vsnprintf(url + n, sizeof(url) - n, fmt, ap);
+	va_end(ap);
+	assert_int_equal(http_get(url, &b), 200);
+	dbuf_release(&b);
+}
+
+static void srv_reset(const struct fake *f)
+{
+	srv_cmd(f, "/__reset");
+}
+
+static void srv_fault(const struct fake *f, const char *id, const char *kind, const char *arg)
+{
+	srv_cmd(f, "/__fault?id=%s&kind=%s&arg=%s", id, kind, arg ? arg : "");
+}
+
+/* A number from /__stats: key "requests" or "max_concurrent", or a path's count. */
+static long srv_stat(const struct fake *f, const char *key)
+{
+	char url[128], pat[256];
+	struct dbuf b;
+	const char *from, *p;
+	long v = -1;
+
+	strf(url, sizeof(url), "%s/__stats", f->url);
+	assert_int_equal(http_get(url, &b), 200);
+	from = (const char *)b.data;
+	if (key[0] == '/') {
+		/* paths also appear under "maxsize"; count only the "paths" object */
+		from = strstr(from, "\"paths\": {");
+		assert_non_null(from);
+	}
+	strf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(from, pat);
+	v = p ? strtol(p + strlen(pat), NULL, 10) : 0;
+	dbuf_release(&b);
+	return v;
+}
+
+static long srv_path(const struct fake *f, const char *hex, const char *kind)
+{
+	char path[256];
+
+	strf(path, sizeof(path), "/buildid/%s/%s", hex, kind);
+	return srv_stat(f, path);
+}
+
+static bool srv_start(struct fake *f, const char *dir)
+{
+	const char *py = getenv("PYTHON") ? getenv("PYTHON") : "python3";
+	const char *script = getenv("FAKE_DEBUGINFOD") ? getenv("FAKE_DEBUGINFOD")
+						       : FAKE_DEBUGINFOD_PY;
+	char guess[PATH_MAX], line[64] = "";
+	int in[2], out[2];
+	size_t got = 0;
+	int port = 0;
+
+	if (!script) {
+		/* __FILE__ is .../tests/unit/test_debuginfod.c */
+		const char *s = strstr(__FILE__, "unit/test_debuginfod.c");
+
+		if (!s)
+			return false;
+		strf(guess, sizeof(guess), "%.*stools/fake_debuginfod.py",
+			 (int)(s - __FILE__), __FILE__);
+		script = guess;
+	}
+	if (pipe(in) || pipe(out))
+		return false;
+	f->pid = fork();
+	if (f->pid < 0)
+		return false;
+	if (f->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execlp(py, py, script, "--dir", dir, "--port", "0", "--lifetime", "180",
+		       "--exit-on-stdin-eof", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	f->stdin_fd = in[1];
+	/* "PORT n\n" within 10 s, or no server */
+	while (got < sizeof(line) - 1 && !strchr(line, '\n')) {
+		struct pollfd p = { .fd = out[0], .events = POLLIN };
+		ssize_t k;
+
+		if (poll(&p, 1, 10000) <= 0)
+			break;
+		k = read(out[0], line + got, sizeof(line) - 1 - got);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		line[got] = '\0';
+	}
+	close(out[0]);
+	if (sscanf(line, "PORT %d", &port) != 1 || port <= 0) {
+		close(f->stdin_fd);
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, NULL, 0);
+		f->pid = 0;
+		return false;
+	}
+	strf(f->url, sizeof(f->url), "http://127.0.0.1:%d", port);
+	return true;
+}
+
+static void srv_stop(struct fake *f)
+{
+	if (f->pid <= 0)
+		return;
+	close(f->stdin_fd);
+	kill(f->pid, SIGTERM);
+	waitpid(f->pid, NULL, 0);
+	f->pid = 0;
+}
+
+/* A port nothing listens on: bind one, then close it. */
+static void make_dead_url(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+	else
+		strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:1");
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- fixtures ---- */
+
+static bool build_elf(struct elf_file *e, const char *name, const char *src)
+{
+	const char *cc = getenv("CC") ? getenv("CC") : "cc";
+	char c_path[PATH_MAX];
+
+	strf(c_path, sizeof(c_path), "%s/%s.c", g.tmp, name);
+	strf(e->path, sizeof(e->path), "%s/%s", g.tmp, name);
+	write_file(c_path, src, strlen(src));
+	char g_flag[] = "-g", o0[] = "-O0", bid[] = "-Wl,--build-id", o[] = "-o";
+	char *argv[] = { (char *)cc, g_flag, o0, bid, o, e->path, c_path, NULL };
+	if (run(argv) != 0)
+		return false;
+	if (buildid_from_path(e->path, e->id, &e->len, NULL) != CONV_E_OK)
+		return false;
+	buildid_hex(e->id, e->len, e->hex);
+	return true;
+}
+
+static void serve_elf(const char *root, const struct elf_file *e)
+{
+	char p[PATH_MAX];
+
+	strf(p, sizeof(p), "%s/%s", root, e->hex);
+	mkdirs(p);
+	entry(p, sizeof(p), root, e->hex, "debuginfo");
+	copy_file(e->path, p);
+	entry(p, sizeof(p), root, e->hex, "executable");
+	copy_file(e->path, p);
+}
+
+static void clean_env(void)
+{
+	static const char *const vars[] = { "DEBUGINFOD_URLS",	 "DEBUGINFOD_CACHE_PATH",
+					    "DEBUGINFOD_TIMEOUT", "DEBUGINFOD_MAXSIZE",
+					    "DEBUGINFOD_MAXTIME", "http_proxy",
+					    "https_proxy",	 "HTTPS_PROXY",
+					    "all_proxy",	 "ALL_PROXY" };
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	/* Never look at the real user's caches: they would make results depend on the machine. */
+	strf(p, sizeof(p), "%s/home", g.tmp);
+	setenv("HOME", p, 1);
+	strf(p, sizeof(p), "%s/xdg", g.tmp);
+	setenv("XDG_CACHE_HOME", p, 1);
+}
+
+static int group_setup(void **state)
+{
+	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char srvdir[PATH_MAX], emptydir[PATH_MAX];
+	(void)state;
+
+	signal(SIGPIPE, SIG_IGN);
+	strf(g.tmp, sizeof(g.tmp), "%s/test_debuginfod.XXXXXX", t);
+	if (!mkdtemp(g.tmp))
+		return -1;
+	clean_env();
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	g.have_elves = build_elf(&g.a, "a", "int main(void) { return 0; }\n") &&
+		       build_elf(&g.b, "b", "static int f(int x) { return x + 1; }\n"
+					    "int main(void) { return f(1) - 2; }\n");
+	if (!g.have_elves)
+		return 0;
+	assert_string_not_equal(g.a.hex, g.b.hex);
+	strf(srvdir, sizeof(srvdir), "%s/served", g.tmp);
+	strf(emptydir, sizeof(emptydir), "%s/served-empty", g.tmp);
+	serve_elf(srvdir, &g.a);
+	serve_elf(srvdir, &g.b);
+	mkdirs(emptydir);
+	g.have_server = srv_start(&g.srv, srvdir) && srv_start(&g.empty, emptydir);
+	make_dead_url();
+	return 0;
+}
+
+/* The real-server group needs no compiler and no fake server. */
+static int real_setup(void **state)
+{
+	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	(void)state;
+
+	strf(g.tmp, sizeof(g.tmp), "%s/test_debuginfod.XXXXXX", t);
+	if (!mkdtemp(g.tmp))
+		return -1;
+	clean_env();
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	srv_stop(&g.srv);
+	srv_stop(&g.empty);
+	curl_global_cleanup();
+	if (!getenv("CONV_KEEP_TMP"))
+		nftw(g.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+#define NEED_ELVES()                                                                   \
+	do {                                                                           \
+		if (!g.have_elves)                                                     \
+			skip();                                                        \
+	} while (0)
+#define NEED_SERVER()                                                                  \
+	do {                                                                           \
+		if (!g.have_elves || !g.have_server)                                   \
+			skip();                                                        \
+	} while (0)
+
+static void opts_init(struct dfd_opts *o, const char *const *urls, size_t n, const char *cache)
+{
+	memset(o, 0, sizeof(*o));
+	o->urls = urls;
+	o->nr_urls = n;
+	o->cache_dir = cache;
+	o->timeout_s = 5;
+	o->max_time_s = 30;
+}
+
+static struct dfd_client *client(const struct dfd_opts *o)
+{
+	struct dfd_client *c = NULL;
+	struct conv_diag d;
+
+	assert_int_equal(dfd_new(&c, o, &d), CONV_E_OK);
+	assert_non_null(c);
+	return c;
+}
+
+static enum conv_err fetch(struct dfd_client *c, const struct elf_file *e, enum dfd_kind kind,
+			   const char **path)
+{
+	struct conv_diag d = { 0 };
+	enum conv_err err;
+
+	assert_int_equal(dfd_request(c, e->id, e->len, kind), CONV_E_OK);
+	err = dfd_wait(c, e->id, e->len, kind, path, &d);
+	if (err != CONV_E_OK)
+		assert_true(d.msg[0] != '\0'); /* every failure says why */
+	return err;
+}
+
+/* ---- cases ---- */
+
+struct events {
+	unsigned start, data, done;
+	enum conv_err last;
+};
+
+static void on_progress(void *ctx, const struct dfd_progress *p)
+{
+	struct events *ev = ctx;
+
+	assert_non_null(p->build_id);
+	if (p->event == DFD_EV_START) {
+		assert_non_null(p->url);
+		ev->start++;
+	} else if (p->event == DFD_EV_DATA) {
+		assert_true(p->received > 0);
+		ev->data++;
+	} else {
+		ev->done++;
+		ev->last = p->result;
+	}
+}
+
+static void test_fetch_verify_cache(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], want[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path = NULL;
+	struct events ev = { 0 };
+	double t0;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.progress = on_progress;
+	o.progress_ctx = &ev;
+	c = client(&o);
+	t0 = now_s();
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	print_message("fetch of %s: %.0f ms\n", g.a.hex, (now_s() - t0) * 1e3);
+	entry(want, sizeof(want), cache, g.a.hex, "debuginfo");
+	assert_string_equal(path, want);
+	assert_true(same_file(path, g.a.path));
+	assert_int_equal(fetch(c, &g.a, DFD_EXECUTABLE, &path), CONV_E_OK);
+	entry(want, sizeof(want), cache, g.a.hex, "executable");
+	assert_string_equal(path, want);
+	assert_int_equal(dfd_stats(c)->fetched, 2);
+	assert_int_equal(dfd_stats(c)->requests, 2);
+	assert_int_equal(dfd_stats(c)->transfers, 2);
+	assert_true(dfd_stats(c)->bytes >= 2 * 1000);
+	assert_int_equal(ev.start, 2);
+	assert_int_equal(ev.done, 2);
+	assert_int_equal(ev.last, CONV_E_OK);
+	assert_int_equal(tmp_files_left(cache), 0);
+	assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 1);
+	/* without a max_size no limit header is sent */
+	{
+		char url[128];
+		struct dbuf b;
+
+		strf(url, sizeof(url), "%s/__stats", g.srv.url);
+		http_get(url, &b);
+		assert_non_null(strstr((const char *)b.data, "\"maxsize\": {}"));
+		assert_non_null(strstr((const char *)b.data, "\"user_agent\": \"conv"));
+		dbuf_release(&b);
+	}
+	dfd_free(c);
+
+	/* a new client finds both in the cache and asks nobody */
+	srv_reset(&g.srv);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(fetch(c, &g.a, DFD_EXECUTABLE, &path), CONV_E_OK);
+	assert_int_equal(dfd_stats(c)->cache_hits, 2);
+	assert_int_equal(dfd_stats(c)->fetched, 0);
+	assert_int_equal(dfd_stats(c)->transfers, 0);
+	assert_int_equal(srv_stat(&g.srv, "requests"), 0);
+	dfd_free(c);
+}
+
+static void test_dedup(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *p1 = NULL, *p2 = NULL;
+	int rounds = 0;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
+		assert_int_equal(dfd_request(c, g.b.id, g.b.len, DFD_DEBUGINFO), CONV_E_OK);
+	}
+	while (dfd_poll(c, 200))
+		assert_true(++rounds < 100);
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &p1, NULL), CONV_E_OK);
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &p2, NULL), CONV_E_OK);
+	assert_ptr_equal(p1, p2);
+	assert_int_equal(dfd_stats(c)->requests, 2);
+	assert_int_equal(dfd_stats(c)->fetched, 2);
+	assert_int_equal(srv_stat(&g.srv, "requests"), 2);
+	assert_false(dfd_poll(c, 0));
+	dfd_free(c);
+}
+
+enum counter { C_NONE, C_NOT_FOUND, C_ERRORS, C_TOO_LARGE, C_BAD_ID, C_FETCHED };
+
+static uint64_t counter(const struct dfd_stats *s, enum counter k)
+{
+	switch (k) {
+	case C_NOT_FOUND:
+		return s->not_found;
+	case C_ERRORS:
+		return s->errors;
+	case C_TOO_LARGE:
+		return s->too_large;
+	case C_BAD_ID:
+		return s->bad_build_id;
+	case C_FETCHED:
+		return s->fetched;
+	default:
+		return 0;
+	}
+}
+
+struct fault_case {
+	const char *fault, *arg;
+	long timeout_s;
+	uint64_t max_size;
+	enum conv_err want;
+	enum counter count;
+	long min_requests, max_requests; /* at the server, for the build-id's path */
+};
+
+static void test_faults(void **state)
+{
+	static const struct fault_case cases[] = {
+		{ "404", NULL, 5, 0, CONV_E_NOTFOUND, C_NOT_FOUND, 1, 1 },
+		{ "406", NULL, 5, 0, CONV_E_LIMIT, C_TOO_LARGE, 1, 1 },
+		{ "none", NULL, 5, 100, CONV_E_LIMIT, C_TOO_LARGE, 1, 1 }, /* real 406 by header */
+		{ "500", NULL, 5, 0, CONV_E_NET, C_ERRORS, 1, 1 },
+		{ "503", NULL, 5, 0, CONV_E_NET, C_ERRORS, 1, 1 },
+		{ "drop", NULL, 5, 0, CONV_E_NET, C_ERRORS, 1, 2 },
+		{ "truncate", NULL, 5, 0, CONV_E_NET, C_ERRORS, 1, 1 },
+		{ "stall", "10", 2, 0, CONV_E_NET, C_ERRORS, 1, 1 },
+		{ "wrong", NULL, 5, 0, CONV_E_FORMAT, C_BAD_ID, 1, 1 },
+		{ "garbage", NULL, 5, 0, CONV_E_FORMAT, C_BAD_ID, 1, 1 },
+		{ "huge", NULL, 5, 1 << 20, CONV_E_LIMIT, C_TOO_LARGE, 1, 1 },
+		{ "hugenolen", NULL, 5, 1 << 20, CONV_E_LIMIT, C_TOO_LARGE, 1, 1 },
+		{ "redirect_loop", NULL, 5, 0, CONV_E_NET, C_ERRORS, 6, 6 },
+		/* these must still succeed */
+		{ "redirect", NULL, 5, 0, CONV_E_OK, C_FETCHED, 1, 1 },
+		{ "drip", "0.3:4096", 1, 0, CONV_E_OK, C_FETCHED, 1, 1 },
+		{ "delay", "0.2", 5, 0, CONV_E_OK, C_FETCHED, 1, 1 },
+	};
+	const char *urls[] = { g.srv.url };
+	(void)state;
+
+	NEED_SERVER();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fault_case *fc = &cases[i];
+		char cache[PATH_MAX], p[PATH_MAX];
+		struct dfd_opts o;
+		struct dfd_client *c;
+		const struct dfd_stats *s;
+		struct conv_diag d = { 0 };
+		const char *path = (const char *)1;
+		enum conv_err err;
+		struct events ev = { 0 };
+		long n;
+		double t0;
+
+		srv_reset(&g.srv);
+		srv_fault(&g.srv, g.a.hex, fc->fault, fc->arg);
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 1, cache);
+		o.timeout_s = fc->timeout_s;
+		o.max_size = fc->max_size;
+		o.progress = on_progress;
+		o.progress_ctx = &ev;
+		c = client(&o);
+		t0 = now_s();
+		err = dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d);
+		print_message("fault %-13s -> %-26s %5.0f ms  %s\n", fc->fault,
+			      conv_strerror(err), (now_s() - t0) * 1e3, err ? d.msg : path);
+		assert_int_equal(err, fc->want);
+		assert_int_equal(ev.done, 1);
+		assert_int_equal(ev.last, err);
+		if (!strcmp(fc->fault, "drip"))
+			assert_true(ev.data >= 2); /* a slow body is reported as it arrives */
+		s = dfd_stats(c);
+		assert_int_equal(counter(s, fc->count), 1);
+		for (enum counter k = C_NOT_FOUND; k <= C_FETCHED; k++)
+			if (k != fc->count)
+				assert_int_equal(counter(s, k), 0);
+		n = srv_path(&g.srv, g.a.hex, "debuginfo");
+		assert_in_range(n, fc->min_requests, fc->max_requests);
+		entry(p, sizeof(p), cache, g.a.hex, "debuginfo");
+		if (err == CONV_E_OK) {
+			assert_string_equal(path, p);
+			assert_true(same_file(p, g.a.path));
+		} else {
+			assert_null(path);
+			assert_false(exists(p));
+		}
+		assert_int_equal(tmp_files_left(cache), 0);
+		entry(p, sizeof(p), cache, g.a.hex, "debuginfo.missing");
+		assert_int_equal(exists(p), err == CONV_E_NOTFOUND);
+		if (fc->max_size) {
+			char url[128], want[64];
+			struct dbuf b;
+
+			strf(url, sizeof(url), "%s/__stats", g.srv.url);
+			http_get(url, &b);
+			strf(want, sizeof(want), "/debuginfo\": \"%llu\"",
+				 (unsigned long long)fc->max_size);
+			assert_non_null(strstr((const char *)b.data, want));
+			dbuf_release(&b);
+		}
+		dfd_free(c);
+	}
+	srv_reset(&g.srv);
+}
+
+/* A transfer in flight when the client is freed leaves nothing behind. */
+static void test_free_aborts(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	int rounds = 0;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	srv_fault(&g.srv, g.a.hex, "stall", "5");
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
+	while (srv_path(&g.srv, g.a.hex, "debuginfo") < 1 && rounds++ < 50)
+		assert_true(dfd_poll(c, 50));
+	assert_true(dfd_poll(c, 100));
+	assert_int_equal(tmp_files_left(cache), 1); /* the download is under way */
+	dfd_free(c);
+	assert_int_equal(tmp_files_left(cache), 0);
+	srv_reset(&g.srv);
+}
+
+/* DEBUGINFOD_MAXSIZE and DEBUGINFOD_TIMEOUT apply when the options leave them at 0. */
+static void test_env_limits(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path;
+	double t0;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	setenv("DEBUGINFOD_MAXSIZE", "100", 1);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_LIMIT);
+	assert_non_null(strstr(d.msg, "limit of 100 bytes"));
+	dfd_free(c);
+	unsetenv("DEBUGINFOD_MAXSIZE");
+
+	setenv("DEBUGINFOD_TIMEOUT", "1", 1);
+	srv_fault(&g.srv, g.a.hex, "stall", "5");
+	o.timeout_s = 0;
+	c = client(&o);
+	t0 = now_s();
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
+	assert_true(now_s() - t0 < 4.0); /* not the 5 s of opts_init(), not the default 90 */
+	dfd_free(c);
+	unsetenv("DEBUGINFOD_TIMEOUT");
+	srv_reset(&g.srv);
+}
+
+static const uint8_t unknown_id[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
+					 7,    8,    9,    10,   11, 12, 13, 14, 15, 16 };
+
+static void test_negative_cache(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], hex[64], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	char path[256];
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	buildid_hex(unknown_id, sizeof(unknown_id), hex);
+	strf(path, sizeof(path), "/buildid/%s/debuginfo", hex);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	dfd_free(c);
+	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+	assert_true(exists(p));
+	assert_int_equal(srv_stat(&g.srv, path), 1);
+
+	/* within the TTL: answered without the network */
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 1);
+	assert_int_equal(dfd_stats(c)->not_found, 0);
+	assert_int_equal(dfd_stats(c)->transfers, 0);
+	dfd_free(c);
+	assert_int_equal(srv_stat(&g.srv, path), 1);
+
+	/* the other kind is a different question */
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_EXECUTABLE, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 0);
+	dfd_free(c);
+
+	/* after the TTL: asked again */
+	o.negative_ttl_s = 1;
+	usleep(1100 * 1000);
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 0);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	dfd_free(c);
+	assert_int_equal(srv_stat(&g.srv, path), 2);
+
+	/* negative_ttl_s < 0: 404s are not remembered */
+	fresh_dir(cache, sizeof(cache), "cache");
+	o.negative_ttl_s = -1;
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	dfd_free(c);
+	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+	assert_false(exists(p));
+
+	/* a 404 and a 500: not "missing", so nothing is remembered */
+	{
+		const char *two[] = { g.empty.url, g.srv.url };
+		struct conv_diag d = { 0 };
+
+		srv_fault(&g.srv, hex, "500", NULL);
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, two, 2, cache);
+		c = client(&o);
+		assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL,
+					  &d),
+				 CONV_E_NET);
+		assert_non_null(strstr(d.msg, "HTTP 500"));
+		assert_int_equal(dfd_stats(c)->errors, 1);
+		assert_int_equal(dfd_stats(c)->not_found, 0);
+		dfd_free(c);
+		entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+		assert_false(exists(p));
+	}
+	srv_reset(&g.srv);
+}
+
+static void test_corrupt_cache(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path;
+	static const char junk[] = "this is not an ELF file at all";
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	dfd_free(c);
+	entry(p, sizeof(p), cache, g.a.hex, "debuginfo");
+
+	/* garbage, then another build-id's ELF: both removed and fetched again */
+	for (int round = 0; round < 2; round++) {
+		if (round == 0)
+			write_file(p, junk, sizeof(junk));
+		else
+			copy_file(g.b.path, p);
+		c = client(&o);
+		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+		assert_int_equal(dfd_stats(c)->corrupt_cache_removed, 1);
+		assert_int_equal(dfd_stats(c)->fetched, 1);
+		assert_int_equal(dfd_stats(c)->cache_hits, 0);
+		assert_true(same_file(p, g.a.path));
+		dfd_free(c);
+		assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 2 + round);
+	}
+
+	/* offline, a corrupt entry is still removed, and the answer is "not found" */
+	write_file(p, junk, sizeof(junk));
+	o.offline = true;
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->corrupt_cache_removed, 1);
+	assert_false(exists(p));
+	dfd_free(c);
+
+	/* an empty entry is the debuginfod client's negative entry (shared cache) */
+	write_file(p, "", 0);
+	o.offline = false;
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 1);
+	assert_int_equal(dfd_stats(c)->corrupt_cache_removed, 0);
+	dfd_free(c);
+	assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 3);
+}
+
+static void test_system_cache(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], sys[PATH_MAX], p[PATH_MAX], want[PATH_MAX], xdg[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path;
+	static const char junk[] = "junk";
+	struct stat before, after;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(sys, sizeof(sys), "syscache");
+	strf(p, sizeof(p), "%s/%s", sys, g.b.hex);
+	mkdirs(p);
+	entry(want, sizeof(want), sys, g.b.hex, "debuginfo");
+	copy_file(g.b.path, want);
+	strf(p, sizeof(p), "%s/%s", sys, g.a.hex);
+	mkdirs(p);
+	entry(p, sizeof(p), sys, g.a.hex, "debuginfo");
+	write_file(p, junk, sizeof(junk));
+	assert_int_equal(stat(p, &before), 0);
+	setenv("DEBUGINFOD_CACHE_PATH", sys, 1);
+
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_string_equal(path, want);
+	assert_int_equal(dfd_stats(c)->system_cache_hits, 1);
+	/* a bad entry there is ignored and left alone */
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(strncmp(path, cache, strlen(cache)), 0);
+	assert_int_equal(dfd_stats(c)->fetched, 1);
+	assert_int_equal(dfd_stats(c)->corrupt_cache_removed, 0);
+	dfd_free(c);
+	assert_int_equal(stat(p, &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
+	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	strf(p, sizeof(p), "%s/%s", cache, g.b.hex);
+	assert_false(exists(p)); /* nothing copied into ours */
+	assert_int_equal(srv_stat(&g.srv, "requests"), 1);
+
+	/* offline still reads it */
+	o.offline = true;
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(dfd_stats(c)->system_cache_hits, 1);
+	dfd_free(c);
+
+	/* defaults: no cache_dir and DEBUGINFOD_CACHE_PATH set means that is our cache */
+	o.offline = false;
+	o.cache_dir = NULL;
+	srv_reset(&g.srv);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_EXECUTABLE, &path), CONV_E_OK);
+	entry(want, sizeof(want), sys, g.a.hex, "executable");
+	assert_string_equal(path, want);
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(dfd_stats(c)->cache_hits, 1);
+	dfd_free(c);
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+
+	/* defaults: $XDG_CACHE_HOME/conv, and $XDG_CACHE_HOME/debuginfod_client read-only */
+	strf(xdg, sizeof(xdg), "%s/xdg-%u", g.tmp, ++g.cases);
+	setenv("XDG_CACHE_HOME", xdg, 1);
+	strf(p, sizeof(p), "%s/debuginfod_client/%s", xdg, g.b.hex);
+	mkdirs(p);
+	strf(p, sizeof(p), "%s/debuginfod_client/%s/executable", xdg, g.b.hex);
+	copy_file(g.b.path, p);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.b, DFD_EXECUTABLE, &path), CONV_E_OK);
+	assert_string_equal(path, p);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	strf(want, sizeof(want), "%s/conv/%s/debuginfo", xdg, g.a.hex);
+	assert_string_equal(path, want);
+	dfd_free(c);
+	clean_env();
+}
+
+static void test_offline(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path;
+	unsigned sockets;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	dfd_free(c);
+	srv_reset(&g.srv);
+
+	sockets = count_sockets();
+	o.offline = true;
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_NOTFOUND);
+	assert_false(dfd_poll(c, 100));
+	assert_int_equal(count_sockets(), sockets);
+	assert_int_equal(dfd_stats(c)->cache_hits, 1);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	assert_int_equal(dfd_stats(c)->transfers, 0);
+	dfd_free(c);
+
+	/* no URLs anywhere: the same, and DEBUGINFOD_URLS="" counts as none */
+	setenv("DEBUGINFOD_URLS", "", 1);
+	opts_init(&o, NULL, 0, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_NOTFOUND);
+	assert_int_equal(count_sockets(), sockets);
+	dfd_free(c);
+	unsetenv("DEBUGINFOD_URLS");
+	assert_int_equal(srv_stat(&g.srv, "requests"), 0);
+}
+
+static void test_servers_in_order(void **state)
+{
+	char cache[PATH_MAX], env[256];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path;
+	(void)state;
+
+	NEED_SERVER();
+	/* the first says 404, the second has it */
+	{
+		const char *urls[] = { g.empty.url, g.srv.url };
+
+		srv_reset(&g.srv);
+		srv_reset(&g.empty);
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 2, cache);
+		c = client(&o);
+		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+		assert_int_equal(dfd_stats(c)->transfers, 2);
+		assert_int_equal(dfd_stats(c)->fetched, 1);
+		assert_int_equal(dfd_stats(c)->not_found, 0);
+		dfd_free(c);
+		assert_int_equal(srv_path(&g.empty, g.a.hex, "debuginfo"), 1);
+		assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 1);
+	}
+	/* the first is down */
+	{
+		const char *urls[] = { g.dead_url, g.srv.url };
+
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 2, cache);
+		c = client(&o);
+		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+		assert_int_equal(dfd_stats(c)->errors, 1);
+		assert_int_equal(dfd_stats(c)->fetched, 1);
+		dfd_free(c);
+	}
+	/* the first sends the wrong file: counted, and the second is asked */
+	{
+		const char *urls[] = { g.srv.url, g.srv.url };
+
+		srv_reset(&g.srv);
+		srv_fault(&g.srv, g.a.hex, "wrong", NULL);
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 2, cache);
+		c = client(&o);
+		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_FORMAT);
+		assert_int_equal(dfd_stats(c)->bad_build_id, 2);
+		dfd_free(c);
+		srv_reset(&g.srv);
+	}
+	/* both fail differently: the most useful failure is reported */
+	{
+		const char *urls[] = { g.dead_url, g.empty.url, g.srv.url };
+		struct conv_diag d = { 0 };
+
+		srv_fault(&g.srv, g.a.hex, "garbage", NULL);
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 3, cache);
+		c = client(&o);
+		assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d),
+				 CONV_E_FORMAT);
+		assert_non_null(strstr(d.msg, "not ELF"));
+		dfd_free(c);
+		srv_reset(&g.srv);
+	}
+	/* the same order from DEBUGINFOD_URLS */
+	strf(env, sizeof(env), "  %s/ \t%s  ", g.empty.url, g.srv.url);
+	setenv("DEBUGINFOD_URLS", env, 1);
+	srv_reset(&g.empty);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, NULL, 0, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(dfd_stats(c)->transfers, 2);
+	dfd_free(c);
+	assert_int_equal(srv_path(&g.empty, g.b.hex, "debuginfo"), 1);
+	unsetenv("DEBUGINFOD_URLS");
+}
+
+static void test_max_parallel(void **state)
+{
+	enum { N = 12, PAR = 3 };
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	uint8_t ids[N][20];
+	int rounds = 0;
+	double t0;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	srv_fault(&g.srv, "*", "delay", "0.25");
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.max_parallel = PAR;
+	c = client(&o);
+	t0 = now_s();
+	for (int i = 0; i < N; i++) {
+		memset(ids[i], 0x40 + i, sizeof(ids[i]));
+		assert_int_equal(dfd_request(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO), CONV_E_OK);
+	}
+	while (dfd_poll(c, 100))
+		assert_true(++rounds < 200);
+	print_message("%d requests, %d at a time, 0.25 s each: %.0f ms\n", N, PAR,
+		      (now_s() - t0) * 1e3);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(dfd_wait(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO, NULL, NULL),
+				 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->not_found, N);
+	assert_int_equal(srv_stat(&g.srv, "requests"), N);
+	assert_int_equal(srv_stat(&g.srv, "max_concurrent"), PAR);
+	dfd_free(c);
+	srv_reset(&g.srv);
+}
+
+/* dfd_wait() moves its request to the front of the queue. */
+static void test_wait_jumps_queue(void **state)
+{
+	enum { N = 6 };
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	uint8_t ids[N][20];
+	const char *path;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	srv_fault(&g.srv, "*", "delay", "0.2");
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.max_parallel = 1;
+	c = client(&o);
+	for (int i = 0; i < N; i++) {
+		memset(ids[i], 0x10 + i, sizeof(ids[i]));
+		assert_int_equal(dfd_request(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO), CONV_E_OK);
+	}
+	assert_true(dfd_poll(c, 0)); /* the first one is on its way */
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	/* the one in flight finished first; the other five still wait */
+	assert_int_equal(srv_stat(&g.srv, "requests"), 2);
+	dfd_free(c);
+	srv_reset(&g.srv);
+}
+
+static void test_file_url(void **state)
+{
+	char mock[PATH_MAX], url[PATH_MAX + 8], cache[PATH_MAX], p[PATH_MAX];
+	const char *urls[] = { url };
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path;
+	(void)state;
+
+	NEED_ELVES();
+	fresh_dir(mock, sizeof(mock), "mock");
+	strf(p, sizeof(p), "%s/buildid", mock);
+	serve_elf(p, &g.a);
+	strf(url, sizeof(url), "file://%s", mock);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_true(same_file(path, g.a.path));
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	dfd_free(c);
+}
+
+static void test_bad_arguments(void **state)
+{
+	const char *bad[] = { "ftp://example.com" };
+	const char *good[] = { "http://127.0.0.1:9" };
+	struct dfd_opts o;
+	struct dfd_client *c = NULL;
+	struct conv_diag d = { 0 };
+	uint8_t big[BUILDID_MAX + 1] = { 0 };
+	char cache[PATH_MAX];
+	(void)state;
+
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, bad, 1, cache);
+	assert_int_equal(dfd_new(&c, &o, &d), CONV_E_INVAL);
+	assert_null(c);
+	assert_non_null(strstr(d.msg, "ftp://"));
+
+	setenv("DEBUGINFOD_URLS", "http://ok gopher://no", 1);
+	opts_init(&o, NULL, 0, cache);
+	assert_int_equal(dfd_new(&c, &o, &d), CONV_E_INVAL);
+	assert_non_null(strstr(d.msg, "DEBUGINFOD_URLS"));
+	unsetenv("DEBUGINFOD_URLS");
+
+	/* no cache_dir, no DEBUGINFOD_CACHE_PATH, no XDG_CACHE_HOME, no HOME */
+	unsetenv("HOME");
+	unsetenv("XDG_CACHE_HOME");
+	opts_init(&o, good, 1, NULL);
+	assert_int_equal(dfd_new(&c, &o, &d), CONV_E_INVAL);
+	clean_env();
+
+	opts_init(&o, good, 1, cache);
+	c = client(&o);
+	assert_int_equal(dfd_request(c, big, 0, DFD_DEBUGINFO), CONV_E_INVAL);
+	assert_int_equal(dfd_request(c, big, sizeof(big), DFD_DEBUGINFO), CONV_E_INVAL);
+	assert_int_equal(dfd_request(c, big, 20, (enum dfd_kind)7), CONV_E_INVAL);
+	assert_int_equal(dfd_wait(c, big, 0, DFD_DEBUGINFO, NULL, &d), CONV_E_INVAL);
+	assert_false(dfd_poll(c, 0));
+	dfd_free(c);
+	dfd_free(NULL);
+}
+
+/* ---- against a real debuginfod (tests/conformance/test_debuginfod_server.sh) ---- */
+
+static void test_real_server(void **state)
+{
+	const char *url = getenv("CONV_REAL_DEBUGINFOD_URL");
+	const char *expect = getenv("CONV_REAL_DEBUGINFOD_EXPECT");
+	const char *urls[] = { url };
+	char cache[PATH_MAX], list[8192], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path;
+	unsigned checked = 0;
+	(void)state;
+
+	assert_non_null(url);
+	assert_non_null(expect);
+	fresh_dir(cache, sizeof(cache), "real-cache");
+	opts_init(&o, urls, 1, cache);
+	strf(list, sizeof(list), "%s", expect);
+	for (char *save = NULL, *tok = strtok_r(list, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		char *file = strchr(tok, ':');
+		struct elf_file e;
+		enum dfd_kind kind;
+		double t0;
+
+		assert_non_null(file);
+		*file++ = '\0';
+		kind = !strcmp(tok, "executable") ? DFD_EXECUTABLE : DFD_DEBUGINFO;
+		assert_int_equal(buildid_from_path(file, e.id, &e.len, NULL), CONV_E_OK);
+		buildid_hex(e.id, e.len, e.hex);
+		c = client(&o);
+		t0 = now_s();
+		assert_int_equal(dfd_wait(c, e.id, e.len, kind, &path, &d), CONV_E_OK);
+		print_message("real debuginfod: %s/%s in %.0f ms (%s)\n", e.hex, tok,
+			      (now_s() - t0) * 1e3, file);
+		assert_true(same_file(path, file));
+		assert_int_equal(dfd_stats(c)->fetched, 1);
+		dfd_free(c);
+		/* and from the cache the second time */
+		c = client(&o);
+		assert_int_equal(dfd_wait(c, e.id, e.len, kind, &path, &d), CONV_E_OK);
+		assert_int_equal(dfd_stats(c)->cache_hits, 1);
+		dfd_free(c);
+		/* too large for a tiny limit: the server answers 406 */
+		{
+			char small[PATH_MAX];
+
+			fresh_dir(small, sizeof(small), "real-cache");
+			o.cache_dir = small;
+			o.max_size = 100;
+			c = client(&o);
+			assert_int_equal(dfd_wait(c, e.id, e.len, kind, &path, &d), CONV_E_LIMIT);
+			assert_int_equal(dfd_stats(c)->too_large, 1);
+			assert_int_equal(tmp_files_left(small), 0);
+			dfd_free(c);
+			o.cache_dir = cache;
+			o.max_size = 0;
+		}
+		checked++;
+	}
+	assert_true(checked > 0);
+
+	/* an id it has never seen: 404, remembered */
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, &path, &d),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	dfd_free(c);
+	buildid_hex(unknown_id, sizeof(unknown_id), list);
+	entry(p, sizeof(p), cache, list, "debuginfo.missing");
+	assert_true(exists(p));
+	assert_int_equal(tmp_files_left(cache), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest fake[] = {
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_file_url),
+		cmocka_unit_test(test_fetch_verify_cache),
+		cmocka_unit_test(test_dedup),
+		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_free_aborts),
+		cmocka_unit_test(test_env_limits),
+		cmocka_unit_test(test_negative_cache),
+		cmocka_unit_test(test_corrupt_cache),
+		cmocka_unit_test(test_system_cache),
+		cmocka_unit_test(test_offline),
+		cmocka_unit_test(test_servers_in_order),
+		cmocka_unit_test(test_max_parallel),
+		cmocka_unit_test(test_wait_jumps_queue),
+	};
+	const struct CMUnitTest real[] = {
+		cmocka_unit_test(test_real_server),
+	};
+
+	if (getenv("CONV_REAL_DEBUGINFOD_URL"))
+		return cmocka_run_group_tests_name("debuginfod_real", real, real_setup,
+						   group_teardown);
+	return cmocka_run_group_tests_name("debuginfod", fake, group_setup, group_teardown);
+}
