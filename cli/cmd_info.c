@@ -158,6 +158,31 @@ static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame 
 	st->nr_jit++;
 }
 
+/* One progress line on a terminal while debug info downloads; erased when done. */
+struct progress {
+	uint64_t done;
+	bool shown;
+};
+
+static void progress_line(void *ctx, const char *build_id, uint64_t received, uint64_t total,
+			  unsigned active, unsigned queued, bool done)
+{
+	struct progress *p = ctx;
+
+	if (done)
+		p->done++;
+	if (!active && !queued) {
+		if (p->shown)
+			fputs("\r\033[K", stderr);
+		p->shown = false;
+		return;
+	}
+	fprintf(stderr, "\r\033[Kconv: debuginfod: %" PRIu64 " done, %u downloading, %u queued; %.12s %" PRIu64
+		" KiB%s", p->done, active, queued, build_id ? build_id : "", received / 1024,
+		total ? "" : "");
+	p->shown = true;
+}
+
 /* Registers a sample's frames for symbolization and counts its leaf. */
 static void note_frames(struct info_state *st, const struct pm_frame *fr, size_t nr)
 {
@@ -877,6 +902,10 @@ int cmd_info(int argc, char **argv)
 	struct symjob_opts sjo = { 0 };
 	const char *dirs[32];
 	size_t nr_dirs = 0;
+	const char *urls[32];
+	size_t nr_urls = 0;
+	bool quiet = false;
+	struct progress prog = { 0 };
 	const char *path = NULL;
 	struct rdr *r = NULL;
 	struct conv_diag diag;
@@ -900,6 +929,15 @@ int cmd_info(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--debug-dir") && i + 1 < argc) {
 			if (nr_dirs < 32)
 				dirs[nr_dirs++] = argv[++i];
+		} else if (!strcmp(argv[i], "--debuginfod") && i + 1 < argc) {
+			if (nr_urls < 32)
+				urls[nr_urls++] = argv[++i];
+		} else if (!strcmp(argv[i], "--offline")) {
+			sjo.offline = true;
+		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) {
+			sjo.cache_dir = argv[++i];
+		} else if (!strcmp(argv[i], "-q")) {
+			quiet = true;
 		} else if (!strcmp(argv[i], "--kallsyms") && i + 1 < argc) {
 			sjo.kallsyms = argv[++i];
 		} else if (!strcmp(argv[i], "--no-symbolize")) {
@@ -913,7 +951,7 @@ int cmd_info(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--buildid-from-disk")) {
 			pmo.buildid_from_disk = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] FILE|-\n");
+			printf("usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] [--top N] [--debug-dir DIR] [--debuginfod URL] [--offline] [--cache-dir DIR] [--kallsyms FILE] [--no-symbolize] [-j N] FILE|-\n");
 			return CLI_EXIT_OK;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "conv info: unknown option '%s'\n", argv[i]);
@@ -926,7 +964,7 @@ int cmd_info(int argc, char **argv)
 		}
 	}
 	if (!path) {
-		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] FILE|-\n");
+		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] [--top N] [--debug-dir DIR] [--debuginfod URL] [--offline] [--cache-dir DIR] [--kallsyms FILE] [--no-symbolize] [-j N] FILE|-\n");
 		return CLI_EXIT_USAGE;
 	}
 	memset(&diag, 0, sizeof(diag));
@@ -950,8 +988,15 @@ int cmd_info(int argc, char **argv)
 	}
 	sjo.debug_dirs = dirs;
 	sjo.nr_debug_dirs = nr_dirs;
-	if (symjob_new(&st.sj, &sjo, st.pm)) {
-		fprintf(stderr, "conv: out of memory\n");
+	sjo.debuginfod_urls = urls;
+	sjo.nr_debuginfod_urls = nr_urls;
+	if (isatty(STDERR_FILENO) && !quiet) {
+		sjo.progress = progress_line;
+		sjo.progress_ctx = &prog;
+	}
+	err = symjob_new(&st.sj, &sjo, st.pm, &diag);
+	if (err) {
+		fprintf(stderr, "conv: %s: %s\n", conv_strerror(err), diag.msg);
 		symjob_free(st.sj);
 	free(st.leaf_hits);
 	procmap_free(st.pm);

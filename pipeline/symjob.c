@@ -10,6 +10,8 @@
 #include "pipeline/symjob.h"
 
 #include "buildid/buildid.h"
+#include "buildid/debuginfod.h"
+#include "buildid/locate.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 #include "procmap/procmap.h"
@@ -35,8 +37,18 @@ struct sj_addr {
 	struct symjob_result res;
 };
 
+struct located {
+	char debug[4096];
+	char runtime[4096];
+	bool have_debug, have_runtime;
+	bool debug_has_dwarf;
+	bool dfd_debug, dfd_exec; /* requested from debuginfod */
+	enum symsrc src;
+};
+
 struct sj_obj {
 	enum obj_kind kind;
+	struct located loc;
 	uint8_t bid[PM_BUILD_ID_MAX];
 	uint8_t bid_len;
 	const char *path;   /* as recorded */
@@ -68,6 +80,9 @@ struct symjob {
 	struct strtab mstrs; /* strings of missing entries */
 	atomic_size_t next_obj;
 	struct symjob_stats st;
+	struct dfd_client *dfd; /* NULL when symbolization is off */
+	struct loc_stats lstats;
+	uint64_t adds;
 };
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -88,7 +103,16 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm)
+static void dfd_progress_cb(void *ctx, const struct dfd_progress *p)
+{
+	struct symjob *j = ctx;
+
+	j->o.progress(j->o.progress_ctx, p->build_id, p->received, p->total, p->active, p->queued,
+		      p->event == DFD_EV_DONE);
+}
+
+enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm,
+			 struct conv_diag *diag)
 {
 	struct symjob *j = calloc(1, sizeof(*j));
 
@@ -102,6 +126,24 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 	hmap_init(&j->addr_by_map_off);
 	kallsyms_init(&j->ks);
 	strtab_init(&j->mstrs);
+	if (!j->o.no_symbolize) {
+		struct dfd_opts d = { 0 };
+		enum conv_err err;
+
+		d.urls = j->o.debuginfod_urls;
+		d.nr_urls = j->o.nr_debuginfod_urls;
+		d.cache_dir = j->o.cache_dir;
+		d.offline = j->o.offline;
+		if (j->o.progress) {
+			d.progress = dfd_progress_cb;
+			d.progress_ctx = j;
+		}
+		err = dfd_new(&j->dfd, &d, diag);
+		if (err) {
+			symjob_free(j);
+			return err;
+		}
+	}
 	*out = j;
 	return CONV_E_OK;
 }
@@ -123,6 +165,7 @@ void symjob_free(struct symjob *j)
 	hmap_release(&j->addr_by_map_off);
 	kallsyms_release(&j->ks);
 	strtab_release(&j->mstrs);
+	dfd_free(j->dfd);
 	free(j);
 }
 
@@ -146,6 +189,92 @@ static bool obj_matches(const struct sj_obj *ob, enum obj_kind kind, const struc
 	if (m->build_id_size)
 		return ob->bid_len == m->build_id_size && !memcmp(ob->bid, m->build_id, ob->bid_len);
 	return !ob->bid_len && !strcmp(ob->path, m->path);
+}
+
+static enum symsrc src_of(enum loc_source s)
+{
+	switch (s) {
+	case LOC_ORIGINAL:
+		return SYMSRC_LOCAL;
+	case LOC_DEBUG_DIR:
+		return SYMSRC_DEBUG_DIR;
+	case LOC_SYSTEM:
+		return SYMSRC_SYSTEM;
+	case LOC_PERF_CACHE:
+		return SYMSRC_PERF_CACHE;
+	case LOC_DEBUGLINK:
+		return SYMSRC_DEBUGLINK;
+	default:
+		return SYMSRC_UNRESOLVED;
+	}
+}
+
+/*
+ * Finds an object's files on this machine as soon as it is first seen, and
+ * asks debuginfod for what is missing, so downloads overlap the reading.
+ */
+static void locate(struct symjob *j, struct sj_obj *ob)
+{
+	struct located *l = &ob->loc;
+	struct loc_opts lo = { 0 };
+	struct loc_result r;
+
+	lo.debug_dirs = j->o.debug_dirs;
+	lo.nr_debug_dirs = j->o.nr_debug_dirs;
+	lo.use_original_path = true;
+	if (loc_find_debug(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
+		snprintf(l->debug, sizeof(l->debug), "%s", r.path);
+		l->have_debug = true;
+		l->debug_has_dwarf = r.has_debug_info;
+		l->src = src_of(r.source);
+	}
+	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
+		snprintf(l->runtime, sizeof(l->runtime), "%s", r.path);
+		l->have_runtime = true;
+	}
+	if (j->dfd && ob->bid_len) {
+		if (!l->have_debug || !l->debug_has_dwarf)
+			l->dfd_debug = dfd_request(j->dfd, ob->bid, ob->bid_len, DFD_DEBUGINFO) ==
+				       CONV_E_OK;
+		if (!l->have_runtime)
+			l->dfd_exec = dfd_request(j->dfd, ob->bid, ob->bid_len, DFD_EXECUTABLE) ==
+				      CONV_E_OK;
+		if (l->dfd_debug || l->dfd_exec)
+			dfd_poll(j->dfd, 0);
+	}
+	/* no symbols file: the binary's own .dynsym still names exported functions */
+	if (!l->have_debug && l->have_runtime) {
+		snprintf(l->debug, sizeof(l->debug), "%s", l->runtime);
+		l->have_debug = true;
+		l->src = SYMSRC_LOCAL;
+	}
+}
+
+/* Collects what debuginfod brought (or had in a cache). */
+static void fetched(struct symjob *j, struct sj_obj *ob)
+{
+	struct located *l = &ob->loc;
+	const char *path;
+
+	if (l->dfd_debug &&
+	    dfd_wait(j->dfd, ob->bid, ob->bid_len, DFD_DEBUGINFO, &path, NULL) == CONV_E_OK &&
+	    (!l->have_debug || !l->debug_has_dwarf)) {
+		snprintf(l->debug, sizeof(l->debug), "%s", path);
+		l->have_debug = true;
+		l->debug_has_dwarf = true;
+		l->src = SYMSRC_DEBUGINFOD;
+	}
+	if (l->dfd_exec &&
+	    dfd_wait(j->dfd, ob->bid, ob->bid_len, DFD_EXECUTABLE, &path, NULL) == CONV_E_OK) {
+		snprintf(l->runtime, sizeof(l->runtime), "%s", path);
+		l->have_runtime = true;
+		/* an executable with symbols is better than nothing when no debug info came */
+		if (!l->have_debug || (!l->debug_has_dwarf && l->src != SYMSRC_DEBUGINFOD)) {
+			snprintf(l->debug, sizeof(l->debug), "%s", path);
+			l->have_debug = true;
+			l->src = SYMSRC_DEBUGINFOD;
+		}
+	}
 }
 
 /* The object a mapping's frames belong to; SYMJOB_NONE for memory without a file. */
@@ -193,6 +322,8 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	strtab_init(&ob->strs);
 	if (!v)
 		hmap_put(&j->obj_by_key, h, j->nr_objs);
+	if (kind == OBJ_USER && !j->o.no_symbolize)
+		locate(j, ob);
 	return (uint32_t)j->nr_objs++;
 }
 
@@ -206,6 +337,9 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 
 	if (!m)
 		return SYMJOB_NONE;
+	/* keep downloads moving while the file is read */
+	if (j->dfd && !(++j->adds & 0xffff))
+		dfd_poll(j->dfd, 0);
 	mkey = hmap_hash(((uint64_t)mapping << 40) ^ f_off) ^ f_off;
 	v = hmap_get(&j->addr_by_map_off, mkey);
 	if (v && j->addrs[*v].first_map == mapping &&
@@ -248,40 +382,6 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 
 /* ---- locating files ---- */
 
-static bool file_has_build_id(const char *path, const uint8_t *bid, size_t len)
-{
-	uint8_t got[BUILDID_MAX];
-	size_t glen;
-
-	if (buildid_from_path(path, got, &glen, NULL) != CONV_E_OK)
-		return false;
-	return glen == len && !memcmp(got, bid, len);
-}
-
-struct located {
-	char debug[4096];
-	char runtime[4096];
-	bool have_debug, have_runtime;
-	enum symsrc src;
-};
-
-static void locate(struct symjob *j, const struct sj_obj *ob, struct located *l)
-{
-	struct stat st;
-
-	(void)j;
-	memset(l, 0, sizeof(*l));
-	/* the recorded path, when it is the same file (or the recording has no build-id for it) */
-	if (ob->path[0] == '/' && stat(ob->path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (!ob->bid_len || file_has_build_id(ob->path, ob->bid, ob->bid_len))) {
-		snprintf(l->runtime, sizeof(l->runtime), "%s", ob->path);
-		l->have_runtime = true;
-		snprintf(l->debug, sizeof(l->debug), "%s", ob->path);
-		l->have_debug = true;
-		l->src = SYMSRC_LOCAL;
-	}
-}
-
 /* ---- resolving ---- */
 
 static void copy_frames(struct sj_obj *ob, struct symjob_result *r, const struct sym_result *sr,
@@ -308,15 +408,16 @@ static void copy_frames(struct sj_obj *ob, struct symjob_result *r, const struct
 
 static void resolve_user(struct symjob *j, struct sj_obj *ob)
 {
-	struct located l;
+	const struct located *lp = &ob->loc;
 	struct sym_file *f = NULL;
 	size_t cap = 0;
+	enum symsrc src = lp->src;
 
-	locate(j, ob, &l);
-	if (!l.have_debug || sym_file_open(&f, l.debug, l.have_runtime ? l.runtime : NULL, NULL))
+	if (!lp->have_debug ||
+	    sym_file_open(&f, lp->debug, lp->have_runtime ? lp->runtime : NULL, NULL))
 		return;
 	ob->found = true;
-	ob->src = l.src;
+	ob->src = src;
 	for (size_t i = 0; i < ob->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[ob->addrs[i]];
 		struct sym_result sr;
@@ -332,7 +433,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 			a->res.src = SYMSRC_UNRESOLVED;
 			continue;
 		}
-		a->res.src = sr.how == SYM_SYMTAB ? SYMSRC_SYMTAB : l.src;
+		a->res.src = sr.how == SYM_SYMTAB ? SYMSRC_SYMTAB : src;
 		copy_frames(ob, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
 	}
 	sym_file_close(f);
@@ -439,6 +540,18 @@ enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 	if (n > 64)
 		n = 64;
 	if (!j->o.no_symbolize) {
+		for (size_t i = 0; i < j->nr_objs; i++)
+			if (j->objs[i].kind == OBJ_USER)
+				fetched(j, &j->objs[i]);
+		if (j->dfd) {
+			const struct dfd_stats *ds = dfd_stats(j->dfd);
+
+			j->st.dfd_fetched = ds->fetched;
+			j->st.dfd_cache_hits = ds->cache_hits + ds->system_cache_hits;
+			j->st.dfd_not_found = ds->not_found + ds->negative_hits;
+			j->st.dfd_errors = ds->errors + ds->bad_build_id + ds->too_large;
+			j->st.dfd_bytes = ds->bytes;
+		}
 		atomic_store(&j->next_obj, 0);
 		for (unsigned i = 1; i < n; i++)
 			if (pthread_create(&th[started], NULL, worker, j) == 0)

@@ -46,6 +46,10 @@ struct symjob_opts {
 	bool running_kernel;      /* the recording's kernel is running here: /proc/kallsyms may be used */
 	unsigned jobs;            /* threads; 0 = number of CPUs */
 	bool no_symbolize;        /* register addresses, resolve nothing */
+	/* download progress (called on the thread that calls symjob_add/symjob_run) */
+	void (*progress)(void *ctx, const char *build_id, uint64_t received, uint64_t total,
+			 unsigned active, unsigned queued, bool done);
+	void *progress_ctx;
 };
 
 struct symjob_stats {
@@ -73,7 +77,9 @@ struct symjob_result {
 	bool normalized;
 };
 
-enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm);
+/* Errors: CONV_E_NOMEM; CONV_E_INVAL for a bad debuginfod URL or no usable cache dir (diag says). */
+enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm,
+			 struct conv_diag *diag);
 void symjob_free(struct symjob *j);
 
 /* Registers a frame in mapping `mapping` at file offset `f_off`; returns its address id. */

@@ -610,6 +610,10 @@ static void fill_names(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
 	}
 }
 
+struct symtab_ent;
+static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc);
+static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const struct symtab_ent *se);
+
 static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res)
 {
 	size_t cu_index;
@@ -665,6 +669,17 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 						      intern_path(f, dwarf_filesrc(files, cf, NULL, NULL),
 								  ci->comp_dir));
 		}
+	}
+	/*
+	 * The outermost frame is named as the symbol table names the code there,
+	 * as perf does: clones (foo.constprop.0, foo.cold) and aliases keep the
+	 * name that identifies the machine code; inlined levels keep DWARF's.
+	 */
+	{
+		const struct symtab_ent *se = symtab_find(f, pc);
+
+		if (se)
+			name_from_symbol(f, &frames[depth - 1], se);
 	}
 	res->how = SYM_DWARF;
 	res->nr = (uint32_t)depth;
@@ -800,10 +815,10 @@ static void build_symtab(struct sym_file *f)
 			f->syms[i].hi = i + 1 < f->nr_syms ? f->syms[i + 1].lo : f->syms[i].lo + 1;
 }
 
-static bool lookup_symtab(struct sym_file *f, uint64_t pc, struct sym_result *res)
+/* The symbol perf would name at pc, or NULL. */
+static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
 {
 	size_t lo = 0, hi;
-	struct sym_frame *fr;
 
 	if (!f->syms_built)
 		build_symtab(f);
@@ -816,27 +831,43 @@ static bool lookup_symtab(struct sym_file *f, uint64_t pc, struct sym_result *re
 		else
 			hi = mid;
 	}
-	/* aliases share an address: take the last one starting at or below pc that covers it */
+	/* nested symbols are rare; a short look back finds one that covers pc */
 	for (size_t i = lo; i > 0 && lo - i < 16; i--) {
 		const struct symtab_ent *s = &f->syms[i - 1];
-		char *dem;
 
-		if (!(s->lo <= pc && pc < s->hi))
-			continue;
-		fr = arena_alloc(&f->arena, sizeof(*fr));
-		if (!fr)
-			return false;
-		fr->system_name = strtab_get(&f->strs, s->name);
-		dem = sym_demangle(fr->system_name);
-		fr->function = dem ? strtab_get(&f->strs, intern(f, dem)) : fr->system_name;
-		free(dem);
-		fr->file = "";
-		res->how = SYM_SYMTAB;
-		res->nr = 1;
-		res->frames = fr;
-		return true;
+		if (s->lo <= pc && pc < s->hi)
+			return s;
 	}
-	return false;
+	return NULL;
+}
+
+/* Names a frame from a symbol: demangled for display, raw as the system name. */
+static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const struct symtab_ent *se)
+{
+	char *dem;
+
+	fr->system_name = strtab_get(&f->strs, se->name);
+	dem = sym_demangle(fr->system_name);
+	fr->function = dem ? strtab_get(&f->strs, intern(f, dem)) : fr->system_name;
+	free(dem);
+}
+
+static bool lookup_symtab(struct sym_file *f, uint64_t pc, struct sym_result *res)
+{
+	const struct symtab_ent *se = symtab_find(f, pc);
+	struct sym_frame *fr;
+
+	if (!se)
+		return false;
+	fr = arena_alloc(&f->arena, sizeof(*fr));
+	if (!fr)
+		return false;
+	name_from_symbol(f, fr, se);
+	fr->file = "";
+	res->how = SYM_SYMTAB;
+	res->nr = 1;
+	res->frames = fr;
+	return true;
 }
 
 enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_result *out)
