@@ -320,6 +320,19 @@ static void json_symbols(struct json *j, struct info_state *st)
 		json_u64(j, s == SYMSRC_JIT ? procmap_stats(st->pm)->frames_jit : ss->frames_by_src[s]);
 	}
 	json_obj_end(j);
+	json_key(j, "debuginfod");
+	json_obj_begin(j);
+	json_key(j, "fetched");
+	json_u64(j, ss->dfd_fetched);
+	json_key(j, "cache_hits");
+	json_u64(j, ss->dfd_cache_hits);
+	json_key(j, "not_found");
+	json_u64(j, ss->dfd_not_found);
+	json_key(j, "errors");
+	json_u64(j, ss->dfd_errors);
+	json_key(j, "bytes");
+	json_u64(j, ss->dfd_bytes);
+	json_obj_end(j);
 	json_key(j, "not_found");
 	json_arr_begin(j);
 	for (size_t i = 0; i < symjob_missing_count(st->sj); i++) {
@@ -863,6 +876,17 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			if (ss->frames_by_src[s2])
 				dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
 					    ss->frames_by_src[s2]);
+		if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors)
+			dbuf_printf(out, "\ndebuginfod:    %" PRIu64 " fetched (%" PRIu64 " KiB), %" PRIu64
+				    " from cache, %" PRIu64 " not found, %" PRIu64 " errors",
+				    ss->dfd_fetched, ss->dfd_bytes / 1024, ss->dfd_cache_hits,
+				    ss->dfd_not_found, ss->dfd_errors);
+		for (size_t i = 0; i < symjob_missing_count(st->sj) && i < 10; i++) {
+			const struct symjob_missing *m = symjob_missing_at(st->sj, i);
+
+			dbuf_printf(out, "\nno symbols:    %s %s (%" PRIu64 " frames)",
+				    m->build_id[0] ? m->build_id : "(no build-id)", m->path, m->frames);
+		}
 		dbuf_printf(out, "\ntop functions (self samples):\n");
 		for (size_t i = 0; i < n && i < st->top; i++)
 			dbuf_printf(out, "  %10" PRIu64 "  %s\n", t[i].samples, t[i].name);

@@ -485,32 +485,99 @@ static void load_kallsyms(struct symjob *j, uint64_t text_addr, const uint8_t *b
 		j->ks_shift = text_addr - j->ks.text;
 }
 
+/*
+ * A vmlinux with DWARF, found by the kernel's build-id (locally or from
+ * debuginfod): names, lines and inline frames for the kernel image. Its
+ * addresses are link-time ones; the recording's _text mapping gives the
+ * KASLR slide.
+ */
+static struct sym_file *open_vmlinux(struct symjob *j, const uint8_t *bid, size_t len,
+				     uint64_t text_addr, uint64_t *slide, enum symsrc *src)
+{
+	struct loc_opts lo = { 0 };
+	struct loc_result r;
+	const char *path = NULL;
+	struct sym_file *f = NULL;
+	uint64_t t;
+
+	if (!len || !text_addr)
+		return NULL;
+	lo.debug_dirs = j->o.debug_dirs;
+	lo.nr_debug_dirs = j->o.nr_debug_dirs;
+	if (loc_find_debug(&lo, bid, len, NULL, &r, &j->lstats, NULL) == CONV_E_OK &&
+	    r.has_debug_info) {
+		path = r.path;
+		*src = src_of(r.source);
+	}
+	if (!path && j->dfd && dfd_request(j->dfd, bid, len, DFD_DEBUGINFO) == CONV_E_OK) {
+		if (dfd_wait(j->dfd, bid, len, DFD_DEBUGINFO, &path, NULL) != CONV_E_OK)
+			path = NULL;
+		*src = SYMSRC_DEBUGINFOD;
+	}
+	if (!path || sym_file_open(&f, path, NULL, NULL) != CONV_E_OK)
+		return NULL;
+	if (!sym_file_has_dwarf(f) || (!sym_file_symbol_addr(f, "_text", &t) &&
+				       !sym_file_symbol_addr(f, "_stext", &t))) {
+		sym_file_close(f);
+		return NULL;
+	}
+	*slide = text_addr - t;
+	return f;
+}
+
 static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 {
-	uint64_t text_addr = 0;
+	uint64_t text_addr = 0, kstart = 0, klimit = 0, slide = 0;
 	const uint8_t *bid = NULL;
 	size_t bid_len = 0, cap = 0;
+	struct sym_file *vml;
+	enum symsrc vsrc = SYMSRC_UNRESOLVED;
 
 	for (uint32_t i = 0; i < procmap_mapping_count(j->pm); i++) {
 		const struct pm_mapping *m = procmap_mapping(j->pm, i);
 
 		if (m->kind == PM_KIND_KERNEL) {
 			text_addr = m->pgoff;
+			kstart = m->start;
+			klimit = m->limit;
 			bid = m->build_id;
 			bid_len = m->build_id_size;
 		}
 	}
+	vml = open_vmlinux(j, bid, bid_len, text_addr, &slide, &vsrc);
+	if (vml) {
+		ob->found = true;
+		ob->src = vsrc;
+		for (size_t i = 0; i < ob->nr_addrs; i++) {
+			struct sj_addr *a = &j->addrs[ob->addrs[i]];
+			struct sym_result sr;
+
+			if (a->f_off < kstart || a->f_off >= klimit)
+				continue; /* modules: kallsyms below */
+			a->res.elf_va = a->f_off - slide;
+			a->res.normalized = true;
+			if (sym_file_lookup(vml, a->res.elf_va, &sr) == CONV_E_OK && sr.nr) {
+				a->res.src = vsrc;
+				copy_frames(ob, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
+			}
+		}
+		sym_file_close(vml);
+	}
 	load_kallsyms(j, text_addr, bid, bid_len);
 	if (!j->ks_loaded)
 		return;
+	if (!ob->found)
+		ob->src = SYMSRC_KALLSYMS;
 	ob->found = true;
-	ob->src = SYMSRC_KALLSYMS;
 	for (size_t i = 0; i < ob->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[ob->addrs[i]];
-		const struct ksym *k = kallsyms_lookup(&j->ks, a->f_off - j->ks_shift);
+		const struct ksym *k;
 		struct sym_frame fr;
 		struct sym_result sr;
 
+		if (a->res.nr)
+			continue; /* resolved from vmlinux */
+		k = kallsyms_lookup(&j->ks, a->f_off - j->ks_shift);
 		a->res.elf_va = a->f_off;
 		if (!k) {
 			a->res.src = SYMSRC_UNRESOLVED;

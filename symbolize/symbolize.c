@@ -905,3 +905,35 @@ enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_re
 	*out = res;
 	return CONV_E_OK;
 }
+
+bool sym_file_symbol_addr(struct sym_file *f, const char *name, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
+
+	/* _text is not a function symbol, so the function index cannot answer this */
+	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			nm = elf_strptr(f->elf, sh.sh_link, sym.st_name);
+			if (nm && !strcmp(nm, name)) {
+				*addr = sym.st_value;
+				return true;
+			}
+		}
+	}
+	return false;
+}

@@ -84,6 +84,9 @@ enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_re
 
 const struct sym_file_stats *sym_file_stats(const struct sym_file *f);
 
+/* The value of the named function symbol (e.g. "_text" of a vmlinux); false if absent. */
+bool sym_file_symbol_addr(struct sym_file *f, const char *name, uint64_t *addr);
+
 /*
  * Demangles a C++/Rust/D linkage name with libiberty; returns a malloc'd
  * string (caller frees) or NULL when the name is not mangled.
