@@ -614,6 +614,37 @@ struct symtab_ent;
 static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc);
 static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const struct symtab_ent *se);
 
+/*
+ * The CU's line table covers pc but no subprogram DIE does (GCC emits some
+ * functions without address ranges): the symbol table names the function,
+ * the line table still gives file:line, as addr2line tools do.
+ */
+static bool lookup_lines_only(struct sym_file *f, struct cu_info *ci, uint64_t pc,
+			      struct sym_result *res)
+{
+	const struct symtab_ent *se = symtab_find(f, pc);
+	Dwarf_Line *line = dwarf_getsrc_die(&ci->cudie, pc);
+	struct sym_frame *fr;
+	int ln = 0, col = 0;
+
+	if (!se || !line)
+		return false;
+	fr = arena_alloc(&f->arena, sizeof(*fr));
+	if (!fr)
+		return false;
+	name_from_symbol(f, fr, se);
+	dwarf_lineno(line, &ln);
+	dwarf_linecol(line, &col);
+	fr->line = ln > 0 ? (uint32_t)ln : 0;
+	fr->column = col > 0 ? (uint32_t)col : 0;
+	fr->file = strtab_get(&f->strs,
+			      intern_path(f, dwarf_linesrc(line, NULL, NULL), ci->comp_dir));
+	res->how = SYM_DWARF;
+	res->nr = 1;
+	res->frames = fr;
+	return true;
+}
+
 static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res)
 {
 	size_t cu_index;
@@ -630,7 +661,7 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 	if (!ci->funcs_built)
 		build_funcs(ci);
 	if (!find_func(f, ci, pc, &sub))
-		return false;
+		return lookup_lines_only(f, ci, pc, res);
 	depth = inline_chain(&sub, pc, chain, MAX_INLINE_DEPTH);
 	frames = arena_alloc_array(&f->arena, depth, sizeof(*frames));
 	if (!frames)

@@ -353,9 +353,23 @@ def main():
         check("%s: perf names every hot function (>= 3%% of samples each)" % n, not weak, weak)
         truth, err = reference(out, n, "symfs")
         if truth is not None:
+            # perf names a sample "sym+0xOFF" when no sized symbol covers it; which
+            # symbol it stretches depends on how it found the file (seen with Go's
+            # runtime), so such single samples are left out of this comparison and
+            # conv is compared with the --symfs view, perf's most exact one
+            def plain(d):
+                return {k: v for k, v in d.items() if not re.search(r"\+0x[0-9a-f]+$", k)}
             mine, theirs = ours(ref, out), ours(truth, out)
-            check("%s: same as perf with the unstripped binaries (--symfs)" % n, mine == theirs,
+            odd = sum(v for k, v in mine.items() if k not in plain(mine))
+            close = all(abs(mine.get(k, 0) - theirs.get(k, 0)) <= odd
+                        for k in set(plain(mine)) | set(plain(theirs)))
+            check("%s: same as perf with the unstripped binaries (--symfs)" % n,
+                  plain(mine) == plain(theirs) or close,
                   "build-id cache %s, symfs %s" % (mine, theirs))
+            if plain(mine) != plain(theirs):
+                note("%s: perf's two views differ by %d stretched-symbol sample(s); "
+                     "comparing conv with --symfs" % (n, odd))
+                refs[n] = truth
         else:
             check("%s: perf with the unstripped binaries (--symfs)" % n, False, err)
         check("%s: addr2line's outermost frame at each leaf is perf's symbol" % n,
