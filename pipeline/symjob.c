@@ -43,6 +43,7 @@ struct located {
 	bool have_debug, have_runtime;
 	bool debug_has_dwarf;
 	bool dfd_debug, dfd_exec; /* requested from debuginfod */
+	bool dynsym_only;         /* no debug file: the runtime binary's own symbols stand in */
 	enum symsrc src;
 };
 
@@ -246,6 +247,7 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 	if (!l->have_debug && l->have_runtime) {
 		snprintf(l->debug, sizeof(l->debug), "%s", l->runtime);
 		l->have_debug = true;
+		l->dynsym_only = true;
 		l->src = SYMSRC_LOCAL;
 	}
 }
@@ -262,6 +264,7 @@ static void fetched(struct symjob *j, struct sj_obj *ob)
 		snprintf(l->debug, sizeof(l->debug), "%s", path);
 		l->have_debug = true;
 		l->debug_has_dwarf = true;
+		l->dynsym_only = false;
 		l->src = SYMSRC_DEBUGINFOD;
 	}
 	if (l->dfd_exec &&
@@ -416,7 +419,8 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 	if (!lp->have_debug ||
 	    sym_file_open(&f, lp->debug, lp->have_runtime ? lp->runtime : NULL, NULL))
 		return;
-	ob->found = true;
+	/* the binary's exported symbols are a stand-in, not debug info: it stays listed as missing */
+	ob->found = !lp->dynsym_only;
 	ob->src = src;
 	for (size_t i = 0; i < ob->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[ob->addrs[i]];
