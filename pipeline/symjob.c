@@ -409,6 +409,28 @@ static void copy_frames(struct sj_obj *ob, struct symjob_result *r, const struct
 	r->frames = (const struct sym_frame *)(uintptr_t)(base + 1);
 }
 
+/*
+ * dwz-compressed debug info names an alternate file by build-id; libdw only
+ * looks next to the debug file and in /usr/lib/debug, so look where conv
+ * looks for any debug file. Debuginfod is not asked from a worker thread (its
+ * client is single-threaded): a missing alt file costs only some names.
+ */
+static void attach_alt(struct symjob *j, struct sym_file *f)
+{
+	const uint8_t *abid;
+	size_t alen;
+	struct loc_opts lo = { 0 };
+	struct loc_result r;
+	struct loc_stats ls = { 0 };
+
+	if (!sym_file_missing_alt(f, &abid, &alen))
+		return;
+	lo.debug_dirs = j->o.debug_dirs;
+	lo.nr_debug_dirs = j->o.nr_debug_dirs;
+	if (loc_find_debug(&lo, abid, alen, NULL, &r, &ls, NULL) == CONV_E_OK)
+		sym_file_set_alt(f, r.path);
+}
+
 static void resolve_user(struct symjob *j, struct sj_obj *ob)
 {
 	const struct located *lp = &ob->loc;
@@ -421,6 +443,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 		return;
 	/* the binary's exported symbols are a stand-in, not debug info: it stays listed as missing */
 	ob->found = !lp->dynsym_only;
+	attach_alt(j, f);
 	ob->src = src;
 	for (size_t i = 0; i < ob->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[ob->addrs[i]];

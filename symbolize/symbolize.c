@@ -22,6 +22,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -66,8 +67,9 @@ struct cu_info {
 
 struct symtab_ent {
 	uint64_t lo, hi;
-	uint32_t name; /* strtab id */
-	uint8_t bind;  /* STB_* */
+	uint32_t name;  /* strtab id */
+	uint32_t order; /* index in the symbol table: sorting is stable by it */
+	uint8_t bind;   /* STB_* */
 };
 
 struct cached {
@@ -79,6 +81,9 @@ struct sym_file {
 	Elf *elf;  /* debug file */
 	Elf *relf; /* runtime binary (may be NULL) */
 	Dwarf *dw;
+	Dwarf *alt; /* dwz alternate file we opened (libdw does not own it) */
+	int afd;
+	Elf *aelf;
 	void **zbufs; /* decompressed zstd sections, freed after elf_end */
 	size_t nr_zbufs;
 	struct seg *segs;
@@ -287,7 +292,7 @@ enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const
 	*out = NULL;
 	if (!f)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
-	f->fd = f->rfd = -1;
+	f->fd = f->rfd = f->afd = -1;
 	strtab_init(&f->strs);
 	arena_init(&f->arena, 0);
 	hmap_init(&f->cache);
@@ -331,6 +336,12 @@ void sym_file_close(struct sym_file *f)
 		return;
 	if (f->dw)
 		dwarf_end(f->dw);
+	if (f->alt)
+		dwarf_end(f->alt);
+	if (f->aelf)
+		elf_end(f->aelf);
+	if (f->afd >= 0)
+		close(f->afd);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->relf)
@@ -724,7 +735,10 @@ static int sym_cmp(const void *a, const void *b)
 {
 	const struct symtab_ent *x = a, *y = b;
 
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* symbol table order among aliases, as perf's rbtree keeps them */
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 static size_t underscores(const char *s)
@@ -754,7 +768,8 @@ static bool sym_better(const struct sym_file *f, const struct symtab_ent *a,
 	ub = underscores(nb);
 	if (ua != ub)
 		return ua < ub;
-	return strlen(na) >= strlen(nb);
+	/* on a full tie perf keeps the one that came first in the symbol table */
+	return strlen(na) > strlen(nb);
 }
 
 static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
@@ -810,6 +825,7 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			f->syms[f->nr_syms].hi = s.st_value + s.st_size;
 			f->syms[f->nr_syms].name = intern(f, name);
 			f->syms[f->nr_syms].bind = (uint8_t)GELF_ST_BIND(s.st_info);
+			f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
 			f->nr_syms++;
 		}
 	}
@@ -967,4 +983,37 @@ bool sym_file_symbol_addr(struct sym_file *f, const char *name, uint64_t *addr)
 		}
 	}
 	return false;
+}
+
+bool sym_file_missing_alt(struct sym_file *f, const uint8_t **bid, size_t *len)
+{
+	const char *name;
+	const void *id;
+	ssize_t n;
+
+	if (!f->dw || f->alt)
+		return false;
+	n = dwelf_dwarf_gnu_debugaltlink(f->dw, &name, &id);
+	if (n <= 0 || dwarf_getalt(f->dw) != NULL)
+		return false;
+	*bid = id;
+	*len = (size_t)n;
+	return true;
+}
+
+enum conv_err sym_file_set_alt(struct sym_file *f, const char *path)
+{
+	if (!f->dw || f->alt)
+		return CONV_E_INVAL;
+	f->afd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->afd < 0)
+		return CONV_E_IO;
+	f->aelf = elf_begin(f->afd, ELF_C_READ_MMAP, NULL);
+	if (!f->aelf)
+		return CONV_E_LIBELF;
+	f->alt = dwarf_begin_elf(f->aelf, DWARF_C_READ, NULL);
+	if (!f->alt)
+		return CONV_E_LIBDW;
+	dwarf_setalt(f->dw, f->alt);
+	return CONV_E_OK;
 }

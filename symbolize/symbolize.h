@@ -49,7 +49,6 @@ struct sym_file_stats {
 	uint64_t dwarf;
 	uint64_t symtab;
 	uint64_t unresolved;
-	uint64_t normalize_failed;
 	uint64_t cus;                /* compile units indexed */
 	uint64_t zstd_sections;      /* zstd-compressed debug sections decompressed here */
 };
@@ -83,6 +82,15 @@ bool sym_file_normalize(const struct sym_file *f, uint64_t f_off, uint64_t pgoff
 enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_result *out);
 
 const struct sym_file_stats *sym_file_stats(const struct sym_file *f);
+
+/*
+ * dwz: when the DWARF refers to an alternate file (.gnu_debugaltlink) that
+ * libdw could not find by itself, its build-id (borrowed from the file) for
+ * the caller to locate; false when there is none or it is already found.
+ */
+bool sym_file_missing_alt(struct sym_file *f, const uint8_t **bid, size_t *len);
+/* Uses the alternate DWARF file at path (the caller verified its build-id). */
+enum conv_err sym_file_set_alt(struct sym_file *f, const char *path);
 
 /* The value of the named function symbol (e.g. "_text" of a vmlinux); false if absent. */
 bool sym_file_symbol_addr(struct sym_file *f, const char *name, uint64_t *addr);
