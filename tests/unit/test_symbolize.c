@@ -552,7 +552,7 @@ static void parse_loc(const char *s, struct rframe *fr)
 	fr->line = 0;
 	c1 = strrchr(tmp, ':');
 	if (!c1) {
-		snprintf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
+		strf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
 		return;
 	}
 	*c1 = '\0';
@@ -564,7 +564,7 @@ static void parse_loc(const char *s, struct rframe *fr)
 	} else {
 		fr->line = (unsigned)strtoul(c1 + 1, NULL, 10);
 	}
-	snprintf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
+	strf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
 }
 
 /*
