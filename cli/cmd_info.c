@@ -4,6 +4,7 @@
  * is the oracle the tests compare with perf's own counts.
  */
 #include "cli/cli.h"
+#include "cli/tally.h"
 
 #include "buildid/buildid.h"
 #include "core/dbuf.h"
@@ -34,15 +35,6 @@ struct info_bid {
 	uint64_t offset;
 };
 
-/* samples of one (thread, mapping or none) pair, per event */
-struct info_attr_key {
-	uint32_t tid;
-	uint32_t proc;
-	uint32_t map; /* PM_NO_MAPPING: [unknown] */
-	uint32_t attr;
-	uint64_t samples;
-};
-
 struct info_state {
 	struct info_bid *bids; /* distinct MMAP2 inline build-ids */
 	size_t nr_bids, cap_bids;
@@ -51,14 +43,7 @@ struct info_state {
 	bool want_dso;
 	bool want_mappings;
 	bool want_jit;
-	struct hmap jit_idx; /* (proc, jit sym pointer) -> index in jit */
-	struct info_jit {
-		uint32_t pid;
-		const char *name;
-		const char *dso;
-		uint64_t samples;
-	} *jit;
-	size_t nr_jit, cap_jit;
+	struct tally jit; /* (pid, name, dso) -> leaf samples */
 	/* symbolization (--top) */
 	struct symjob *sj;
 	unsigned top;
@@ -67,95 +52,26 @@ struct info_state {
 	uint64_t leaf_jit, leaf_unmapped, leaf_nofile;
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;
-	struct hmap dso_idx; /* (tid, map, attr) -> index in dso */
-	struct info_attr_key *dso;
-	size_t nr_dso, cap_dso;
+	struct tally dso; /* (tid << 32 | process, mapping, attr) -> samples */
 };
 
 static void note_dso(struct info_state *st, const struct rdr_event *ev, uint32_t proc,
 		     const struct pm_frame *leaf)
 {
-	uint32_t map = leaf ? leaf->mapping : PM_NO_MAPPING;
-	uint64_t key = hmap_hash(((uint64_t)ev->u.sample.tid << 32) | map) ^
-		       ((uint64_t)(uint32_t)ev->attr * 0x9e3779b97f4a7c15ull) ^ proc;
-	uint64_t *v = hmap_get(&st->dso_idx, key);
-	struct info_attr_key *k;
-
-	/* the key is a hash: confirm, and fall back to a scan on a (rare) collision */
-	if (v) {
-		k = &st->dso[*v];
-		if (k->tid == ev->u.sample.tid && k->map == map && k->attr == (uint32_t)ev->attr &&
-		    k->proc == proc) {
-			k->samples++;
-			return;
-		}
-		for (size_t i = 0; i < st->nr_dso; i++) {
-			k = &st->dso[i];
-			if (k->tid == ev->u.sample.tid && k->map == map &&
-			    k->attr == (uint32_t)ev->attr && k->proc == proc) {
-				k->samples++;
-				return;
-			}
-		}
-	}
-	if (st->nr_dso == st->cap_dso) {
-		size_t ncap = st->cap_dso ? st->cap_dso * 2 : 64;
-		struct info_attr_key *nk = realloc(st->dso, ncap * sizeof(*nk));
-
-		if (!nk)
-			return;
-		st->dso = nk;
-		st->cap_dso = ncap;
-	}
-	k = &st->dso[st->nr_dso];
-	k->tid = ev->u.sample.tid;
-	k->proc = proc;
-	k->map = map;
-	k->attr = (uint32_t)ev->attr;
-	k->samples = 1;
-	if (!v)
-		hmap_put(&st->dso_idx, key, st->nr_dso);
-	st->nr_dso++;
+	tally_add(&st->dso, (uint64_t)ev->u.sample.tid << 32 | proc,
+		  leaf ? leaf->mapping : PM_NO_MAPPING, (uint32_t)ev->attr);
 }
 
 static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame *leaf)
 {
-	uint64_t key;
-	uint64_t *v;
-	struct info_jit *e;
+	const char *dso;
 
 	if (!leaf || !leaf->jit)
 		return;
-	/* one row per (pid, name): names are interned per pid's table, so pointers compare */
-	key = hmap_hash((uint64_t)(uintptr_t)leaf->jit->name) ^ ((uint64_t)pid << 1);
-	v = hmap_get(&st->jit_idx, key);
-	if (v && st->jit[*v].pid == pid && st->jit[*v].name == leaf->jit->name) {
-		st->jit[*v].samples++;
-		return;
-	}
-	for (size_t i = 0; v && i < st->nr_jit; i++)
-		if (st->jit[i].pid == pid && st->jit[i].name == leaf->jit->name) {
-			st->jit[i].samples++;
-			return;
-		}
-	if (st->nr_jit == st->cap_jit) {
-		size_t ncap = st->cap_jit ? st->cap_jit * 2 : 64;
-		struct info_jit *nj = realloc(st->jit, ncap * sizeof(*nj));
-
-		if (!nj)
-			return;
-		st->jit = nj;
-		st->cap_jit = ncap;
-	}
-	e = &st->jit[st->nr_jit];
-	e->pid = pid;
-	e->name = leaf->jit->name;
-	e->dso = leaf->mapping == PM_NO_MAPPING ? "[unknown]"
-						: procmap_mapping(st->pm, leaf->mapping)->dso;
-	e->samples = 1;
-	if (!v)
-		hmap_put(&st->jit_idx, key, st->nr_jit);
-	st->nr_jit++;
+	dso = leaf->mapping == PM_NO_MAPPING ? "[unknown]"
+					     : procmap_mapping(st->pm, leaf->mapping)->dso;
+	/* names are interned per pid's table, so pointers compare */
+	tally_add(&st->jit, pid, (uint64_t)(uintptr_t)leaf->jit->name, (uint64_t)(uintptr_t)dso);
 }
 
 /* One progress line on a terminal while debug info downloads; erased when done. */
@@ -491,16 +407,18 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 	if (st->want_jit) {
 		json_key(j, "jit_symbols");
 		json_arr_begin(j);
-		for (size_t i = 0; i < st->nr_jit; i++) {
+		for (size_t i = 0; i < st->jit.n; i++) {
+			const struct tally_ent *e = &st->jit.v[i];
+
 			json_obj_begin(j);
 			json_key(j, "pid");
-			json_u64(j, st->jit[i].pid);
+			json_u64(j, e->key[0]);
 			json_key(j, "dso");
-			json_str(j, st->jit[i].dso);
+			json_str(j, (const char *)(uintptr_t)e->key[2]);
 			json_key(j, "name");
-			json_str(j, st->jit[i].name);
+			json_str(j, (const char *)(uintptr_t)e->key[1]);
 			json_key(j, "samples");
-			json_u64(j, st->jit[i].samples);
+			json_u64(j, e->count);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
@@ -509,26 +427,28 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 		return;
 	json_key(j, "dso_samples");
 	json_arr_begin(j);
-	for (size_t i = 0; i < st->nr_dso; i++) {
-		const struct info_attr_key *k = &st->dso[i];
-		const struct pm_proc *p = procmap_proc(st->pm, k->proc);
-		const char *tname = procmap_thread_name(st->pm, k->tid);
+	for (size_t i = 0; i < st->dso.n; i++) {
+		const struct tally_ent *e = &st->dso.v[i];
+		uint32_t tid = (uint32_t)(e->key[0] >> 32), map = (uint32_t)e->key[1];
+		uint32_t attr = (uint32_t)e->key[2];
+		const struct pm_proc *p = procmap_proc(st->pm, (uint32_t)e->key[0]);
+		const char *tname = procmap_thread_name(st->pm, tid);
 
 		json_obj_begin(j);
 		json_key(j, "pid");
 		json_u64(j, p ? p->pid : 0);
 		json_key(j, "tid");
-		json_u64(j, k->tid);
+		json_u64(j, tid);
 		json_key(j, "comm");
 		json_str(j, p ? p->comm : "");
 		json_key(j, "thread");
 		json_str(j, tname ? tname : "");
 		json_key(j, "dso");
-		json_str(j, dso_name(st, k->map));
+		json_str(j, dso_name(st, map));
 		json_key(j, "event");
-		json_str(j, k->attr < info->nr_attrs ? info->attrs[k->attr].name : "?");
+		json_str(j, attr < info->nr_attrs ? info->attrs[attr].name : "?");
 		json_key(j, "samples");
-		json_u64(j, k->samples);
+		json_u64(j, e->count);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -894,12 +814,13 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 	}
 	if (st->want_dso) {
 		dbuf_puts(out, "samples by thread and DSO:\n");
-		for (size_t i = 0; i < st->nr_dso; i++) {
-			const struct info_attr_key *k = &st->dso[i];
-			const struct pm_proc *p = procmap_proc(st->pm, k->proc);
+		for (size_t i = 0; i < st->dso.n; i++) {
+			const struct tally_ent *e = &st->dso.v[i];
+			const struct pm_proc *p = procmap_proc(st->pm, (uint32_t)e->key[0]);
 
-			dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu32 ":%-16s %s\n", k->samples,
-				    k->tid, p ? p->comm : "", dso_name(st, k->map));
+			dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu32 ":%-16s %s\n", e->count,
+				    (uint32_t)(e->key[0] >> 32), p ? p->comm : "",
+				    dso_name(st, (uint32_t)e->key[1]));
 		}
 	}
 	if (!rdr_problem_count(r)) {
@@ -1027,8 +948,8 @@ int cmd_info(int argc, char **argv)
 		rdr_close(r);
 		return CLI_EXIT_INPUT;
 	}
-	hmap_init(&st.dso_idx);
-	hmap_init(&st.jit_idx);
+	tally_init(&st.dso);
+	tally_init(&st.jit);
 	procmap_add_build_ids(st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
 	for (;;) {
 		const struct rdr_event *ev;
@@ -1096,10 +1017,8 @@ int cmd_info(int argc, char **argv)
 	for (size_t i = 0; i < st.nr_bids; i++)
 		free(st.bids[i].filename);
 	free(st.bids);
-	free(st.dso);
-	hmap_release(&st.dso_idx);
-	free(st.jit);
-	hmap_release(&st.jit_idx);
+	tally_release(&st.dso);
+	tally_release(&st.jit);
 	symjob_free(st.sj);
 	free(st.leaf_hits);
 	procmap_free(st.pm);
