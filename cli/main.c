@@ -54,20 +54,16 @@ static const char usage_text[] =
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fputs(usage_text, stderr);
-		return CLI_EXIT_USAGE;
+	if (argc >= 2 && !strcmp(argv[1], "info") &&
+	    (argc == 2 || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+		fputs(usage_text, argc == 2 ? stderr : stdout);
+		return argc == 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs(usage_text, stdout);
-		return CLI_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "--version")) {
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
 		printf("conv %s\n", CONV_VERSION_STRING);
 		return CLI_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "info"))
+	if (argc >= 2 && !strcmp(argv[1], "info"))
 		return cmd_info(argc - 1, argv + 1);
-	fprintf(stderr, "conv: unknown command '%s'\n\n%s", argv[1], usage_text);
-	return CLI_EXIT_USAGE;
+	return cmd_convert(argc, argv);
 }

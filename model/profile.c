@@ -1,0 +1,216 @@
+/*
+ * Profile builder. Everything is deduplicated through hash indexes whose keys
+ * are verified against the stored items, so equal inputs give equal ids in
+ * first-seen order: the writers' output is deterministic.
+ */
+#include "model/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc;
+	void *nv;
+
+	if (need <= *cap)
+		return true;
+	nc = *cap ? *cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(*v, nc * elem);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = nc;
+	return true;
+}
+
+void prof_init(struct prof *p)
+{
+	memset(p, 0, sizeof(*p));
+	strtab_init(&p->strs);
+	hmap_init(&p->func_idx);
+	hmap_init(&p->loc_idx);
+	hmap_init(&p->stack_idx);
+	hmap_init(&p->sample_idx);
+}
+
+void prof_release(struct prof *p)
+{
+	strtab_release(&p->strs);
+	free(p->mappings);
+	free(p->functions);
+	free(p->lines);
+	free(p->locations);
+	free(p->stack_pool);
+	free(p->stacks);
+	free(p->samples);
+	free(p->labels);
+	free(p->values);
+	free(p->types);
+	free(p->comments);
+	hmap_release(&p->func_idx);
+	hmap_release(&p->loc_idx);
+	hmap_release(&p->stack_idx);
+	hmap_release(&p->sample_idx);
+	memset(p, 0, sizeof(*p));
+}
+
+uint32_t prof_str(struct prof *p, const char *s)
+{
+	uint32_t id = strtab_intern_cstr(&p->strs, s ? s : "");
+
+	return id == STRTAB_NONE ? 0 : id;
+}
+
+uint32_t prof_add_mapping(struct prof *p, const struct prof_mapping *m)
+{
+	if (!grow((void **)&p->mappings, &p->cap_mappings, p->nr_mappings + 1, sizeof(*m)))
+		return PROF_NONE;
+	p->mappings[p->nr_mappings] = *m;
+	return (uint32_t)p->nr_mappings++;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
+}
+
+uint32_t prof_function(struct prof *p, uint32_t name, uint32_t system_name, uint32_t filename,
+		       int64_t start_line)
+{
+	uint64_t h = mix(mix(mix(mix(1, name), system_name), filename), (uint64_t)start_line);
+	uint64_t *v = hmap_get(&p->func_idx, h);
+	struct prof_function *f;
+
+	for (uint64_t probe = h; v; v = hmap_get(&p->func_idx, ++probe)) {
+		f = &p->functions[*v];
+		if (f->name == name && f->system_name == system_name && f->filename == filename &&
+		    f->start_line == start_line)
+			return (uint32_t)*v;
+		h = probe + 1;
+	}
+	if (!grow((void **)&p->functions, &p->cap_functions, p->nr_functions + 1, sizeof(*f)))
+		return PROF_NONE;
+	f = &p->functions[p->nr_functions];
+	f->name = name;
+	f->system_name = system_name;
+	f->filename = filename;
+	f->start_line = start_line;
+	hmap_put(&p->func_idx, h, p->nr_functions);
+	return (uint32_t)p->nr_functions++;
+}
+
+uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
+		       const struct prof_line *lines, uint32_t nr_lines)
+{
+	uint64_t h = mix(mix(2, mapping), address);
+	uint64_t *v;
+	struct prof_location *l;
+
+	for (v = hmap_get(&p->loc_idx, h); v; v = hmap_get(&p->loc_idx, ++h)) {
+		l = &p->locations[*v];
+		if (l->mapping == mapping && l->address == address)
+			return (uint32_t)*v;
+	}
+	if (!grow((void **)&p->locations, &p->cap_locations, p->nr_locations + 1, sizeof(*l)) ||
+	    !grow((void **)&p->lines, &p->cap_lines, p->nr_lines + nr_lines, sizeof(*lines)))
+		return PROF_NONE;
+	l = &p->locations[p->nr_locations];
+	l->mapping = mapping;
+	l->address = address;
+	l->first_line = (uint32_t)p->nr_lines;
+	l->nr_lines = nr_lines;
+	if (nr_lines)
+		memcpy(p->lines + p->nr_lines, lines, nr_lines * sizeof(*lines));
+	p->nr_lines += nr_lines;
+	hmap_put(&p->loc_idx, h, p->nr_locations);
+	return (uint32_t)p->nr_locations++;
+}
+
+uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
+{
+	uint64_t h = 3;
+	uint64_t *v;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = mix(h, locs[i]);
+	for (v = hmap_get(&p->stack_idx, h); v; v = hmap_get(&p->stack_idx, ++h)) {
+		const uint32_t *s = p->stack_pool + p->stacks[*v];
+
+		if (s[0] == n && !memcmp(s + 1, locs, n * sizeof(*locs)))
+			return (uint32_t)*v;
+	}
+	if (!grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)) ||
+	    !grow((void **)&p->stack_pool, &p->cap_stack_pool, p->stack_pool_len + n + 1,
+		  sizeof(*p->stack_pool)))
+		return PROF_NONE;
+	p->stacks[p->nr_stacks] = (uint32_t)p->stack_pool_len;
+	p->stack_pool[p->stack_pool_len] = n;
+	memcpy(p->stack_pool + p->stack_pool_len + 1, locs, n * sizeof(*locs));
+	p->stack_pool_len += n + 1;
+	hmap_put(&p->stack_idx, h, p->nr_stacks);
+	return (uint32_t)p->nr_stacks++;
+}
+
+static bool labels_eq(const struct prof *p, const struct prof_sample *s,
+		      const struct prof_label *labels, uint32_t n)
+{
+	if (s->nr_labels != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_label *a = &p->labels[s->first_label + i], *b = &labels[i];
+
+		if (a->key != b->key || a->str != b->str || a->num != b->num || a->unit != b->unit)
+			return false;
+	}
+	return true;
+}
+
+bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
+		     uint32_t nr_labels, const int64_t *values)
+{
+	uint64_t h = mix(4, stack);
+	uint64_t *v;
+	struct prof_sample *s;
+
+	for (uint32_t i = 0; i < nr_labels; i++)
+		h = mix(mix(mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num);
+	for (v = hmap_get(&p->sample_idx, h); v; v = hmap_get(&p->sample_idx, ++h)) {
+		s = &p->samples[*v];
+		if (s->stack == stack && labels_eq(p, s, labels, nr_labels)) {
+			for (size_t k = 0; k < p->nr_types; k++)
+				p->values[s->first_value + k] += values[k];
+			return true;
+		}
+	}
+	if (!grow((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
+	    !grow((void **)&p->labels, &p->cap_labels, p->nr_labels + nr_labels, sizeof(*labels)) ||
+	    !grow((void **)&p->values, &p->cap_values, p->nr_values + p->nr_types, sizeof(*values)))
+		return false;
+	s = &p->samples[p->nr_samples];
+	s->stack = stack;
+	s->first_label = (uint32_t)p->nr_labels;
+	s->nr_labels = nr_labels;
+	s->first_value = (uint32_t)p->nr_values;
+	if (nr_labels)
+		memcpy(p->labels + p->nr_labels, labels, nr_labels * sizeof(*labels));
+	p->nr_labels += nr_labels;
+	memcpy(p->values + p->nr_values, values, p->nr_types * sizeof(*values));
+	p->nr_values += p->nr_types;
+	hmap_put(&p->sample_idx, h, p->nr_samples);
+	p->nr_samples++;
+	return true;
+}
+
+bool prof_add_comment(struct prof *p, const char *s)
+{
+	uint32_t *nc = realloc(p->comments, (p->nr_comments + 1) * sizeof(*nc));
+
+	if (!nc)
+		return false;
+	p->comments = nc;
+	p->comments[p->nr_comments++] = prof_str(p, s);
+	return true;
+}

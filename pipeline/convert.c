@@ -1,0 +1,516 @@
+/*
+ * The conversion pass. Samples are aggregated while reading by
+ * (raw stack, event, thread): a raw stack is the sequence of resolved frames
+ * (mapping, address, symbolization id or JIT symbol), deduplicated by hash.
+ * After the pass, symjob resolves every unique address once and the model
+ * is built from the aggregates: one pprof location per (mapping, address).
+ */
+#include "pipeline/convert.h"
+
+#include "buildid/buildid.h"
+#include "core/hmap.h"
+#include "model/profile.h"
+#include "procmap/jitmap.h"
+#include "reader/perf_abi.h"
+#include "reader/reader.h"
+#include "symbolize/symbolize.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+struct rawframe {
+	uint32_t mapping; /* PM_NO_MAPPING when unmapped */
+	uint32_t addr_id; /* symjob id, SYMJOB_NONE */
+	uint64_t addr;
+	const struct jit_sym *jit;
+};
+
+struct agg {
+	uint32_t stack;  /* raw stack id */
+	uint32_t attr;
+	uint32_t tid;
+	uint32_t proc;
+	uint32_t cpu;
+	uint64_t count;
+	uint64_t weight;
+};
+
+struct cv {
+	struct rawframe *pool; /* raw stacks: frames of each stack, consecutive */
+	size_t pool_len, pool_cap;
+	uint32_t *stack_off, *stack_len;
+	size_t nr_stacks, cap_stacks;
+	struct hmap stack_idx;
+	struct agg *aggs;
+	size_t nr_aggs, cap_aggs;
+	struct hmap agg_idx;
+};
+
+static bool grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc;
+	void *nv;
+
+	if (need <= *cap)
+		return true;
+	nc = *cap ? *cap * 2 : 256;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(*v, nc * elem);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = nc;
+	return true;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
+}
+
+static uint32_t raw_stack(struct cv *c, const struct rawframe *f, uint32_t n)
+{
+	uint64_t h = 7;
+	uint64_t *v;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = mix(mix(h, f[i].mapping), f[i].addr);
+	for (v = hmap_get(&c->stack_idx, h); v; v = hmap_get(&c->stack_idx, ++h)) {
+		if (c->stack_len[*v] == n &&
+		    !memcmp(c->pool + c->stack_off[*v], f, n * sizeof(*f)))
+			return (uint32_t)*v;
+	}
+	if (!grow((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
+	    !grow((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
+		return UINT32_MAX;
+	{
+		size_t cap = c->cap_stacks;
+		uint32_t *nl = realloc(c->stack_len, cap * sizeof(uint32_t));
+
+		if (!nl)
+			return UINT32_MAX;
+		c->stack_len = nl;
+	}
+	memcpy(c->pool + c->pool_len, f, n * sizeof(*f));
+	c->stack_off[c->nr_stacks] = (uint32_t)c->pool_len;
+	c->stack_len[c->nr_stacks] = n;
+	c->pool_len += n;
+	hmap_put(&c->stack_idx, h, c->nr_stacks);
+	return (uint32_t)c->nr_stacks++;
+}
+
+static bool add_agg(struct cv *c, const struct agg *a)
+{
+	uint64_t h = mix(mix(mix(mix(mix(9, a->stack), a->attr), a->tid), a->proc), a->cpu);
+	uint64_t *v;
+
+	for (v = hmap_get(&c->agg_idx, h); v; v = hmap_get(&c->agg_idx, ++h)) {
+		struct agg *e = &c->aggs[*v];
+
+		if (e->stack == a->stack && e->attr == a->attr && e->tid == a->tid &&
+		    e->proc == a->proc && e->cpu == a->cpu) {
+			e->count += a->count;
+			e->weight += a->weight;
+			return true;
+		}
+	}
+	if (!grow((void **)&c->aggs, &c->cap_aggs, c->nr_aggs + 1, sizeof(*a)))
+		return false;
+	c->aggs[c->nr_aggs] = *a;
+	hmap_put(&c->agg_idx, h, c->nr_aggs);
+	c->nr_aggs++;
+	return true;
+}
+
+static void cv_release(struct cv *c)
+{
+	free(c->pool);
+	free(c->stack_off);
+	free(c->stack_len);
+	free(c->aggs);
+	hmap_release(&c->stack_idx);
+	hmap_release(&c->agg_idx);
+}
+
+/* Event name without perf's modifier suffix (cycles:ppp -> cycles; sys:event stays). */
+static void base_name(const char *name, char *out, size_t n)
+{
+	const char *c1 = strchr(name, ':');
+	size_t len = strlen(name);
+
+	if (c1 && !strchr(c1 + 1, ':') && !strchr(name, '/')) {
+		/* one colon: a tracepoint "sys:name" has no modifier letters only */
+		bool mods = c1[1] != '\0';
+
+		for (const char *q = c1 + 1; *q; q++)
+			if (!strchr("ukhHGIpPSDWe", *q))
+				mods = false;
+		if (mods)
+			len = (size_t)(c1 - name);
+	} else if (c1 && strchr(c1 + 1, ':')) {
+		len = (size_t)(strrchr(name, ':') - name);
+	}
+	snprintf(out, n, "%.*s", (int)len, name);
+}
+
+static bool is_clock_event(const struct rdr_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && (a->config == 0 || a->config == 1);
+}
+
+static void set_types(struct prof *p, const struct rdr_info *info)
+{
+	p->nr_types = 2 * info->nr_attrs;
+	p->types = calloc(p->nr_types ? p->nr_types : 1, sizeof(*p->types));
+	if (!p->types) {
+		p->nr_types = 0;
+		return;
+	}
+	for (size_t i = 0; i < info->nr_attrs; i++) {
+		const struct rdr_attr *a = &info->attrs[i];
+		char base[200], buf[260];
+
+		base_name(a->name ? a->name : "event", base, sizeof(base));
+		snprintf(buf, sizeof(buf), "%s_samples", base);
+		p->types[2 * i].type = prof_str(p, buf);
+		p->types[2 * i].unit = prof_str(p, "count");
+		p->types[2 * i + 1].type = prof_str(p, base);
+		p->types[2 * i + 1].unit = prof_str(p, is_clock_event(a) ? "nanoseconds" : "count");
+	}
+	p->default_type = info->nr_attrs ? 1 : 0;
+	if (info->nr_attrs) {
+		const struct rdr_attr *a = &info->attrs[0];
+
+		p->period_type = p->types[1];
+		if (!a->freq)
+			p->period = (int64_t)a->sample_period;
+		else if (is_clock_event(a) && a->sample_period)
+			p->period = (int64_t)(1000000000ull / a->sample_period);
+	}
+}
+
+/* The model mapping of a procmap mapping (created on first use). */
+static uint32_t mapping_of(struct prof *p, const struct procmap *pm, uint32_t *map_ids, uint32_t id)
+{
+	const struct pm_mapping *m = procmap_mapping(pm, id);
+	struct prof_mapping pmp;
+	char hex[2 * PM_BUILD_ID_MAX + 1];
+
+	if (map_ids[id] != PROF_NONE)
+		return map_ids[id];
+	memset(&pmp, 0, sizeof(pmp));
+	pmp.start = m->start;
+	pmp.limit = m->limit;
+	pmp.offset = m->pgoff;
+	pmp.filename = prof_str(p, m->path);
+	buildid_hex(m->build_id, m->build_id_size, hex);
+	pmp.build_id = prof_str(p, hex);
+	map_ids[id] = prof_add_mapping(p, &pmp);
+	return map_ids[id];
+}
+
+/*
+ * pprof takes the first mapping for the main binary: make it the executable
+ * of the process with the most samples (its first executable file mapping,
+ * which the kernel maps at exec before any library).
+ */
+static void main_mapping_first(struct prof *p, const struct procmap *pm, uint32_t *map_ids)
+{
+	const struct pm_proc *best = NULL;
+
+	for (uint32_t i = 0; i < procmap_proc_count(pm); i++) {
+		const struct pm_proc *pr = procmap_proc(pm, i);
+
+		if (pr->samples && (!best || pr->samples > best->samples))
+			best = pr;
+	}
+	if (!best)
+		return;
+	for (uint32_t i = 0; i < procmap_mapping_count(pm); i++) {
+		const struct pm_mapping *m = procmap_mapping(pm, i);
+
+		if (m->proc == best->index && m->exec && m->kind == PM_KIND_FILE) {
+			mapping_of(p, pm, map_ids, i);
+			return;
+		}
+	}
+}
+
+/* The model location of a raw frame (created on first use). */
+static uint32_t location_of(struct prof *p, const struct procmap *pm, struct symjob *sj,
+			    uint32_t *map_ids, const struct rawframe *f)
+{
+	struct prof_line lines[64];
+	uint32_t nl = 0, mapping = PROF_NONE;
+	const struct pm_mapping *m = f->mapping == PM_NO_MAPPING ? NULL
+								 : procmap_mapping(pm, f->mapping);
+
+	if (m)
+		mapping = mapping_of(p, pm, map_ids, f->mapping);
+	if (f->jit) {
+		lines[nl].function = prof_function(p, prof_str(p, f->jit->name), prof_str(p, f->jit->name),
+						   0, 0);
+		lines[nl].line = 0;
+		lines[nl].column = 0;
+		nl++;
+	} else if (f->addr_id != SYMJOB_NONE) {
+		const struct symjob_result *r = symjob_get(sj, f->addr_id);
+
+		for (uint32_t i = 0; r && i < r->nr && nl < 64; i++) {
+			const struct sym_frame *sf = &r->frames[i];
+
+			lines[nl].function = prof_function(p, prof_str(p, sf->function),
+							   prof_str(p, sf->system_name),
+							   prof_str(p, sf->file), sf->start_line);
+			lines[nl].line = sf->line;
+			lines[nl].column = sf->column;
+			nl++;
+		}
+	}
+	if (mapping != PROF_NONE && nl) {
+		struct prof_mapping *pmp = &p->mappings[mapping];
+
+		pmp->has_functions = true;
+		if (lines[0].line)
+			pmp->has_line_numbers = true;
+		for (uint32_t i = 0; i < nl; i++)
+			if (p->functions[lines[i].function].filename)
+				pmp->has_filenames = true;
+		if (nl > 1)
+			pmp->has_inline_frames = true;
+	}
+	return prof_location(p, mapping, f->addr, lines, nl);
+}
+
+enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
+			  struct convert_stats *st, struct conv_diag *diag)
+{
+	struct procmap *pm = procmap_new(&o->pm);
+	struct symjob *sj = NULL;
+	struct cv c;
+	struct rawframe *fr = NULL;
+	size_t fr_cap = 0;
+	enum conv_err err = CONV_E_OK;
+	const struct rdr_info *info;
+	uint32_t *map_ids = NULL;
+
+	memset(&c, 0, sizeof(c));
+	memset(st, 0, sizeof(*st));
+	hmap_init(&c.stack_idx);
+	hmap_init(&c.agg_idx);
+	if (!pm)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
+	err = symjob_new(&sj, &o->sj, pm, diag);
+	if (err)
+		goto out;
+	procmap_add_build_ids(pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
+	for (;;) {
+		const struct rdr_event *ev;
+		const struct pm_frame *frames;
+		size_t nr;
+		uint32_t proc;
+		struct agg a;
+
+		err = rdr_next(r, &ev);
+		if (err || !ev)
+			break;
+		if (ev->type != PERF_REC_SAMPLE) {
+			err = procmap_feed(pm, ev);
+			if (err)
+				break;
+			continue;
+		}
+		err = procmap_resolve(pm, ev, &frames, &nr, &proc);
+		if (err)
+			break;
+		if (!grow((void **)&fr, &fr_cap, nr + 1, sizeof(*fr))) {
+			err = CONV_E_NOMEM;
+			break;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			memset(&fr[i], 0, sizeof(fr[i]));
+			fr[i].mapping = frames[i].mapping;
+			fr[i].addr = frames[i].addr;
+			fr[i].jit = frames[i].jit;
+			fr[i].addr_id = frames[i].jit || frames[i].mapping == PM_NO_MAPPING
+						? SYMJOB_NONE
+						: symjob_add(sj, frames[i].mapping, frames[i].file_offset);
+		}
+		memset(&a, 0, sizeof(a));
+		a.stack = raw_stack(&c, fr, (uint32_t)nr);
+		if (a.stack == UINT32_MAX) {
+			err = CONV_E_NOMEM;
+			break;
+		}
+		a.attr = (uint32_t)ev->attr;
+		if (!o->no_labels) {
+			a.tid = ev->u.sample.tid;
+			a.proc = proc;
+		} else {
+			a.proc = UINT32_MAX;
+		}
+		a.cpu = o->label_cpu ? ev->u.sample.cpu : 0;
+		a.count = 1;
+		a.weight = ev->u.sample.period ? ev->u.sample.period : 1;
+		if (!add_agg(&c, &a)) {
+			err = CONV_E_NOMEM;
+			break;
+		}
+		st->samples++;
+		st->frames += nr;
+	}
+	if (err)
+		goto out;
+	{
+		/* kernel symbols and build-ids from this machine only for a recording of this kernel */
+		struct utsname u;
+		const char *rel = rdr_info(r)->osrelease;
+		bool running = rel && uname(&u) == 0 && !strcmp(u.release, rel);
+
+		procmap_set_running_kernel(pm, running);
+		symjob_set_running_kernel(sj, running);
+	}
+	procmap_finish(pm);
+	err = symjob_run(sj, diag);
+	if (err)
+		goto out;
+
+	/* the model */
+	info = rdr_info(r);
+	set_types(p, info);
+	map_ids = malloc((procmap_mapping_count(pm) + 1) * sizeof(*map_ids));
+	if (!map_ids) {
+		err = CONV_E_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < procmap_mapping_count(pm) + 1; i++)
+		map_ids[i] = PROF_NONE;
+	main_mapping_first(p, pm, map_ids);
+	{
+		uint32_t *locs = NULL;
+		size_t locs_cap = 0;
+		int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
+		uint32_t k_pid = prof_str(p, "pid"), k_tid = prof_str(p, "tid");
+		uint32_t k_comm = prof_str(p, "comm"), k_thread = prof_str(p, "thread");
+		uint32_t k_cpu = prof_str(p, "cpu");
+		uint32_t *stack_map = malloc((c.nr_stacks + 1) * sizeof(*stack_map));
+
+		if (!vals || !stack_map) {
+			free(vals);
+			free(stack_map);
+			err = CONV_E_NOMEM;
+			goto out;
+		}
+		for (size_t s = 0; s < c.nr_stacks; s++) {
+			uint32_t n = c.stack_len[s];
+			const struct rawframe *f = c.pool + c.stack_off[s];
+
+			if (!grow((void **)&locs, &locs_cap, n + 1, sizeof(*locs)))
+				break;
+			for (uint32_t i = 0; i < n; i++)
+				locs[i] = location_of(p, pm, sj, map_ids, &f[i]);
+			stack_map[s] = prof_stack(p, locs, n);
+		}
+		for (size_t i = 0; i < c.nr_aggs; i++) {
+			const struct agg *a = &c.aggs[i];
+			struct prof_label lb[5];
+			uint32_t nlb = 0;
+
+			memset(vals, 0, p->nr_types * sizeof(*vals));
+			if (2 * (size_t)a->attr + 1 < p->nr_types) {
+				vals[2 * a->attr] = (int64_t)a->count;
+				vals[2 * a->attr + 1] = (int64_t)a->weight;
+			}
+			memset(lb, 0, sizeof(lb));
+			if (a->proc != UINT32_MAX) {
+				const struct pm_proc *pr = procmap_proc(pm, a->proc);
+				const char *tn = procmap_thread_name(pm, a->tid);
+
+				lb[nlb].key = k_pid;
+				lb[nlb++].num = pr ? pr->pid : 0;
+				lb[nlb].key = k_tid;
+				lb[nlb++].num = a->tid;
+				lb[nlb].key = k_comm;
+				lb[nlb++].str = prof_str(p, pr && pr->comm ? pr->comm : "");
+				lb[nlb].key = k_thread;
+				lb[nlb++].str = prof_str(p, tn ? tn : "");
+			}
+			if (o->label_cpu) {
+				lb[nlb].key = k_cpu;
+				lb[nlb++].num = a->cpu;
+			}
+			if (!prof_add_sample(p, stack_map[a->stack], lb, nlb, vals)) {
+				err = CONV_E_NOMEM;
+				break;
+			}
+		}
+		st->unique_stacks = c.nr_stacks;
+		free(locs);
+		free(vals);
+		free(stack_map);
+	}
+	/* recording facts */
+	{
+		const struct rdr_stats *rs = rdr_stats(r);
+		char buf[512];
+
+		st->lost_samples = rs->lost_events + rs->lost_samples;
+		if (rs->has_sample_time) {
+			uint64_t first = rs->first_sample_time;
+
+			if (info->has_clock_data && info->clock_data_wall_ns)
+				p->time_nanos = (int64_t)(info->clock_data_wall_ns + first -
+							  info->clock_data_clockid_ns);
+			else
+				p->time_nanos = (int64_t)first;
+			p->duration_nanos = (int64_t)(rs->last_sample_time - first);
+		}
+		if (info->perf_version) {
+			snprintf(buf, sizeof(buf), "perf version %s", info->perf_version);
+			prof_add_comment(p, buf);
+		}
+		if (info->hostname) {
+			snprintf(buf, sizeof(buf), "hostname %s", info->hostname);
+			prof_add_comment(p, buf);
+		}
+		if (info->cmdline_len) {
+			size_t n = 0;
+
+			n += (size_t)snprintf(buf, sizeof(buf), "cmdline");
+			for (size_t i = 0; i < info->cmdline_len && n < sizeof(buf); i++)
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s", info->cmdline[i]);
+			prof_add_comment(p, buf);
+		}
+		if (st->lost_samples) {
+			/* visible, never silent: a comment and a zero-valued sample labelled with the count */
+			struct prof_label lb;
+			int64_t *zero = calloc(p->nr_types ? p->nr_types : 1, sizeof(*zero));
+			uint32_t none[1];
+			struct prof_line ln;
+
+			snprintf(buf, sizeof(buf), "lost samples %" PRIu64, st->lost_samples);
+			prof_add_comment(p, buf);
+			ln.function = prof_function(p, prof_str(p, "[lost samples]"),
+						    prof_str(p, "[lost samples]"), 0, 0);
+			ln.line = ln.column = 0;
+			none[0] = prof_location(p, PROF_NONE, 0, &ln, 1);
+			memset(&lb, 0, sizeof(lb));
+			lb.key = prof_str(p, "lost_samples");
+			lb.num = (int64_t)st->lost_samples;
+			if (zero)
+				prof_add_sample(p, prof_stack(p, none, 1), &lb, 1, zero);
+			free(zero);
+		}
+	}
+out:
+	free(map_ids);
+	free(fr);
+	cv_release(&c);
+	symjob_free(sj);
+	procmap_free(pm);
+	return err;
+}
