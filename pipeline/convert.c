@@ -396,7 +396,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
 		uint32_t k_pid = prof_str(p, "pid"), k_tid = prof_str(p, "tid");
 		uint32_t k_comm = prof_str(p, "comm"), k_thread = prof_str(p, "thread");
-		uint32_t k_cpu = prof_str(p, "cpu");
+		uint32_t k_cpu = prof_str(p, "cpu"), k_event = prof_str(p, "event");
 		uint32_t *stack_map = malloc((c.nr_stacks + 1) * sizeof(*stack_map));
 
 		if (!vals || !stack_map) {
@@ -417,7 +417,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		}
 		for (size_t i = 0; i < c.nr_aggs; i++) {
 			const struct agg *a = &c.aggs[i];
-			struct prof_label lb[5];
+			struct prof_label lb[6];
 			uint32_t nlb = 0;
 
 			memset(vals, 0, p->nr_types * sizeof(*vals));
@@ -442,6 +442,11 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			if (o->label_cpu) {
 				lb[nlb].key = k_cpu;
 				lb[nlb++].num = a->cpu;
+			}
+			if (a->attr < info->nr_attrs &&
+			    info->attrs[a->attr].type == PERF_TYPE_TRACEPOINT) {
+				lb[nlb].key = k_event;
+				lb[nlb++].str = prof_str(p, info->attrs[a->attr].name);
 			}
 			if (!prof_add_sample(p, stack_map[a->stack], lb, nlb, vals)) {
 				err = CONV_E_NOMEM;
