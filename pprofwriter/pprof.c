@@ -167,7 +167,8 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 	}
 	pb_i64(out, 9, p->time_nanos);
 	pb_i64(out, 10, p->duration_nanos);
-	value_type(out, 11, &p->period_type, &m);
+	if (p->period_type.type || p->period_type.unit)
+		value_type(out, 11, &p->period_type, &m);
 	pb_i64(out, 12, p->period);
 	for (size_t i = 0; i < p->nr_comments; i++)
 		pb_varint(&packed, p->comments[i]);
