@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""conv's pprof output, read by go tool pprof, on every recording we have.
+
+For each tests/fixtures and tests/fixtures/attr recording and every file of
+the shared corpus (../shared/corpus, or $CONV_CORPUS; skipped cleanly when
+absent; quipper-fuzz left out), it runs `CONV -q --offline --pprof OUT FILE`
+and checks with `go tool pprof -raw -symbolize=none` (HOME and
+PPROF_BINARY_PATH pinned to empty directories):
+  * it reads the file (exit 0, nothing on stderr about errors);
+  * per perf event, the sum of the <event>_samples column equals conv info's
+    sample count;
+  * every location with a mapping lies in [memory_start, memory_limit);
+  * a second run gives byte-identical output;
+  * for recordings perf reads, each mapping's build-id equals the one
+    `perf buildid-list` gives for that path (where perf lists it).
+
+usage: test_pprof_outputs.py CONV WORKDIR
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+CONV, WORK = sys.argv[1], sys.argv[2]
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
+passed = failed = skipped = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    passed += bool(cond)
+    failed += not cond
+    if not cond:
+        print("FAIL " + name + "  -- %s" % (detail,))
+    return cond
+
+
+def sh(cmd, env=None, timeout=120):
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=timeout, env=env)
+
+
+go = shutil.which("go")
+if not go:
+    print("SKIP: go is not installed\n0 passed, 0 failed, 1 skipped")
+    sys.exit(0)
+os.makedirs(WORK, exist_ok=True)
+empty = os.path.join(WORK, "empty")
+os.makedirs(empty, exist_ok=True)
+genv = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(WORK, "gocache"))
+
+files = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "*.data")) +
+               glob.glob(os.path.join(REPO, "tests", "fixtures", "attr", "*.data")))
+if os.path.isdir(CORPUS):
+    for d in ("quipper", "perfparser", "linux-perf-data"):
+        for f in sorted(glob.glob(os.path.join(CORPUS, d, "**", "*"), recursive=True)):
+            if os.path.isfile(f) and not re.search(r"\.(buildids|txt|md)$", f):
+                with open(f, "rb") as fh:
+                    if fh.read(8) in (b"PERFILE2", b"2ELIFREP"):
+                        files.append(f)
+else:
+    print("SKIP: no shared corpus at %s (fixtures only)" % CORPUS)
+have_perf = shutil.which("perf") is not None
+
+for i, f in enumerate(files):
+    name = os.path.relpath(f, os.path.dirname(REPO))
+    out = os.path.join(WORK, "out%d.pb.gz" % i)
+    info = sh([CONV, "info", "--json", f])
+    if info.returncode != 0:
+        skipped += 1
+        continue
+    counts = {e["name"]: e["samples"] for e in json.loads(info.stdout)["events"]}
+    order = [e["name"] for e in json.loads(info.stdout)["events"]]
+    r = sh([CONV, "-q", "--offline", "--pprof", out, f])
+    if not check("%s: conv writes pprof" % name, r.returncode == 0, r.stderr.decode()[-300:]):
+        continue
+    r2 = sh([CONV, "-q", "--offline", "--pprof", out + ".again", f])
+    with open(out, "rb") as a, open(out + ".again", "rb") as b:
+        check("%s: byte-identical on a second run" % name, r2.returncode == 0 and a.read() == b.read())
+    p = sh([go, "tool", "pprof", "-raw", "-symbolize=none", out], env=genv)
+    text = p.stdout.decode(errors="replace")
+    if not check("%s: go tool pprof -raw reads it" % name, p.returncode == 0 and "Samples:" in text,
+                 p.stderr.decode(errors="replace")[-300:]):
+        continue
+    lines = text.splitlines()
+    s = lines.index("Samples:")
+    header = lines[s + 1].split()
+    sums = [0] * len(header)
+    k = s + 2
+    while k < len(lines) and lines[k] and not lines[k].startswith("Locations"):
+        m = re.match(r"\s*(-?\d+(?:\s+-?\d+)*):", lines[k])
+        if m:
+            vals = [int(v) for v in m.group(1).split()]
+            for j, v in enumerate(vals[:len(sums)]):
+                sums[j] += v
+        k += 1
+    ok = True
+    for ev_i, ev in enumerate(order):
+        if 2 * ev_i < len(sums) and sums[2 * ev_i] != counts[ev]:
+            ok = False
+    check("%s: per-event sample counts equal conv info's (%s)" % (name, counts), ok,
+          "pprof sums %s, header %s" % (sums, header))
+    maps = {}
+    mi = lines.index("Mappings") if "Mappings" in lines else len(lines)
+    for l in lines[mi + 1:]:
+        m = re.match(r"\s*(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S*)(?: ([0-9a-f]+))?", l)
+        if m:
+            maps[m.group(1)] = (int(m.group(2), 16), int(m.group(3), 16), m.group(5), m.group(6) or "")
+    bad = []
+    li = lines.index("Locations") if "Locations" in lines else mi
+    for l in lines[li + 1:mi]:
+        m = re.match(r"\s*\d+: 0x([0-9a-f]+) M=(\d+)", l)
+        if m and m.group(2) in maps:
+            a = int(m.group(1), 16)
+            lo, hi = maps[m.group(2)][:2]
+            if not lo <= a < hi:
+                bad.append(l.strip())
+    check("%s: every location lies in its mapping" % name, not bad, bad[:3])
+    if have_perf:
+        b = sh(["perf", "buildid-list", "-f", "-i", f])
+        if b.returncode == 0:
+            perf_ids = {}
+            for l in b.stdout.decode(errors="replace").splitlines():
+                parts = l.split(None, 1)
+                if len(parts) == 2:
+                    perf_ids.setdefault(parts[1].strip(), set()).add(parts[0])
+            wrong = [(path, bid, sorted(perf_ids[path])) for _, _, path, bid in maps.values()
+                     if bid and path in perf_ids and bid not in perf_ids[path]]
+            check("%s: build-ids equal perf buildid-list's" % name, not wrong, wrong[:3])
+    for x in (out, out + ".again"):
+        os.unlink(x)
+
+print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+sys.exit(1 if failed else 0)
