@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""An unsymbolized conv profile is resymbolized by google/pprof exactly as conv symbolizes.
+
+Builds the standalone google/pprof from Debian's golang-github-google-pprof-dev
+(offline, GOPATH mode), builds a small program (-O2 -g, with an inlined
+helper) and records it with `perf record -g`. conv writes it twice: with
+symbols and with --no-symbolize. pprof -raw -symbolize=local:force, with
+PPROF_BINARY_PATH laid out as <dir>/<build-id>/<name>, must give the same
+function names (all inline levels) at every location of the program's
+mapping as conv's own symbolized output (read with -symbolize=none).
+
+usage: test_pprof_resymbolize.py CONV WORKDIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+CONV, WORK = sys.argv[1], sys.argv[2]
+passed = failed = 0
+
+SRC = r"""
+#include <stdio.h>
+static inline __attribute__((always_inline)) unsigned mixr(unsigned x) { return x * 2654435761u ^ (x >> 13); }
+__attribute__((noinline)) unsigned resym_hot(unsigned n) { unsigned x = n; for (unsigned i = 0; i < 4000000u; i++) x = mixr(x + i); return x; }
+__attribute__((noinline)) unsigned resym_warm(unsigned n) { unsigned x = 1; for (unsigned i = 0; i < 1000000u; i++) x += (x << 3) ^ i ^ n; return x; }
+int main(void) { unsigned s = 0; for (unsigned i = 0; i < 60; i++) s += resym_hot(i) + resym_warm(i); printf("%u\n", s); return 0; }
+"""
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    passed += bool(cond)
+    failed += not cond
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
+    return cond
+
+
+def sh(cmd, env=None, cwd=None):
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=180, env=env, cwd=cwd)
+
+
+def skip(why):
+    print("SKIP: %s\n0 passed, 0 failed, 1 skipped" % why)
+    sys.exit(0)
+
+
+go, cc = shutil.which("go"), shutil.which("cc") or shutil.which("gcc")
+src_root = "/usr/share/gocode/src/github.com/google/pprof"
+if not go or not cc or not shutil.which("perf"):
+    skip("needs go, a C compiler and perf")
+if not os.path.isdir(src_root):
+    skip("golang-github-google-pprof-dev is not installed")
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+genv = dict(os.environ, GOPATH="/usr/share/gocode", GO111MODULE="off", GOFLAGS="",
+            GOCACHE=os.path.join(WORK, "gocache"))
+pprof = os.path.join(WORK, "pprof")
+r = sh([go, "build", "-o", pprof, "github.com/google/pprof"], env=genv)
+if not check("the standalone google/pprof builds offline from the Debian package", r.returncode == 0,
+             r.stderr.decode()[-400:]):
+    sys.exit(1)
+binary = os.path.join(WORK, "resym")
+with open(binary + ".c", "w") as f:
+    f.write(SRC)
+sh([cc, "-O2", "-g", "-fno-omit-frame-pointer", "-Wl,--build-id", "-o", binary, binary + ".c"])
+data = os.path.join(WORK, "resym.data")
+p = sh(["perf", "record", "-N", "-q", "-e", "cpu-clock:u", "-F", "999", "-g", "-o", data, "--", binary])
+if p.returncode:
+    skip("perf record failed: %s" % p.stderr.decode()[-200:])
+bid = [l.split("Build ID:")[1].strip() for l in sh(["readelf", "-n", binary]).stdout.decode().splitlines()
+       if "Build ID:" in l][0]
+binpath = os.path.join(WORK, "binaries")
+os.makedirs(os.path.join(binpath, bid))
+shutil.copy(binary, os.path.join(binpath, bid, os.path.basename(binary)))
+sym, raw = os.path.join(WORK, "sym.pb.gz"), os.path.join(WORK, "raw.pb.gz")
+a = sh([CONV, "-q", "--offline", "--pprof", sym, data])
+b = sh([CONV, "-q", "--offline", "--no-symbolize", "--pprof", raw, data])
+check("conv writes both profiles", a.returncode == 0 and b.returncode == 0,
+      (a.stderr + b.stderr).decode()[-300:])
+empty = os.path.join(WORK, "empty")
+os.makedirs(empty)
+env = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=binpath, PPROF_TMPDIR=empty)
+
+
+def locations(path, mode, pp):
+    r = sh([pp, "-raw", "-symbolize=" + mode, path], env=env)
+    out = r.stdout.decode(errors="replace").splitlines()
+    maps, locs = {}, {}
+    if "Mappings" in out:
+        for l in out[out.index("Mappings") + 1:]:
+            m = re.match(r"\s*(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)", l)
+            if m:
+                maps[m.group(1)] = m.group(2)
+    cur = None
+    end = out.index("Mappings") if "Mappings" in out else len(out)
+    start = out.index("Locations") + 1 if "Locations" in out else end
+    for l in out[start:end]:
+        m = re.match(r"\s*\d+: 0x([0-9a-f]+) M=(\d+)\s*(\S*)", l)
+        if m:
+            cur = (int(m.group(1), 16), m.group(2))
+            locs[cur] = [m.group(3)] if m.group(3) else []
+        elif cur and l.strip():
+            locs[cur].append(l.split()[0])
+    return r.returncode, maps, locs
+
+
+rc1, maps1, conv_locs = locations(sym, "none", pprof)
+rc2, maps2, pp_locs = locations(raw, "local:force", pprof)
+check("pprof reads conv's symbolized and unsymbolized profiles", rc1 == 0 and rc2 == 0)
+# with PPROF_BINARY_PATH set, pprof names the mapping after the binary it found
+prog = "/" + os.path.basename(binary)
+mine = {k: v for k, v in conv_locs.items() if maps1.get(k[1], "").endswith(prog)}
+theirs = {k: v for k, v in pp_locs.items() if maps2.get(k[1], "").endswith(prog)}
+check("the program's mapping has locations (%d)" % len(mine), len(mine) >= 3, (maps1, list(conv_locs)[:3]))
+diff = {hex(k[0]): (mine[k], theirs.get(k)) for k in mine if theirs.get(k) != mine[k]}
+check("google/pprof -symbolize=local:force names every location as conv does", not diff,
+      list(diff.items())[:5])
+names = {n for v in mine.values() for n in v}
+check("inline frames are there (mixr inside resym_hot)", "mixr" in names and "resym_hot" in names,
+      sorted(names))
+shutil.rmtree(WORK, ignore_errors=True)
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
