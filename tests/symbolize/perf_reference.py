@@ -116,20 +116,20 @@ HEX = re.compile(r"^0x[0-9a-f]+$")
 
 
 def report(data, env, cwd, extra):
-    """[(dso, level, name, samples)] from perf report --sort dso,sym."""
-    txt = run(["perf", "report", "-i", data, "--stdio", "-n", "--sort", "dso,sym", "--no-children",
-               "-g", "none", "-t", SEP] + extra, env=env, cwd=cwd)
+    """[(dso, level, name, samples, period)] from perf report --sort dso,sym."""
+    txt = run(["perf", "report", "-i", data, "--stdio", "--no-children", "-g", "none", "-t", SEP,
+               "-F", "overhead,sample,period,dso,sym"] + extra, env=env, cwd=cwd)
     rows = []
     for line in txt.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         f = [x.strip() for x in line.split(SEP)]
-        if len(f) < 4:
+        if len(f) < 5:
             continue
-        m = re.match(r"^\[(.)\]\s+(.*)$", f[3])
+        m = re.match(r"^\[(.)\]\s+(.*)$", f[4])
         if not m:
             continue
-        rows.append((f[2], m.group(1), m.group(2).strip(), int(f[1])))
+        rows.append((f[3], m.group(1), m.group(2).strip(), int(f[1]), int(f[2])))
     return rows
 
 
@@ -198,20 +198,22 @@ def main():
     env = perf_env(home)
     rows = report(data, env, out, extra)
 
-    by_name = collections.defaultdict(lambda: {"samples": 0, "dsos": set(), "kernel": False})
+    by_name = collections.defaultdict(lambda: {"samples": 0, "period": 0, "dsos": set(),
+                                               "kernel": False})
     unresolved = []
     total = 0
-    for dso, level, name, n in rows:
+    for dso, level, name, n, period in rows:
         total += n
         if HEX.match(name):
             unresolved.append({"dso": dso, "addr": name, "samples": n})
             continue
         e = by_name[name]
         e["samples"] += n
+        e["period"] += period
         e["dsos"].add(dso)
         e["kernel"] = e["kernel"] or level == "k"
-    top = [{"name": k, "samples": v["samples"], "dsos": sorted(v["dsos"]), "kernel": v["kernel"]}
-           for k, v in by_name.items()]
+    top = [{"name": k, "samples": v["samples"], "period": v["period"], "dsos": sorted(v["dsos"]),
+            "kernel": v["kernel"]} for k, v in by_name.items()]
     top.sort(key=lambda e: (-e["samples"], e["name"]))
 
     # Inline frames at the leaf addresses, for the binaries built here.

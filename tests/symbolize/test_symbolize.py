@@ -202,8 +202,8 @@ def run_conv(conv, out, data, *extra):
     return doc, "", dt
 
 
-def pprof_top(conv, out, data, *extra):
-    """conv's pprof output of data, read back with go tool pprof: {function: flat samples}."""
+def pprof_top(conv, out, data, *extra, index=0):
+    """conv's pprof output of data, read back with go tool pprof: {function: flat value}."""
     go = shutil.which("go")
     if not go:
         return None, "go is not installed"
@@ -215,13 +215,15 @@ def pprof_top(conv, out, data, *extra):
     empty = os.path.join(out, "pprof-empty")
     os.makedirs(empty, exist_ok=True)
     env = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(out, "gocache"))
-    r = sh([go, "tool", "pprof", "-top", "-noinlines", "-nodecount=1000", "-sample_index=0", "-symbolize=none", pb],
+    unit = ["-unit=nanoseconds"] if index == 1 else []
+    r = sh([go, "tool", "pprof", "-top", "-noinlines", "-nodecount=1000"] + unit +
+           ["-sample_index=%d" % index, "-symbolize=none", pb],
            timeout=60, env=env)
     if r.returncode:
         return None, "go tool pprof: %s" % r.stderr.decode(errors="replace")[-300:]
     flat = {}
     for line in r.stdout.decode(errors="replace").splitlines():
-        m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(.*\S)\s*$", line)
+        m = re.match(r"\s*(\d+)(?:ns)?\s+[\d.]+%\s+[\d.]+%\s+\d+(?:ns)?\s+[\d.]+%\s+(.*\S)\s*$", line)
         if m:
             flat[m.group(2)] = flat.get(m.group(2), 0) + int(m.group(1))
     return flat, ""
@@ -475,6 +477,17 @@ def main():
                 got = {k: v for k, v in flat.items() if k in want}
                 check("%s: pprof output's flat samples per function equal the top %d (go tool pprof -top)"
                       % (n, TOP), got == want, {"pprof": got, "top": want})
+                # the weighted value (sum of sample periods, ns) against perf's Period column
+                wflat, werr = pprof_top(conv, out, data, "--debuginfod", url, "--cache-dir", cache,
+                                        index=1)
+                # the functions of the programs built here (system code is compared by count above)
+                perf_w = {e["name"]: e.get("period") for e in refs[n]["top"]
+                          if e["samples"] > 1 and e["dsos"] and set(e["dsos"]) <= bins}
+                top20 = [k for k, _ in sorted(perf_w.items(), key=lambda kv: -kv[1])][:TOP]
+                wgot = {k: (wflat or {}).get(k) for k in top20}
+                check("%s: pprof's weighted value per function equals perf's period (top %d)"
+                      % (n, TOP), wflat is not None and wgot == {k: perf_w[k] for k in top20},
+                      werr or {"pprof": wgot, "perf": {k: perf_w[k] for k in top20}})
             if not check("%s: conv runs with --debuginfod (%.1f s)" % (n, dt), doc, err):
                 continue
             results[n] = doc
