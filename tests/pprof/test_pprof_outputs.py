@@ -135,5 +135,23 @@ for i, f in enumerate(files):
     for x in (out, out + ".again"):
         os.unlink(x)
 
+# time_nanos: with CLOCK_DATA (perf record -k) it is the wall clock of the first sample
+if have_perf:
+    import calendar
+    import time as _time
+    km = os.path.join(WORK, "clock.data")
+    t0 = _time.time()
+    r = sh(["perf", "record", "-N", "-q", "-k", "monotonic", "-e", "cpu-clock", "-o", km, "--",
+            "sleep", "0.1"])
+    if r.returncode == 0:
+        out = os.path.join(WORK, "clock.pb.gz")
+        sh([CONV, "-q", "--offline", "--pprof", out, km])
+        p = sh([go, "tool", "pprof", "-raw", "-symbolize=none", out], env=genv)
+        m = re.search(r"^Time: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", p.stdout.decode(), re.M)
+        when = calendar.timegm(_time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) if m else 0
+        check("time_nanos is the wall clock from CLOCK_DATA (%s)" % (m.group(1) if m else None),
+              abs(when - t0) < 120, p.stdout.decode()[:300])
+        os.unlink(km)
+
 print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
 sys.exit(1 if failed else 0)
