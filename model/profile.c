@@ -5,26 +5,10 @@
  */
 #include "model/profile.h"
 
+#include "core/vec.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static bool grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc;
-	void *nv;
-
-	if (need <= *cap)
-		return true;
-	nc = *cap ? *cap * 2 : 64;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * elem);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = nc;
-	return true;
-}
 
 void prof_init(struct prof *p)
 {
@@ -66,7 +50,7 @@ uint32_t prof_str(struct prof *p, const char *s)
 
 uint32_t prof_add_mapping(struct prof *p, const struct prof_mapping *m)
 {
-	if (!grow((void **)&p->mappings, &p->cap_mappings, p->nr_mappings + 1, sizeof(*m)))
+	if (!vec_reserve((void **)&p->mappings, &p->cap_mappings, p->nr_mappings + 1, sizeof(*m)))
 		return PROF_NONE;
 	p->mappings[p->nr_mappings] = *m;
 	return (uint32_t)p->nr_mappings++;
@@ -91,7 +75,7 @@ uint32_t prof_function(struct prof *p, uint32_t name, uint32_t system_name, uint
 			return (uint32_t)*v;
 		h = probe + 1;
 	}
-	if (!grow((void **)&p->functions, &p->cap_functions, p->nr_functions + 1, sizeof(*f)))
+	if (!vec_reserve((void **)&p->functions, &p->cap_functions, p->nr_functions + 1, sizeof(*f)))
 		return PROF_NONE;
 	f = &p->functions[p->nr_functions];
 	f->name = name;
@@ -114,8 +98,8 @@ uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
 		if (l->mapping == mapping && l->address == address)
 			return (uint32_t)*v;
 	}
-	if (!grow((void **)&p->locations, &p->cap_locations, p->nr_locations + 1, sizeof(*l)) ||
-	    !grow((void **)&p->lines, &p->cap_lines, p->nr_lines + nr_lines, sizeof(*lines)))
+	if (!vec_reserve((void **)&p->locations, &p->cap_locations, p->nr_locations + 1, sizeof(*l)) ||
+	    !vec_reserve((void **)&p->lines, &p->cap_lines, p->nr_lines + nr_lines, sizeof(*lines)))
 		return PROF_NONE;
 	l = &p->locations[p->nr_locations];
 	l->mapping = mapping;
@@ -142,8 +126,8 @@ uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 		if (s[0] == n && !memcmp(s + 1, locs, n * sizeof(*locs)))
 			return (uint32_t)*v;
 	}
-	if (!grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)) ||
-	    !grow((void **)&p->stack_pool, &p->cap_stack_pool, p->stack_pool_len + n + 1,
+	if (!vec_reserve((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)) ||
+	    !vec_reserve((void **)&p->stack_pool, &p->cap_stack_pool, p->stack_pool_len + n + 1,
 		  sizeof(*p->stack_pool)))
 		return PROF_NONE;
 	p->stacks[p->nr_stacks] = (uint32_t)p->stack_pool_len;
@@ -185,9 +169,9 @@ bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *la
 			return true;
 		}
 	}
-	if (!grow((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
-	    !grow((void **)&p->labels, &p->cap_labels, p->nr_labels + nr_labels, sizeof(*labels)) ||
-	    !grow((void **)&p->values, &p->cap_values, p->nr_values + p->nr_types, sizeof(*values)))
+	if (!vec_reserve((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
+	    !vec_reserve((void **)&p->labels, &p->cap_labels, p->nr_labels + nr_labels, sizeof(*labels)) ||
+	    !vec_reserve((void **)&p->values, &p->cap_values, p->nr_values + p->nr_types, sizeof(*values)))
 		return false;
 	s = &p->samples[p->nr_samples];
 	s->stack = stack;

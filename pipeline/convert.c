@@ -7,6 +7,8 @@
  */
 #include "pipeline/convert.h"
 
+#include "core/vec.h"
+
 #include "buildid/buildid.h"
 #include "core/hmap.h"
 #include "model/profile.h"
@@ -49,24 +51,6 @@ struct cv {
 	struct hmap agg_idx;
 };
 
-static bool grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc;
-	void *nv;
-
-	if (need <= *cap)
-		return true;
-	nc = *cap ? *cap * 2 : 256;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * elem);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = nc;
-	return true;
-}
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
@@ -84,8 +68,8 @@ static uint32_t raw_stack(struct cv *c, const struct rawframe *f, uint32_t n)
 		    !memcmp(c->pool + c->stack_off[*v], f, n * sizeof(*f)))
 			return (uint32_t)*v;
 	}
-	if (!grow((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
-	    !grow((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
+	if (!vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
+	    !vec_reserve((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
 		return UINT32_MAX;
 	{
 		size_t cap = c->cap_stacks;
@@ -118,7 +102,7 @@ static bool add_agg(struct cv *c, const struct agg *a)
 			return true;
 		}
 	}
-	if (!grow((void **)&c->aggs, &c->cap_aggs, c->nr_aggs + 1, sizeof(*a)))
+	if (!vec_reserve((void **)&c->aggs, &c->cap_aggs, c->nr_aggs + 1, sizeof(*a)))
 		return false;
 	c->aggs[c->nr_aggs] = *a;
 	hmap_put(&c->agg_idx, h, c->nr_aggs);
@@ -327,7 +311,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		err = procmap_resolve(pm, ev, &frames, &nr, &proc);
 		if (err)
 			break;
-		if (!grow((void **)&fr, &fr_cap, nr + 1, sizeof(*fr))) {
+		if (!vec_reserve((void **)&fr, &fr_cap, nr + 1, sizeof(*fr))) {
 			err = CONV_E_NOMEM;
 			break;
 		}
@@ -409,7 +393,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			uint32_t n = c.stack_len[s];
 			const struct rawframe *f = c.pool + c.stack_off[s];
 
-			if (!grow((void **)&locs, &locs_cap, n + 1, sizeof(*locs)))
+			if (!vec_reserve((void **)&locs, &locs_cap, n + 1, sizeof(*locs)))
 				break;
 			for (uint32_t i = 0; i < n; i++)
 				locs[i] = location_of(p, pm, sj, map_ids, &f[i]);

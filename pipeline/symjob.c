@@ -9,6 +9,8 @@
  */
 #include "pipeline/symjob.h"
 
+#include "core/vec.h"
+
 #include "buildid/buildid.h"
 #include "buildid/debuginfod.h"
 #include "buildid/locate.h"
@@ -85,24 +87,6 @@ struct symjob {
 	struct loc_stats lstats;
 	uint64_t adds;
 };
-
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return true;
-	nc = *cap ? *cap * 2 : 64;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return false;
-	*p = np;
-	*cap = nc;
-	return true;
-}
 
 static void dfd_progress_cb(void *ctx, const struct dfd_progress *p)
 {
@@ -313,7 +297,7 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 			if (obj_matches(&j->objs[i], kind, m))
 				return (uint32_t)i;
 	}
-	if (!grow((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)))
+	if (!vec_reserve((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)))
 		return SYMJOB_NONE;
 	ob = &j->objs[j->nr_objs];
 	memset(ob, 0, sizeof(*ob));
@@ -366,8 +350,8 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 			return (uint32_t)*ov;
 		}
 	}
-	if (!grow((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
-	    !grow((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
+	if (!vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
+	    !vec_reserve((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
 		return SYMJOB_NONE;
 	a = &j->addrs[j->nr_addrs];
 	memset(a, 0, sizeof(*a));
@@ -392,7 +376,7 @@ static void copy_frames(struct sj_obj *ob, struct symjob_result *r, const struct
 {
 	size_t base = *nout;
 
-	if (!sr->nr || !grow((void **)out, cap, base + sr->nr, sizeof(**out)))
+	if (!sr->nr || !vec_reserve((void **)out, cap, base + sr->nr, sizeof(**out)))
 		return;
 	for (uint32_t i = 0; i < sr->nr; i++) {
 		struct sym_frame fr = sr->frames[i];

@@ -38,6 +38,8 @@
  */
 #include "procmap/jitmap.h"
 
+#include "core/vec.h"
+
 #include "core/cursor.h"
 #include "core/hmap.h"
 
@@ -80,32 +82,9 @@ struct jit_items {
 	size_t n, cap;
 };
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return true;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return false;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / elem)
-		return false;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return false;
-	*p = np;
-	*cap = ncap;
-	return true;
-}
-
 static bool items_push(struct jit_items *it, const struct jit_item *item)
 {
-	if (!grow((void **)&it->v, &it->cap, it->n + 1, sizeof(*it->v)))
+	if (!vec_reserve((void **)&it->v, &it->cap, it->n + 1, sizeof(*it->v)))
 		return false;
 	it->v[it->n++] = *item;
 	return true;
@@ -673,7 +652,7 @@ static enum conv_err jd_debug_info(struct jd_state *s, struct cur *c, uint64_t o
 		s->st.debug_orphans++;
 	s->pending = false;
 	s->nr_pend = 0;
-	if (!grow((void **)&s->pend, &s->cap_pend, (size_t)nr, sizeof(*s->pend)))
+	if (!vec_reserve((void **)&s->pend, &s->cap_pend, (size_t)nr, sizeof(*s->pend)))
 		return CONV_E_NOMEM;
 	for (size_t i = 0; i < (size_t)nr; i++) {
 		struct jd_line *l = &s->pend[i];

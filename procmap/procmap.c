@@ -8,6 +8,8 @@
  */
 #include "procmap/procmap.h"
 
+#include "core/vec.h"
+
 #include "buildid/buildid.h"
 #include "core/hmap.h"
 #include "procmap/jitmap.h"
@@ -82,26 +84,6 @@ struct procmap {
 	size_t cap_frames;
 	struct pm_stats st;
 };
-
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return true;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	if (ncap > SIZE_MAX / elem)
-		return false;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return false;
-	*p = np;
-	*cap = ncap;
-	return true;
-}
 
 struct procmap *procmap_new(const struct procmap_opts *opts)
 {
@@ -202,7 +184,7 @@ static bool space_insert(struct pm_space *s, uint64_t start, uint64_t end, uint3
 		}
 	}
 	add = (left.map != PM_NO_MAPPING) + (map != PM_NO_MAPPING) + (right.map != PM_NO_MAPPING);
-	if (!grow((void **)&s->v, &s->cap, s->n - (j - i) + add, sizeof(*s->v)))
+	if (!vec_reserve((void **)&s->v, &s->cap, s->n - (j - i) + add, sizeof(*s->v)))
 		return false;
 	memmove(s->v + i + add, s->v + j, (s->n - j) * sizeof(*s->v));
 	s->n = s->n - (j - i) + add;
@@ -227,7 +209,7 @@ static struct pm_proc_int *proc_new(struct procmap *pm, uint32_t pid, uint32_t p
 {
 	struct pm_proc_int *p;
 
-	if (!grow((void **)&pm->procs, &pm->cap_procs, pm->nr_procs + 1, sizeof(*pm->procs)))
+	if (!vec_reserve((void **)&pm->procs, &pm->cap_procs, pm->nr_procs + 1, sizeof(*pm->procs)))
 		return NULL;
 	p = &pm->procs[pm->nr_procs];
 	memset(p, 0, sizeof(*p));
@@ -293,7 +275,7 @@ static struct pm_thread *thread_set(struct procmap *pm, uint32_t tid, uint32_t p
 	struct pm_thread *t = thread_get(pm, tid);
 
 	if (!t) {
-		if (!grow((void **)&pm->thr, &pm->cap_thr, pm->nr_thr + 1, sizeof(*pm->thr)))
+		if (!vec_reserve((void **)&pm->thr, &pm->cap_thr, pm->nr_thr + 1, sizeof(*pm->thr)))
 			return NULL;
 		if (!hmap_put(&pm->tid2thr, tid, pm->nr_thr))
 			return NULL;
@@ -383,7 +365,7 @@ void procmap_add_build_ids(struct procmap *pm, const struct rdr_build_id *ids, s
 			}
 			continue;
 		}
-		if (!grow((void **)&pm->bids, &pm->cap_bids, pm->nr_bids + 1, sizeof(*pm->bids)) ||
+		if (!vec_reserve((void **)&pm->bids, &pm->cap_bids, pm->nr_bids + 1, sizeof(*pm->bids)) ||
 		    !hmap_put(&pm->bid_by_key, key, pm->nr_bids))
 			return;
 		e = &pm->bids[pm->nr_bids++];
@@ -452,7 +434,7 @@ static struct pm_mapping *mapping_new(struct procmap *pm, uint32_t proc, uint64_
 	struct pm_mapping *m;
 	uint32_t path_id;
 
-	if (!grow((void **)&pm->maps, &pm->cap_maps, pm->nr_maps + 1, sizeof(*pm->maps)))
+	if (!vec_reserve((void **)&pm->maps, &pm->cap_maps, pm->nr_maps + 1, sizeof(*pm->maps)))
 		return NULL;
 	path_id = strtab_intern_cstr(&pm->strs, path ? path : "");
 	if (path_id == STRTAB_NONE)
@@ -708,7 +690,7 @@ static struct pm_jit *jit_entry(struct procmap *pm, uint32_t pid)
 
 	if (v)
 		return &pm->jits[*v];
-	if (!grow((void **)&pm->jits, &pm->cap_jits, pm->nr_jits + 1, sizeof(*pm->jits)) ||
+	if (!vec_reserve((void **)&pm->jits, &pm->cap_jits, pm->nr_jits + 1, sizeof(*pm->jits)) ||
 	    !hmap_put(&pm->jit_by_pid, pid, pm->nr_jits))
 		return NULL;
 	j = &pm->jits[pm->nr_jits++];
@@ -780,7 +762,7 @@ static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *
 	struct pm_frame *f;
 	uint32_t map = PM_NO_MAPPING;
 
-	if (!grow((void **)&pm->frames, &pm->cap_frames, *n + 1, sizeof(*pm->frames)))
+	if (!vec_reserve((void **)&pm->frames, &pm->cap_frames, *n + 1, sizeof(*pm->frames)))
 		return false;
 	f = &pm->frames[(*n)++];
 	f->addr = leaf ? addr : addr - 1;

@@ -1,0 +1,27 @@
+#include "core/vec.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc;
+	void *nv;
+
+	if (need <= *cap)
+		return true;
+	nc = *cap ? *cap : 16;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2)
+			return false;
+		nc *= 2;
+	}
+	if (elem && nc > SIZE_MAX / elem)
+		return false;
+	nv = realloc(*v, nc * elem);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = nc;
+	return true;
+}

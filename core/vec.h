@@ -1,0 +1,17 @@
+/*
+ * Growing arrays: the one helper behind every dynamic array of conv, with
+ * the size arithmetic checked.
+ */
+#ifndef CONV_CORE_VEC_H
+#define CONV_CORE_VEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Makes room for at least need elements of elem bytes in *v (capacity *cap),
+ * doubling; false (nothing changed) when out of memory or on overflow.
+ */
+bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem);
+
+#endif
