@@ -123,7 +123,7 @@ uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 	for (v = hmap_get(&p->stack_idx, h); v; v = hmap_get(&p->stack_idx, ++h)) {
 		const uint32_t *s = p->stack_pool + p->stacks[*v];
 
-		if (s[0] == n && !memcmp(s + 1, locs, n * sizeof(*locs)))
+		if (s[0] == n && (!n || !memcmp(s + 1, locs, n * sizeof(*locs))))
 			return (uint32_t)*v;
 	}
 	if (!vec_reserve((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)) ||
@@ -132,7 +132,8 @@ uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 		return PROF_NONE;
 	p->stacks[p->nr_stacks] = (uint32_t)p->stack_pool_len;
 	p->stack_pool[p->stack_pool_len] = n;
-	memcpy(p->stack_pool + p->stack_pool_len + 1, locs, n * sizeof(*locs));
+	if (n)
+		memcpy(p->stack_pool + p->stack_pool_len + 1, locs, n * sizeof(*locs));
 	p->stack_pool_len += n + 1;
 	hmap_put(&p->stack_idx, h, p->nr_stacks);
 	return (uint32_t)p->nr_stacks++;

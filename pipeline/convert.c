@@ -65,7 +65,7 @@ static uint32_t raw_stack(struct cv *c, const struct rawframe *f, uint32_t n)
 		h = mix(mix(h, f[i].mapping), f[i].addr);
 	for (v = hmap_get(&c->stack_idx, h); v; v = hmap_get(&c->stack_idx, ++h)) {
 		if (c->stack_len[*v] == n &&
-		    !memcmp(c->pool + c->stack_off[*v], f, n * sizeof(*f)))
+		    (!n || !memcmp(c->pool + c->stack_off[*v], f, n * sizeof(*f))))
 			return (uint32_t)*v;
 	}
 	if (!vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
@@ -79,7 +79,8 @@ static uint32_t raw_stack(struct cv *c, const struct rawframe *f, uint32_t n)
 			return UINT32_MAX;
 		c->stack_len = nl;
 	}
-	memcpy(c->pool + c->pool_len, f, n * sizeof(*f));
+	if (n)
+		memcpy(c->pool + c->pool_len, f, n * sizeof(*f));
 	c->stack_off[c->nr_stacks] = (uint32_t)c->pool_len;
 	c->stack_len[c->nr_stacks] = n;
 	c->pool_len += n;
