@@ -100,6 +100,10 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from perfrun import perf_binary, perf_version  # noqa: E402,F401  (used by compare_attribution)
+import perfrun  # noqa: E402
 
 PERF_TIMEOUT = 120
 
@@ -108,124 +112,12 @@ REPORT_ARGS = ["report", "--stdio", "-n", "--sort", "pid,dso", "--no-children", 
 SCRIPT_ARGS = ["script", "-F", "event,pid,tid,ip,dso", "-G", "--no-itrace"]
 SCRIPT_PID_ARGS = ["script", "-F", "event,pid,tid", "-G", "--no-itrace"]
 
-_ERROR_PATTERNS = [
-    re.compile(r"failed to process", re.I),
-    re.compile(r"bad event header size", re.I),
-    re.compile(r"incompatible file format", re.I),
-    re.compile(r"unexpected end of event stream", re.I),
-    re.compile(r"wrong feature ID", re.I),
-    re.compile(r"^ERROR:"),
-    re.compile(r"failed to open", re.I),
-    re.compile(r"can't open|cannot open|No such file", re.I),
-    re.compile(r"Permission denied", re.I),
-    re.compile(r"not owned by current user", re.I),
-    re.compile(r"Invalid CPU", re.I),
-    re.compile(r"do(es)? not have .* attribute", re.I),
-    re.compile(r"Invalid field requested", re.I),
-]
-_NO_SAMPLES = re.compile(r"data has no samples", re.I)
-
 _MODULE_RE = re.compile(r"^(.*)\.ko(\.(gz|xz))?$")
 
 
-def perf_binary():
-    return os.environ.get("PERF", "perf")
-
-
-def _env():
-    env = dict(os.environ)
-    env["LC_ALL"] = "C"
-    env["PERF_PAGER"] = "cat"
-    env["PAGER"] = "cat"
-    env.pop("PERF_EXEC_PATH", None)
-    return env
-
-
-def perf_version():
-    try:
-        p = subprocess.run([perf_binary(), "--version"], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30, env=_env())
-        return p.stdout.decode("utf-8", "replace").strip()
-    except Exception as e:  # noqa: BLE001
-        return "unknown (%s)" % e
-
-
-def is_pipe_file(path):
-    try:
-        with open(path, "rb") as f:
-            h = f.read(16)
-    except OSError:
-        return False
-    if len(h) < 16 or h[:8] not in (b"PERFILE2", b"2ELIFREP"):
-        return False
-    return int.from_bytes(h[8:16], "little") == 16 or int.from_bytes(h[8:16], "big") == 16
-
-
-def _run(args, path, via_stdin=False):
-    cmd = [perf_binary()] + args[:1] + ["-f", "-i", "-" if via_stdin else path] + args[1:]
-    res = {"cmd": cmd, "rc": None, "out": b"", "err": "", "timed_out": False}
-    fh = None
-    try:
-        stdin = subprocess.DEVNULL
-        if via_stdin:
-            fh = open(path, "rb")
-            stdin = fh
-        p = subprocess.run(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=PERF_TIMEOUT, env=_env())
-        res["rc"] = p.returncode
-        res["out"] = p.stdout
-        res["err"] = p.stderr.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired as e:
-        res["timed_out"] = True
-        res["out"] = e.stdout or b""
-        res["err"] = (e.stderr or b"").decode("utf-8", "replace")
-    except OSError as e:
-        res["rc"] = -1
-        res["err"] = "cannot run %s: %s" % (cmd[0], e)
-    finally:
-        if fh:
-            fh.close()
-    return res
-
-
-def _failure(res):
-    """None if perf read the file, else a one-line reason."""
-    if res["timed_out"]:
-        return "timed out after %d s" % PERF_TIMEOUT
-    lines = [l.rstrip() for l in res["err"].splitlines()]
-    first = None
-    for i, l in enumerate(lines):
-        s = l.strip()
-        if not s:
-            continue
-        if s in ("Error:", "Error"):
-            nxt = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
-            if _NO_SAMPLES.search(nxt):
-                continue
-            first = first or ("Error: " + nxt)
-            continue
-        if _NO_SAMPLES.search(s):
-            continue
-        if any(p.search(s) for p in _ERROR_PATTERNS):
-            first = first or s
-    rc = res["rc"]
-    if rc is not None and rc < 0:
-        return "killed by signal %d%s" % (-rc, ("; " + first) if first else "")
-    if rc not in (0, None):
-        return "exit code %d%s" % (rc, ("; " + first) if first else "")
-    return first
-
-
 def run_perf(args, path):
-    """Run perf, retrying a failing pipe file through stdin. -> (res, error)."""
-    res = _run(args, path)
-    err = _failure(res)
-    if err and not res["timed_out"] and is_pipe_file(path):
-        res2 = _run(args, path, via_stdin=True)
-        err2 = _failure(res2)
-        if not err2:
-            return res2, None
-    return res, err
+    """perf ARGS on path (a pipe file retried through stdin). -> (res, error); out is bytes."""
+    return perfrun.run_perf(args, path, PERF_TIMEOUT, binary=True)
 
 
 # ------------------------------------------------------------------ perf report parsing

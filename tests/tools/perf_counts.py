@@ -66,6 +66,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfrun import perf_available, perf_binary, perf_version  # noqa: E402,F401
+import perfrun  # noqa: E402
+
 PERF_TIMEOUT = 60
 
 # perf 6.1 event modifier letters (parse-events.l: [ukhpPGHSDIWeb]), plus x for newer perf.
@@ -79,23 +83,6 @@ _STATS_ARGS = ["report", "--stats", "--no-itrace"]
 TOOL_REPORT = "perf report"
 TOOL_SCRIPT = "perf script"
 TOOL_STATS = "perf report --stats"
-
-# stderr lines that mean perf did not read the file (perf report often still exits 0).
-_ERROR_PATTERNS = [
-    re.compile(r"failed to process", re.I),
-    re.compile(r"bad event header size", re.I),
-    re.compile(r"incompatible file format", re.I),
-    re.compile(r"unexpected end of event stream", re.I),
-    re.compile(r"wrong feature ID", re.I),
-    re.compile(r"^ERROR:"),
-    re.compile(r"failed to open", re.I),
-    re.compile(r"can't open|cannot open|No such file", re.I),
-    re.compile(r"Permission denied", re.I),
-    re.compile(r"not owned by current user", re.I),
-    re.compile(r"Invalid CPU", re.I),
-]
-_NO_SAMPLES = re.compile(r"data has no samples", re.I)
-
 
 def _is_modifier(s):
     return len(s) > 0 and all(c in _MODIFIER_CHARS for c in s)
@@ -138,110 +125,6 @@ def loose_event_key(name):
     if m:
         n = m.group(1)
     return n.lower()
-
-
-def perf_binary():
-    return os.environ.get("PERF", "perf")
-
-
-def perf_available():
-    exe = perf_binary()
-    if os.sep in exe:
-        return os.access(exe, os.X_OK)
-    for d in os.environ.get("PATH", "").split(os.pathsep):
-        p = os.path.join(d or ".", exe)
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return True
-    return False
-
-
-def perf_version():
-    try:
-        p = subprocess.run([perf_binary(), "--version"], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=PERF_TIMEOUT, env=_perf_env())
-        return p.stdout.decode("utf-8", "replace").strip()
-    except Exception as e:  # noqa: BLE001
-        return "unknown (%s)" % e
-
-
-def _perf_env():
-    env = dict(os.environ)
-    env["LC_ALL"] = "C"
-    env["PERF_PAGER"] = "cat"
-    env["PAGER"] = "cat"
-    env.pop("PERF_EXEC_PATH", None)
-    return env
-
-
-def is_pipe_file(path):
-    """True for a pipe-mode perf.data (PERFILE2 header of size 16, either byte order)."""
-    try:
-        with open(path, "rb") as f:
-            h = f.read(16)
-    except OSError:
-        return False
-    if len(h) < 16 or h[:8] not in (b"PERFILE2", b"2ELIFREP"):
-        return False
-    return int.from_bytes(h[8:16], "little") == 16 or int.from_bytes(h[8:16], "big") == 16
-
-
-def _run(args, path, via_stdin=False):
-    """Run perf; returns dict(rc, out, err, timed_out, cmd)."""
-    cmd = [perf_binary()] + args[:1] + ["-f", "-i", "-" if via_stdin else path] + args[1:]
-    res = {"cmd": cmd, "rc": None, "out": "", "err": "", "timed_out": False}
-    stdin = subprocess.DEVNULL
-    fh = None
-    try:
-        if via_stdin:
-            fh = open(path, "rb")
-            stdin = fh
-        p = subprocess.run(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=PERF_TIMEOUT, env=_perf_env())
-        res["rc"] = p.returncode
-        res["out"] = p.stdout.decode("utf-8", "replace")
-        res["err"] = p.stderr.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired as e:
-        res["timed_out"] = True
-        res["out"] = (e.stdout or b"").decode("utf-8", "replace")
-        res["err"] = (e.stderr or b"").decode("utf-8", "replace")
-    except OSError as e:
-        res["rc"] = -1
-        res["err"] = "cannot run %s: %s" % (cmd[0], e)
-    finally:
-        if fh:
-            fh.close()
-    return res
-
-
-def _failure(res):
-    """None if perf read the file, else a one-line reason."""
-    if res["timed_out"]:
-        return "timed out after %d s" % PERF_TIMEOUT
-    lines = [l.rstrip() for l in res["err"].splitlines()]
-    first_err = None
-    for i, l in enumerate(lines):
-        s = l.strip()
-        if not s:
-            continue
-        if s in ("Error:", "Error"):
-            # The message is on the next non-empty line.
-            nxt = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
-            if _NO_SAMPLES.search(nxt):
-                continue
-            first_err = first_err or ("Error: " + nxt)
-            continue
-        if _NO_SAMPLES.search(s):
-            continue
-        if any(p.search(s) for p in _ERROR_PATTERNS):
-            first_err = first_err or s
-    rc = res["rc"]
-    if rc is not None and rc < 0:
-        sig = -rc
-        return "killed by signal %d%s" % (sig, ("; " + first_err) if first_err else "")
-    if rc not in (0, None):
-        return "exit code %d%s" % (rc, ("; " + first_err) if first_err else "")
-    return first_err
 
 
 _SECTION = re.compile(r"^# Samples: +\S+ +of events? '(.*)'\s*$")
@@ -324,13 +207,7 @@ _METHODS = {
 def run_method(path, method):
     """Returns {"tool", "events" (normalized), "perf_names", "order", "error", "lost_samples"}."""
     tool, args, parse = _METHODS[method]
-    res = _run(args, path)
-    err = _failure(res)
-    if err and is_pipe_file(path) and not res["timed_out"]:
-        res2 = _run(args, path, via_stdin=True)
-        err2 = _failure(res2)
-        if not err2:
-            res, err = res2, None
+    res, err = perfrun.run_perf(args, path, PERF_TIMEOUT)
     pairs = parse(res["out"])
     events, names, order = {}, {}, []
     for n, c in pairs:
