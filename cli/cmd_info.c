@@ -10,6 +10,7 @@
 #include "core/dbuf.h"
 #include "core/hmap.h"
 #include "core/json.h"
+#include "pipeline/host.h"
 #include "pipeline/symjob.h"
 #include "procmap/jitmap.h"
 #include "procmap/procmap.h"
@@ -23,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #define MAX_MMAP_BUILD_IDS 100000
@@ -454,17 +454,6 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 	json_arr_end(j);
 }
 
-static void bid_hex(const uint8_t *id, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[id[i] >> 4];
-		out[2 * i + 1] = hex[id[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
 {
 	const struct rdr_mmap *m = &ev->u.mmap;
@@ -660,7 +649,7 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 	for (size_t i = 0; i < info->nr_build_ids; i++) {
 		const struct rdr_build_id *b = &info->build_ids[i];
 
-		bid_hex(b->id, b->size, hex);
+		buildid_hex(b->id, b->size, hex);
 		json_obj_begin(&j);
 		json_key(&j, "build_id");
 		json_str(&j, hex);
@@ -673,7 +662,7 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 		json_obj_end(&j);
 	}
 	for (size_t i = 0; i < st->nr_bids; i++) {
-		bid_hex(st->bids[i].id, st->bids[i].size, hex);
+		buildid_hex(st->bids[i].id, st->bids[i].size, hex);
 		json_obj_begin(&j);
 		json_key(&j, "build_id");
 		json_str(&j, hex);
@@ -762,12 +751,12 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 	for (size_t i = 0; i < info->nr_build_ids; i++) {
 		const struct rdr_build_id *b = &info->build_ids[i];
 
-		bid_hex(b->id, b->size, hex);
+		buildid_hex(b->id, b->size, hex);
 		dbuf_printf(out, "  %-40s %s (%s, %s)\n", hex, b->filename ? b->filename : "",
 			    bid_source_name(b->source), cpumode_name(b->misc));
 	}
 	for (size_t i = 0; i < st->nr_bids; i++) {
-		bid_hex(st->bids[i].id, st->bids[i].size, hex);
+		buildid_hex(st->bids[i].id, st->bids[i].size, hex);
 		dbuf_printf(out, "  %-40s %s (mmap2)\n", hex, st->bids[i].filename);
 	}
 	{
@@ -988,11 +977,7 @@ int cmd_info(int argc, char **argv)
 		}
 	}
 	{
-		struct utsname u;
-		const char *rel = rdr_info(r)->osrelease;
-
-		/* kernel build-ids from this machine only for a recording of this kernel */
-		bool running = rel && uname(&u) == 0 && !strcmp(u.release, rel);
+		bool running = host_runs_kernel(rdr_info(r)->osrelease);
 
 		procmap_set_running_kernel(st.pm, running);
 		symjob_set_running_kernel(st.sj, running);

@@ -7,6 +7,8 @@
  */
 #include "pipeline/convert.h"
 
+#include "pipeline/host.h"
+
 #include "core/vec.h"
 
 #include "buildid/buildid.h"
@@ -21,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 struct rawframe {
 	uint32_t mapping; /* PM_NO_MAPPING when unmapped */
@@ -351,10 +352,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	if (err)
 		goto out;
 	{
-		/* kernel symbols and build-ids from this machine only for a recording of this kernel */
-		struct utsname u;
-		const char *rel = rdr_info(r)->osrelease;
-		bool running = rel && uname(&u) == 0 && !strcmp(u.release, rel);
+		bool running = host_runs_kernel(rdr_info(r)->osrelease);
 
 		procmap_set_running_kernel(pm, running);
 		symjob_set_running_kernel(sj, running);

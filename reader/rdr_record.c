@@ -48,14 +48,6 @@ static bool has_trailer(uint32_t type)
 	return type < PERF_REC_HEADER_ATTR && type != PERF_REC_SAMPLE;
 }
 
-static uint64_t rd64(const struct rdr *r, const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return r->swap ? conv_bswap64(v) : v;
-}
-
 void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
 		  uint64_t *time)
 {
@@ -77,12 +69,12 @@ void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool
 		int idx = r->idpos[0].sample_id_idx;
 
 		if (idx >= 0 && 8u + 8u * (size_t)idx + 8u <= len)
-			a = rdr_lookup_id(r, rd64(r, rec + 8 + 8 * idx));
+			a = rdr_lookup_id(r, rdr_rd64(r, rec + 8 + 8 * idx));
 	} else {
 		int idx = r->idpos[0].trailer_id_idx;
 
 		if (idx >= 0 && 8u + 8u * (size_t)idx <= len)
-			a = rdr_lookup_id(r, rd64(r, rec + len - 8u * (size_t)idx));
+			a = rdr_lookup_id(r, rdr_rd64(r, rec + len - 8u * (size_t)idx));
 	}
 	*attr = a;
 	if (a < 0)
@@ -90,7 +82,7 @@ void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool
 	p = &r->idpos[a];
 	if (type == PERF_REC_SAMPLE) {
 		if (p->sample_time_idx >= 0 && 8u + 8u * (size_t)p->sample_time_idx + 8u <= len) {
-			*time = rd64(r, rec + 8 + 8 * p->sample_time_idx);
+			*time = rdr_rd64(r, rec + 8 + 8 * p->sample_time_idx);
 			*has_time = *time != 0;
 		}
 		return;
@@ -101,7 +93,7 @@ void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool
 
 		if (r->info.attrs[a].sample_type & PERF_SAMPLE_TID)
 			toff += 8;
-		*time = rd64(r, rec + toff);
+		*time = rdr_rd64(r, rec + toff);
 		*has_time = *time != 0 && *time != UINT64_MAX;
 	}
 }

@@ -348,30 +348,6 @@ enum conv_err rdr_open_path(struct rdr **out, const char *path, const struct rdr
 
 /* ---- raw records: file stream and zstd stream ---- */
 
-static uint32_t rd32(const struct rdr *r, const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return r->swap ? conv_bswap32(v) : v;
-}
-
-static uint16_t rd16(const struct rdr *r, const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return r->swap ? conv_bswap16(v) : v;
-}
-
-static uint64_t rd64(const struct rdr *r, const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return r->swap ? conv_bswap64(v) : v;
-}
-
 static void count_record(struct rdr *r, uint32_t type)
 {
 	if (type < RDR_RECORD_TYPES && record_names[type])
@@ -402,7 +378,7 @@ static void z_feed(struct rdr *r, const uint8_t *rec, size_t len, uint32_t type,
 			rdr_problem(r, CONV_E_FORMAT, off, type, "COMPRESSED2 record too short");
 			return;
 		}
-		dsize = rd64(r, rec + 8);
+		dsize = rdr_rd64(r, rec + 8);
 		if (dsize > len - 16) {
 			r->stats.records_malformed++;
 			rdr_problem(r, CONV_E_FORMAT, off, type,
@@ -499,11 +475,11 @@ static bool z_record(struct rdr *r, const uint8_t **rec, size_t *len)
 	if (r->z_broken || have < 8)
 		return false;
 	p = r->zout.data + r->zout_pos;
-	size = rd16(r, p + 6);
+	size = rdr_rd16(r, p + 6);
 	if (size < 8) {
 		r->z_broken = true;
 		r->stats.stopped = true;
-		rdr_problem(r, CONV_E_FORMAT, r->z_offset, rd32(r, p),
+		rdr_problem(r, CONV_E_FORMAT, r->z_offset, rdr_rd32(r, p),
 			    "record of size %u inside compressed data: framing lost, rest of the compressed data skipped",
 			    size);
 		z_reset(r);
@@ -546,7 +522,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 			}
 		}
 		if (z_record(r, rec, len)) {
-			count_record(r, rd32(r, *rec));
+			count_record(r, rdr_rd32(r, *rec));
 			*off = r->z_offset;
 			return RAW_ZSTD;
 		}
@@ -569,8 +545,8 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 			}
 			return RAW_END;
 		}
-		type = rd32(r, p);
-		size = rd16(r, p + 6);
+		type = rdr_rd32(r, p);
+		size = rdr_rd16(r, p + 6);
 		if (size < 8) {
 			r->stats.stopped = true;
 			rdr_problem(r, CONV_E_FORMAT, roff, type,
@@ -596,7 +572,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 		}
 		if (type == PERF_REC_HEADER_TRACING_DATA && size >= 12) {
 			/* the blob follows outside header.size ("header.size is a lie") */
-			uint32_t tsize = rd32(r, p + 8);
+			uint32_t tsize = rdr_rd32(r, p + 8);
 			size_t total = (size_t)size + tsize;
 
 			if (tsize <= r->opts.max_tracing_data) {
@@ -618,7 +594,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 				    "tracing data of %" PRIu32 " bytes is over the limit; skipped", tsize);
 			r->pending_skip = tsize;
 		} else if (type == PERF_REC_AUXTRACE && size >= 16) {
-			r->pending_skip = rd64(r, p + 8);
+			r->pending_skip = rdr_rd64(r, p + 8);
 			r->stats.auxtrace_bytes += r->pending_skip;
 		}
 		*rec = p;
@@ -898,8 +874,8 @@ static bool deliver(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off,
 /* Metadata records of pipe mode: they change what the reader knows. */
 static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off)
 {
-	uint32_t type = rd32(r, rec);
-	uint16_t size = rd16(r, rec + 6);
+	uint32_t type = rdr_rd32(r, rec);
+	uint16_t size = rdr_rd16(r, rec + 6);
 	struct cur c;
 
 	cur_init(&c, rec + 8, (len < size ? len : size) - 8u, r->swap);
@@ -916,7 +892,7 @@ static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t 
 			rdr_problem(r, CONV_E_FORMAT, off, type, "HEADER_ATTR record too short");
 			return;
 		}
-		asize = rd32(r, rec + 12);
+		asize = rdr_rd32(r, rec + 12);
 		if (asize == 0)
 			asize = 64;
 		if (asize > cur_remaining(&c)) {
@@ -1014,7 +990,7 @@ static bool pump(struct rdr *r)
 		r->done = true;
 		return false;
 	}
-	type = rd32(r, rec);
+	type = rdr_rd32(r, rec);
 	if (type == PERF_REC_FINISHED_ROUND) {
 		q_flush(r, r->round_limit, false);
 		r->round_limit = r->max_time;

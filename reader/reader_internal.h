@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct ZSTD_DCtx_s;
 
@@ -123,6 +124,31 @@ struct rdr {
 	bool immediate_ready; /* ev holds a record that goes out without queueing */
 	bool done;
 };
+
+/* Values at p in the file's byte order (p need not be aligned; the caller checked the bounds). */
+static inline uint16_t rdr_rd16(const struct rdr *r, const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return r->swap ? conv_bswap16(v) : v;
+}
+
+static inline uint32_t rdr_rd32(const struct rdr *r, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return r->swap ? conv_bswap32(v) : v;
+}
+
+static inline uint64_t rdr_rd64(const struct rdr *r, const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return r->swap ? conv_bswap64(v) : v;
+}
 
 /* rdr_in.c */
 enum conv_err in_init_fd(struct rdr_in *in, int fd, struct conv_diag *diag);
