@@ -219,16 +219,11 @@ static void json_symbols(struct json *j, struct info_state *st)
 
 	json_key(j, "symbolization");
 	json_obj_begin(j);
-	json_key(j, "objects");
-	json_u64(j, ss->objects);
-	json_key(j, "objects_found");
-	json_u64(j, ss->objects_found);
-	json_key(j, "addresses");
-	json_u64(j, ss->addresses);
-	json_key(j, "inline_frames");
-	json_u64(j, ss->inline_frames);
-	json_key(j, "normalize_failed");
-	json_u64(j, ss->normalize_failed);
+	json_kv_u64(j, "objects", ss->objects);
+	json_kv_u64(j, "objects_found", ss->objects_found);
+	json_kv_u64(j, "addresses", ss->addresses);
+	json_kv_u64(j, "inline_frames", ss->inline_frames);
+	json_kv_u64(j, "normalize_failed", ss->normalize_failed);
 	json_key(j, "sources");
 	json_obj_begin(j);
 	for (int s = 0; s < SYMSRC__COUNT; s++) {
@@ -238,16 +233,11 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_obj_end(j);
 	json_key(j, "debuginfod");
 	json_obj_begin(j);
-	json_key(j, "fetched");
-	json_u64(j, ss->dfd_fetched);
-	json_key(j, "cache_hits");
-	json_u64(j, ss->dfd_cache_hits);
-	json_key(j, "not_found");
-	json_u64(j, ss->dfd_not_found);
-	json_key(j, "errors");
-	json_u64(j, ss->dfd_errors);
-	json_key(j, "bytes");
-	json_u64(j, ss->dfd_bytes);
+	json_kv_u64(j, "fetched", ss->dfd_fetched);
+	json_kv_u64(j, "cache_hits", ss->dfd_cache_hits);
+	json_kv_u64(j, "not_found", ss->dfd_not_found);
+	json_kv_u64(j, "errors", ss->dfd_errors);
+	json_kv_u64(j, "bytes", ss->dfd_bytes);
 	json_obj_end(j);
 	json_key(j, "not_found");
 	json_arr_begin(j);
@@ -255,12 +245,9 @@ static void json_symbols(struct json *j, struct info_state *st)
 		const struct symjob_missing *m = symjob_missing_at(st->sj, i);
 
 		json_obj_begin(j);
-		json_key(j, "build_id");
-		json_str(j, m->build_id);
-		json_key(j, "path");
-		json_str(j, m->path);
-		json_key(j, "frames");
-		json_u64(j, m->frames);
+		json_kv_str(j, "build_id", m->build_id);
+		json_kv_str(j, "path", m->path);
+		json_kv_u64(j, "frames", m->frames);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -272,10 +259,8 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_arr_begin(j);
 	for (size_t i = 0; i < n && i < st->top; i++) {
 		json_obj_begin(j);
-		json_key(j, "name");
-		json_str(j, t[i].name);
-		json_key(j, "samples");
-		json_u64(j, t[i].samples);
+		json_kv_str(j, "name", t[i].name);
+		json_kv_u64(j, "samples", t[i].samples);
 		json_key(j, "inlined");
 		json_arr_begin(j);
 		for (unsigned k = 0; k < t[i].nr_inl; k++)
@@ -300,26 +285,16 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 
 	json_key(j, "processes");
 	json_obj_begin(j);
-	json_key(j, "processes");
-	json_u64(j, ps->processes);
-	json_key(j, "exec_generations");
-	json_u64(j, ps->exec_generations);
-	json_key(j, "threads");
-	json_u64(j, ps->threads);
-	json_key(j, "mappings");
-	json_u64(j, ps->mappings);
-	json_key(j, "mappings_replaced");
-	json_u64(j, ps->mappings_replaced);
-	json_key(j, "samples_unknown_pid");
-	json_u64(j, ps->samples_unknown_pid);
-	json_key(j, "frames");
-	json_u64(j, ps->frames);
-	json_key(j, "frames_resolved");
-	json_u64(j, ps->frames_resolved);
-	json_key(j, "frames_unmapped");
-	json_u64(j, ps->frames_unmapped);
-	json_key(j, "frames_guest");
-	json_u64(j, ps->frames_guest);
+	json_kv_u64(j, "processes", ps->processes);
+	json_kv_u64(j, "exec_generations", ps->exec_generations);
+	json_kv_u64(j, "threads", ps->threads);
+	json_kv_u64(j, "mappings", ps->mappings);
+	json_kv_u64(j, "mappings_replaced", ps->mappings_replaced);
+	json_kv_u64(j, "samples_unknown_pid", ps->samples_unknown_pid);
+	json_kv_u64(j, "frames", ps->frames);
+	json_kv_u64(j, "frames_resolved", ps->frames_resolved);
+	json_kv_u64(j, "frames_unmapped", ps->frames_unmapped);
+	json_kv_u64(j, "frames_guest", ps->frames_guest);
 	json_key(j, "frames_by_build_id_source");
 	json_obj_begin(j);
 	for (int b = 0; b < PM_BID__COUNT; b++) {
@@ -327,20 +302,13 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 		json_u64(j, ps->frames_by_bid[b]);
 	}
 	json_obj_end(j);
-	json_key(j, "frames_jit");
-	json_u64(j, ps->frames_jit);
-	json_key(j, "jit_maps_loaded");
-	json_u64(j, ps->jit_maps_loaded);
-	json_key(j, "jit_dumps_loaded");
-	json_u64(j, ps->jit_dumps_loaded);
-	json_key(j, "jit_load_failures");
-	json_u64(j, ps->jit_load_failures);
-	json_key(j, "jit_entries");
-	json_u64(j, ps->jit_entries);
-	json_key(j, "build_id_ambiguous");
-	json_u64(j, ps->build_id_ambiguous);
-	json_key(j, "maps_timeout");
-	json_u64(j, ps->maps_timeout);
+	json_kv_u64(j, "frames_jit", ps->frames_jit);
+	json_kv_u64(j, "jit_maps_loaded", ps->jit_maps_loaded);
+	json_kv_u64(j, "jit_dumps_loaded", ps->jit_dumps_loaded);
+	json_kv_u64(j, "jit_load_failures", ps->jit_load_failures);
+	json_kv_u64(j, "jit_entries", ps->jit_entries);
+	json_kv_u64(j, "build_id_ambiguous", ps->build_id_ambiguous);
+	json_kv_u64(j, "maps_timeout", ps->maps_timeout);
 	json_key(j, "samples_per_process");
 	json_arr_begin(j);
 	for (uint32_t i = 0; i < procmap_proc_count(st->pm); i++) {
@@ -349,14 +317,10 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 		if (!p->samples)
 			continue;
 		json_obj_begin(j);
-		json_key(j, "pid");
-		json_u64(j, p->pid);
-		json_key(j, "generation");
-		json_u64(j, p->generation);
-		json_key(j, "comm");
-		json_str(j, p->comm);
-		json_key(j, "samples");
-		json_u64(j, p->samples);
+		json_kv_u64(j, "pid", p->pid);
+		json_kv_u64(j, "generation", p->generation);
+		json_kv_str(j, "comm", p->comm);
+		json_kv_u64(j, "samples", p->samples);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -380,26 +344,16 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 				json_u64(j, p->pid);
 			else
 				json_i64(j, -1);
-			json_key(j, "generation");
-			json_u64(j, p ? p->generation : 0);
-			json_key(j, "start");
-			json_u64(j, m->start);
-			json_key(j, "limit");
-			json_u64(j, m->limit);
-			json_key(j, "pgoff");
-			json_u64(j, m->pgoff);
-			json_key(j, "path");
-			json_str(j, m->path);
-			json_key(j, "dso");
-			json_str(j, m->dso);
-			json_key(j, "build_id");
-			json_str(j, hex);
-			json_key(j, "build_id_source");
-			json_str(j, procmap_bid_source_name(m->bid_source));
-			json_key(j, "samples");
-			json_u64(j, m->samples);
-			json_key(j, "frames");
-			json_u64(j, m->frames);
+			json_kv_u64(j, "generation", p ? p->generation : 0);
+			json_kv_u64(j, "start", m->start);
+			json_kv_u64(j, "limit", m->limit);
+			json_kv_u64(j, "pgoff", m->pgoff);
+			json_kv_str(j, "path", m->path);
+			json_kv_str(j, "dso", m->dso);
+			json_kv_str(j, "build_id", hex);
+			json_kv_str(j, "build_id_source", procmap_bid_source_name(m->bid_source));
+			json_kv_u64(j, "samples", m->samples);
+			json_kv_u64(j, "frames", m->frames);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
@@ -411,14 +365,10 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 			const struct tally_ent *e = &st->jit.v[i];
 
 			json_obj_begin(j);
-			json_key(j, "pid");
-			json_u64(j, e->key[0]);
-			json_key(j, "dso");
-			json_str(j, (const char *)(uintptr_t)e->key[2]);
-			json_key(j, "name");
-			json_str(j, (const char *)(uintptr_t)e->key[1]);
-			json_key(j, "samples");
-			json_u64(j, e->count);
+			json_kv_u64(j, "pid", e->key[0]);
+			json_kv_str(j, "dso", (const char *)(uintptr_t)e->key[2]);
+			json_kv_str(j, "name", (const char *)(uintptr_t)e->key[1]);
+			json_kv_u64(j, "samples", e->count);
 			json_obj_end(j);
 		}
 		json_arr_end(j);
@@ -435,20 +385,13 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 		const char *tname = procmap_thread_name(st->pm, tid);
 
 		json_obj_begin(j);
-		json_key(j, "pid");
-		json_u64(j, p ? p->pid : 0);
-		json_key(j, "tid");
-		json_u64(j, tid);
-		json_key(j, "comm");
-		json_str(j, p ? p->comm : "");
-		json_key(j, "thread");
-		json_str(j, tname ? tname : "");
-		json_key(j, "dso");
-		json_str(j, dso_name(st, map));
-		json_key(j, "event");
-		json_str(j, attr < info->nr_attrs ? info->attrs[attr].name : "?");
-		json_key(j, "samples");
-		json_u64(j, e->count);
+		json_kv_u64(j, "pid", p ? p->pid : 0);
+		json_kv_u64(j, "tid", tid);
+		json_kv_str(j, "comm", p ? p->comm : "");
+		json_kv_str(j, "thread", tname ? tname : "");
+		json_kv_str(j, "dso", dso_name(st, map));
+		json_kv_str(j, "event", attr < info->nr_attrs ? info->attrs[attr].name : "?");
+		json_kv_u64(j, "samples", e->count);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

@@ -194,3 +194,15 @@ void json_null(struct json *j)
 	json_sep(j);
 	dbuf_puts(j->out, "null");
 }
+
+void json_kv_u64(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_u64(j, v);
+}
+
+void json_kv_str(struct json *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	json_str(j, s);
+}

@@ -35,6 +35,10 @@ void json_i64(struct json *j, int64_t v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 
+/* A key and its value, the common case of an object member. */
+void json_kv_u64(struct json *j, const char *key, uint64_t v);
+void json_kv_str(struct json *j, const char *key, const char *s);
+
 /* Appends s as a JSON string literal (with quotes) to out. */
 void json_escape(struct dbuf *out, const char *s, size_t len);
 
