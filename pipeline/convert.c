@@ -322,7 +322,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			fr[i].mapping = frames[i].mapping;
 			fr[i].addr = frames[i].addr;
 			fr[i].jit = frames[i].jit;
-			fr[i].addr_id = frames[i].jit || frames[i].mapping == PM_NO_MAPPING
+			/* --no-symbolize: nothing to look up later, so nothing to register per frame */
+			fr[i].addr_id = o->sj.no_symbolize || frames[i].jit ||
+							frames[i].mapping == PM_NO_MAPPING
 						? SYMJOB_NONE
 						: symjob_add(sj, frames[i].mapping, frames[i].file_offset);
 		}
