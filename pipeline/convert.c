@@ -455,8 +455,11 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			if (info->has_clock_data && info->clock_data_wall_ns)
 				p->time_nanos = (int64_t)(info->clock_data_wall_ns + first -
 							  info->clock_data_clockid_ns);
-			else
-				p->time_nanos = (int64_t)first;
+			else if (info->file_mtime_ns > rs->last_sample_time - first)
+				/* perf wrote the file when the recording ended, like perf report's
+				 * "captured on"; sample times are since boot, not since the epoch */
+				p->time_nanos = (int64_t)(info->file_mtime_ns -
+							  (rs->last_sample_time - first));
 			p->duration_nanos = (int64_t)(rs->last_sample_time - first);
 		}
 		if (info->perf_version) {

@@ -58,6 +58,9 @@ enum conv_err in_init_fd(struct rdr_in *in, int fd, struct conv_diag *diag)
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		in->seekable = lseek(fd, 0, SEEK_CUR) >= 0;
 		in->size = (uint64_t)st.st_size;
+		if (st.st_mtim.tv_sec > 0)
+			in->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+				       (uint64_t)st.st_mtim.tv_nsec;
 		in->pos = in->seekable ? (uint64_t)lseek(fd, 0, SEEK_CUR) : 0;
 	}
 	in->buf_cap = IN_BUF_MIN;

@@ -242,6 +242,7 @@ static enum conv_err rdr_start(struct rdr *r, struct conv_diag *diag)
 	memcpy(&host_le, &one, 1);
 	host_le = *(const uint8_t *)&one == 1;
 	r->info.file_size = r->in.size;
+	r->info.file_mtime_ns = r->in.mtime_ns;
 	if (in_peek(&r->in, 16, &p) < 16)
 		return conv_fail(diag, CONV_E_NOTPERF, 0, "too short for a perf.data header");
 	memcpy(head, p, 16);

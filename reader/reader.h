@@ -92,6 +92,12 @@ struct rdr_info {
 	enum rdr_mode mode;
 	bool big_endian;
 	uint64_t file_size;   /* UINT64_MAX when not known (pipe) */
+	/*
+	 * The file's modification time (ns since the epoch; 0 if not a regular
+	 * file). perf rewrites the header when recording ends, so this is the
+	 * end of the recording when nothing better (CLOCK_DATA) says when.
+	 */
+	uint64_t file_mtime_ns;
 	uint64_t data_offset; /* file mode */
 	uint64_t data_size;   /* file mode, as the header says */
 	uint64_t features[4]; /* feature bitmap (file mode) / features seen (pipe) */

@@ -25,6 +25,7 @@ struct rdr_in {
 	bool seekable;
 	const uint8_t *mem;  /* memory input */
 	uint64_t size;       /* total input size; UINT64_MAX if unknown */
+	uint64_t mtime_ns;   /* regular file's modification time; 0 if unknown */
 	uint8_t *buf;        /* fd input: buffered bytes */
 	size_t buf_cap;
 	size_t start, end;   /* buf[start..end) is valid, starting at file offset pos */

@@ -216,7 +216,8 @@ def pprof_top(conv, out, data, *extra, index=0):
     os.makedirs(empty, exist_ok=True)
     env = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(out, "gocache"))
     unit = ["-unit=nanoseconds"] if index == 1 else []
-    r = sh([go, "tool", "pprof", "-top", "-noinlines", "-nodecount=1000"] + unit +
+    r = sh([go, "tool", "pprof", "-top", "-noinlines", "-nodecount=1000",
+                 "-nodefraction=0", "-edgefraction=0"] + unit +
            ["-sample_index=%d" % index, "-symbolize=none", pb],
            timeout=60, env=env)
     if r.returncode:
