@@ -6,6 +6,7 @@
 #include "model/profile.h"
 
 #include "core/vec.h"
+#include "model/events.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,10 @@ void prof_release(struct prof *p)
 	free(p->values);
 	free(p->types);
 	free(p->comments);
+	free(p->stack_truncated);
+	free(p->threads);
+	free(p->events_desc);
+	prof_events_free(p->events);
 	hmap_release(&p->func_idx);
 	hmap_release(&p->loc_idx);
 	hmap_release(&p->stack_idx);
@@ -198,4 +203,25 @@ bool prof_add_comment(struct prof *p, const char *s)
 	p->comments = nc;
 	p->comments[p->nr_comments++] = prof_str(p, s);
 	return true;
+}
+
+bool prof_stack_set_truncated(struct prof *p, uint32_t stack)
+{
+	size_t old = p->cap_stack_truncated;
+
+	if (stack >= p->nr_stacks)
+		return false;
+	if (!vec_reserve((void **)&p->stack_truncated, &p->cap_stack_truncated, p->nr_stacks, 1))
+		return false;
+	memset(p->stack_truncated + old, 0, p->cap_stack_truncated - old);
+	p->stack_truncated[stack] = 1;
+	return true;
+}
+
+uint32_t prof_add_thread(struct prof *p, const struct prof_thread *t)
+{
+	if (!vec_reserve((void **)&p->threads, &p->cap_threads, p->nr_threads + 1, sizeof(*t)))
+		return PROF_NONE;
+	p->threads[p->nr_threads] = *t;
+	return (uint32_t)p->nr_threads++;
 }

@@ -17,10 +17,24 @@
 
 #define PROF_NONE UINT32_MAX
 
+struct prof_events;
+
+/* What kind of code a mapping holds: writers name frames differently (JFR frame types). */
+enum prof_map_kind {
+	PROF_MAP_FILE,   /* an object file (executable, library, module file) */
+	PROF_MAP_KERNEL, /* the kernel and its modules */
+	PROF_MAP_JIT,    /* code generated at run time, named by a JIT map */
+	PROF_MAP_OTHER   /* [vdso], anonymous memory, BPF programs */
+};
+
 struct prof_mapping {
 	uint64_t start, limit, offset;
 	uint32_t filename, build_id; /* strings */
 	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+	enum prof_map_kind kind;
+	uint32_t pid;        /* process the mapping belongs to (0: kernel) */
+	bool has_load_bias;  /* load_bias = runtime address - ELF virtual address */
+	uint64_t load_bias;
 };
 
 struct prof_function {
@@ -38,6 +52,42 @@ struct prof_location {
 	uint64_t address;
 	uint32_t first_line; /* index into lines; innermost first */
 	uint32_t nr_lines;
+	/*
+	 * The ELF virtual address in the mapping's file that was (or would be)
+	 * looked up: for callers the return address minus 1. Lets a later
+	 * symbolizer resolve the frame by build-id alone.
+	 */
+	bool has_elf_addr;
+	uint64_t elf_addr;
+};
+
+/* A thread: one per (process, tid) seen in samples. */
+struct prof_thread {
+	uint32_t tid, pid;
+	uint32_t name, process_name; /* strings */
+};
+
+/*
+ * A recorded event (perf attr): its samples' values are types[2 * i] (count)
+ * and types[2 * i + 1] (period sum).
+ */
+struct prof_event_desc {
+	uint32_t name;      /* event name without modifiers ("cycles", "sched:sched_switch") */
+	uint32_t full_name; /* as recorded ("cycles:ppp") */
+	bool clock;         /* a time-based event: periods are nanoseconds */
+	bool tracepoint;
+	uint64_t period;    /* fixed period, or 0 */
+	uint64_t frequency; /* sampling frequency in Hz, or 0 */
+	uint64_t samples;
+};
+
+/* Facts about the recording (strings; 0 = unknown). */
+struct prof_sysinfo {
+	uint32_t hostname, os_release, arch, cpu_desc, cpuid, perf_version;
+	uint32_t nr_cpus;
+	uint64_t lost_samples;
+	uint64_t first_time, last_time; /* sample clock of the first and last sample */
+	bool wall_known;                /* time_nanos is a real wall clock */
 };
 
 struct prof_label {
@@ -72,6 +122,8 @@ struct prof {
 	size_t stack_pool_len, cap_stack_pool;
 	uint32_t *stacks;     /* stack id -> offset in stack_pool */
 	size_t nr_stacks, cap_stacks;
+	uint8_t *stack_truncated; /* per stack: the recorder cut it at its depth limit */
+	size_t cap_stack_truncated;
 	struct prof_sample *samples;
 	size_t nr_samples, cap_samples;
 	struct prof_label *labels;
@@ -86,6 +138,14 @@ struct prof {
 	int64_t time_nanos, duration_nanos;
 	uint32_t *comments;
 	size_t nr_comments;
+	struct prof_thread *threads;
+	size_t nr_threads, cap_threads;
+	struct prof_event_desc *events_desc; /* nr_types / 2 of them */
+	size_t nr_events_desc;
+	uint32_t primary_event; /* the CPU-time event (index into events_desc) */
+	struct prof_sysinfo sys;
+	/* every sample in recording order, for writers that keep them (JFR); may be NULL */
+	struct prof_events *events;
 	/* dedup indexes (builder only) */
 	struct hmap func_idx, loc_idx, stack_idx, sample_idx;
 };
@@ -103,6 +163,12 @@ uint32_t prof_function(struct prof *p, uint32_t name, uint32_t system_name, uint
 uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
 		       const struct prof_line *lines, uint32_t nr_lines);
 uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n);
+bool prof_stack_set_truncated(struct prof *p, uint32_t stack);
+static inline bool prof_stack_truncated(const struct prof *p, uint32_t stack)
+{
+	return stack < p->cap_stack_truncated && p->stack_truncated[stack];
+}
+uint32_t prof_add_thread(struct prof *p, const struct prof_thread *t);
 static inline const uint32_t *prof_stack_locs(const struct prof *p, uint32_t stack, uint32_t *n)
 {
 	const uint32_t *s = p->stack_pool + p->stacks[stack];

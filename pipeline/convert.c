@@ -13,6 +13,7 @@
 
 #include "buildid/buildid.h"
 #include "core/hmap.h"
+#include "model/events.h"
 #include "model/profile.h"
 #include "procmap/jitmap.h"
 #include "reader/perf_abi.h"
@@ -28,6 +29,7 @@ struct rawframe {
 	uint32_t mapping; /* PM_NO_MAPPING when unmapped */
 	uint32_t addr_id; /* symjob id, SYMJOB_NONE */
 	uint64_t addr;
+	uint64_t file_offset;
 	const struct jit_sym *jit;
 };
 
@@ -45,19 +47,37 @@ struct cv {
 	struct rawframe *pool; /* raw stacks: frames of each stack, consecutive */
 	size_t pool_len, pool_cap;
 	uint32_t *stack_off, *stack_len;
+	uint8_t *stack_trunc;  /* the recorder cut the stack at its depth limit */
 	size_t nr_stacks, cap_stacks;
 	struct hmap stack_idx;
 	struct agg *aggs;
 	size_t nr_aggs, cap_aggs;
 	struct hmap agg_idx;
+	/* threads of the samples: (process index, tid), in order of first sample */
+	uint64_t *threads;
+	size_t nr_threads, cap_threads;
+	struct hmap thread_idx;
 };
+
+static bool same_frames(const struct rawframe *a, const struct rawframe *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].mapping != b[i].mapping || a[i].addr != b[i].addr || a[i].jit != b[i].jit)
+			return false;
+	return true;
+}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
 }
 
-static uint32_t raw_stack(struct cv *c, const struct rawframe *f, uint32_t n)
+/*
+ * The raw stack id of frames f; a new stack registers its frames with the
+ * symbolizer (so each frame is registered once per unique stack, not once
+ * per sample).
+ */
+static uint32_t raw_stack(struct cv *c, struct rawframe *f, uint32_t n, struct symjob *sj)
 {
 	uint64_t h = 7;
 	uint64_t *v;
@@ -65,21 +85,29 @@ static uint32_t raw_stack(struct cv *c, const struct rawframe *f, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		h = mix(mix(h, f[i].mapping), f[i].addr);
 	for (v = hmap_get(&c->stack_idx, h); v; v = hmap_get(&c->stack_idx, ++h)) {
-		if (c->stack_len[*v] == n &&
-		    (!n || !memcmp(c->pool + c->stack_off[*v], f, n * sizeof(*f))))
+		if (c->stack_len[*v] == n && same_frames(c->pool + c->stack_off[*v], f, n))
 			return (uint32_t)*v;
 	}
+	/* --no-symbolize registers too: the binaries' program headers still give ELF addresses */
+	for (uint32_t i = 0; i < n; i++)
+		f[i].addr_id = f[i].jit ? SYMJOB_NONE : symjob_add(sj, f[i].mapping, f[i].file_offset);
 	if (!vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
 	    !vec_reserve((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
 		return UINT32_MAX;
 	{
 		size_t cap = c->cap_stacks;
 		uint32_t *nl = realloc(c->stack_len, cap * sizeof(uint32_t));
+		uint8_t *nt;
 
 		if (!nl)
 			return UINT32_MAX;
 		c->stack_len = nl;
+		nt = realloc(c->stack_trunc, cap);
+		if (!nt)
+			return UINT32_MAX;
+		c->stack_trunc = nt;
 	}
+	c->stack_trunc[c->nr_stacks] = 0;
 	if (n)
 		memcpy(c->pool + c->pool_len, f, n * sizeof(*f));
 	c->stack_off[c->nr_stacks] = (uint32_t)c->pool_len;
@@ -117,9 +145,44 @@ static void cv_release(struct cv *c)
 	free(c->pool);
 	free(c->stack_off);
 	free(c->stack_len);
+	free(c->stack_trunc);
 	free(c->aggs);
+	free(c->threads);
 	hmap_release(&c->stack_idx);
 	hmap_release(&c->agg_idx);
+	hmap_release(&c->thread_idx);
+}
+
+/* The thread index of (process, tid), added on first sight; UINT32_MAX when out of memory. */
+static uint32_t thread_of(struct cv *c, uint32_t proc, uint32_t tid)
+{
+	uint64_t key = (uint64_t)proc << 32 | tid, h = hmap_hash(key), *v;
+
+	for (v = hmap_get(&c->thread_idx, h); v; v = hmap_get(&c->thread_idx, ++h))
+		if (c->threads[*v] == key)
+			return (uint32_t)*v;
+	if (!vec_reserve((void **)&c->threads, &c->cap_threads, c->nr_threads + 1, sizeof(uint64_t)))
+		return UINT32_MAX;
+	c->threads[c->nr_threads] = key;
+	hmap_put(&c->thread_idx, h, c->nr_threads);
+	return (uint32_t)c->nr_threads++;
+}
+
+/*
+ * Whether perf cut the callchain at its depth limit: as many entries (context
+ * markers aside) as the limit (attr.sample_max_stack, else the kernel's
+ * default perf_event_max_stack of 127).
+ */
+static bool callchain_truncated(const struct rdr_sample *s, const struct rdr_attr *a)
+{
+	uint64_t limit = a && a->sample_max_stack ? a->sample_max_stack : 127, n = 0;
+
+	if (!s->callchain)
+		return false;
+	for (uint64_t i = 0; i < s->callchain_nr; i++)
+		if (s->callchain[i] < PERF_CONTEXT_MAX)
+			n++;
+	return n >= limit;
 }
 
 /* Event name without perf's modifier suffix (cycles:ppp -> cycles; sys:event stays). */
@@ -167,6 +230,43 @@ static void set_types(struct prof *p, const struct rdr_info *info)
 		p->types[2 * i + 1].type = prof_str(p, base);
 		p->types[2 * i + 1].unit = prof_str(p, is_clock_event(a) ? "nanoseconds" : "count");
 	}
+	p->events_desc = calloc(info->nr_attrs ? info->nr_attrs : 1, sizeof(*p->events_desc));
+	if (p->events_desc)
+		p->nr_events_desc = info->nr_attrs;
+	p->primary_event = 0;
+	for (size_t i = 0; i < p->nr_events_desc; i++) {
+		const struct rdr_attr *a = &info->attrs[i];
+		struct prof_event_desc *e = &p->events_desc[i];
+		char base[200];
+
+		base_name(a->name ? a->name : "event", base, sizeof(base));
+		e->name = prof_str(p, base);
+		e->full_name = prof_str(p, a->name ? a->name : "event");
+		e->clock = is_clock_event(a);
+		e->tracepoint = a->type == PERF_TYPE_TRACEPOINT;
+		if (a->freq)
+			e->frequency = a->sample_period;
+		else
+			e->period = a->sample_period;
+		e->samples = a->samples;
+	}
+	/* the CPU-time event: cpu-clock, task-clock, then cycles, else the first */
+	for (int pass = 0; pass < 2; pass++) {
+		bool found = false;
+
+		for (size_t i = 0; i < p->nr_events_desc && !found; i++) {
+			const struct rdr_attr *a = &info->attrs[i];
+
+			if (pass == 0 ? is_clock_event(a)
+				      : a->type == PERF_TYPE_HARDWARE &&
+						(a->config & 0xffffffffu) == 0 /* cycles, any PMU */) {
+				p->primary_event = (uint32_t)i;
+				found = true;
+			}
+		}
+		if (found)
+			break;
+	}
 	p->default_type = info->nr_attrs ? 1 : 0;
 	if (info->nr_attrs) {
 		const struct rdr_attr *a = &info->attrs[0];
@@ -195,6 +295,26 @@ static uint32_t mapping_of(struct prof *p, const struct procmap *pm, uint32_t *m
 	pmp.filename = prof_str(p, m->path);
 	buildid_hex(m->build_id, m->build_id_size, hex);
 	pmp.build_id = prof_str(p, hex);
+	switch (m->kind) {
+	case PM_KIND_FILE:
+		pmp.kind = PROF_MAP_FILE;
+		break;
+	case PM_KIND_KERNEL:
+	case PM_KIND_MODULE:
+		pmp.kind = PROF_MAP_KERNEL;
+		break;
+	case PM_KIND_JIT:
+		pmp.kind = PROF_MAP_JIT;
+		break;
+	default:
+		pmp.kind = PROF_MAP_OTHER;
+		break;
+	}
+	if (m->proc != PM_KERNEL_PROC) {
+		const struct pm_proc *pr = procmap_proc(pm, m->proc);
+
+		pmp.pid = pr ? pr->pid : 0;
+	}
 	map_ids[id] = prof_add_mapping(p, &pmp);
 	return map_ids[id];
 }
@@ -231,7 +351,9 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 			    uint32_t *map_ids, const struct rawframe *f)
 {
 	struct prof_line lines[64];
-	uint32_t nl = 0, mapping = PROF_NONE;
+	uint32_t nl = 0, mapping = PROF_NONE, loc;
+	uint64_t elf_addr = 0;
+	bool has_elf = false;
 	const struct pm_mapping *m = f->mapping == PM_NO_MAPPING ? NULL
 								 : procmap_mapping(pm, f->mapping);
 
@@ -245,6 +367,15 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 		nl++;
 	} else if (f->addr_id != SYMJOB_NONE) {
 		const struct symjob_result *r = symjob_get(sj, f->addr_id);
+
+		if (r && r->normalized && m && m->kind != PM_KIND_KERNEL && m->kind != PM_KIND_MODULE) {
+			elf_addr = r->elf_va;
+			has_elf = true;
+			if (mapping != PROF_NONE && !p->mappings[mapping].has_load_bias) {
+				p->mappings[mapping].has_load_bias = true;
+				p->mappings[mapping].load_bias = f->addr - r->elf_va;
+			}
+		}
 
 		for (uint32_t i = 0; r && i < r->nr && nl < 64; i++) {
 			const struct sym_frame *sf = &r->frames[i];
@@ -269,7 +400,12 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 		if (nl > 1)
 			pmp->has_inline_frames = true;
 	}
-	return prof_location(p, mapping, f->addr, lines, nl);
+	loc = prof_location(p, mapping, f->addr, lines, nl);
+	if (has_elf && loc != PROF_NONE) {
+		p->locations[loc].has_elf_addr = true;
+		p->locations[loc].elf_addr = elf_addr;
+	}
+	return loc;
 }
 
 enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
@@ -288,8 +424,16 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	memset(st, 0, sizeof(*st));
 	hmap_init(&c.stack_idx);
 	hmap_init(&c.agg_idx);
+	hmap_init(&c.thread_idx);
 	if (!pm)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
+	if (o->keep_events && !p->events) {
+		err = prof_events_open(&p->events, o->tmpdir, diag);
+		if (err) {
+			procmap_free(pm);
+			return err;
+		}
+	}
 	err = symjob_new(&sj, &o->sj, pm, diag);
 	if (err)
 		goto out;
@@ -321,20 +465,19 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			memset(&fr[i], 0, sizeof(fr[i]));
 			fr[i].mapping = frames[i].mapping;
 			fr[i].addr = frames[i].addr;
+			fr[i].file_offset = frames[i].file_offset;
 			fr[i].jit = frames[i].jit;
-			/* --no-symbolize: nothing to look up later, so nothing to register per frame */
-			fr[i].addr_id = o->sj.no_symbolize || frames[i].jit ||
-							frames[i].mapping == PM_NO_MAPPING
-						? SYMJOB_NONE
-						: symjob_add(sj, frames[i].mapping, frames[i].file_offset);
 		}
 		memset(&a, 0, sizeof(a));
-		a.stack = raw_stack(&c, fr, (uint32_t)nr);
+		a.stack = raw_stack(&c, fr, (uint32_t)nr, sj);
 		if (a.stack == UINT32_MAX) {
 			err = CONV_E_NOMEM;
 			break;
 		}
 		a.attr = (uint32_t)ev->attr;
+		if ((size_t)ev->attr < rdr_info(r)->nr_attrs &&
+		    callchain_truncated(&ev->u.sample, &rdr_info(r)->attrs[ev->attr]))
+			c.stack_trunc[a.stack] = 1;
 		if (!o->no_labels) {
 			a.tid = ev->u.sample.tid;
 			a.proc = proc;
@@ -348,11 +491,41 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			err = CONV_E_NOMEM;
 			break;
 		}
+		if (p->events) {
+			struct prof_event pe;
+
+			pe.time = ev->u.sample.time;
+			pe.period = a.weight;
+			pe.weight = ev->u.sample.weight;
+			pe.stack = a.stack;
+			pe.thread = thread_of(&c, proc, ev->u.sample.tid);
+			pe.cpu = ev->u.sample.sample_type & PERF_SAMPLE_CPU ? ev->u.sample.cpu
+									    : UINT32_MAX;
+			pe.event = a.attr;
+			if (pe.thread == UINT32_MAX) {
+				err = CONV_E_NOMEM;
+				break;
+			}
+			prof_events_add(p->events, &pe);
+		}
 		st->samples++;
 		st->frames += nr;
 	}
 	if (err)
 		goto out;
+	if (p->events) {
+		err = prof_events_finish(p->events, diag);
+		if (err)
+			goto out;
+	}
+	/* statistics: samples per registered frame */
+	for (size_t i = 0; i < c.nr_aggs; i++) {
+		const struct rawframe *f = c.pool + c.stack_off[c.aggs[i].stack];
+
+		for (uint32_t k = 0; k < c.stack_len[c.aggs[i].stack]; k++)
+			if (f[k].addr_id != SYMJOB_NONE)
+				symjob_hit(sj, f[k].addr_id, c.aggs[i].count);
+	}
 	{
 		bool running = host_runs_kernel(rdr_info(r)->osrelease);
 
@@ -399,6 +572,29 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			for (uint32_t i = 0; i < n; i++)
 				locs[i] = location_of(p, pm, sj, map_ids, &f[i]);
 			stack_map[s] = prof_stack(p, locs, n);
+			if (c.stack_trunc[s] && stack_map[s] != PROF_NONE)
+				prof_stack_set_truncated(p, stack_map[s]);
+		}
+		if (p->events && prof_events_remap(p->events, stack_map, c.nr_stacks)) {
+			err = CONV_E_NOMEM;
+			free(locs);
+			free(vals);
+			free(stack_map);
+			goto out;
+		}
+		/* threads of the sample events, in the spool's numbering */
+		for (size_t t = 0; t < c.nr_threads; t++) {
+			uint32_t proc = (uint32_t)(c.threads[t] >> 32), tid = (uint32_t)c.threads[t];
+			const struct pm_proc *pr = procmap_proc(pm, proc);
+			const char *tn = procmap_thread_name(pm, tid);
+			struct prof_thread th;
+
+			th.tid = tid;
+			th.pid = pr ? pr->pid : tid;
+			th.name = prof_str(p, tn ? tn : pr && pr->comm ? pr->comm : "");
+			th.process_name = prof_str(p, pr && pr->comm ? pr->comm : "");
+			if (prof_add_thread(p, &th) == PROF_NONE)
+				err = CONV_E_NOMEM;
 		}
 		for (size_t i = 0; i < c.nr_aggs; i++) {
 			const struct agg *a = &c.aggs[i];
@@ -449,9 +645,22 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		char buf[512];
 
 		st->lost_samples = rs->lost_events + rs->lost_samples;
+		p->sys.lost_samples = st->lost_samples;
+		p->sys.hostname = prof_str(p, info->hostname);
+		p->sys.os_release = prof_str(p, info->osrelease);
+		p->sys.arch = prof_str(p, info->arch);
+		p->sys.cpu_desc = prof_str(p, info->cpudesc);
+		p->sys.cpuid = prof_str(p, info->cpuid);
+		p->sys.perf_version = prof_str(p, info->perf_version);
+		p->sys.nr_cpus = info->nr_cpus_avail;
+		if (rs->has_sample_time) {
+			p->sys.first_time = rs->first_sample_time;
+			p->sys.last_time = rs->last_sample_time;
+		}
 		if (rs->has_sample_time) {
 			uint64_t first = rs->first_sample_time;
 
+			p->sys.wall_known = true;
 			if (info->has_clock_data && info->clock_data_wall_ns)
 				p->time_nanos = (int64_t)(info->clock_data_wall_ns + first -
 							  info->clock_data_clockid_ns);
@@ -460,6 +669,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				 * "captured on"; sample times are since boot, not since the epoch */
 				p->time_nanos = (int64_t)(info->file_mtime_ns -
 							  (rs->last_sample_time - first));
+			else
+				p->sys.wall_known = false;
 			p->duration_nanos = (int64_t)(rs->last_sample_time - first);
 		}
 		if (info->perf_version) {

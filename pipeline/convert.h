@@ -21,6 +21,8 @@ struct convert_opts {
 	struct symjob_opts sj;
 	bool no_labels; /* no per-thread labels (aggregate harder) */
 	bool label_cpu;
+	bool keep_events;   /* spool every sample event into p->events (for JFR) */
+	const char *tmpdir; /* where the spool goes (NULL: $TMPDIR or /tmp) */
 };
 
 struct convert_stats {

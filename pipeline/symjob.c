@@ -236,6 +236,24 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 	}
 }
 
+/*
+ * --no-symbolize: only the recorded binary itself (build-id checked), for
+ * its program headers: frames keep ELF addresses a later symbolizer can use.
+ */
+static void locate_runtime(struct symjob *j, struct sj_obj *ob)
+{
+	struct loc_opts lo = { 0 };
+	struct loc_result r;
+
+	lo.debug_dirs = j->o.debug_dirs;
+	lo.nr_debug_dirs = j->o.nr_debug_dirs;
+	lo.use_original_path = true;
+	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
+		snprintf(ob->loc.runtime, sizeof(ob->loc.runtime), "%s", r.path);
+		ob->loc.have_runtime = true;
+	}
+}
+
 /* Collects what debuginfod brought (or had in a cache). */
 static void fetched(struct symjob *j, struct sj_obj *ob)
 {
@@ -311,6 +329,8 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 		hmap_put(&j->obj_by_key, h, j->nr_objs);
 	if (kind == OBJ_USER && !j->o.no_symbolize)
 		locate(j, ob);
+	else if (kind == OBJ_USER)
+		locate_runtime(j, ob);
 	return (uint32_t)j->nr_objs++;
 }
 
@@ -333,7 +353,6 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	    j->addrs[*v].f_off == (j->objs[j->addrs[*v].obj].kind == OBJ_KERNEL
 					   ? f_off - m->pgoff + m->start
 					   : f_off)) {
-		j->addrs[*v].hits++;
 		return (uint32_t)*v;
 	}
 	oi = obj_for(j, m);
@@ -345,10 +364,8 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	{
 		uint64_t *ov = hmap_get(&ob->offs, key);
 
-		if (ov) {
-			j->addrs[*ov].hits++;
+		if (ov)
 			return (uint32_t)*ov;
-		}
 	}
 	if (!vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
 	    !vec_reserve((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
@@ -359,12 +376,17 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	a->first_map = mapping;
 	a->f_off = key;
 	a->pgoff = m->pgoff;
-	a->hits = 1;
 	ob->addrs[ob->nr_addrs++] = (uint32_t)j->nr_addrs;
 	hmap_put(&ob->offs, key, j->nr_addrs);
 	if (!v)
 		hmap_put(&j->addr_by_map_off, mkey, j->nr_addrs);
 	return (uint32_t)j->nr_addrs++;
+}
+
+void symjob_hit(struct symjob *j, uint32_t addr_id, uint64_t n)
+{
+	if (addr_id < j->nr_addrs)
+		j->addrs[addr_id].hits += n;
 }
 
 /* ---- locating files ---- */
@@ -422,6 +444,22 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 	size_t cap = 0;
 	enum symsrc src = lp->src;
 
+	if (j->o.no_symbolize) {
+		/* addresses only: the ELF address of each frame from the binary's program headers */
+		if (!lp->have_runtime || sym_file_open(&f, lp->runtime, lp->runtime, NULL))
+			return;
+		for (size_t i = 0; i < ob->nr_addrs; i++) {
+			struct sj_addr *a = &j->addrs[ob->addrs[i]];
+			uint64_t va;
+
+			if (sym_file_normalize(f, a->f_off, a->pgoff, &va)) {
+				a->res.normalized = true;
+				a->res.elf_va = va;
+			}
+		}
+		sym_file_close(f);
+		return;
+	}
 	if (!lp->have_debug ||
 	    sym_file_open(&f, lp->debug, lp->have_runtime ? lp->runtime : NULL, NULL))
 		return;
@@ -630,17 +668,19 @@ enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 			j->st.dfd_errors = ds->errors + ds->bad_build_id + ds->too_large;
 			j->st.dfd_bytes = ds->bytes;
 		}
-		atomic_store(&j->next_obj, 0);
-		for (unsigned i = 1; i < n; i++)
-			if (pthread_create(&th[started], NULL, worker, j) == 0)
-				started++;
-		worker(j);
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
+	}
+	/* --no-symbolize too: program headers give ELF addresses */
+	atomic_store(&j->next_obj, 0);
+	for (unsigned i = 1; i < n; i++)
+		if (pthread_create(&th[started], NULL, worker, j) == 0)
+			started++;
+	worker(j);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (!j->o.no_symbolize)
 		for (size_t i = 0; i < j->nr_objs; i++)
 			if (j->objs[i].kind == OBJ_KERNEL)
 				resolve_kernel(j, &j->objs[i]);
-	}
 	/* frame pointers were stored as 1-based indexes while arrays could move */
 	for (size_t i = 0; i < j->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[i];

@@ -45,7 +45,7 @@ struct symjob_opts {
 	const char *kallsyms;     /* --kallsyms FILE */
 	bool running_kernel;      /* the recording's kernel is running here: /proc/kallsyms may be used */
 	unsigned jobs;            /* threads; 0 = number of CPUs */
-	bool no_symbolize;        /* register addresses, resolve nothing */
+	bool no_symbolize;        /* no symbols: only the recorded binaries' program headers */
 	/* download progress (called on the thread that calls symjob_add/symjob_run) */
 	void (*progress)(void *ctx, const char *build_id, uint64_t received, uint64_t total,
 			 unsigned active, unsigned queued, bool done);
@@ -82,8 +82,13 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 			 struct conv_diag *diag);
 void symjob_free(struct symjob *j);
 
-/* Registers a frame in mapping `mapping` at file offset `f_off`; returns its address id. */
+/*
+ * Registers a frame in mapping `mapping` at file offset `f_off`; returns its
+ * address id (the same id for the same object and offset).
+ */
 uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off);
+/* Counts n samples with a frame at addr_id (for the statistics). */
+void symjob_hit(struct symjob *j, uint32_t addr_id, uint64_t n);
 
 /* Known only once pipe metadata has been read: whether the recorded kernel runs here. */
 void symjob_set_running_kernel(struct symjob *j, bool running);

@@ -1,0 +1,1320 @@
+/*
+ * JFR 2.0 writer.
+ *
+ * File = chunks back to back. Chunk layout (all offsets from the chunk start):
+ *   0  "FLR\0" | 4 major u16 = 2 | 6 minor u16 = 0 | 8 chunk size u64
+ *   16 offset of the checkpoint u64 | 24 offset of the metadata u64
+ *   32 start, ns since the epoch u64 | 40 duration ns u64 | 48 start ticks u64
+ *   56 ticks per second u64 | 64 state u8 = 0 | 65 pad u8 | 66 flags u16
+ *      (bit 0: integers are varints; bit 1: last chunk)     (big-endian, 68 bytes)
+ *   68 events... | checkpoint | metadata
+ * Record = size varint (counting itself) | type id varint | payload.
+ * Integers are unsigned LEB128 varints, 32-bit fields written as unsigned
+ * 32-bit values; strings are 0 (null) or 3 (UTF-8) + length + bytes.
+ * Checkpoint payload: start | duration | delta 0 | type byte 1 | pool count |
+ * pools (type id | count | (key | fields)...). Metadata payload: start |
+ * duration | metadata id | string table | element tree (root: metadata with
+ * the classes, region).
+ *
+ * Ticks are the perf sample clock in ns; chunk start nanos are wall clock
+ * (CLOCK_DATA, else the file's time) and unique per chunk (JMC drops a chunk
+ * whose start equals an earlier one). Constant pool keys are global to the
+ * file: each chunk carries the entries its events use, with the same keys.
+ */
+#include "jfrwriter/jfr.h"
+
+#include "core/dbuf.h"
+#include "core/hmap.h"
+#include "core/strtab.h"
+#include "core/vec.h"
+#include "model/events.h"
+#include "model/profile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* type ids (async-profiler's scheme: primitives 4-11, types 20+, events 100+, annotations 200+) */
+enum {
+	T_BOOLEAN = 4, T_CHAR, T_FLOAT, T_DOUBLE, T_BYTE, T_SHORT, T_INT, T_LONG,
+	T_STRING = 20, T_THREAD, T_STACKTRACE, T_STACKFRAME, T_METHOD, T_CLASS, T_CLASSLOADER,
+	T_PACKAGE, T_SYMBOL, T_FRAMETYPE, T_THREADSTATE,
+	E_EXECUTION_SAMPLE = 100, E_ACTIVE_SETTING, E_OS_INFO, E_CPU_INFO, E_NATIVE_LIBRARY,
+	E_LOST_SAMPLES, E_PERF_FIRST, /* one per other perf event */
+	A_LABEL = 200, A_DESCRIPTION, A_CATEGORY, A_TIMESTAMP, A_TIMESPAN, A_UNSIGNED,
+	A_MEMORY_ADDRESS
+};
+
+enum frame_type {
+	FT_INTERPRETED, FT_JIT, FT_INLINED, FT_NATIVE, FT_CPP, FT_KERNEL, FT_C1, FT__COUNT
+};
+
+static const char *const frame_type_names[FT__COUNT] = {
+	"Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel", "C1 compiled"
+};
+
+#define ACC_NATIVE 0x100
+
+/* ---- encoding ---- */
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80 && n < 9) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void put_varint(struct dbuf *b, uint64_t v)
+{
+	unsigned char tmp[9];
+	size_t n = 0;
+
+	while (n < 8 && v >= 0x80) {
+		tmp[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	tmp[n++] = (unsigned char)v; /* the 9th byte holds bits 56-63 whole */
+	dbuf_append(b, tmp, n);
+}
+
+/* 32-bit fields: the unsigned 32-bit value, never sign-extended (readers use 32-bit decoders) */
+static void put_u32(struct dbuf *b, int64_t v)
+{
+	put_varint(b, (uint32_t)v);
+}
+
+static void put_byte(struct dbuf *b, unsigned char c)
+{
+	dbuf_append(b, &c, 1);
+}
+
+/* Length of the valid UTF-8 prefix... the whole string is checked; invalid bytes become '?'. */
+static bool utf8_valid(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t k;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			k = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			k = 2;
+		else if (c >= 0xf0 && c <= 0xf4)
+			k = 3;
+		else
+			return false;
+		if (k > n - i - 1)
+			return false;
+		for (size_t j = 1; j <= k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+		i += k + 1;
+	}
+	return true;
+}
+
+static void put_string(struct dbuf *b, const char *s)
+{
+	size_t n;
+
+	if (!s) {
+		put_byte(b, 0);
+		return;
+	}
+	n = strlen(s);
+	put_byte(b, 3);
+	put_varint(b, n);
+	if (utf8_valid((const unsigned char *)s, n)) {
+		dbuf_append(b, s, n);
+		return;
+	}
+	/* readers reject invalid UTF-8 in symbols: keep ASCII, replace the rest */
+	for (size_t i = 0; i < n; i++)
+		put_byte(b, (unsigned char)s[i] < 0x80 ? (unsigned char)s[i] : '?');
+}
+
+/* A record whose body is in body: size (exact varint) | type | body. */
+static void put_record(struct dbuf *out, uint64_t type, const struct dbuf *body)
+{
+	size_t inner = varint_len(type) + body->len, s = 1;
+
+	while (varint_len(inner + s) != s)
+		s++;
+	put_varint(out, inner + s);
+	put_varint(out, type);
+	dbuf_append(out, body->data, body->len);
+}
+
+static void put_be(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		p[i] = (unsigned char)v;
+		v >>= 8;
+	}
+}
+
+/* ---- metadata ---- */
+
+struct fdef {
+	const char *name;
+	uint32_t type;
+	bool cp, array;
+	const char *label;
+	uint32_t ann;        /* extra annotation (Timestamp, Timespan, Unsigned...) or 0 */
+	const char *ann_val; /* its value, NULL for marker annotations */
+	uint32_t ann2;       /* a second marker annotation or 0 */
+};
+
+struct cdef {
+	uint32_t id;
+	const char *name, *super;
+	bool simple;
+	const char *label, *desc;
+	const char *cat[3];
+	const struct fdef *fields;
+	size_t nfields;
+};
+
+#define NF(a) (sizeof(a) / sizeof((a)[0]))
+#define ANNOTATION "java.lang.annotation.Annotation"
+#define EVENT "jdk.jfr.Event"
+
+static const struct fdef f_string_value[] = {{"value", T_STRING, false, false, NULL, 0, NULL, 0}};
+static const struct fdef f_category_value[] = {{"value", T_STRING, false, true, NULL, 0, NULL, 0}};
+static const struct fdef f_thread[] = {
+	{"osName", T_STRING, false, false, "OS Thread Name", 0, NULL, 0},
+	{"osThreadId", T_LONG, false, false, "OS Thread Id", 0, NULL, 0},
+	{"javaName", T_STRING, false, false, "Java Thread Name", 0, NULL, 0},
+	{"javaThreadId", T_LONG, false, false, "Java Thread Id", 0, NULL, 0},
+};
+static const struct fdef f_stacktrace[] = {
+	{"truncated", T_BOOLEAN, false, false, "Truncated", 0, NULL, 0},
+	{"frames", T_STACKFRAME, false, true, "Stack Frames", 0, NULL, 0},
+};
+static const struct fdef f_stackframe[] = {
+	{"method", T_METHOD, true, false, "Java Method", 0, NULL, 0},
+	{"lineNumber", T_INT, false, false, "Line Number", 0, NULL, 0},
+	{"bytecodeIndex", T_INT, false, false, "Bytecode Index", 0, NULL, 0},
+	{"type", T_FRAMETYPE, true, false, "Frame Type", 0, NULL, 0},
+};
+static const struct fdef f_method[] = {
+	{"type", T_CLASS, true, false, "Type", 0, NULL, 0},
+	{"name", T_SYMBOL, true, false, "Name", 0, NULL, 0},
+	{"descriptor", T_SYMBOL, true, false, "Descriptor", 0, NULL, 0},
+	{"modifiers", T_INT, false, false, "Modifiers", 0, NULL, 0},
+	{"hidden", T_BOOLEAN, false, false, "Hidden", 0, NULL, 0},
+};
+static const struct fdef f_class[] = {
+	{"classLoader", T_CLASSLOADER, true, false, "Class Loader", 0, NULL, 0},
+	{"name", T_SYMBOL, true, false, "Name", 0, NULL, 0},
+	{"package", T_PACKAGE, true, false, "Package", 0, NULL, 0},
+	{"modifiers", T_INT, false, false, "Access Modifiers", 0, NULL, 0},
+	{"hidden", T_BOOLEAN, false, false, "Hidden", 0, NULL, 0},
+};
+static const struct fdef f_classloader[] = {
+	{"type", T_CLASS, true, false, "Type", 0, NULL, 0},
+	{"name", T_SYMBOL, true, false, "Name", 0, NULL, 0},
+};
+static const struct fdef f_package[] = {{"name", T_SYMBOL, true, false, "Name", 0, NULL, 0}};
+static const struct fdef f_symbol[] = {{"string", T_STRING, false, false, "String", 0, NULL, 0}};
+static const struct fdef f_frametype[] = {
+	{"description", T_STRING, false, false, "Description", 0, NULL, 0}};
+static const struct fdef f_threadstate[] = {{"name", T_STRING, false, false, "Name", 0, NULL, 0}};
+
+#define START_TIME {"startTime", T_LONG, false, false, "Start Time", A_TIMESTAMP, "TICKS", 0}
+static const struct fdef f_execution_sample[] = {
+	START_TIME,
+	{"sampledThread", T_THREAD, true, false, "Thread", 0, NULL, 0},
+	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
+	{"state", T_THREADSTATE, true, false, "Thread State", 0, NULL, 0},
+};
+static const struct fdef f_active_setting[] = {
+	START_TIME,
+	{"id", T_LONG, false, false, "Event Id", 0, NULL, 0},
+	{"name", T_STRING, false, false, "Setting Name", 0, NULL, 0},
+	{"value", T_STRING, false, false, "Setting Value", 0, NULL, 0},
+};
+static const struct fdef f_os_info[] = {
+	START_TIME, {"osVersion", T_STRING, false, false, "OS Version", 0, NULL, 0}};
+static const struct fdef f_cpu_info[] = {
+	START_TIME,
+	{"cpu", T_STRING, false, false, "Type", 0, NULL, 0},
+	{"description", T_STRING, false, false, "Description", 0, NULL, 0},
+	{"hwThreads", T_INT, false, false, "Hardware Threads", A_UNSIGNED, NULL, 0},
+};
+static const struct fdef f_native_library[] = {
+	START_TIME,
+	{"name", T_STRING, false, false, "Name", 0, NULL, 0},
+	{"baseAddress", T_LONG, false, false, "Base Address", A_UNSIGNED, NULL, A_MEMORY_ADDRESS},
+	{"topAddress", T_LONG, false, false, "Top Address", A_UNSIGNED, NULL, A_MEMORY_ADDRESS},
+	{"buildId", T_STRING, false, false, "GNU Build ID", 0, NULL, 0},
+	{"loadBias", T_LONG, false, false, "Load Bias", A_UNSIGNED, NULL, A_MEMORY_ADDRESS},
+};
+static const struct fdef f_lost_samples[] = {
+	START_TIME,
+	{"lostSamples", T_LONG, false, false, "Lost Samples", 0, NULL, 0},
+};
+static const struct fdef f_perf_event[] = {
+	START_TIME,
+	{"eventThread", T_THREAD, true, false, "Thread", 0, NULL, 0},
+	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
+	{"period", T_LONG, false, false, "Period", 0, NULL, 0},
+	{"weight", T_LONG, false, false, "Weight", 0, NULL, 0},
+	{"cpu", T_INT, false, false, "CPU", 0, NULL, 0},
+};
+static const struct fdef f_perf_clock_event[] = {
+	START_TIME,
+	{"eventThread", T_THREAD, true, false, "Thread", 0, NULL, 0},
+	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
+	{"period", T_LONG, false, false, "Period", A_TIMESPAN, "NANOSECONDS", 0},
+	{"weight", T_LONG, false, false, "Weight", 0, NULL, 0},
+	{"cpu", T_INT, false, false, "CPU", 0, NULL, 0},
+};
+
+static const struct cdef static_classes[] = {
+	{T_BOOLEAN, "boolean", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_CHAR, "char", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_FLOAT, "float", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_DOUBLE, "double", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_BYTE, "byte", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_SHORT, "short", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_INT, "int", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_LONG, "long", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_STRING, "java.lang.String", NULL, false, NULL, NULL, {NULL}, NULL, 0},
+	{A_LABEL, "jdk.jfr.Label", ANNOTATION, false, NULL, NULL, {NULL}, f_string_value, 1},
+	{A_DESCRIPTION, "jdk.jfr.Description", ANNOTATION, false, NULL, NULL, {NULL}, f_string_value, 1},
+	{A_CATEGORY, "jdk.jfr.Category", ANNOTATION, false, NULL, NULL, {NULL}, f_category_value, 1},
+	{A_TIMESTAMP, "jdk.jfr.Timestamp", ANNOTATION, false, NULL, NULL, {NULL}, f_string_value, 1},
+	{A_TIMESPAN, "jdk.jfr.Timespan", ANNOTATION, false, NULL, NULL, {NULL}, f_string_value, 1},
+	{A_UNSIGNED, "jdk.jfr.Unsigned", ANNOTATION, false, NULL, NULL, {NULL}, NULL, 0},
+	{A_MEMORY_ADDRESS, "jdk.jfr.MemoryAddress", ANNOTATION, false, NULL, NULL, {NULL}, NULL, 0},
+	{T_THREAD, "java.lang.Thread", NULL, false, "Thread", NULL, {NULL}, f_thread, NF(f_thread)},
+	{T_STACKTRACE, "jdk.types.StackTrace", NULL, false, "Stacktrace", NULL, {NULL}, f_stacktrace,
+	 NF(f_stacktrace)},
+	{T_STACKFRAME, "jdk.types.StackFrame", NULL, false, NULL, NULL, {NULL}, f_stackframe,
+	 NF(f_stackframe)},
+	{T_METHOD, "jdk.types.Method", NULL, false, "Java Method", NULL, {NULL}, f_method,
+	 NF(f_method)},
+	{T_CLASS, "java.lang.Class", NULL, false, "Java Class", NULL, {NULL}, f_class, NF(f_class)},
+	{T_CLASSLOADER, "jdk.types.ClassLoader", NULL, false, "Java Class Loader", NULL, {NULL},
+	 f_classloader, NF(f_classloader)},
+	{T_PACKAGE, "jdk.types.Package", NULL, false, "Package", NULL, {NULL}, f_package,
+	 NF(f_package)},
+	{T_SYMBOL, "jdk.types.Symbol", NULL, true, "Symbol", NULL, {NULL}, f_symbol, NF(f_symbol)},
+	{T_FRAMETYPE, "jdk.types.FrameType", NULL, true, "Frame type", NULL, {NULL}, f_frametype,
+	 NF(f_frametype)},
+	{T_THREADSTATE, "jdk.types.ThreadState", NULL, true, "Java Thread State", NULL, {NULL},
+	 f_threadstate, NF(f_threadstate)},
+	{E_EXECUTION_SAMPLE, "jdk.ExecutionSample", EVENT, false, "Method Profiling Sample",
+	 "Snapshot of a thread's call stack (perf samples of the CPU-time event)",
+	 {"Java Virtual Machine", "Profiling", NULL}, f_execution_sample, NF(f_execution_sample)},
+	{E_ACTIVE_SETTING, "jdk.ActiveSetting", EVENT, false, "Recording Setting", NULL,
+	 {"Flight Recorder", NULL, NULL}, f_active_setting, NF(f_active_setting)},
+	{E_OS_INFO, "jdk.OSInformation", EVENT, false, "OS Information", NULL,
+	 {"Operating System", NULL, NULL}, f_os_info, NF(f_os_info)},
+	{E_CPU_INFO, "jdk.CPUInformation", EVENT, false, "CPU Information", NULL,
+	 {"Operating System", "Processor", NULL}, f_cpu_info, NF(f_cpu_info)},
+	{E_NATIVE_LIBRARY, "jdk.NativeLibrary", EVENT, false, "Native Library",
+	 "A mapped object file with samples, its GNU build-id and load bias (runtime address - ELF "
+	 "address), to symbolize <remote> frames later",
+	 {"Java Virtual Machine", "Runtime", NULL}, f_native_library, NF(f_native_library)},
+	{E_LOST_SAMPLES, "perf.LostSamples", EVENT, false, "Lost Samples",
+	 "Samples the kernel dropped (perf LOST and LOST_SAMPLES records)", {"Linux perf", NULL, NULL},
+	 f_lost_samples, NF(f_lost_samples)},
+};
+
+struct mb {
+	struct strtab strs;
+	struct dbuf el; /* element bytes; string indexes refer to strs */
+};
+
+static uint32_t ms(struct mb *m, const char *s)
+{
+	uint32_t id = strtab_intern_cstr(&m->strs, s);
+
+	return id == STRTAB_NONE ? 0 : id;
+}
+
+static void el_head(struct mb *m, const char *name, size_t nattr)
+{
+	put_varint(&m->el, ms(m, name));
+	put_varint(&m->el, nattr);
+}
+
+static void el_attr(struct mb *m, const char *k, const char *v)
+{
+	put_varint(&m->el, ms(m, k));
+	put_varint(&m->el, ms(m, v));
+}
+
+static void el_attr_u(struct mb *m, const char *k, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	el_attr(m, k, buf);
+}
+
+static void el_annotation(struct mb *m, uint32_t cls, const char *value)
+{
+	el_head(m, "annotation", value ? 2 : 1);
+	el_attr_u(m, "class", cls);
+	if (value)
+		el_attr(m, "value", value);
+	put_varint(&m->el, 0);
+}
+
+static void el_class(struct mb *m, const struct cdef *c)
+{
+	size_t ncat = 0, nchild;
+
+	while (ncat < 3 && c->cat[ncat])
+		ncat++;
+	nchild = c->nfields + (c->label != NULL) + (c->desc != NULL) + (ncat > 0);
+	el_head(m, "class", 2 + (c->super != NULL) + c->simple);
+	el_attr_u(m, "id", c->id);
+	el_attr(m, "name", c->name);
+	if (c->super)
+		el_attr(m, "superType", c->super);
+	if (c->simple)
+		el_attr(m, "simpleType", "true");
+	put_varint(&m->el, nchild);
+	for (size_t i = 0; i < c->nfields; i++) {
+		const struct fdef *f = &c->fields[i];
+
+		el_head(m, "field", 2 + f->cp + f->array);
+		el_attr(m, "name", f->name);
+		el_attr_u(m, "class", f->type);
+		if (f->cp)
+			el_attr(m, "constantPool", "true");
+		if (f->array)
+			el_attr(m, "dimension", "1");
+		put_varint(&m->el, (f->label != NULL) + (f->ann != 0) + (f->ann2 != 0));
+		if (f->label)
+			el_annotation(m, A_LABEL, f->label);
+		if (f->ann)
+			el_annotation(m, f->ann, f->ann_val);
+		if (f->ann2)
+			el_annotation(m, f->ann2, NULL);
+	}
+	if (c->label)
+		el_annotation(m, A_LABEL, c->label);
+	if (c->desc)
+		el_annotation(m, A_DESCRIPTION, c->desc);
+	if (ncat) {
+		el_head(m, "annotation", 1 + ncat);
+		el_attr_u(m, "class", A_CATEGORY);
+		for (size_t i = 0; i < ncat; i++) {
+			char k[16];
+
+			snprintf(k, sizeof(k), "value-%zu", i);
+			el_attr(m, k, c->cat[i]);
+		}
+		put_varint(&m->el, 0);
+	}
+}
+
+/* ---- frames: what each model location becomes ---- */
+
+struct jframe {
+	uint32_t method; /* key */
+	int32_t line;
+	uint8_t type;
+};
+
+struct jmethod {
+	uint32_t cls, name, desc; /* class key, symbol keys */
+	int32_t modifiers;
+};
+
+struct jclass {
+	uint32_t name, package; /* symbol key, package key (0 = none) */
+};
+
+struct w {
+	const struct prof *p;
+	struct strtab syms; /* symbol key = id + 1 */
+	struct jmethod *methods;
+	size_t nr_methods, cap_methods;
+	struct hmap method_idx;
+	struct jclass *classes;
+	size_t nr_classes, cap_classes;
+	struct hmap class_idx;
+	uint32_t *packages; /* package key - 1 -> symbol key */
+	size_t nr_packages, cap_packages;
+	struct hmap package_idx;
+	struct jframe *frames; /* frames of every location, consecutive */
+	size_t nr_frames, cap_frames;
+	uint32_t *loc_first, *loc_count; /* per location */
+	/* per chunk: what its events use */
+	uint8_t *used_stack, *used_thread, *used_method, *used_class, *used_sym, *used_pkg,
+		*used_map;
+	uint64_t remote_frames;
+	bool nomem;
+	/* output */
+	int fd;
+	struct dbuf out;
+	uint64_t out_pos; /* file offset of out.data[0] */
+	int io_errno;
+};
+
+static uint32_t sym(struct w *w, const char *s)
+{
+	uint32_t id = strtab_intern_cstr(&w->syms, s ? s : "");
+
+	if (id == STRTAB_NONE) {
+		w->nomem = true;
+		return 0;
+	}
+	return id + 1;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
+}
+
+static uint32_t package_of(struct w *w, const char *internal_class)
+{
+	const char *slash = strrchr(internal_class, '/');
+	char buf[1024];
+	uint32_t s;
+	uint64_t h, *v;
+
+	if (!slash || (size_t)(slash - internal_class) >= sizeof(buf))
+		return 0;
+	snprintf(buf, sizeof(buf), "%.*s", (int)(slash - internal_class), internal_class);
+	s = sym(w, buf);
+	h = mix(3, s);
+	for (v = hmap_get(&w->package_idx, h); v; v = hmap_get(&w->package_idx, ++h))
+		if (w->packages[*v] == s)
+			return (uint32_t)*v + 1;
+	if (!vec_reserve((void **)&w->packages, &w->cap_packages, w->nr_packages + 1, sizeof(uint32_t))) {
+		w->nomem = true;
+		return 0;
+	}
+	w->packages[w->nr_packages] = s;
+	hmap_put(&w->package_idx, h, w->nr_packages);
+	return (uint32_t)++w->nr_packages;
+}
+
+static uint32_t class_of(struct w *w, const char *name, bool java)
+{
+	uint32_t s = sym(w, name);
+	uint64_t h = mix(5, s), *v;
+
+	for (v = hmap_get(&w->class_idx, h); v; v = hmap_get(&w->class_idx, ++h))
+		if (w->classes[*v].name == s)
+			return (uint32_t)*v + 1;
+	if (!vec_reserve((void **)&w->classes, &w->cap_classes, w->nr_classes + 1,
+			 sizeof(*w->classes))) {
+		w->nomem = true;
+		return 0;
+	}
+	w->classes[w->nr_classes].name = s;
+	w->classes[w->nr_classes].package = java ? package_of(w, name) : 0;
+	hmap_put(&w->class_idx, h, w->nr_classes);
+	return (uint32_t)++w->nr_classes;
+}
+
+static uint32_t method_of(struct w *w, uint32_t cls, const char *name, const char *desc,
+			  int32_t modifiers)
+{
+	uint32_t n = sym(w, name), d = sym(w, desc);
+	uint64_t h = mix(mix(mix(7, cls), n), d), *v;
+
+	for (v = hmap_get(&w->method_idx, h); v; v = hmap_get(&w->method_idx, ++h)) {
+		const struct jmethod *m = &w->methods[*v];
+
+		if (m->cls == cls && m->name == n && m->desc == d)
+			return (uint32_t)*v + 1;
+	}
+	if (!vec_reserve((void **)&w->methods, &w->cap_methods, w->nr_methods + 1,
+			 sizeof(*w->methods))) {
+		w->nomem = true;
+		return 0;
+	}
+	w->methods[w->nr_methods].cls = cls;
+	w->methods[w->nr_methods].name = n;
+	w->methods[w->nr_methods].desc = d;
+	w->methods[w->nr_methods].modifiers = modifiers;
+	hmap_put(&w->method_idx, h, w->nr_methods);
+	return (uint32_t)++w->nr_methods;
+}
+
+static void add_frame(struct w *w, uint32_t method, int64_t line, enum frame_type t)
+{
+	struct jframe *f;
+
+	if (!vec_reserve((void **)&w->frames, &w->cap_frames, w->nr_frames + 1, sizeof(*f))) {
+		w->nomem = true;
+		return;
+	}
+	f = &w->frames[w->nr_frames++];
+	f->method = method;
+	f->line = line > 0 && line <= INT32_MAX ? (int32_t)line : 0;
+	f->type = (uint8_t)t;
+}
+
+/* A Java type name ("int", "java.lang.String[]") -> descriptor; false if not one. */
+static bool java_type_desc(const char *t, size_t n, struct dbuf *d)
+{
+	static const struct {
+		const char *name;
+		char code;
+	} prim[] = {{"int", 'I'}, {"long", 'J'}, {"boolean", 'Z'}, {"byte", 'B'}, {"char", 'C'},
+		    {"short", 'S'}, {"float", 'F'}, {"double", 'D'}, {"void", 'V'}};
+
+	while (n && t[0] == ' ') {
+		t++;
+		n--;
+	}
+	while (n && t[n - 1] == ' ')
+		n--;
+	while (n >= 2 && t[n - 2] == '[' && t[n - 1] == ']') {
+		dbuf_putc(d, '[');
+		n -= 2;
+	}
+	if (!n)
+		return false;
+	for (size_t i = 0; i < NF(prim); i++) {
+		if (strlen(prim[i].name) == n && !memcmp(prim[i].name, t, n)) {
+			dbuf_putc(d, prim[i].code);
+			return true;
+		}
+	}
+	dbuf_putc(d, 'L');
+	for (size_t i = 0; i < n; i++) {
+		char c = t[i];
+
+		if (c == ' ' || c == '(' || c == ')' || c == ';' || c == ',')
+			return false;
+		dbuf_putc(d, c == '.' ? '/' : c);
+	}
+	dbuf_putc(d, ';');
+	return true;
+}
+
+/*
+ * A JIT map name as a Java method. HotSpot's perf map writes
+ * "<return type> <pkg.Class>.<method>(<parameter types>)"; perf-map-agent
+ * and jitdump agents write "L<pkg/Class>;::<method>[(descriptor)]".
+ */
+static bool java_method(const char *name, struct dbuf *cls, struct dbuf *meth, struct dbuf *desc)
+{
+	const char *sp, *open, *close, *dot, *colons;
+
+	if (name[0] == 'L' && (colons = strstr(name, ";::")) != NULL && colons > name + 1) {
+		const char *m = colons + 3, *paren = strchr(m, '(');
+		size_t mlen = paren ? (size_t)(paren - m) : strlen(m);
+
+		if (!mlen)
+			return false;
+		dbuf_append(cls, name + 1, (size_t)(colons - name - 1));
+		dbuf_append(meth, m, mlen);
+		if (paren && strchr(paren, ')'))
+			dbuf_puts(desc, paren);
+		else
+			dbuf_puts(desc, "()L;");
+		return true;
+	}
+	sp = strchr(name, ' ');
+	open = strchr(name, '(');
+	close = open ? strchr(open, ')') : NULL;
+	if (!sp || !open || !close || sp > open || close[1] != '\0')
+		return false;
+	/* the qualified method name: between the space and '(' */
+	for (dot = open; dot > sp && *dot != '.'; dot--)
+		;
+	if (dot <= sp + 1 || dot + 1 == open)
+		return false;
+	for (const char *q = sp + 1; q < dot; q++) {
+		if (*q == ' ')
+			return false;
+		dbuf_putc(cls, *q == '.' ? '/' : *q);
+	}
+	dbuf_append(meth, dot + 1, (size_t)(open - dot - 1));
+	dbuf_putc(desc, '(');
+	for (const char *a = open + 1; a < close;) {
+		const char *comma = memchr(a, ',', (size_t)(close - a));
+		const char *end = comma ? comma : close;
+
+		if (!java_type_desc(a, (size_t)(end - a), desc))
+			return false;
+		a = comma ? comma + 1 : close;
+	}
+	dbuf_putc(desc, ')');
+	return java_type_desc(name, (size_t)(sp - name), desc);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void location_frames(struct w *w, uint32_t loc)
+{
+	const struct prof *p = w->p;
+	const struct prof_location *l = &p->locations[loc];
+	const struct prof_mapping *m = l->mapping == PROF_NONE ? NULL : &p->mappings[l->mapping];
+	enum prof_map_kind kind = m ? m->kind : PROF_MAP_OTHER;
+	const char *lib = m ? basename_of(strtab_get(&p->strs, m->filename)) : "";
+	char buf[64];
+
+	w->loc_first[loc] = (uint32_t)w->nr_frames;
+	if (!l->nr_lines) {
+		const char *bid = m ? strtab_get(&p->strs, m->build_id) : "";
+
+		if (kind == PROF_MAP_KERNEL) {
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, l->address);
+			add_frame(w, method_of(w, class_of(w, "", false), buf, "(Lk;)L;", ACC_NATIVE), 0,
+				  FT_KERNEL);
+		} else if (bid[0] && l->has_elf_addr) {
+			/* remote symbolication: build-id + ELF address, resolvable later */
+			snprintf(buf, sizeof(buf), "(0x%" PRIx64 ")", l->elf_addr);
+			add_frame(w, method_of(w, class_of(w, bid, false), "<remote>", buf, ACC_NATIVE),
+				  0, FT_NATIVE);
+			w->remote_frames++;
+		} else {
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, l->address);
+			add_frame(w, method_of(w, class_of(w, lib, false), buf, "()L;", ACC_NATIVE), 0,
+				  FT_NATIVE);
+		}
+	}
+	for (uint32_t i = 0; i < l->nr_lines; i++) {
+		const struct prof_line *ln = &p->lines[l->first_line + i];
+		const struct prof_function *f = &p->functions[ln->function];
+		const char *name = strtab_get(&p->strs, f->name);
+
+		if (kind == PROF_MAP_KERNEL) {
+			add_frame(w, method_of(w, class_of(w, "", false), name, "(Lk;)L;", ACC_NATIVE),
+				  ln->line, FT_KERNEL);
+		} else if (kind == PROF_MAP_JIT) {
+			struct dbuf c, mt, d;
+			bool java;
+
+			dbuf_init(&c, 4096);
+			dbuf_init(&mt, 4096);
+			dbuf_init(&d, 4096);
+			java = java_method(name, &c, &mt, &d) && dbuf_putc(&c, 0) && dbuf_putc(&mt, 0) &&
+			       dbuf_putc(&d, 0);
+			if (java)
+				add_frame(w, method_of(w, class_of(w, (char *)c.data, true),
+						       (char *)mt.data, (char *)d.data, 0),
+					  ln->line, FT_JIT);
+			else
+				add_frame(w, method_of(w, class_of(w, "", false), name, "()L;", ACC_NATIVE),
+					  ln->line, FT_NATIVE);
+			dbuf_release(&c);
+			dbuf_release(&mt);
+			dbuf_release(&d);
+		} else {
+			/* a demangled name (differs from the linkage name) is C++ or Rust */
+			enum frame_type t = f->system_name && f->system_name != f->name ? FT_CPP
+											 : FT_NATIVE;
+
+			add_frame(w, method_of(w, class_of(w, lib, false), name, "()L;", ACC_NATIVE),
+				  ln->line, t);
+		}
+	}
+	w->loc_count[loc] = (uint32_t)(w->nr_frames - w->loc_first[loc]);
+}
+
+/* ---- output ---- */
+
+static void flush_out(struct w *w)
+{
+	size_t off = 0;
+
+	while (off < w->out.len && !w->io_errno) {
+		ssize_t k = write(w->fd, w->out.data + off, w->out.len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			w->io_errno = k < 0 ? errno : ENOSPC;
+		else
+			off += (size_t)k;
+	}
+	w->out_pos += w->out.len;
+	dbuf_reset(&w->out);
+}
+
+static void maybe_flush(struct w *w)
+{
+	if (w->out.len >= (1u << 20))
+		flush_out(w);
+}
+
+static void patch(struct w *w, uint64_t pos, const unsigned char *bytes, size_t n)
+{
+	if (pos >= w->out_pos && pos - w->out_pos + n <= w->out.len) {
+		memcpy(w->out.data + (pos - w->out_pos), bytes, n);
+		return;
+	}
+	flush_out(w);
+	if (!w->io_errno && pwrite(w->fd, bytes, n, (off_t)pos) != (ssize_t)n)
+		w->io_errno = errno ? errno : EIO;
+}
+
+static uint64_t out_tell(const struct w *w)
+{
+	return w->out_pos + w->out.len;
+}
+
+struct chunk {
+	uint64_t start_pos;
+	uint64_t min_tick, max_tick;
+	bool any;
+	uint64_t nanos_floor; /* start nanos must exceed the previous chunk's */
+};
+
+static uint64_t wall_of(const struct prof *p, uint64_t tick)
+{
+	if (p->sys.wall_known)
+		return (uint64_t)p->time_nanos + (tick - p->sys.first_time);
+	return tick; /* the sample clock: time since boot, shown as 1970 plus uptime */
+}
+
+static void bit_set(uint8_t *b, size_t i)
+{
+	b[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+static bool bit_get(const uint8_t *b, size_t i)
+{
+	return b[i >> 3] >> (i & 7) & 1;
+}
+
+static size_t count_bits(const uint8_t *b, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += bit_get(b, i);
+	return c;
+}
+
+/* Event type id of perf event i. */
+static uint32_t event_type_id(const struct prof *p, uint32_t i)
+{
+	if (i == p->primary_event)
+		return E_EXECUTION_SAMPLE;
+	return E_PERF_FIRST + i - (i > p->primary_event);
+}
+
+static void mark_stack(struct w *w, uint32_t stack)
+{
+	uint32_t n;
+	const uint32_t *locs;
+
+	if (bit_get(w->used_stack, stack))
+		return;
+	bit_set(w->used_stack, stack);
+	locs = prof_stack_locs(w->p, stack, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_location *l = &w->p->locations[locs[i]];
+
+		if (l->mapping != PROF_NONE)
+			bit_set(w->used_map, l->mapping);
+		for (uint32_t k = 0; k < w->loc_count[locs[i]]; k++) {
+			uint32_t mk = w->frames[w->loc_first[locs[i]] + k].method;
+			const struct jmethod *m = &w->methods[mk - 1];
+			const struct jclass *c = &w->classes[m->cls - 1];
+
+			bit_set(w->used_method, mk - 1);
+			bit_set(w->used_class, m->cls - 1);
+			bit_set(w->used_sym, m->name - 1);
+			bit_set(w->used_sym, m->desc - 1);
+			bit_set(w->used_sym, c->name - 1);
+			if (c->package) {
+				bit_set(w->used_pkg, c->package - 1);
+				bit_set(w->used_sym, w->packages[c->package - 1] - 1);
+			}
+		}
+	}
+}
+
+static void write_event(struct w *w, struct dbuf *body, uint32_t type)
+{
+	put_record(&w->out, type, body);
+	dbuf_reset(body);
+	maybe_flush(w);
+}
+
+static void setting(struct w *w, struct dbuf *b, uint64_t tick, uint32_t id, const char *name,
+		    const char *value)
+{
+	put_varint(b, tick);
+	put_varint(b, id);
+	put_string(b, name);
+	put_string(b, value);
+	write_event(w, b, E_ACTIVE_SETTING);
+}
+
+/* Recording facts, written in every chunk (each chunk stands alone). */
+static void info_events(struct w *w, uint64_t tick, bool last)
+{
+	const struct prof *p = w->p;
+	const struct strtab *s = &p->strs;
+	struct dbuf b;
+	char buf[512];
+
+	dbuf_init(&b, 0);
+	for (uint32_t i = 0; i < p->nr_events_desc; i++) {
+		const struct prof_event_desc *e = &p->events_desc[i];
+		uint32_t id = event_type_id(p, i);
+
+		setting(w, &b, tick, id, "event", strtab_get(s, e->full_name));
+		if (e->frequency) {
+			snprintf(buf, sizeof(buf), "%" PRIu64 " Hz", e->frequency);
+			setting(w, &b, tick, id, "frequency", buf);
+			if (e->clock) {
+				snprintf(buf, sizeof(buf), "%" PRIu64, (1000000000u + e->frequency / 2) /
+									  e->frequency);
+				setting(w, &b, tick, id, "interval", buf);
+			}
+		} else if (e->period) {
+			snprintf(buf, sizeof(buf), "%" PRIu64, e->period);
+			setting(w, &b, tick, id, "interval", buf);
+		}
+	}
+	snprintf(buf, sizeof(buf), "uname: Linux %s %s %s", strtab_get(s, p->sys.hostname),
+		 strtab_get(s, p->sys.os_release), strtab_get(s, p->sys.arch));
+	put_varint(&b, tick);
+	put_string(&b, buf);
+	write_event(w, &b, E_OS_INFO);
+	put_varint(&b, tick);
+	put_string(&b, strtab_get(s, p->sys.arch));
+	if (p->sys.cpuid)
+		snprintf(buf, sizeof(buf), "%s (cpuid %s)", strtab_get(s, p->sys.cpu_desc),
+			 strtab_get(s, p->sys.cpuid));
+	else
+		snprintf(buf, sizeof(buf), "%s", strtab_get(s, p->sys.cpu_desc));
+	put_string(&b, buf);
+	put_u32(&b, p->sys.nr_cpus);
+	write_event(w, &b, E_CPU_INFO);
+	for (size_t i = 0; i < p->nr_mappings; i++) {
+		const struct prof_mapping *m = &p->mappings[i];
+
+		if (!bit_get(w->used_map, i) || m->kind == PROF_MAP_KERNEL || m->kind == PROF_MAP_JIT)
+			continue;
+		put_varint(&b, tick);
+		put_string(&b, strtab_get(s, m->filename));
+		put_varint(&b, m->start);
+		put_varint(&b, m->limit);
+		put_string(&b, strtab_get(s, m->build_id));
+		put_varint(&b, m->has_load_bias ? m->load_bias : 0);
+		write_event(w, &b, E_NATIVE_LIBRARY);
+	}
+	if (last && p->sys.lost_samples) {
+		put_varint(&b, tick);
+		put_varint(&b, p->sys.lost_samples);
+		write_event(w, &b, E_LOST_SAMPLES);
+	}
+	dbuf_release(&b);
+}
+
+static void pool_head(struct dbuf *b, uint32_t type, size_t count)
+{
+	put_varint(b, type);
+	put_varint(b, count);
+}
+
+static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
+{
+	const struct prof *p = w->p;
+	size_t n_thr = count_bits(w->used_thread, p->nr_threads);
+	size_t n_stk = count_bits(w->used_stack, p->nr_stacks);
+	size_t n_met = count_bits(w->used_method, w->nr_methods);
+	size_t n_cls = count_bits(w->used_class, w->nr_classes);
+	size_t n_pkg = count_bits(w->used_pkg, w->nr_packages);
+	size_t n_sym = count_bits(w->used_sym, w->syms.count);
+	/* no empty pools: the JDK throws an InternalError on one */
+	size_t pools = 2 + !!n_thr + !!n_stk + !!n_met + !!n_cls + !!n_pkg + !!n_sym;
+
+	put_varint(b, tick);
+	put_varint(b, 0); /* duration */
+	put_varint(b, 0); /* delta to the previous checkpoint: none */
+	put_byte(b, 1);   /* checkpoint type: flush (one byte for every reader) */
+	put_varint(b, pools);
+	pool_head(b, T_FRAMETYPE, FT__COUNT);
+	for (int i = 0; i < FT__COUNT; i++) {
+		put_varint(b, (uint64_t)i);
+		put_string(b, frame_type_names[i]);
+	}
+	pool_head(b, T_THREADSTATE, 3);
+	put_varint(b, 0);
+	put_string(b, "STATE_DEFAULT");
+	put_varint(b, 1);
+	put_string(b, "STATE_RUNNABLE");
+	put_varint(b, 2);
+	put_string(b, "STATE_SLEEPING");
+	if (n_thr) {
+		pool_head(b, T_THREAD, n_thr);
+		for (size_t i = 0; i < p->nr_threads; i++) {
+			const struct prof_thread *t = &p->threads[i];
+
+			if (!bit_get(w->used_thread, i))
+				continue;
+			put_varint(b, i + 1);
+			put_string(b, strtab_get(&p->strs, t->name));
+			put_varint(b, t->tid);
+			put_string(b, NULL);
+			put_varint(b, 0);
+		}
+	}
+	if (n_stk) {
+		pool_head(b, T_STACKTRACE, n_stk);
+		for (size_t s = 0; s < p->nr_stacks; s++) {
+			uint32_t n, nf = 0;
+			const uint32_t *locs;
+
+			if (!bit_get(w->used_stack, s))
+				continue;
+			locs = prof_stack_locs(p, (uint32_t)s, &n);
+			for (uint32_t i = 0; i < n; i++)
+				nf += w->loc_count[locs[i]];
+			put_varint(b, s + 1);
+			put_byte(b, prof_stack_truncated(p, (uint32_t)s));
+			put_varint(b, nf);
+			for (uint32_t i = 0; i < n; i++) {
+				for (uint32_t k = 0; k < w->loc_count[locs[i]]; k++) {
+					const struct jframe *f = &w->frames[w->loc_first[locs[i]] + k];
+
+					put_varint(b, f->method);
+					put_u32(b, f->line);
+					put_u32(b, 0);
+					put_varint(b, f->type);
+				}
+			}
+			maybe_flush(w);
+		}
+	}
+	if (n_met) {
+		pool_head(b, T_METHOD, n_met);
+		for (size_t i = 0; i < w->nr_methods; i++) {
+			const struct jmethod *m = &w->methods[i];
+
+			if (!bit_get(w->used_method, i))
+				continue;
+			put_varint(b, i + 1);
+			put_varint(b, m->cls);
+			put_varint(b, m->name);
+			put_varint(b, m->desc);
+			put_u32(b, m->modifiers);
+			put_byte(b, 0);
+		}
+	}
+	if (n_cls) {
+		pool_head(b, T_CLASS, n_cls);
+		for (size_t i = 0; i < w->nr_classes; i++) {
+			if (!bit_get(w->used_class, i))
+				continue;
+			put_varint(b, i + 1);
+			put_varint(b, 0); /* class loader: none */
+			put_varint(b, w->classes[i].name);
+			put_varint(b, w->classes[i].package);
+			put_u32(b, 0);
+			put_byte(b, 0);
+		}
+	}
+	if (n_pkg) {
+		pool_head(b, T_PACKAGE, n_pkg);
+		for (size_t i = 0; i < w->nr_packages; i++) {
+			if (!bit_get(w->used_pkg, i))
+				continue;
+			put_varint(b, i + 1);
+			put_varint(b, w->packages[i]);
+		}
+	}
+	if (n_sym) {
+		pool_head(b, T_SYMBOL, n_sym);
+		for (size_t i = 0; i < w->syms.count; i++) {
+			if (!bit_get(w->used_sym, i))
+				continue;
+			put_varint(b, i + 1);
+			put_string(b, strtab_get(&w->syms, (uint32_t)i));
+		}
+	}
+}
+
+static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
+{
+	const struct prof *p = w->p;
+	struct mb m;
+	size_t nperf = p->nr_events_desc ? p->nr_events_desc - 1 : 0;
+	char (*names)[160] = calloc(nperf + 1, sizeof(*names));
+	char (*labels)[160] = calloc(nperf + 1, sizeof(*labels));
+
+	if (!names || !labels) {
+		w->nomem = true;
+		free(names);
+		free(labels);
+		return;
+	}
+	strtab_init(&m.strs);
+	dbuf_init(&m.el, 0);
+	el_head(&m, "root", 0);
+	put_varint(&m.el, 2);
+	el_head(&m, "metadata", 0);
+	put_varint(&m.el, NF(static_classes) + nperf);
+	for (size_t i = 0; i < NF(static_classes); i++)
+		el_class(&m, &static_classes[i]);
+	for (uint32_t i = 0, k = 0; i < p->nr_events_desc; i++) {
+		const struct prof_event_desc *e = &p->events_desc[i];
+		const char *en = strtab_get(&p->strs, e->name);
+		struct cdef c;
+		size_t o;
+
+		if (i == p->primary_event)
+			continue;
+		/* perf.<Name>: the event name with anything but letters, digits and '_' as '_' */
+		o = (size_t)snprintf(names[k], sizeof(names[k]), "perf.");
+		for (const char *q = en; *q && o + 1 < sizeof(names[k]); q++, o++) {
+			char ch = *q;
+			bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+				  (ch >= '0' && ch <= '9') || ch == '_';
+
+			names[k][o] = ok ? ch : '_';
+		}
+		names[k][o] = 0;
+		if (names[k][5] >= 'a' && names[k][5] <= 'z')
+			names[k][5] = (char)(names[k][5] - 'a' + 'A');
+		snprintf(labels[k], sizeof(labels[k]), "perf %s", en);
+		memset(&c, 0, sizeof(c));
+		c.id = event_type_id(p, i);
+		c.name = names[k];
+		c.super = EVENT;
+		c.label = labels[k];
+		c.desc = e->tracepoint ? "Samples of a perf tracepoint" : "Samples of a perf event";
+		c.cat[0] = "Linux perf";
+		c.fields = e->clock ? f_perf_clock_event : f_perf_event;
+		c.nfields = e->clock ? NF(f_perf_clock_event) : NF(f_perf_event);
+		el_class(&m, &c);
+		k++;
+	}
+	el_head(&m, "region", 2);
+	el_attr(&m, "locale", "en_US");
+	el_attr(&m, "gmtOffset", "0");
+	put_varint(&m.el, 0);
+
+	put_varint(b, tick);
+	put_varint(b, 0); /* duration */
+	put_varint(b, 1); /* metadata id: the same types in every chunk */
+	put_varint(b, m.strs.count);
+	for (uint32_t i = 0; i < m.strs.count; i++)
+		put_string(b, strtab_get(&m.strs, i));
+	dbuf_append(b, m.el.data, m.el.len);
+	if (m.el.err)
+		w->nomem = true;
+	dbuf_release(&m.el);
+	strtab_release(&m.strs);
+	free(names);
+	free(labels);
+}
+
+static void chunk_begin(struct w *w, struct chunk *c)
+{
+	unsigned char zero[68];
+
+	memset(zero, 0, sizeof(zero));
+	c->start_pos = out_tell(w);
+	c->any = false;
+	c->min_tick = c->max_tick = 0;
+	dbuf_append(&w->out, zero, sizeof(zero));
+	memset(w->used_stack, 0, (w->p->nr_stacks + 7) / 8 + 1);
+	memset(w->used_thread, 0, (w->p->nr_threads + 7) / 8 + 1);
+	memset(w->used_method, 0, (w->nr_methods + 7) / 8 + 1);
+	memset(w->used_class, 0, (w->nr_classes + 7) / 8 + 1);
+	memset(w->used_sym, 0, (w->syms.count + 7) / 8 + 1);
+	memset(w->used_pkg, 0, (w->nr_packages + 7) / 8 + 1);
+	memset(w->used_map, 0, (w->p->nr_mappings + 7) / 8 + 1);
+}
+
+static void chunk_end(struct w *w, struct chunk *c, bool last)
+{
+	const struct prof *p = w->p;
+	uint64_t start_tick = c->any ? c->min_tick : p->sys.first_time;
+	uint64_t end_tick = c->any ? c->max_tick : p->sys.last_time;
+	uint64_t cp_pos, meta_pos, end, nanos;
+	unsigned char h[68];
+	struct dbuf b;
+
+	if (end_tick < start_tick)
+		end_tick = start_tick;
+	info_events(w, start_tick, last);
+	dbuf_init(&b, 0);
+	cp_pos = out_tell(w);
+	write_checkpoint(w, start_tick, &b);
+	put_record(&w->out, 1, &b);
+	dbuf_reset(&b);
+	meta_pos = out_tell(w);
+	write_metadata(w, start_tick, &b);
+	put_record(&w->out, 0, &b);
+	if (b.err)
+		w->nomem = true;
+	dbuf_release(&b);
+	end = out_tell(w);
+	nanos = wall_of(p, start_tick);
+	if (nanos < c->nanos_floor)
+		nanos = c->nanos_floor;
+	c->nanos_floor = nanos + 1;
+	memcpy(h, "FLR\0", 4);
+	put_be(h + 4, 2, 2);
+	put_be(h + 6, 0, 2);
+	put_be(h + 8, end - c->start_pos, 8);
+	put_be(h + 16, cp_pos - c->start_pos, 8);
+	put_be(h + 24, meta_pos - c->start_pos, 8);
+	put_be(h + 32, nanos, 8);
+	put_be(h + 40, end_tick - start_tick, 8);
+	put_be(h + 48, start_tick, 8);
+	put_be(h + 56, 1000000000u, 8);
+	h[64] = 0; /* complete */
+	h[65] = 0;
+	put_be(h + 66, last ? 3 : 1, 2);
+	patch(w, c->start_pos, h, sizeof(h));
+	maybe_flush(w);
+}
+
+static void w_release(struct w *w)
+{
+	strtab_release(&w->syms);
+	free(w->methods);
+	free(w->classes);
+	free(w->packages);
+	free(w->frames);
+	free(w->loc_first);
+	free(w->loc_count);
+	free(w->used_stack);
+	free(w->used_thread);
+	free(w->used_method);
+	free(w->used_class);
+	free(w->used_sym);
+	free(w->used_pkg);
+	free(w->used_map);
+	hmap_release(&w->method_idx);
+	hmap_release(&w->class_idx);
+	hmap_release(&w->package_idx);
+	dbuf_release(&w->out);
+}
+
+enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
+			struct jfr_stats *st, struct conv_diag *diag)
+{
+	struct w w;
+	struct chunk c;
+	struct dbuf body;
+	struct prof_event ev;
+	uint64_t chunk_size = o && o->chunk_size ? o->chunk_size : JFR_CHUNK_SIZE_DEFAULT;
+	enum conv_err err = CONV_E_OK;
+
+	memset(&w, 0, sizeof(w));
+	memset(&c, 0, sizeof(c));
+	memset(st, 0, sizeof(*st));
+	w.p = p;
+	w.fd = fd;
+	strtab_init(&w.syms);
+	hmap_init(&w.method_idx);
+	hmap_init(&w.class_idx);
+	hmap_init(&w.package_idx);
+	dbuf_init(&w.out, 0);
+	dbuf_init(&body, 0);
+	w.loc_first = calloc(p->nr_locations + 1, sizeof(uint32_t));
+	w.loc_count = calloc(p->nr_locations + 1, sizeof(uint32_t));
+	if (!w.loc_first || !w.loc_count)
+		w.nomem = true;
+	for (size_t i = 0; i < p->nr_locations && !w.nomem; i++)
+		location_frames(&w, (uint32_t)i);
+	w.used_stack = calloc((p->nr_stacks + 7) / 8 + 1, 1);
+	w.used_thread = calloc((p->nr_threads + 7) / 8 + 1, 1);
+	w.used_method = calloc((w.nr_methods + 7) / 8 + 1, 1);
+	w.used_class = calloc((w.nr_classes + 7) / 8 + 1, 1);
+	w.used_sym = calloc((w.syms.count + 7) / 8 + 1, 1);
+	w.used_pkg = calloc((w.nr_packages + 7) / 8 + 1, 1);
+	w.used_map = calloc((p->nr_mappings + 7) / 8 + 1, 1);
+	if (w.nomem || !w.used_stack || !w.used_thread || !w.used_method || !w.used_class ||
+	    !w.used_sym || !w.used_pkg || !w.used_map) {
+		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
+		goto out;
+	}
+	st->remote_frames = w.remote_frames;
+	if (p->events) {
+		err = prof_events_rewind(p->events, diag);
+		if (err)
+			goto out;
+	}
+	chunk_begin(&w, &c);
+	st->chunks = 1;
+	while (p->events && prof_events_next(p->events, &ev)) {
+		if (ev.stack >= p->nr_stacks || ev.thread >= p->nr_threads ||
+		    ev.event >= p->nr_events_desc) {
+			err = conv_fail(diag, CONV_E_INVAL, UINT64_MAX,
+					"sample event refers to stack %" PRIu32 " of %zu", ev.stack,
+					p->nr_stacks);
+			goto out;
+		}
+		if (c.any && out_tell(&w) - c.start_pos >= chunk_size) {
+			/* this chunk is full and there is more: close it, start the next */
+			chunk_end(&w, &c, false);
+			chunk_begin(&w, &c);
+			st->chunks++;
+		}
+		if (!c.any || ev.time < c.min_tick)
+			c.min_tick = ev.time;
+		if (!c.any || ev.time > c.max_tick)
+			c.max_tick = ev.time;
+		c.any = true;
+		mark_stack(&w, ev.stack);
+		bit_set(w.used_thread, ev.thread);
+		put_varint(&body, ev.time);
+		if (ev.event == p->primary_event) {
+			put_u32(&body, ev.thread + 1);
+			put_u32(&body, ev.stack + 1);
+			put_varint(&body, 0); /* STATE_DEFAULT: a CPU sample */
+		} else {
+			put_u32(&body, ev.thread + 1);
+			put_u32(&body, ev.stack + 1);
+			put_varint(&body, ev.period);
+			put_varint(&body, ev.weight);
+			put_u32(&body, ev.cpu == UINT32_MAX ? -1 : (int64_t)ev.cpu);
+		}
+		write_event(&w, &body, event_type_id(p, ev.event));
+		st->events++;
+		if (w.io_errno)
+			break;
+	}
+	if (p->events && prof_events_status(p->events)) {
+		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "reading the event spool back failed");
+		goto out;
+	}
+	chunk_end(&w, &c, true);
+	flush_out(&w);
+	if (w.nomem || w.out.err || body.err) {
+		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory while writing JFR");
+		goto out;
+	}
+	if (w.io_errno) {
+		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "write: %s", strerror(w.io_errno));
+		goto out;
+	}
+	st->bytes = w.out_pos;
+out:
+	dbuf_release(&body);
+	w_release(&w);
+	return err;
+}

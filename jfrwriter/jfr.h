@@ -1,0 +1,40 @@
+/*
+ * JFR writer: a finished profile model and its sample events -> a JDK Flight
+ * Recorder file (format 2.0) that JDK's jfr tool, JDK Mission Control and
+ * async-profiler's converter read.
+ */
+#ifndef CONV_JFRWRITER_JFR_H
+#define CONV_JFRWRITER_JFR_H
+
+#include "core/err.h"
+
+#include <stdint.h>
+
+struct prof;
+
+#define JFR_CHUNK_SIZE_DEFAULT (64u << 20)
+
+struct jfr_opts {
+	/*
+	 * A chunk is closed once its bytes pass this size (0: the default).
+	 * Readers load a chunk at a time; JMC copies each into one Java array.
+	 */
+	uint64_t chunk_size;
+};
+
+struct jfr_stats {
+	uint64_t chunks;
+	uint64_t events;        /* sample events written */
+	uint64_t remote_frames; /* native frames written as build-id + ELF address */
+	uint64_t bytes;
+};
+
+/*
+ * Writes the recording to fd, which must be seekable (chunk headers are
+ * completed once a chunk is done). The sample events are read from
+ * p->events (none when NULL). Errors: CONV_E_NOMEM, CONV_E_IO (diag says).
+ */
+enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
+			struct jfr_stats *st, struct conv_diag *diag);
+
+#endif

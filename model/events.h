@@ -1,0 +1,51 @@
+/*
+ * The sample events of a recording, in recording order, for writers that
+ * keep every sample (JFR) rather than aggregates (pprof). Memory must not
+ * grow with samples, so events go to an unlinked temporary file through a
+ * small buffer; the writer reads them back once the model is finished.
+ *
+ * While reading, the pipeline knows only its own stack numbering; once the
+ * model's stacks exist it gives the mapping (prof_events_remap) and readers
+ * see model stack ids.
+ */
+#ifndef CONV_MODEL_EVENTS_H
+#define CONV_MODEL_EVENTS_H
+
+#include "core/err.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+struct prof_events;
+
+struct prof_event {
+	uint64_t time;   /* sample clock, ns (0 when not recorded) */
+	uint64_t period; /* the sample's period (count or ns) */
+	uint64_t weight; /* PERF_SAMPLE_WEIGHT, 0 when absent */
+	uint32_t stack;  /* model stack id once remapped */
+	uint32_t thread; /* index into prof threads */
+	uint32_t cpu;    /* UINT32_MAX when not recorded */
+	uint32_t event;  /* index into prof events_desc */
+};
+
+/* tmpdir: where the spool file goes (NULL: $TMPDIR, else /tmp). Errors: CONV_E_IO, CONV_E_NOMEM. */
+enum conv_err prof_events_open(struct prof_events **out, const char *tmpdir, struct conv_diag *diag);
+void prof_events_free(struct prof_events *e);
+
+/* Appends one event; false (sticky) on a write error, reported by prof_events_finish. */
+bool prof_events_add(struct prof_events *e, const struct prof_event *ev);
+/* Flushes; reports the first write error (CONV_E_IO with errno text). */
+enum conv_err prof_events_finish(struct prof_events *e, struct conv_diag *diag);
+/* Stack ids as added -> model stack ids (n entries, copied). CONV_E_NOMEM. */
+enum conv_err prof_events_remap(struct prof_events *e, const uint32_t *map, size_t n);
+
+uint64_t prof_events_count(const struct prof_events *e);
+
+/* Reading, from the first event: rewind, then next until it returns false. */
+enum conv_err prof_events_rewind(struct prof_events *e, struct conv_diag *diag);
+bool prof_events_next(struct prof_events *e, struct prof_event *out);
+/* After next returned false: CONV_E_OK at the end, CONV_E_IO on a read error. */
+enum conv_err prof_events_status(const struct prof_events *e);
+
+#endif
