@@ -105,8 +105,10 @@ static void note_frames(struct info_state *st, const struct pm_frame *fr, size_t
 	for (size_t i = 0; i < nr; i++) {
 		uint32_t id = SYMJOB_NONE;
 
-		if (fr[i].mapping != PM_NO_MAPPING && !fr[i].jit)
+		if (fr[i].mapping != PM_NO_MAPPING && !fr[i].jit) {
 			id = symjob_add(st->sj, fr[i].mapping, fr[i].file_offset);
+			symjob_hit(st->sj, id, 1);
+		}
 		if (i != 0)
 			continue;
 		if (fr[i].jit) {

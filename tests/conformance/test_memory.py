@@ -274,6 +274,20 @@ def main(argv):
             rows[size] = {"bytes": info["bytes"], "samples": want, "got": got,
                           "rss_mb": r["maxrss_kb"] / 1024.0, "wall": r["wall"],
                           "ok": r["exit"] == 0 and not r["timed_out"]}
+            # the conversion too: aggregates for pprof, every sample streamed to JFR
+            pb, jfr = path + ".pb.gz", path + ".jfr"
+            cout, cerr = path + ".conv.out", path + ".conv.err"
+            made += [pb, jfr, cout, cerr]
+            c = run_measured([conv, "-q", "--offline", "--no-symbolize", "--pprof", pb,
+                              "--jfr", jfr, path], cout, cerr, subreaper, env)
+            with open(cerr, "rb") as f:
+                err_tail = f.read()[-400:].decode("utf-8", "replace").strip()
+            cok = res.check(c["exit"] == 0 and not c["timed_out"] and os.path.getsize(jfr) > 0,
+                            "conv --pprof --jfr exits 0 (%d MB)" % size,
+                            "exit %d; stderr: %s" % (c["exit"], err_tail))
+            rows[size].update({"conv_rss_mb": c["maxrss_kb"] / 1024.0, "conv_wall": c["wall"],
+                               "conv_ok": cok,
+                               "jfr_mb": os.path.getsize(jfr) / 1e6 if cok else 0})
 
         small, big = rows.get(SIZES_MB[0]), rows.get(SIZES_MB[-1])
         if big and big["ok"]:
@@ -292,6 +306,15 @@ def main(argv):
         else:
             res.check(False, "peak RSS growth bounded (%d MB vs %d MB run)"
                       % (SIZES_MB[-1], SIZES_MB[0]), "missing a successful run")
+        if big and small and big.get("conv_ok") and small.get("conv_ok"):
+            lim = RATIO * small["conv_rss_mb"] + SLACK_MB
+            res.check(big["conv_rss_mb"] <= lim,
+                      "conversion peak RSS %d MB run (%.1f MB, JFR %.0f MB) <= %g x %d MB run "
+                      "(%.1f MB) + %g MB" % (SIZES_MB[-1], big["conv_rss_mb"], big["jfr_mb"],
+                                             RATIO, SIZES_MB[0], small["conv_rss_mb"], SLACK_MB),
+                      "%.1f MB" % big["conv_rss_mb"])
+        else:
+            res.check(False, "conversion peak RSS growth bounded", "missing a successful run")
     finally:
         for p in made:
             try:
