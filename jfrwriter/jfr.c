@@ -1095,6 +1095,20 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 		names[k][o] = 0;
 		if (names[k][5] >= 'a' && names[k][5] <= 'z')
 			names[k][5] = (char)(names[k][5] - 'a' + 'A');
+		/* an event recorded twice (perf adds dummy:u per session): types need distinct names */
+		for (uint32_t dup = 2, again = 1; again; dup++) {
+			again = 0;
+			for (uint32_t q = 0; q < k && !again; q++)
+				again = !strcmp(names[q], names[k]);
+			if (again) {
+				char *us = strrchr(names[k], '_');
+
+				if (dup > 2 && us)
+					*us = 0;
+				o = strlen(names[k]);
+				snprintf(names[k] + o, sizeof(names[k]) - o, "_%u", dup);
+			}
+		}
 		snprintf(labels[k], sizeof(labels[k]), "perf %s", en);
 		memset(&c, 0, sizeof(c));
 		c.id = event_type_id(p, i);

@@ -111,6 +111,8 @@ uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
 	l->address = address;
 	l->first_line = (uint32_t)p->nr_lines;
 	l->nr_lines = nr_lines;
+	l->has_elf_addr = false;
+	l->elf_addr = 0;
 	if (nr_lines)
 		memcpy(p->lines + p->nr_lines, lines, nr_lines * sizeof(*lines));
 	p->nr_lines += nr_lines;

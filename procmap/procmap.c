@@ -756,8 +756,13 @@ static const struct jit_table *jit_table_of(struct procmap *pm, uint32_t pid)
 
 enum ctx { CTX_KERNEL, CTX_USER, CTX_GUEST, CTX_HV };
 
+/*
+ * exact: addr is where the thread was (the sampled IP, or the user IP where
+ * the kernel was entered), not a return address, so it is not moved back
+ * into the call instruction.
+ */
 static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *p, enum ctx ctx,
-		       uint64_t addr, bool leaf)
+		       uint64_t addr, bool exact)
 {
 	struct pm_frame *f;
 	uint32_t map = PM_NO_MAPPING;
@@ -765,8 +770,8 @@ static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *
 	if (!vec_reserve((void **)&pm->frames, &pm->cap_frames, *n + 1, sizeof(*pm->frames)))
 		return false;
 	f = &pm->frames[(*n)++];
-	f->addr = leaf ? addr : addr - 1;
-	f->flags = leaf ? PM_FRAME_LEAF : 0;
+	f->addr = exact ? addr : addr - 1;
+	f->flags = *n == 1 ? PM_FRAME_LEAF : 0;
 	f->file_offset = 0;
 	pm->st.frames++;
 	if (ctx == CTX_KERNEL) {
@@ -802,7 +807,7 @@ static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *
 
 		f->file_offset = f->addr - m->start + m->pgoff;
 		m->frames++;
-		if (leaf)
+		if (*n == 1)
 			m->samples++;
 		pm->st.frames_resolved++;
 	}
@@ -834,6 +839,7 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 	bool has_ip = (s->sample_type & PERF_SAMPLE_IP) != 0;
 	bool chain_leaf_pending = has_ip; /* the chain's first address repeats the IP */
 	bool have_leaf = false;
+	bool kernel_frames = false, user_entry = false;
 
 	*frames = NULL;
 	*nr = 0;
@@ -851,6 +857,7 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 		if (!push_frame(pm, &n, p, ctx, s->ip, true))
 			return CONV_E_NOMEM;
 		have_leaf = true;
+		kernel_frames = ctx == CTX_KERNEL;
 	}
 	for (uint64_t i = 0; i < s->callchain_nr; i++) {
 		uint64_t a = s->callchain[i];
@@ -858,8 +865,15 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 		if (a >= PERF_CONTEXT_MAX) {
 			if (a == PERF_CONTEXT_KERNEL)
 				ctx = CTX_KERNEL;
-			else if (a == PERF_CONTEXT_USER)
+			else if (a == PERF_CONTEXT_USER) {
+				/*
+				 * after kernel frames, the first user address is the user
+				 * IP saved at kernel entry: an interrupted or faulting
+				 * instruction (exact), or the one after a syscall
+				 */
+				user_entry = kernel_frames;
 				ctx = CTX_USER;
+			}
 			else if (a == PERF_CONTEXT_HV)
 				ctx = CTX_HV;
 			else if (a == PERF_CONTEXT_GUEST || a == PERF_CONTEXT_GUEST_KERNEL ||
@@ -875,9 +889,11 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 		}
 		if (a == 0)
 			continue; /* user chains may end with a 0 entry */
-		if (!push_frame(pm, &n, p, ctx, a, !have_leaf))
+		if (!push_frame(pm, &n, p, ctx, a, !have_leaf || (user_entry && ctx == CTX_USER)))
 			return CONV_E_NOMEM;
 		have_leaf = true;
+		user_entry = false;
+		kernel_frames = kernel_frames || ctx == CTX_KERNEL;
 	}
 	*frames = pm->frames;
 	*nr = n;

@@ -67,6 +67,7 @@ struct cu_info {
 
 struct symtab_ent {
 	uint64_t lo, hi;
+	uint64_t sec_end; /* end of the symbol's section, 0 if unknown */
 	uint32_t name;  /* strtab id */
 	uint32_t order; /* index in the symbol table: sorting is stable by it */
 	uint8_t bind;   /* STB_* */
@@ -823,11 +824,102 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			}
 			f->syms[f->nr_syms].lo = s.st_value;
 			f->syms[f->nr_syms].hi = s.st_value + s.st_size;
+			f->syms[f->nr_syms].sec_end = 0;
+			if (s.st_shndx < SHN_LORESERVE) {
+				Elf_Scn *ss = elf_getscn(e, s.st_shndx);
+				GElf_Shdr ssh;
+
+				if (ss && gelf_getshdr(ss, &ssh) && (ssh.sh_flags & SHF_ALLOC))
+					f->syms[f->nr_syms].sec_end = ssh.sh_addr + ssh.sh_size;
+			}
 			f->syms[f->nr_syms].name = intern(f, name);
 			f->syms[f->nr_syms].bind = (uint8_t)GELF_ST_BIND(s.st_info);
 			f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
 			f->nr_syms++;
 		}
+	}
+}
+
+static Elf_Scn *section_named(Elf *e, const char *want, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		name = elf_strptr(e, shstrndx, sh->sh_name);
+		if (name && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * PLT entries as perf names them ("malloc@plt"): x86-64 lazy PLTs hold one
+ * 16-byte stub per .rela.plt entry, in .plt.sec when the binary has IBT
+ * stubs, else in .plt after its 16-byte header. Without these, a sample in
+ * a stub would take the name of whatever symbol precedes the PLT.
+ */
+static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
+{
+	GElf_Ehdr eh;
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rela, *plt, *dyn;
+	Elf_Data *rd, *dd;
+	uint64_t base, n;
+
+	if (!e || !gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	rela = section_named(e, ".rela.plt", &rsh);
+	if (!rela || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+		return;
+	plt = section_named(e, ".plt.sec", &psh);
+	base = plt ? psh.sh_addr : 0;
+	if (!plt) {
+		plt = section_named(e, ".plt", &psh);
+		if (!plt)
+			return;
+		base = psh.sh_addr + 16;
+	}
+	dyn = elf_getscn(e, rsh.sh_link);
+	if (!dyn || !gelf_getshdr(dyn, &dsh) || !(rd = elf_getdata(rela, NULL)) ||
+	    !(dd = elf_getdata(dyn, NULL)))
+		return;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (uint64_t i = 0; i < n && base + 16 * (i + 1) <= psh.sh_addr + psh.sh_size; i++) {
+		GElf_Rela r;
+		GElf_Sym ds;
+		const char *name;
+		char buf[512];
+
+		if (!gelf_getrela(rd, (int)i, &r) ||
+		    !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &ds))
+			continue;
+		name = elf_strptr(e, dsh.sh_link, ds.st_name);
+		if (!name || !*name)
+			continue;
+		if (f->nr_syms == *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+			struct symtab_ent *p = realloc(f->syms, nc * sizeof(*p));
+
+			if (!p)
+				return;
+			f->syms = p;
+			*cap = nc;
+		}
+		snprintf(buf, sizeof(buf), "%s@plt", name);
+		f->syms[f->nr_syms].lo = base + 16 * i;
+		f->syms[f->nr_syms].hi = base + 16 * (i + 1);
+		f->syms[f->nr_syms].sec_end = psh.sh_addr + psh.sh_size;
+		f->syms[f->nr_syms].name = intern(f, buf);
+		f->syms[f->nr_syms].bind = STB_GLOBAL;
+		f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
+		f->nr_syms++;
 	}
 }
 
@@ -839,6 +931,8 @@ static void build_symtab(struct sym_file *f)
 	load_symtab_of(f, f->elf, &cap);
 	if (!f->nr_syms && f->relf)
 		load_symtab_of(f, f->relf, &cap);
+	if (f->nr_syms)
+		add_plt_syms(f, f->relf ? f->relf : f->elf, &cap);
 	if (f->nr_syms)
 		qsort(f->syms, f->nr_syms, sizeof(*f->syms), sym_cmp);
 	/* keep one symbol per address, the one perf would show */
@@ -856,10 +950,16 @@ static void build_symtab(struct sym_file *f)
 		}
 		f->nr_syms = k + 1;
 	}
-	/* a size-0 symbol extends to the next one, as perf does */
-	for (size_t i = 0; i < f->nr_syms; i++)
-		if (f->syms[i].hi <= f->syms[i].lo)
-			f->syms[i].hi = i + 1 < f->nr_syms ? f->syms[i + 1].lo : f->syms[i].lo + 1;
+	/* a size-0 symbol extends to the next one, as perf does, but not past its section */
+	for (size_t i = 0; i < f->nr_syms; i++) {
+		struct symtab_ent *se = &f->syms[i];
+
+		if (se->hi > se->lo)
+			continue;
+		se->hi = i + 1 < f->nr_syms ? f->syms[i + 1].lo : se->lo + 1;
+		if (se->sec_end > se->lo && se->sec_end < se->hi)
+			se->hi = se->sec_end;
+	}
 }
 
 /* The symbol perf would name at pc, or NULL. */

@@ -201,8 +201,11 @@ static void test_kernel_and_chain(void **state)
 	assert_false(f[1].flags & PM_FRAME_LEAF);
 	assert_string_equal(procmap_mapping(pm, f[2].mapping)->dso, "[foo_bar]");
 	assert_int_equal(procmap_mapping(pm, f[2].mapping)->kind, PM_KIND_MODULE);
-	assert_int_equal(f[3].addr, 0x4004ff);
+	/* the user IP saved at kernel entry is where the thread was: exact, not a return address */
+	assert_int_equal(f[3].addr, 0x400500);
 	assert_false(f[3].flags & PM_FRAME_KERNEL);
+	assert_false(f[3].flags & PM_FRAME_LEAF);
+	assert_int_equal(f[4].addr, 0x4005ff); /* its caller: a return address */
 	assert_string_equal(procmap_mapping(pm, f[4].mapping)->path, "/bin/x");
 	assert_int_equal(procmap_mapping(pm, sample(pm, 7, 7, 0x7fff0010, false, NULL, 0, &n, &pr)[0]
 						     .mapping)->kind,
