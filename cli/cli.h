@@ -4,6 +4,8 @@
 #ifndef CONV_CLI_CLI_H
 #define CONV_CLI_CLI_H
 
+#define CONV_VERSION_STRING "0.1.0"
+
 /* Exit codes, documented in conv.1 and the README. */
 enum cli_exit {
 	CLI_EXIT_OK = 0,

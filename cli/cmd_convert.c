@@ -1,11 +1,15 @@
 /*
- * conv [OPTIONS] [FILE]: perf.data -> BASE.pb.gz. Outputs are written to a
- * temp file in the target directory and renamed into place, so a failed run
- * never leaves a half-written file.
+ * conv [OPTIONS] [FILE...]: perf.data -> BASE.pb.gz and BASE.jfr, each input
+ * on its own. Outputs are written to a temp file in the target directory
+ * and renamed, so a failed run never leaves a half-written file. On a
+ * terminal: a progress line while working and a summary at the end; off a
+ * terminal or with -q only errors and warnings. --stats writes the facts as
+ * JSON (one object per input, one per line).
  */
 #include "cli/cli.h"
 
 #include "core/dbuf.h"
+#include "core/json.h"
 #include "jfrwriter/jfr.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
@@ -13,12 +17,111 @@
 #include "reader/reader.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#define MAX_LIST 256
+
+enum { F_PPROF = 1, F_JFR = 2 };
+
+struct cvopts {
+	struct convert_opts co;
+	const char *out;          /* -o BASE or DIR/ */
+	const char *pprof_path, *jfr_path;
+	unsigned formats;         /* F_* ; 0 = from the paths given, else both */
+	const char *stats_path;   /* NULL: none; "-": stdout */
+	bool quiet, verbose, strict, tty;
+	uint64_t chunk_size;
+	const char *dirs[MAX_LIST], *urls[MAX_LIST], *comms[MAX_LIST], *events[MAX_LIST];
+	uint32_t pids[MAX_LIST], tids[MAX_LIST];
+	size_t nr_dirs, nr_urls, nr_comms, nr_events, nr_pids, nr_tids;
+	FILE *stats;
+};
+
+struct written {
+	const char *format;
+	char path[4096];
+	uint64_t bytes;
+};
+
+/* ---- progress on a terminal ---- */
+
+struct progress {
+	const char *input;
+	bool shown;
+	double last;
+	unsigned dl_active, dl_queued;
+	uint64_t dl_done;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_convert(void *ctx, const struct convert_progress *p)
+{
+	struct progress *pg = ctx;
+	double t = now_s();
+
+	if (p->phase == CONVERT_READING && pg->shown && t - pg->last < 0.1)
+		return;
+	pg->last = t;
+	pg->shown = true;
+	if (p->phase == CONVERT_READING && p->total_bytes != UINT64_MAX && p->total_bytes) {
+		double f = (double)p->bytes / (double)p->total_bytes;
+		int w = (int)(f * 30 + 0.5);
+
+		fprintf(stderr, "\r\033[Kconv: %s: reading [%.*s%*s] %3.0f%% %.1f/%.1f MB, %" PRIu64
+			" samples", pg->input, w, "==============================", 30 - w, "",
+			f * 100, (double)p->bytes / 1e6, (double)p->total_bytes / 1e6, p->samples);
+	} else if (p->phase == CONVERT_READING) {
+		fprintf(stderr, "\r\033[Kconv: %s: reading %.1f MB, %" PRIu64 " samples", pg->input,
+			(double)p->bytes / 1e6, p->samples);
+	} else if (p->phase == CONVERT_SYMBOLIZING) {
+		fprintf(stderr, "\r\033[Kconv: %s: symbolizing (%" PRIu64 " samples read)", pg->input,
+			p->samples);
+	} else {
+		fprintf(stderr, "\r\033[Kconv: %s: writing", pg->input);
+	}
+}
+
+static void progress_download(void *ctx, const char *build_id, uint64_t received, uint64_t total,
+			      unsigned active, unsigned queued, bool done)
+{
+	struct progress *pg = ctx;
+	double t = now_s();
+
+	pg->dl_done += done;
+	if (!done && pg->shown && t - pg->last < 0.1)
+		return;
+	pg->last = t;
+	pg->shown = true;
+	fprintf(stderr, "\r\033[Kconv: %s: debuginfod: %" PRIu64 " fetched, %u downloading, %u queued",
+		pg->input, pg->dl_done, active, queued);
+	if (build_id && !done)
+		fprintf(stderr, "; %.12s %" PRIu64 "/%" PRIu64 " kB", build_id, received / 1000,
+			total / 1000);
+}
+
+static void progress_clear(struct progress *pg)
+{
+	if (pg->shown)
+		fputs("\r\033[K", stderr);
+	pg->shown = false;
+}
+
+/* ---- outputs ---- */
 
 /* Writes buf to path atomically (temp file + rename); "-" is standard output. */
 static int write_atomic(const char *path, const struct dbuf *buf)
@@ -45,8 +148,11 @@ static int write_atomic(const char *path, const struct dbuf *buf)
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
 			goto fail;
+		}
 		off += (size_t)w;
 	}
 	if (fchmod(fd, 0644) || fsync(fd) || close(fd)) {
@@ -92,7 +198,7 @@ static int copy_to_stdout(int fd)
 
 /*
  * Writes the JFR recording to path through a temp file renamed into place;
- * "-": through an unlinked temp file (the writer needs to seek) to stdout.
+ * "-": through an unlinked temp file (the writer seeks) to standard output.
  */
 static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size,
 		     struct jfr_stats *js)
@@ -157,182 +263,743 @@ fail:
 	return -1;
 }
 
-static void usage(FILE *f)
+/* ---- summary and statistics ---- */
+
+static uint64_t frames_symbolized(const struct convert_stats *cs)
 {
-	fputs("usage: conv [OPTIONS] [FILE]      (FILE defaults to perf.data; '-' reads stdin)\n"
-	      "       conv info [--json] ... FILE (see conv info --help)\n"
-	      "\n"
-	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder), BASE = -o BASE\n"
-	      "or FILE without .data. With --pprof or --jfr, only the outputs named.\n"
-	      "  -o BASE              output base name\n"
-	      "  --pprof PATH         pprof output path ('-' = stdout)\n"
-	      "  --jfr PATH           JFR output path ('-' = stdout)\n"
-	      "  --jfr-chunk-size N   start a new JFR chunk after N bytes (default 64M; k/M/G)\n"
-	      "  --no-symbolize       keep addresses, mappings and build-ids only\n"
-	      "  --debug-dir DIR      look for debug info here first (repeatable)\n"
-	      "  --debuginfod URL     debuginfod server (repeatable; default $DEBUGINFOD_URLS)\n"
-	      "  --offline            no network: caches and local files only\n"
-	      "  --cache-dir DIR      download cache\n"
-	      "  --kallsyms FILE      kernel symbols of the recording machine\n"
-	      "  --jit-dir DIR        where perf-PID.map / jit-PID.dump files are (default /tmp)\n"
-	      "  --buildid-from-disk  take missing build-ids from this machine's files\n"
-	      "  --no-labels          no pid/tid/comm/thread labels\n"
-	      "  --label cpu          add a cpu label\n"
-	      "  -j N                 symbolize with N threads\n"
-	      "  -q                   no progress line\n"
-	      "  --strict             exit 3 when the input had problems\n"
-	      "  -h, --help           this help; --version: the version\n",
-	      f);
+	uint64_t n = cs->frames_jit;
+
+	for (int s = 0; s < SYMSRC__COUNT; s++)
+		if (s != SYMSRC_UNRESOLVED)
+			n += cs->sym.frames_by_src[s];
+	return n;
 }
 
-int cmd_convert(int argc, char **argv)
+static const char *human(uint64_t bytes, char *buf, size_t n)
 {
-	struct convert_opts o;
+	if (bytes < 10000)
+		snprintf(buf, n, "%" PRIu64 " B", bytes);
+	else if (bytes < 10000000)
+		snprintf(buf, n, "%.1f kB", (double)bytes / 1e3);
+	else
+		snprintf(buf, n, "%.1f MB", (double)bytes / 1e6);
+	return buf;
+}
+
+static void print_summary(const struct cvopts *c, const char *in, const struct rdr *r,
+			  const struct prof *p, const struct convert_stats *cs,
+			  const struct written *w, size_t nw)
+{
+	uint64_t sym = frames_symbolized(cs), unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED];
+	size_t show = c->verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
+	bool first = true;
+	char b[32];
+
+	fprintf(stderr, "%s: %" PRIu64 " samples (", in, cs->samples);
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		fprintf(stderr, "%s%s %" PRIu64, i ? ", " : "",
+			strtab_get(&p->strs, p->events_desc[i].full_name), p->events_desc[i].samples);
+	fprintf(stderr, ") in %" PRIu64 " processes, %" PRIu64 " threads", cs->processes, cs->threads);
+	if (cs->samples_filtered)
+		fprintf(stderr, "; %" PRIu64 " filtered out", cs->samples_filtered);
+	fprintf(stderr, "; %" PRIu64 " lost\n", cs->lost_samples);
+	fprintf(stderr, "  frames      %" PRIu64 ": %" PRIu64 " symbolized", cs->frames, sym);
+	for (int s = 0; s < SYMSRC__COUNT; s++) {
+		uint64_t n = s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s];
+
+		if (s == SYMSRC_UNRESOLVED || !n)
+			continue;
+		fprintf(stderr, "%s%s %" PRIu64, first ? " (" : ", ", symjob_src_name((enum symsrc)s), n);
+		first = false;
+	}
+	fprintf(stderr, "%s, %" PRIu64 " unresolved, %" PRIu64 " unmapped\n", first ? "" : ")", unres,
+		cs->frames_unmapped);
+	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
+	    cs->sym.dfd_errors)
+		fprintf(stderr, "  debuginfod  %" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
+			" not found, %" PRIu64 " errors\n", cs->sym.dfd_fetched,
+			human(cs->sym.dfd_bytes, b, sizeof(b)), cs->sym.dfd_cache_hits,
+			cs->sym.dfd_not_found, cs->sym.dfd_errors);
+	for (size_t i = 0; i < show; i++) {
+		const struct convert_missing *m = &cs->missing[i];
+
+		fprintf(stderr, "  %s %5.1f%% of frames: %s%s%s%s\n", i ? "          " : "unresolved",
+			cs->frames ? 100.0 * (double)m->frames / (double)cs->frames : 0.0, m->path,
+			m->build_id[0] ? " (build-id " : " (no build-id", m->build_id,
+			")");
+	}
+	if (cs->nr_missing > show)
+		fprintf(stderr, "             and %zu more objects (-v lists them)\n", cs->nr_missing - show);
+	if (rdr_problem_count(r))
+		fprintf(stderr, "  problems    %zu kinds (warnings above)\n", rdr_problem_count(r));
+	for (size_t i = 0; i < nw; i++) {
+		fprintf(stderr, "  %s %s (%s)", i ? "           " : "wrote      ", w[i].path,
+			human(w[i].bytes, b, sizeof(b)));
+		if (!strcmp(w[i].format, "pprof"))
+			fprintf(stderr, "   go tool pprof -http=: %s\n", w[i].path);
+		else
+			fprintf(stderr, "   jfr print %s, or JDK Mission Control\n", w[i].path);
+	}
+}
+
+static void write_stats(const struct cvopts *c, const char *in, int rc, const struct rdr *r,
+			const struct prof *p, const struct convert_stats *cs,
+			const struct written *w, size_t nw)
+{
+	struct dbuf out;
+	struct json j;
+	uint64_t sym = cs ? frames_symbolized(cs) : 0;
+
+	dbuf_init(&out, 0);
+	json_init(&j, &out, false);
+	json_obj_begin(&j);
+	json_kv_str(&j, "input", in);
+	json_kv_u64(&j, "exit_code", (uint64_t)rc);
+	json_key(&j, "samples");
+	json_obj_begin(&j);
+	for (size_t i = 0; p && cs && i < p->nr_events_desc; i++)
+		json_kv_u64(&j, strtab_get(&p->strs, p->events_desc[i].full_name),
+			    p->events_desc[i].samples);
+	json_obj_end(&j);
+	json_kv_u64(&j, "samples_total", cs ? cs->samples : 0);
+	json_kv_u64(&j, "samples_filtered", cs ? cs->samples_filtered : 0);
+	json_kv_u64(&j, "processes", cs ? cs->processes : 0);
+	json_kv_u64(&j, "threads", cs ? cs->threads : 0);
+	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
+	json_key(&j, "frames");
+	json_obj_begin(&j);
+	json_kv_u64(&j, "total", cs ? cs->frames : 0);
+	json_kv_u64(&j, "symbolized", sym);
+	json_kv_u64(&j, "unresolved", cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] : 0);
+	json_kv_u64(&j, "unmapped", cs ? cs->frames_unmapped : 0);
+	json_obj_end(&j);
+	json_key(&j, "sources");
+	json_obj_begin(&j);
+	for (int s = 0; s < SYMSRC__COUNT; s++) {
+		if (s == SYMSRC_UNRESOLVED)
+			continue;
+		json_kv_u64(&j, symjob_src_name((enum symsrc)s),
+			    !cs ? 0 : s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s]);
+	}
+	json_obj_end(&j);
+	json_key(&j, "debuginfod");
+	json_obj_begin(&j);
+	json_kv_u64(&j, "fetched", cs ? cs->sym.dfd_fetched : 0);
+	json_kv_u64(&j, "cache_hits", cs ? cs->sym.dfd_cache_hits : 0);
+	json_kv_u64(&j, "not_found", cs ? cs->sym.dfd_not_found : 0);
+	json_kv_u64(&j, "errors", cs ? cs->sym.dfd_errors : 0);
+	json_kv_u64(&j, "bytes", cs ? cs->sym.dfd_bytes : 0);
+	json_obj_end(&j);
+	json_key(&j, "unresolved_objects");
+	json_arr_begin(&j);
+	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
+		json_obj_begin(&j);
+		json_kv_str(&j, "build_id", cs->missing[i].build_id);
+		json_kv_str(&j, "path", cs->missing[i].path);
+		json_kv_u64(&j, "frames", cs->missing[i].frames);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_kv_u64(&j, "lost_samples", cs ? cs->lost_samples : 0);
+	json_key(&j, "problems");
+	json_arr_begin(&j);
+	for (size_t i = 0; r && i < rdr_problem_count(r); i++) {
+		const struct rdr_problem *pr = rdr_problem_at(r, i);
+
+		json_obj_begin(&j);
+		json_kv_u64(&j, "offset", pr->offset);
+		json_kv_str(&j, "record_type", pr->record_type ? rdr_record_name(pr->record_type) : "");
+		json_kv_u64(&j, "count", pr->count);
+		json_kv_str(&j, "message", pr->msg);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_key(&j, "outputs");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < nw; i++) {
+		json_obj_begin(&j);
+		json_kv_str(&j, "format", w[i].format);
+		json_kv_str(&j, "path", w[i].path);
+		json_kv_u64(&j, "bytes", w[i].bytes);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	dbuf_putc(&out, '\n');
+	if (!out.err)
+		fwrite(out.data, 1, out.len, c->stats);
+	fflush(c->stats);
+	dbuf_release(&out);
+}
+
+/* ---- one input ---- */
+
+static void output_paths(const struct cvopts *c, const char *in, bool many, char *pp, char *jp,
+			 size_t n)
+{
+	char base[4096];
+	const char *name = !strcmp(in, "-") ? "stdin" : in;
+	const char *slash = strrchr(name, '/');
+	bool from_input = true; /* BASE comes from the input's name: drop its .data */
+	struct stat stt;
+	size_t len;
+
+	if (c->out && (many || (stat(c->out, &stt) == 0 && S_ISDIR(stt.st_mode)))) {
+		/* a directory: outputs named after each input */
+		size_t dl = strlen(c->out);
+
+		snprintf(base, sizeof(base), "%s%s%s", c->out, dl && c->out[dl - 1] == '/' ? "" : "/",
+			 slash ? slash + 1 : name);
+	} else if (c->out) {
+		snprintf(base, sizeof(base), "%s", c->out);
+		from_input = false;
+	} else {
+		snprintf(base, sizeof(base), "%s", name);
+	}
+	len = strlen(base);
+	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
+		base[len - 5] = 0;
+	snprintf(pp, n, "%s.pb.gz", base);
+	snprintf(jp, n, "%s.jfr", base);
+}
+
+static int convert_one(struct cvopts *c, const char *in, bool many)
+{
+	char pbuf[4096], jbuf[4096];
+	const char *pprof_path = NULL, *jfr_path = NULL;
+	struct written w[2];
+	size_t nw = 0;
 	struct convert_stats cs;
-	const char *in = NULL, *base = NULL, *pprof_path = NULL, *jfr_path = NULL;
-	char jfrbuf[4096];
-	uint64_t chunk_size = 0;
-	const char *dirs[32], *urls[32];
-	size_t nr_dirs = 0, nr_urls = 0;
-	bool strict = false, quiet = false;
-	char outbuf[4096];
-	struct rdr *r = NULL;
 	struct conv_diag diag;
+	struct rdr *r = NULL;
 	struct prof p;
-	struct dbuf gz;
+	struct progress pg;
 	enum conv_err err;
 	int rc = CLI_EXIT_OK;
+	bool prof_ready = false;
 
-	memset(&o, 0, sizeof(o));
+	memset(&cs, 0, sizeof(cs));
 	memset(&diag, 0, sizeof(diag));
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		bool has = i + 1 < argc;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return CLI_EXIT_OK;
-		} else if (!strcmp(a, "-o") && has) {
-			base = argv[++i];
-		} else if (!strcmp(a, "--pprof") && has) {
-			pprof_path = argv[++i];
-		} else if (!strcmp(a, "--jfr") && has) {
-			jfr_path = argv[++i];
-		} else if (!strcmp(a, "--jfr-chunk-size") && has) {
-			char *end;
-
-			chunk_size = strtoull(argv[++i], &end, 10);
-			if (*end == 'k' || *end == 'K')
-				chunk_size <<= 10, end++;
-			else if (*end == 'M')
-				chunk_size <<= 20, end++;
-			else if (*end == 'G')
-				chunk_size <<= 30, end++;
-			if (*end || !chunk_size) {
-				fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", argv[i]);
-				return CLI_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--no-symbolize")) {
-			o.sj.no_symbolize = true;
-		} else if (!strcmp(a, "--debug-dir") && has) {
-			if (nr_dirs < 32)
-				dirs[nr_dirs++] = argv[++i];
-		} else if (!strcmp(a, "--debuginfod") && has) {
-			if (nr_urls < 32)
-				urls[nr_urls++] = argv[++i];
-		} else if (!strcmp(a, "--offline")) {
-			o.sj.offline = true;
-		} else if (!strcmp(a, "--cache-dir") && has) {
-			o.sj.cache_dir = argv[++i];
-		} else if (!strcmp(a, "--kallsyms") && has) {
-			o.sj.kallsyms = argv[++i];
-		} else if (!strcmp(a, "--jit-dir") && has) {
-			o.pm.jit_dir = argv[++i];
-		} else if (!strcmp(a, "--buildid-from-disk")) {
-			o.pm.buildid_from_disk = true;
-		} else if (!strcmp(a, "--no-labels")) {
-			o.no_labels = true;
-		} else if (!strcmp(a, "--label") && has && !strcmp(argv[i + 1], "cpu")) {
-			o.label_cpu = true;
-			i++;
-		} else if (!strcmp(a, "-j") && has) {
-			o.sj.jobs = (unsigned)strtoul(argv[++i], NULL, 10);
-		} else if (!strcmp(a, "-q")) {
-			quiet = true;
-		} else if (!strcmp(a, "--strict")) {
-			strict = true;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "conv: unknown option '%s'\n\n", a);
-			usage(stderr);
-			return CLI_EXIT_USAGE;
-		} else if (!in) {
-			in = a;
-		} else {
-			fprintf(stderr, "conv: one input file at a time\n");
-			return CLI_EXIT_USAGE;
-		}
+	memset(&pg, 0, sizeof(pg));
+	pg.input = in;
+	output_paths(c, in, many, pbuf, jbuf, sizeof(pbuf));
+	if (c->formats & F_PPROF)
+		pprof_path = c->pprof_path ? c->pprof_path : pbuf;
+	if (c->formats & F_JFR)
+		jfr_path = c->jfr_path ? c->jfr_path : jbuf;
+	c->co.keep_events = jfr_path != NULL;
+	if (c->tty && !c->quiet) {
+		c->co.progress = progress_convert;
+		c->co.progress_ctx = &pg;
+		c->co.sj.progress = progress_download;
+		c->co.sj.progress_ctx = &pg;
 	}
-	(void)quiet;
-	if (!in)
-		in = "perf.data";
-	o.sj.debug_dirs = dirs;
-	o.sj.nr_debug_dirs = nr_dirs;
-	o.sj.debuginfod_urls = urls;
-	o.sj.nr_debuginfod_urls = nr_urls;
-	if (!pprof_path && !jfr_path) {
-		size_t n;
-
-		if (!base)
-			base = !strcmp(in, "-") ? "stdin" : in;
-		n = strlen(base);
-		if (base == in && n > 5 && !strcmp(base + n - 5, ".data"))
-			n -= 5;
-		snprintf(outbuf, sizeof(outbuf), "%.*s.pb.gz", (int)n, base);
-		snprintf(jfrbuf, sizeof(jfrbuf), "%.*s.jfr", (int)n, base);
-		pprof_path = outbuf;
-		jfr_path = jfrbuf;
-	}
-	o.keep_events = jfr_path != NULL;
 	err = !strcmp(in, "-") ? rdr_open_fd(&r, STDIN_FILENO, NULL, &diag)
 			       : rdr_open_path(&r, in, NULL, &diag);
 	if (err) {
 		fprintf(stderr, "conv: %s: %s: %s\n", in, conv_strerror(err), diag.msg);
-		return CLI_EXIT_INPUT;
+		rc = CLI_EXIT_INPUT;
+		goto out;
 	}
 	prof_init(&p);
-	err = convert_run(r, &o, &p, &cs, &diag);
+	prof_ready = true;
+	err = convert_run(r, &c->co, &p, &cs, &diag);
+	progress_clear(&pg);
 	if (err) {
 		fprintf(stderr, "conv: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
 			diag.msg);
-		prof_release(&p);
-		rdr_close(r);
-		return CLI_EXIT_INPUT;
+		rc = CLI_EXIT_INPUT;
+		goto out;
 	}
 	for (size_t i = 0; i < rdr_problem_count(r); i++) {
 		const struct rdr_problem *pr = rdr_problem_at(r, i);
 
-		fprintf(stderr, "conv: warning: %s: offset %" PRIu64 ": %s%s\n", in, pr->offset, pr->msg,
+		fprintf(stderr, "conv: warning: %s: offset %" PRIu64 "%s%s: %s%s\n", in, pr->offset,
+			pr->record_type ? ", record " : "",
+			pr->record_type ? rdr_record_name(pr->record_type) : "", pr->msg,
 			pr->count > 1 ? " (repeated)" : "");
 	}
-	dbuf_init(&gz, 0);
 	if (pprof_path) {
+		struct dbuf gz;
+
+		dbuf_init(&gz, 0);
 		err = pprof_encode_gz(&p, 6, &gz);
 		if (err || write_atomic(pprof_path, &gz)) {
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path,
 				err ? conv_strerror(err) : strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
+		} else {
+			w[nw].format = "pprof";
+			snprintf(w[nw].path, sizeof(w[nw].path), "%s", pprof_path);
+			w[nw++].bytes = gz.len;
 		}
+		dbuf_release(&gz);
 	}
 	if (jfr_path) {
 		struct jfr_stats js;
 
-		if (write_jfr(jfr_path, &p, chunk_size, &js))
+		if (write_jfr(jfr_path, &p, c->chunk_size, &js)) {
+			rc = CLI_EXIT_OUTPUT;
+		} else {
+			w[nw].format = "jfr";
+			snprintf(w[nw].path, sizeof(w[nw].path), "%s", jfr_path);
+			w[nw++].bytes = js.bytes;
+		}
+	}
+	if (c->strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
+		rc = CLI_EXIT_LOSS;
+	if ((c->tty && !c->quiet) || c->verbose)
+		print_summary(c, in, r, &p, &cs, w, nw);
+out:
+	if (c->stats)
+		write_stats(c, in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, w, nw);
+	convert_stats_release(&cs);
+	if (prof_ready)
+		prof_release(&p);
+	if (r)
+		rdr_close(r);
+	return rc;
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *f)
+{
+	fputs("usage: conv [OPTIONS] [FILE...]   (default perf.data; '-' = stdin; globs allowed)\n"
+	      "       conv info [OPTIONS] FILE  (what a recording holds; conv info --help)\n"
+	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
+	      " -o, --output BASE|DIR   output base name, or directory for several inputs\n"
+	      "     --pprof PATH, --jfr PATH   name one output ('-' = stdout); only those\n"
+	      " -F, --format LIST       pprof,jfr (default: both)\n"
+	      "     --stats[=FILE]      JSON facts per input (stdout without FILE)\n"
+	      "Symbols:\n"
+	      " -d, --debug-dir DIR     debug files here first (repeatable)\n"
+	      "     --debuginfod URL    server (repeatable; default $DEBUGINFOD_URLS)\n"
+	      "     --offline           no network    --cache-dir DIR  download cache\n"
+	      " -n, --no-symbolize      keep build-ids and addresses only\n"
+	      " -k, --kallsyms FILE     kernel symbols of the recording machine\n"
+	      "     --jit-dir DIR       perf-PID.map / jit-PID.dump files (default /tmp)\n"
+	      "     --buildid-from-disk take missing build-ids from this machine's files\n"
+	      "Filters (lists are comma-separated, options repeatable):\n"
+	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
+	      "     --time START,END    seconds after the first sample; @T = perf time\n"
+	      "Output details:\n"
+	      "     --no-labels         no pid/tid/comm/thread labels (pprof)\n"
+	      "     --label cpu         add a cpu label (pprof)\n"
+	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
+	      "Run:\n"
+	      " -j, --jobs N            symbolize with N threads (default: CPUs)\n"
+	      " -q, --quiet             no progress or summary   -v, --verbose  more summary\n"
+	      "     --strict            exit 3 when the input had problems\n"
+	      " -h, --help    --version\n"
+	      "Exit: 0 ok, 1 usage, 2 input unreadable, 3 data lost (--strict), 4 output\n"
+	      "not written. See conv(1).\n",
+	      f);
+}
+
+enum {
+	O_PPROF = 256, O_JFR, O_STATS, O_DEBUGINFOD, O_OFFLINE, O_CACHE_DIR, O_JIT_DIR,
+	O_BID_DISK, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_STRICT, O_VERSION
+};
+
+static const struct option long_opts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"pprof", required_argument, NULL, O_PPROF},
+	{"jfr", required_argument, NULL, O_JFR},
+	{"format", required_argument, NULL, 'F'},
+	{"stats", optional_argument, NULL, O_STATS},
+	{"debug-dir", required_argument, NULL, 'd'},
+	{"debuginfod", required_argument, NULL, O_DEBUGINFOD},
+	{"offline", no_argument, NULL, O_OFFLINE},
+	{"cache-dir", required_argument, NULL, O_CACHE_DIR},
+	{"no-symbolize", no_argument, NULL, 'n'},
+	{"kallsyms", required_argument, NULL, 'k'},
+	{"jit-dir", required_argument, NULL, O_JIT_DIR},
+	{"buildid-from-disk", no_argument, NULL, O_BID_DISK},
+	{"pid", required_argument, NULL, 'p'},
+	{"tid", required_argument, NULL, 't'},
+	{"comm", required_argument, NULL, 'c'},
+	{"event", required_argument, NULL, 'e'},
+	{"time", required_argument, NULL, O_TIME},
+	{"no-labels", no_argument, NULL, O_NO_LABELS},
+	{"label", required_argument, NULL, O_LABEL},
+	{"jfr-chunk-size", required_argument, NULL, O_CHUNK},
+	{"jobs", required_argument, NULL, 'j'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"strict", no_argument, NULL, O_STRICT},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, O_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+/* Splits a comma-separated list into strs (pointers into arg, which is modified). */
+static bool split_list(char *arg, const char **strs, size_t *n)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		if (*n >= MAX_LIST)
+			return false;
+		strs[(*n)++] = tok;
+	}
+	return true;
+}
+
+static bool split_ids(char *arg, uint32_t *ids, size_t *n)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		char *end;
+		unsigned long v = strtoul(tok, &end, 10);
+
+		if (*end || end == tok || v > UINT32_MAX || *n >= MAX_LIST)
+			return false;
+		ids[(*n)++] = (uint32_t)v;
+	}
+	return true;
+}
+
+/* "1.5" (seconds) or "@12345.678" (a perf timestamp, seconds) -> ns; *abs says which. */
+static bool parse_time(const char *s, size_t len, uint64_t *ns, bool *abs)
+{
+	char buf[64], *end;
+	double v;
+
+	*abs = len && s[0] == '@';
+	if (*abs) {
+		s++;
+		len--;
+	}
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	v = strtod(buf, &end);
+	if (*end || v < 0 || v > 1e10)
+		return false;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return true;
+}
+
+static bool parse_window(const char *arg, struct convert_filter *f)
+{
+	const char *comma = strchr(arg, ',');
+	bool a1 = false, a2 = false;
+
+	if (!comma)
+		return false;
+	f->has_start = comma != arg;
+	f->has_end = comma[1] != 0;
+	if (!f->has_start && !f->has_end)
+		return false;
+	if (f->has_start && !parse_time(arg, (size_t)(comma - arg), &f->start_ns, &a1))
+		return false;
+	if (f->has_end && !parse_time(comma + 1, strlen(comma + 1), &f->end_ns, &a2))
+		return false;
+	if (f->has_start && f->has_end && a1 != a2)
+		return false;
+	f->time_absolute = a1 || a2;
+	return !(f->has_start && f->has_end && f->end_ns < f->start_ns);
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return false;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'M')
+		v <<= 20, end++;
+	else if (*end == 'G')
+		v <<= 30, end++;
+	*out = v;
+	return !*end && v;
+}
+
+static bool has_glob_chars(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static struct cvopts c; /* big lists: not on the stack */
+	char **inputs = NULL;
+	size_t nr_inputs = 0, cap_inputs = 0;
+	glob_t gl;
+	bool globbed = false;
+	int opt, rc = CLI_EXIT_OK;
+
+	memset(&c, 0, sizeof(c));
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+o:F:d:nk:p:t:c:e:j:qvh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			c.out = optarg;
+			break;
+		case O_PPROF:
+			c.pprof_path = optarg;
+			break;
+		case O_JFR:
+			c.jfr_path = optarg;
+			break;
+		case 'F': {
+			char *list = strdup(optarg);
+
+			c.formats = 0;
+			for (char *tok = list ? strtok(list, ",") : NULL; tok; tok = strtok(NULL, ",")) {
+				if (!strcmp(tok, "pprof")) {
+					c.formats |= F_PPROF;
+				} else if (!strcmp(tok, "jfr")) {
+					c.formats |= F_JFR;
+				} else {
+					fprintf(stderr, "conv: --format: unknown format '%s' (pprof, jfr)\n",
+						tok);
+					free(list);
+					return CLI_EXIT_USAGE;
+				}
+			}
+			free(list);
+			if (!c.formats) {
+				fprintf(stderr, "conv: --format: no format given (pprof, jfr)\n");
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		}
+		case O_STATS:
+			c.stats_path = optarg ? optarg : "-";
+			break;
+		case 'd':
+			if (c.nr_dirs < MAX_LIST)
+				c.dirs[c.nr_dirs++] = optarg;
+			break;
+		case O_DEBUGINFOD:
+			if (c.nr_urls < MAX_LIST)
+				c.urls[c.nr_urls++] = optarg;
+			break;
+		case O_OFFLINE:
+			c.co.sj.offline = true;
+			break;
+		case O_CACHE_DIR:
+			c.co.sj.cache_dir = optarg;
+			break;
+		case 'n':
+			c.co.sj.no_symbolize = true;
+			break;
+		case 'k':
+			c.co.sj.kallsyms = optarg;
+			break;
+		case O_JIT_DIR:
+			c.co.pm.jit_dir = optarg;
+			break;
+		case O_BID_DISK:
+			c.co.pm.buildid_from_disk = true;
+			break;
+		case 'p':
+		case 't':
+			if (!split_ids(optarg, opt == 'p' ? c.pids : c.tids,
+				       opt == 'p' ? &c.nr_pids : &c.nr_tids)) {
+				fprintf(stderr, "conv: --%s: not a list of numbers: '%s'\n",
+					opt == 'p' ? "pid" : "tid", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'c':
+		case 'e':
+			if (!split_list(optarg, opt == 'c' ? c.comms : c.events,
+					opt == 'c' ? &c.nr_comms : &c.nr_events)) {
+				fprintf(stderr, "conv: too many --%s values\n", opt == 'c' ? "comm" : "event");
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case O_TIME:
+			if (!parse_window(optarg, &c.co.filter)) {
+				fprintf(stderr, "conv: --time: expected START,END in seconds after the "
+						"first sample (or @perf-time for both), got '%s'\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case O_NO_LABELS:
+			c.co.no_labels = true;
+			break;
+		case O_LABEL:
+			if (strcmp(optarg, "cpu")) {
+				fprintf(stderr, "conv: --label: only 'cpu' can be added\n");
+				return CLI_EXIT_USAGE;
+			}
+			c.co.label_cpu = true;
+			break;
+		case O_CHUNK:
+			if (!parse_size(optarg, &c.chunk_size)) {
+				fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'j': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !v || v > 64) {
+				fprintf(stderr, "conv: -j: expected 1 to 64 threads, got '%s'\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			c.co.sj.jobs = (unsigned)v;
+			break;
+		}
+		case 'q':
+			c.quiet = true;
+			break;
+		case 'v':
+			c.verbose = true;
+			break;
+		case O_STRICT:
+			c.strict = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_EXIT_OK;
+		case O_VERSION:
+			printf("conv %s\n", CONV_VERSION_STRING);
+			return CLI_EXIT_OK;
+		default:
+			if (optopt && optopt < 256)
+				fprintf(stderr, "conv: option -%c %s\n\n", optopt,
+					strchr("oFdkptcej", optopt) ? "needs a value" : "is unknown");
+			else
+				fprintf(stderr, "conv: option '%s' is unknown or needs a value\n\n",
+					argv[optind - 1]);
+			usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!c.formats)
+		c.formats = c.pprof_path || c.jfr_path
+				    ? (c.pprof_path ? F_PPROF : 0) | (c.jfr_path ? F_JFR : 0)
+				    : F_PPROF | F_JFR;
+	c.co.sj.debug_dirs = c.dirs;
+	c.co.sj.nr_debug_dirs = c.nr_dirs;
+	c.co.sj.debuginfod_urls = c.urls;
+	c.co.sj.nr_debuginfod_urls = c.nr_urls;
+	c.co.filter.pids = c.pids;
+	c.co.filter.nr_pids = c.nr_pids;
+	c.co.filter.tids = c.tids;
+	c.co.filter.nr_tids = c.nr_tids;
+	c.co.filter.comms = c.comms;
+	c.co.filter.nr_comms = c.nr_comms;
+	c.co.filter.events = c.events;
+	c.co.filter.nr_events = c.nr_events;
+	c.tty = isatty(STDERR_FILENO);
+
+	/* inputs: files, '-', and glob patterns (quoted, so the shell left them) */
+	memset(&gl, 0, sizeof(gl));
+	for (int i = optind; i < argc; i++) {
+		struct stat stt;
+
+		if (strcmp(argv[i], "-") && has_glob_chars(argv[i]) && stat(argv[i], &stt)) {
+			int g = glob(argv[i], globbed ? GLOB_APPEND : 0, NULL, &gl);
+
+			if (g == GLOB_NOMATCH) {
+				fprintf(stderr, "conv: %s: no file matches\n", argv[i]);
+				rc = CLI_EXIT_INPUT;
+			}
+			globbed = globbed || g == 0 || g == GLOB_NOMATCH;
+			continue;
+		}
+		if (nr_inputs == cap_inputs) {
+			size_t nc = cap_inputs ? 2 * cap_inputs : 16;
+			char **ni = realloc(inputs, nc * sizeof(*ni));
+
+			if (!ni) {
+				fprintf(stderr, "conv: out of memory\n");
+				free(inputs);
+				return CLI_EXIT_INPUT;
+			}
+			inputs = ni;
+			cap_inputs = nc;
+		}
+		inputs[nr_inputs++] = argv[i];
+	}
+	for (size_t i = 0; globbed && i < gl.gl_pathc; i++) {
+		if (nr_inputs == cap_inputs) {
+			size_t nc = cap_inputs ? 2 * cap_inputs : 16;
+			char **ni = realloc(inputs, nc * sizeof(*ni));
+
+			if (!ni)
+				break;
+			inputs = ni;
+			cap_inputs = nc;
+		}
+		inputs[nr_inputs++] = gl.gl_pathv[i];
+	}
+	if (!nr_inputs && rc == CLI_EXIT_OK) {
+		static char def[] = "perf.data";
+
+		inputs = malloc(sizeof(*inputs));
+		if (inputs)
+			inputs[nr_inputs++] = def;
+	}
+	if (nr_inputs > 1 && (c.pprof_path || c.jfr_path)) {
+		fprintf(stderr, "conv: --pprof and --jfr name one file: with several inputs use -o DIR\n");
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	{
+		size_t stdin_uses = 0;
+
+		for (size_t i = 0; i < nr_inputs; i++)
+			stdin_uses += !strcmp(inputs[i], "-");
+		if (stdin_uses > 1) {
+			fprintf(stderr, "conv: standard input ('-') can be read once\n");
+			rc = CLI_EXIT_USAGE;
+			goto done;
+		}
+	}
+	if (c.stats_path && !strcmp(c.stats_path, "-") &&
+	    ((c.pprof_path && !strcmp(c.pprof_path, "-")) || (c.jfr_path && !strcmp(c.jfr_path, "-")))) {
+		fprintf(stderr, "conv: --stats without FILE writes to stdout, like the output named '-'\n");
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if (c.pprof_path && c.jfr_path && !strcmp(c.pprof_path, "-") && !strcmp(c.jfr_path, "-")) {
+		fprintf(stderr, "conv: only one output can go to stdout\n");
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if (c.stats_path) {
+		c.stats = strcmp(c.stats_path, "-") ? fopen(c.stats_path, "w") : stdout;
+		if (!c.stats) {
+			fprintf(stderr, "conv: cannot write %s: %s\n", c.stats_path, strerror(errno));
+			rc = CLI_EXIT_OUTPUT;
+			goto done;
+		}
+	}
+	if (c.out && nr_inputs > 1) {
+		struct stat stt;
+
+		if (stat(c.out, &stt) && mkdir(c.out, 0777) && errno != EEXIST) {
+			fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));
+			rc = CLI_EXIT_OUTPUT;
+			goto done;
+		}
+	}
+	for (size_t i = 0; i < nr_inputs; i++) {
+		int r1 = convert_one(&c, inputs[i], nr_inputs > 1);
+
+		/* several inputs: the worst outcome decides */
+		if (r1 > rc)
+			rc = r1;
+	}
+done:
+	if (c.stats && c.stats != stdout && fclose(c.stats)) {
+		fprintf(stderr, "conv: cannot write %s: %s\n", c.stats_path, strerror(errno));
+		if (rc < CLI_EXIT_OUTPUT)
 			rc = CLI_EXIT_OUTPUT;
 	}
-	if (strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
-		rc = CLI_EXIT_LOSS;
-	dbuf_release(&gz);
-	prof_release(&p);
-	rdr_close(r);
+	if (globbed)
+		globfree(&gl);
+	free(inputs);
 	return rc;
 }

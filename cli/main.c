@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CONV_VERSION_STRING "0.1.0"
-
 static const char usage_text[] =
 	"usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit]\n"
 	"                 [--jit-dir DIR] [--buildid-from-disk] [--top N]\n"

@@ -408,6 +408,117 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 	return loc;
 }
 
+static void report(const struct convert_opts *o, struct rdr *r, enum convert_phase ph,
+		   uint64_t records)
+{
+	struct convert_progress pr;
+	const struct rdr_info *info = rdr_info(r);
+
+	memset(&pr, 0, sizeof(pr));
+	pr.phase = ph;
+	pr.bytes = rdr_stats(r)->bytes_read;
+	pr.total_bytes = info->file_size;
+	pr.records = records;
+	pr.samples = rdr_stats(r)->samples;
+	o->progress(o->progress_ctx, &pr);
+}
+
+static bool in_u32(const uint32_t *v, size_t n, uint32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static bool in_str(const char *const *v, size_t n, const char *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (x && !strcmp(v[i], x))
+			return true;
+	return false;
+}
+
+/* Whether a sample passes the user's filters (first: the first sample's time). */
+static bool keep_sample(const struct convert_filter *f, const struct procmap *pm,
+			const struct rdr_info *info, const struct rdr_event *ev, uint64_t first)
+{
+	const struct rdr_sample *s = &ev->u.sample;
+
+	if (f->nr_pids && !in_u32(f->pids, f->nr_pids, s->pid))
+		return false;
+	if (f->nr_tids && !in_u32(f->tids, f->nr_tids, s->tid))
+		return false;
+	if (f->nr_comms && !in_str(f->comms, f->nr_comms, procmap_thread_name(pm, s->tid)))
+		return false;
+	if (f->nr_events) {
+		const char *name = (size_t)ev->attr < info->nr_attrs ? info->attrs[ev->attr].name : NULL;
+		char base[200];
+
+		if (!name)
+			return false;
+		base_name(name, base, sizeof(base));
+		if (!in_str(f->events, f->nr_events, name) && !in_str(f->events, f->nr_events, base))
+			return false;
+	}
+	if (f->has_start || f->has_end) {
+		uint64_t t = f->time_absolute ? s->time : s->time - first;
+
+		if (f->has_start && t < f->start_ns)
+			return false;
+		if (f->has_end && t > f->end_ns)
+			return false;
+	}
+	return true;
+}
+
+void convert_stats_release(struct convert_stats *st)
+{
+	for (size_t i = 0; i < st->nr_missing; i++) {
+		free(st->missing[i].build_id);
+		free(st->missing[i].path);
+	}
+	free(st->missing);
+	st->missing = NULL;
+	st->nr_missing = 0;
+}
+
+static int missing_cmp(const void *a, const void *b)
+{
+	const struct convert_missing *x = a, *y = b;
+
+	if (x->frames != y->frames)
+		return x->frames > y->frames ? -1 : 1;
+	return strcmp(x->build_id, y->build_id);
+}
+
+/* Copies what the symbolizer found and missed before it goes away. */
+static void collect_symstats(struct convert_stats *st, const struct symjob *sj)
+{
+	size_t n = symjob_missing_count(sj);
+
+	st->sym = *symjob_stats(sj);
+	st->missing = calloc(n ? n : 1, sizeof(*st->missing));
+	if (!st->missing)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct symjob_missing *m = symjob_missing_at(sj, i);
+
+		if (!m->frames)
+			continue;
+		st->missing[st->nr_missing].build_id = strdup(m->build_id ? m->build_id : "");
+		st->missing[st->nr_missing].path = strdup(m->path ? m->path : "");
+		st->missing[st->nr_missing].frames = m->frames;
+		if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path) {
+			free(st->missing[st->nr_missing].build_id);
+			free(st->missing[st->nr_missing].path);
+			continue;
+		}
+		st->nr_missing++;
+	}
+	qsort(st->missing, st->nr_missing, sizeof(*st->missing), missing_cmp);
+}
+
 enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
 			  struct convert_stats *st, struct conv_diag *diag)
 {
@@ -419,6 +530,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	enum conv_err err = CONV_E_OK;
 	const struct rdr_info *info;
 	uint32_t *map_ids = NULL;
+	uint64_t nrec = 0, first_time = 0;
+	bool have_first = false;
+	uint64_t *kept_by_attr = calloc(rdr_info(r)->nr_attrs + 1, sizeof(uint64_t));
 
 	memset(&c, 0, sizeof(c));
 	memset(st, 0, sizeof(*st));
@@ -442,16 +556,26 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		const struct rdr_event *ev;
 		const struct pm_frame *frames;
 		size_t nr;
-		uint32_t proc;
+		uint32_t proc, thread;
 		struct agg a;
 
 		err = rdr_next(r, &ev);
 		if (err || !ev)
 			break;
+		if (o->progress && !(++nrec & 0xffff))
+			report(o, r, CONVERT_READING, nrec);
 		if (ev->type != PERF_REC_SAMPLE) {
 			err = procmap_feed(pm, ev);
 			if (err)
 				break;
+			continue;
+		}
+		if (!have_first && ev->u.sample.time) {
+			first_time = ev->u.sample.time;
+			have_first = true;
+		}
+		if (!keep_sample(&o->filter, pm, rdr_info(r), ev, first_time)) {
+			st->samples_filtered++;
 			continue;
 		}
 		err = procmap_resolve(pm, ev, &frames, &nr, &proc);
@@ -491,6 +615,13 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			err = CONV_E_NOMEM;
 			break;
 		}
+		thread = thread_of(&c, proc, ev->u.sample.tid);
+		if (thread == UINT32_MAX) {
+			err = CONV_E_NOMEM;
+			break;
+		}
+		if (kept_by_attr && (size_t)ev->attr < rdr_info(r)->nr_attrs)
+			kept_by_attr[ev->attr]++;
 		if (p->events) {
 			struct prof_event pe;
 
@@ -498,14 +629,10 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			pe.period = a.weight;
 			pe.weight = ev->u.sample.weight;
 			pe.stack = a.stack;
-			pe.thread = thread_of(&c, proc, ev->u.sample.tid);
+			pe.thread = thread;
 			pe.cpu = ev->u.sample.sample_type & PERF_SAMPLE_CPU ? ev->u.sample.cpu
 									    : UINT32_MAX;
 			pe.event = a.attr;
-			if (pe.thread == UINT32_MAX) {
-				err = CONV_E_NOMEM;
-				break;
-			}
 			prof_events_add(p->events, &pe);
 		}
 		st->samples++;
@@ -522,10 +649,30 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	for (size_t i = 0; i < c.nr_aggs; i++) {
 		const struct rawframe *f = c.pool + c.stack_off[c.aggs[i].stack];
 
-		for (uint32_t k = 0; k < c.stack_len[c.aggs[i].stack]; k++)
+		for (uint32_t k = 0; k < c.stack_len[c.aggs[i].stack]; k++) {
 			if (f[k].addr_id != SYMJOB_NONE)
 				symjob_hit(sj, f[k].addr_id, c.aggs[i].count);
+			else if (f[k].mapping == PM_NO_MAPPING)
+				st->frames_unmapped += c.aggs[i].count;
+			else if (f[k].jit)
+				st->frames_jit += c.aggs[i].count;
+		}
 	}
+	st->threads = c.nr_threads;
+	{
+		struct hmap procs;
+
+		hmap_init(&procs);
+		for (size_t t = 0; t < c.nr_threads; t++) {
+			uint64_t proc = c.threads[t] >> 32;
+
+			if (!hmap_get(&procs, proc + 1) && hmap_put(&procs, proc + 1, 1))
+				st->processes++;
+		}
+		hmap_release(&procs);
+	}
+	if (o->progress)
+		report(o, r, CONVERT_SYMBOLIZING, nrec);
 	{
 		bool running = host_runs_kernel(rdr_info(r)->osrelease);
 
@@ -536,10 +683,15 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	err = symjob_run(sj, diag);
 	if (err)
 		goto out;
+	collect_symstats(st, sj);
+	if (o->progress)
+		report(o, r, CONVERT_MODEL, nrec);
 
 	/* the model */
 	info = rdr_info(r);
 	set_types(p, info);
+	for (size_t i = 0; kept_by_attr && i < p->nr_events_desc; i++)
+		p->events_desc[i].samples = kept_by_attr[i];
 	map_ids = malloc((procmap_mapping_count(pm) + 1) * sizeof(*map_ids));
 	if (!map_ids) {
 		err = CONV_E_NOMEM;
@@ -711,6 +863,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		}
 	}
 out:
+	free(kept_by_attr);
 	free(map_ids);
 	free(fr);
 	cv_release(&c);

@@ -16,21 +16,64 @@
 struct rdr;
 struct prof;
 
+/* Which samples to keep (empty lists keep all). */
+struct convert_filter {
+	const uint32_t *pids;
+	size_t nr_pids;
+	const uint32_t *tids;
+	size_t nr_tids;
+	const char *const *comms; /* thread names at sample time, as perf report --comms */
+	size_t nr_comms;
+	const char *const *events; /* event names, as recorded or without modifiers */
+	size_t nr_events;
+	/* time window [start, end]: ns after the first sample, or perf timestamps when absolute */
+	bool has_start, has_end, time_absolute;
+	uint64_t start_ns, end_ns;
+};
+
+enum convert_phase { CONVERT_READING, CONVERT_SYMBOLIZING, CONVERT_MODEL };
+
+/* Progress, reported now and then (every 64k records while reading). */
+struct convert_progress {
+	enum convert_phase phase;
+	uint64_t bytes, total_bytes; /* total_bytes: UINT64_MAX when unknown (pipe) */
+	uint64_t records, samples;
+};
+
 struct convert_opts {
 	struct procmap_opts pm;
 	struct symjob_opts sj;
+	struct convert_filter filter;
 	bool no_labels; /* no per-thread labels (aggregate harder) */
 	bool label_cpu;
 	bool keep_events;   /* spool every sample event into p->events (for JFR) */
 	const char *tmpdir; /* where the spool goes (NULL: $TMPDIR or /tmp) */
+	void (*progress)(void *ctx, const struct convert_progress *p);
+	void *progress_ctx;
+};
+
+/* An object whose frames stayed unresolved. */
+struct convert_missing {
+	char *build_id; /* lowercase hex, "" when none */
+	char *path;
+	uint64_t frames;
 };
 
 struct convert_stats {
-	uint64_t samples;
-	uint64_t frames;
+	uint64_t samples;          /* kept (after filters) */
+	uint64_t samples_filtered; /* dropped by the filters */
+	uint64_t frames;           /* frames of kept samples */
+	uint64_t frames_unmapped;  /* in no mapping */
+	uint64_t frames_jit;       /* named by a JIT map */
 	uint64_t unique_stacks;
 	uint64_t lost_samples;
+	uint64_t processes, threads; /* with kept samples */
+	struct symjob_stats sym;   /* frames by source are counted over kept samples */
+	struct convert_missing *missing; /* most frames first */
+	size_t nr_missing;
 };
+
+void convert_stats_release(struct convert_stats *st);
 
 /*
  * Reads the whole recording and fills p (initialized by the caller). The
