@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #define DFD_DEFAULT_TIMEOUT_S 90
+#define DFD_DEFAULT_MAX_SIZE (4ull << 30) /* larger than any debug file we know of */
 #define DFD_DEFAULT_MAX_TIME_S 1800
 #define DFD_DEFAULT_NEGATIVE_TTL_S 600
 #define DFD_DEFAULT_PARALLEL 8
@@ -1052,6 +1053,8 @@ enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct 
 	if (c->max_time_s <= 0)
 		c->max_time_s = DFD_DEFAULT_MAX_TIME_S;
 	c->max_size = o->max_size ? o->max_size : env_u64("DEBUGINFOD_MAXSIZE");
+	if (!c->max_size)
+		c->max_size = DFD_DEFAULT_MAX_SIZE; /* a server cannot fill the disk */
 	c->neg_ttl_s = o->negative_ttl_s ? o->negative_ttl_s : DFD_DEFAULT_NEGATIVE_TTL_S;
 	c->max_parallel = o->max_parallel ? o->max_parallel : DFD_DEFAULT_PARALLEL;
 	c->progress = o->progress;

@@ -74,7 +74,7 @@ struct dfd_opts {
 				    the connect timeout); 0: $DEBUGINFOD_TIMEOUT, else 90 */
 	long max_time_s;         /* whole-transfer limit; 0: $DEBUGINFOD_MAXTIME, else 1800 */
 	uint64_t max_size;       /* largest file accepted; sent as X-DEBUGINFOD-MAXSIZE;
-				    0: $DEBUGINFOD_MAXSIZE, else no limit */
+				    0: $DEBUGINFOD_MAXSIZE, else 4 GiB */
 	long negative_ttl_s;     /* how long "all servers said 404" is remembered;
 				    0: 600 (debuginfod's cache_miss_s); < 0: never */
 	unsigned max_parallel;   /* transfers in flight; 0: 8 */

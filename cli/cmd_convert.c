@@ -37,6 +37,7 @@ struct cvopts {
 	const char *pprof_path, *jfr_path;
 	unsigned formats;         /* F_* ; 0 = from the paths given, else both */
 	const char *stats_path;   /* NULL: none; "-": stdout */
+	struct rdr_opts ro;
 	bool quiet, verbose, strict, tty;
 	uint64_t chunk_size;
 	const char *dirs[MAX_LIST], *urls[MAX_LIST], *comms[MAX_LIST], *events[MAX_LIST];
@@ -494,8 +495,8 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		c->co.sj.progress = progress_download;
 		c->co.sj.progress_ctx = &pg;
 	}
-	err = !strcmp(in, "-") ? rdr_open_fd(&r, STDIN_FILENO, NULL, &diag)
-			       : rdr_open_path(&r, in, NULL, &diag);
+	err = !strcmp(in, "-") ? rdr_open_fd(&r, STDIN_FILENO, &c->ro, &diag)
+			       : rdr_open_path(&r, in, &c->ro, &diag);
 	if (err) {
 		fprintf(stderr, "conv: %s: %s: %s\n", in, conv_strerror(err), diag.msg);
 		rc = CLI_EXIT_INPUT;
@@ -580,6 +581,8 @@ static void usage(FILE *f)
 	      " -k, --kallsyms FILE     kernel symbols of the recording machine\n"
 	      "     --jit-dir DIR       perf-PID.map / jit-PID.dump files (default /tmp)\n"
 	      "     --buildid-from-disk take missing build-ids from this machine's files\n"
+	      "     --max-download N    largest debuginfod file (default 4G; $DEBUGINFOD_MAXSIZE)\n"
+	      "     --timeout S         debuginfod: give up after S s without data (90)\n"
 	      "Filters (lists are comma-separated, options repeatable):\n"
 	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
 	      "     --time START,END    seconds after the first sample; @T = perf time\n"
@@ -587,6 +590,7 @@ static void usage(FILE *f)
 	      "     --no-labels         no pid/tid/comm/thread labels (pprof)\n"
 	      "     --label cpu         add a cpu label (pprof)\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
+	      "     --max-reorder N     memory for time-ordering records (default 32M)\n"
 	      "Run:\n"
 	      " -j, --jobs N            symbolize with N threads (default: CPUs)\n"
 	      " -q, --quiet             no progress or summary   -v, --verbose  more summary\n"
@@ -599,7 +603,8 @@ static void usage(FILE *f)
 
 enum {
 	O_PPROF = 256, O_JFR, O_STATS, O_DEBUGINFOD, O_OFFLINE, O_CACHE_DIR, O_JIT_DIR,
-	O_BID_DISK, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_STRICT, O_VERSION
+	O_BID_DISK, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_STRICT, O_VERSION, O_MAX_REORDER,
+	O_MAX_DOWNLOAD, O_TIMEOUT
 };
 
 static const struct option long_opts[] = {
@@ -624,6 +629,9 @@ static const struct option long_opts[] = {
 	{"no-labels", no_argument, NULL, O_NO_LABELS},
 	{"label", required_argument, NULL, O_LABEL},
 	{"jfr-chunk-size", required_argument, NULL, O_CHUNK},
+	{"max-reorder", required_argument, NULL, O_MAX_REORDER},
+	{"max-download", required_argument, NULL, O_MAX_DOWNLOAD},
+	{"timeout", required_argument, NULL, O_TIMEOUT},
 	{"jobs", required_argument, NULL, 'j'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
@@ -838,6 +846,32 @@ int cmd_convert(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			break;
+		case O_MAX_REORDER:
+		case O_MAX_DOWNLOAD: {
+			uint64_t v;
+
+			if (!parse_size(optarg, &v) || v > SIZE_MAX) {
+				fprintf(stderr, "conv: --%s: not a size: '%s'\n",
+					opt == O_MAX_REORDER ? "max-reorder" : "max-download", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			if (opt == O_MAX_REORDER)
+				c.ro.reorder_limit = (size_t)v;
+			else
+				c.co.sj.max_download = v;
+			break;
+		}
+		case O_TIMEOUT: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 1) {
+				fprintf(stderr, "conv: --timeout: expected seconds, got '%s'\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			c.co.sj.timeout_s = v;
+			break;
+		}
 		case 'j': {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);

@@ -119,6 +119,8 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 		d.nr_urls = j->o.nr_debuginfod_urls;
 		d.cache_dir = j->o.cache_dir;
 		d.offline = j->o.offline;
+		d.max_size = j->o.max_download;
+		d.timeout_s = j->o.timeout_s;
 		if (j->o.progress) {
 			d.progress = dfd_progress_cb;
 			d.progress_ctx = j;

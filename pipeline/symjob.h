@@ -42,6 +42,8 @@ struct symjob_opts {
 	size_t nr_debuginfod_urls;
 	const char *cache_dir;
 	bool offline;
+	uint64_t max_download;    /* bytes; 0: $DEBUGINFOD_MAXSIZE, else 4 GiB */
+	long timeout_s;           /* debuginfod: seconds without progress; 0: $DEBUGINFOD_TIMEOUT, else 90 */
 	const char *kallsyms;     /* --kallsyms FILE */
 	bool running_kernel;      /* the recording's kernel is running here: /proc/kallsyms may be used */
 	unsigned jobs;            /* threads; 0 = number of CPUs */
