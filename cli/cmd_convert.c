@@ -324,10 +324,11 @@ static void print_summary(const struct cvopts *c, const char *in, const struct r
 	for (size_t i = 0; i < show; i++) {
 		const struct convert_missing *m = &cs->missing[i];
 
-		fprintf(stderr, "  %s %5.1f%% of frames: %s%s%s%s\n", i ? "          " : "unresolved",
+		fprintf(stderr, "  %s %5.1f%% of frames: %s%s%s%s\n  %s        %s\n",
+			i ? "          " : "unresolved",
 			cs->frames ? 100.0 * (double)m->frames / (double)cs->frames : 0.0, m->path,
-			m->build_id[0] ? " (build-id " : " (no build-id", m->build_id,
-			")");
+			m->build_id[0] ? " (build-id " : " (no build-id", m->build_id, ")", "          ",
+			m->reason);
 	}
 	if (cs->nr_missing > show)
 		fprintf(stderr, "             and %zu more objects (-v lists them)\n", cs->nr_missing - show);
@@ -398,6 +399,7 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 		json_kv_str(&j, "build_id", cs->missing[i].build_id);
 		json_kv_str(&j, "path", cs->missing[i].path);
 		json_kv_u64(&j, "frames", cs->missing[i].frames);
+		json_kv_str(&j, "reason", cs->missing[i].reason ? cs->missing[i].reason : "");
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -742,7 +744,7 @@ int cmd_convert(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+o:F:d:nk:p:t:c:e:j:qvh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:F:d:nk:p:t:c:e:j:qvh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			c.out = optarg;

@@ -495,20 +495,21 @@ static int missing_cmp(const void *a, const void *b)
 /* Copies what the symbolizer found and missed before it goes away. */
 static void collect_symstats(struct convert_stats *st, const struct symjob *sj)
 {
-	size_t n = symjob_missing_count(sj);
+	size_t n = symjob_unresolved_count(sj);
 
 	st->sym = *symjob_stats(sj);
 	st->missing = calloc(n ? n : 1, sizeof(*st->missing));
 	if (!st->missing)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		const struct symjob_missing *m = symjob_missing_at(sj, i);
+		const struct symjob_missing *m = symjob_unresolved_at(sj, i);
 
 		if (!m->frames)
 			continue;
 		st->missing[st->nr_missing].build_id = strdup(m->build_id ? m->build_id : "");
 		st->missing[st->nr_missing].path = strdup(m->path ? m->path : "");
 		st->missing[st->nr_missing].frames = m->frames;
+		st->missing[st->nr_missing].reason = m->reason;
 		if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path) {
 			free(st->missing[st->nr_missing].build_id);
 			free(st->missing[st->nr_missing].path);

@@ -56,7 +56,8 @@ struct convert_opts {
 struct convert_missing {
 	char *build_id; /* lowercase hex, "" when none */
 	char *path;
-	uint64_t frames;
+	uint64_t frames; /* frames (per sample) left without a name */
+	const char *reason; /* static text */
 };
 
 struct convert_stats {

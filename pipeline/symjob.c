@@ -64,6 +64,7 @@ struct sj_obj {
 	enum symsrc src;
 	bool found;
 	uint64_t hits;
+	uint64_t unresolved_hits, unnormalized_hits;
 };
 
 struct symjob {
@@ -80,6 +81,8 @@ struct symjob {
 	uint64_t ks_shift; /* recorded kernel address - kallsyms address */
 	struct symjob_missing *missing;
 	size_t nr_missing;
+	struct symjob_missing *unres; /* objects with unresolved frames */
+	size_t nr_unres;
 	struct strtab mstrs; /* strings of missing entries */
 	atomic_size_t next_obj;
 	struct symjob_stats st;
@@ -148,6 +151,7 @@ void symjob_free(struct symjob *j)
 	free(j->objs);
 	free(j->addrs);
 	free(j->missing);
+	free(j->unres);
 	hmap_release(&j->obj_by_key);
 	hmap_release(&j->addr_by_map_off);
 	kallsyms_release(&j->ks);
@@ -696,6 +700,11 @@ enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 		if (!a->res.normalized && ob->kind == OBJ_USER && ob->found)
 			j->st.normalize_failed++;
 		ob->hits += a->hits;
+		if (a->res.src == SYMSRC_UNRESOLVED) {
+			ob->unresolved_hits += a->hits;
+			if (!a->res.normalized)
+				ob->unnormalized_hits += a->hits;
+		}
 	}
 	j->st.objects = j->nr_objs;
 	j->st.addresses = j->nr_addrs;
@@ -717,9 +726,49 @@ enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 			strtab_get(&j->mstrs, strtab_intern_cstr(&j->mstrs, hex));
 		j->missing[j->nr_missing].path = ob->kind == OBJ_KERNEL ? "[kernel.kallsyms]" : ob->path;
 		j->missing[j->nr_missing].frames = ob->hits;
+		j->missing[j->nr_missing].reason = "no debug info or symbols found";
 		j->nr_missing++;
 	}
+	free(j->unres);
+	j->nr_unres = 0;
+	j->unres = calloc(j->nr_objs ? j->nr_objs : 1, sizeof(*j->unres));
+	if (!j->unres)
+		return CONV_E_NOMEM;
+	for (size_t i = 0; i < j->nr_objs; i++) {
+		struct sj_obj *ob = &j->objs[i];
+		struct symjob_missing *m = &j->unres[j->nr_unres];
+		char hex[2 * PM_BUILD_ID_MAX + 1];
+
+		if (!ob->unresolved_hits)
+			continue;
+		buildid_hex(ob->bid, ob->bid_len, hex);
+		m->build_id = strtab_get(&j->mstrs, strtab_intern_cstr(&j->mstrs, hex));
+		m->path = ob->kind == OBJ_KERNEL ? "[kernel.kallsyms]" : ob->path;
+		m->frames = ob->unresolved_hits;
+		if (j->o.no_symbolize)
+			m->reason = "--no-symbolize";
+		else if (!ob->found && ob->kind == OBJ_KERNEL)
+			m->reason = "no kernel symbols (vmlinux, --kallsyms, or the running kernel's)";
+		else if (!ob->found)
+			m->reason = ob->bid_len ? "no debug info or symbols found for its build-id"
+						: "no build-id recorded, and no matching file here";
+		else if (ob->unnormalized_hits)
+			m->reason = "debug info found, but not the binary: its program headers are needed";
+		else
+			m->reason = "no symbol at these addresses";
+		j->nr_unres++;
+	}
 	return CONV_E_OK;
+}
+
+size_t symjob_unresolved_count(const struct symjob *j)
+{
+	return j->nr_unres;
+}
+
+const struct symjob_missing *symjob_unresolved_at(const struct symjob *j, size_t i)
+{
+	return i < j->nr_unres ? &j->unres[i] : NULL;
 }
 
 void symjob_set_running_kernel(struct symjob *j, bool running)

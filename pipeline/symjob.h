@@ -69,6 +69,7 @@ struct symjob_missing {
 	const char *build_id; /* lowercase hex, "" when the mapping had none */
 	const char *path;
 	uint64_t frames;
+	const char *reason;   /* for the unresolved list: why its frames have no names */
 };
 
 struct symjob_result {
@@ -102,6 +103,9 @@ const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id)
 const struct symjob_stats *symjob_stats(const struct symjob *j);
 size_t symjob_missing_count(const struct symjob *j);
 const struct symjob_missing *symjob_missing_at(const struct symjob *j, size_t i);
+/* Objects with frames left without a name (found or not), frames = those frames. */
+size_t symjob_unresolved_count(const struct symjob *j);
+const struct symjob_missing *symjob_unresolved_at(const struct symjob *j, size_t i);
 const char *symjob_src_name(enum symsrc s);
 
 #endif

@@ -71,6 +71,7 @@ struct symtab_ent {
 	uint32_t name;  /* strtab id */
 	uint32_t order; /* index in the symbol table: sorting is stable by it */
 	uint8_t bind;   /* STB_* */
+	uint8_t label;  /* STT_NOTYPE code label: named only where no function is */
 };
 
 struct cached {
@@ -761,6 +762,8 @@ static bool sym_better(const struct sym_file *f, const struct symtab_ent *a,
 	const char *na = strtab_get(&f->strs, a->name), *nb = strtab_get(&f->strs, b->name);
 	size_t ua, ub;
 
+	if (a->label != b->label)
+		return !a->label; /* a function over a label at the same address */
 	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
 		return b->bind == STB_WEAK;
 	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
@@ -807,12 +810,22 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			if (!gelf_getsym(d, (int)i, &s))
 				continue;
 			type = GELF_ST_TYPE(s.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-			    !s.st_value)
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+			    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE || !s.st_value)
 				continue;
 			name = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
+			if (type == STT_NOTYPE) {
+				/* code labels (_dl_start_user), as perf keeps them; not data or
+				 * ARM's $x/$d mapping symbols */
+				Elf_Scn *ls = elf_getscn(e, s.st_shndx);
+				GElf_Shdr lsh;
+
+				if (name[0] == '$' || !ls || !gelf_getshdr(ls, &lsh) ||
+				    !(lsh.sh_flags & SHF_EXECINSTR))
+					continue;
+			}
 			if (f->nr_syms == *cap) {
 				size_t nc = *cap ? *cap * 2 : 256;
 				struct symtab_ent *p = realloc(f->syms, nc * sizeof(*p));
@@ -834,6 +847,7 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			}
 			f->syms[f->nr_syms].name = intern(f, name);
 			f->syms[f->nr_syms].bind = (uint8_t)GELF_ST_BIND(s.st_info);
+			f->syms[f->nr_syms].label = type == STT_NOTYPE;
 			f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
 			f->nr_syms++;
 		}
@@ -918,6 +932,7 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 		f->syms[f->nr_syms].sec_end = psh.sh_addr + psh.sh_size;
 		f->syms[f->nr_syms].name = intern(f, buf);
 		f->syms[f->nr_syms].bind = STB_GLOBAL;
+		f->syms[f->nr_syms].label = 0;
 		f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
 		f->nr_syms++;
 	}
@@ -949,6 +964,22 @@ static void build_symtab(struct sym_file *f)
 			f->syms[++k] = f->syms[i];
 		}
 		f->nr_syms = k + 1;
+	}
+	/* a label inside a sized function is not a symbol of its own: the function names it */
+	if (f->nr_syms) {
+		size_t k = 0;
+		uint64_t covered = 0;
+
+		for (size_t i = 0; i < f->nr_syms; i++) {
+			const struct symtab_ent *se = &f->syms[i];
+
+			if (se->label && se->lo < covered)
+				continue;
+			if (!se->label && se->hi > covered)
+				covered = se->hi;
+			f->syms[k++] = *se;
+		}
+		f->nr_syms = k;
 	}
 	/* a size-0 symbol extends to the next one, as perf does, but not past its section */
 	for (size_t i = 0; i < f->nr_syms; i++) {
