@@ -291,7 +291,8 @@ static void print_summary(const struct cvopts *c, const char *in, const struct r
 			  const struct prof *p, const struct convert_stats *cs,
 			  const struct written *w, size_t nw)
 {
-	uint64_t sym = frames_symbolized(cs), unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED];
+	uint64_t sym = frames_symbolized(cs),
+		 unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile;
 	size_t show = c->verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
 	bool first = true;
 	char b[32];
@@ -372,7 +373,8 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_obj_begin(&j);
 	json_kv_u64(&j, "total", cs ? cs->frames : 0);
 	json_kv_u64(&j, "symbolized", sym);
-	json_kv_u64(&j, "unresolved", cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] : 0);
+	json_kv_u64(&j, "unresolved",
+		    cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile : 0);
 	json_kv_u64(&j, "unmapped", cs ? cs->frames_unmapped : 0);
 	json_obj_end(&j);
 	json_key(&j, "sources");
@@ -466,6 +468,35 @@ static void output_paths(const struct cvopts *c, const char *in, bool many, char
 	snprintf(jp, n, "%s.jfr", base);
 }
 
+/* Filters and options that cannot match this recording: said, not silently empty. */
+static void warn_filters(const struct cvopts *c, const char *in, const struct rdr_info *info)
+{
+	for (size_t i = 0; i < c->nr_events; i++) {
+		bool found = false;
+
+		for (size_t a = 0; a < info->nr_attrs && !found; a++) {
+			const char *n = info->attrs[a].name;
+			size_t len = strlen(c->events[i]);
+
+			found = n && (!strcmp(n, c->events[i]) ||
+				      (!strncmp(n, c->events[i], len) && n[len] == ':'));
+		}
+		if (!found)
+			fprintf(stderr, "conv: warning: %s: no event named '%s' in this recording\n", in,
+				c->events[i]);
+	}
+	if (c->co.label_cpu) {
+		bool cpu = false;
+
+		for (size_t a = 0; a < info->nr_attrs; a++)
+			cpu = cpu || (info->attrs[a].sample_type & (1u << 7)) != 0; /* PERF_SAMPLE_CPU */
+		if (!cpu && info->nr_attrs)
+			fprintf(stderr, "conv: warning: %s: --label cpu: the samples carry no CPU number "
+					"(perf record --sample-cpu or -a records it)\n",
+				in);
+	}
+}
+
 static int convert_one(struct cvopts *c, const char *in, bool many)
 {
 	char pbuf[4096], jbuf[4096];
@@ -497,8 +528,19 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		c->co.sj.progress = progress_download;
 		c->co.sj.progress_ctx = &pg;
 	}
+	{
+		struct stat stt;
+
+		if (strcmp(in, "-") && stat(in, &stt) == 0 && S_ISDIR(stt.st_mode)) {
+			fprintf(stderr, "conv: %s: is a directory, not a perf.data file\n", in);
+			rc = CLI_EXIT_INPUT;
+			goto out;
+		}
+	}
 	err = !strcmp(in, "-") ? rdr_open_fd(&r, STDIN_FILENO, &c->ro, &diag)
 			       : rdr_open_path(&r, in, &c->ro, &diag);
+	if (!err)
+		warn_filters(c, in, rdr_info(r));
 	if (err) {
 		fprintf(stderr, "conv: %s: %s: %s\n", in, conv_strerror(err), diag.msg);
 		rc = CLI_EXIT_INPUT;
@@ -725,6 +767,28 @@ static bool parse_size(const char *s, uint64_t *out)
 		v <<= 30, end++;
 	*out = v;
 	return !*end && v;
+}
+
+/* mkdir -p: every missing directory of path; 0 or -1 with errno. */
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != 0)
+			continue;
+		buf[i] = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return -1;
+		buf[i] = i < n ? '/' : 0;
+	}
+	return 0;
 }
 
 static bool has_glob_chars(const char *s)
@@ -1012,14 +1076,21 @@ int cmd_convert(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (c.out && nr_inputs > 1) {
+	if (c.co.sj.kallsyms && access(c.co.sj.kallsyms, R_OK)) {
+		fprintf(stderr, "conv: --kallsyms %s: %s\n", c.co.sj.kallsyms, strerror(errno));
+		rc = CLI_EXIT_INPUT;
+		goto done;
+	}
+	for (size_t i = 0; i < c.nr_dirs; i++) {
 		struct stat stt;
 
-		if (stat(c.out, &stt) && mkdir(c.out, 0777) && errno != EEXIST) {
-			fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));
-			rc = CLI_EXIT_OUTPUT;
-			goto done;
-		}
+		if (stat(c.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
+			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.dirs[i]);
+	}
+	if (c.out && nr_inputs > 1 && mkdir_p(c.out)) {
+		fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));
+		rc = CLI_EXIT_OUTPUT;
+		goto done;
 	}
 	for (size_t i = 0; i < nr_inputs; i++) {
 		int r1 = convert_one(&c, inputs[i], nr_inputs > 1);

@@ -492,14 +492,48 @@ static int missing_cmp(const void *a, const void *b)
 	return strcmp(x->build_id, y->build_id);
 }
 
+/*
+ * A frame in a mapping with no file to look in (anonymous memory, JIT code
+ * without its perf map): unresolved, listed under the mapping's name.
+ */
+static void note_nofile(struct convert_stats *st, const struct procmap *pm, uint32_t map,
+			uint64_t n)
+{
+	const struct pm_mapping *m = procmap_mapping(pm, map);
+	const char *name = m && m->dso ? m->dso : "[anon]";
+
+	st->frames_nofile += n;
+	for (size_t i = 0; i < st->nr_missing; i++) {
+		if (!strcmp(st->missing[i].path, name)) {
+			st->missing[i].frames += n;
+			return;
+		}
+	}
+	if (st->nr_missing >= 64 || !vec_reserve((void **)&st->missing, &st->cap_missing,
+						  st->nr_missing + 1, sizeof(*st->missing)))
+		return;
+	st->missing[st->nr_missing].build_id = strdup("");
+	st->missing[st->nr_missing].path = strdup(name);
+	st->missing[st->nr_missing].frames = n;
+	st->missing[st->nr_missing].reason =
+		m && m->kind == PM_KIND_JIT ? "JIT code: no perf-PID.map or jitdump names it"
+					    : "no file behind this memory";
+	if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path) {
+		free(st->missing[st->nr_missing].build_id);
+		free(st->missing[st->nr_missing].path);
+		return;
+	}
+	st->nr_missing++;
+}
+
 /* Copies what the symbolizer found and missed before it goes away. */
 static void collect_symstats(struct convert_stats *st, const struct symjob *sj)
 {
 	size_t n = symjob_unresolved_count(sj);
 
 	st->sym = *symjob_stats(sj);
-	st->missing = calloc(n ? n : 1, sizeof(*st->missing));
-	if (!st->missing)
+	if (!vec_reserve((void **)&st->missing, &st->cap_missing, st->nr_missing + n + 1,
+			 sizeof(*st->missing)))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct symjob_missing *m = symjob_unresolved_at(sj, i);
@@ -609,7 +643,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		} else {
 			a.proc = UINT32_MAX;
 		}
-		a.cpu = o->label_cpu ? ev->u.sample.cpu : 0;
+		/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
+		a.cpu = !o->label_cpu ? 0
+			: ev->u.sample.sample_type & PERF_SAMPLE_CPU ? ev->u.sample.cpu : UINT32_MAX;
 		a.count = 1;
 		a.weight = ev->u.sample.period ? ev->u.sample.period : 1;
 		if (!add_agg(&c, &a)) {
@@ -657,6 +693,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				st->frames_unmapped += c.aggs[i].count;
 			else if (f[k].jit)
 				st->frames_jit += c.aggs[i].count;
+			else
+				note_nofile(st, pm, f[k].mapping, c.aggs[i].count);
 		}
 	}
 	st->threads = c.nr_threads;
@@ -773,7 +811,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				lb[nlb].key = k_thread;
 				lb[nlb++].str = prof_str(p, tn ? tn : "");
 			}
-			if (o->label_cpu) {
+			if (o->label_cpu && a->cpu != UINT32_MAX) {
 				lb[nlb].key = k_cpu;
 				lb[nlb++].num = a->cpu;
 			}
