@@ -559,10 +559,15 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	for (size_t i = 0; i < rdr_problem_count(r); i++) {
 		const struct rdr_problem *pr = rdr_problem_at(r, i);
 
-		fprintf(stderr, "conv: warning: %s: offset %" PRIu64 "%s%s: %s%s\n", in, pr->offset,
-			pr->record_type ? ", record " : "",
-			pr->record_type ? rdr_record_name(pr->record_type) : "", pr->msg,
-			pr->count > 1 ? " (repeated)" : "");
+		char where[64] = "";
+
+		if (pr->offset != UINT64_MAX)
+			snprintf(where, sizeof(where), "offset %" PRIu64 "%s", pr->offset,
+				 pr->record_type ? ", " : ": ");
+		fprintf(stderr, "conv: warning: %s: %s%s%s%s%s (%" PRIu64 " time%s)\n", in, where,
+			pr->record_type ? "record " : "",
+			pr->record_type ? rdr_record_name(pr->record_type) : "",
+			pr->record_type ? ": " : "", pr->msg, pr->count, pr->count == 1 ? "" : "s");
 	}
 	if (pprof_path) {
 		struct dbuf gz;

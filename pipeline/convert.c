@@ -567,7 +567,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	uint32_t *map_ids = NULL;
 	uint64_t nrec = 0, first_time = 0;
 	bool have_first = false;
-	uint64_t *kept_by_attr = calloc(rdr_info(r)->nr_attrs + 1, sizeof(uint64_t));
+	/* pipe mode: attrs arrive with the stream, so this grows */
+	uint64_t *kept_by_attr = NULL;
+	size_t nr_kept = 0;
 
 	memset(&c, 0, sizeof(c));
 	memset(st, 0, sizeof(*st));
@@ -657,7 +659,19 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			err = CONV_E_NOMEM;
 			break;
 		}
-		if (kept_by_attr && (size_t)ev->attr < rdr_info(r)->nr_attrs)
+		if (ev->attr >= 0 && (size_t)ev->attr >= nr_kept) {
+			size_t nn = (size_t)ev->attr + 8;
+			uint64_t *nk = realloc(kept_by_attr, nn * sizeof(*nk));
+
+			if (!nk) {
+				err = CONV_E_NOMEM;
+				break;
+			}
+			memset(nk + nr_kept, 0, (nn - nr_kept) * sizeof(*nk));
+			kept_by_attr = nk;
+			nr_kept = nn;
+		}
+		if (ev->attr >= 0)
 			kept_by_attr[ev->attr]++;
 		if (p->events) {
 			struct prof_event pe;
@@ -697,18 +711,23 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				note_nofile(st, pm, f[k].mapping, c.aggs[i].count);
 		}
 	}
-	st->threads = c.nr_threads;
 	{
-		struct hmap procs;
+		/* distinct pids and tids, as perf counts them (an exec does not make a new one) */
+		struct hmap pids, tids;
 
-		hmap_init(&procs);
+		hmap_init(&pids);
+		hmap_init(&tids);
 		for (size_t t = 0; t < c.nr_threads; t++) {
-			uint64_t proc = c.threads[t] >> 32;
+			const struct pm_proc *pr = procmap_proc(pm, (uint32_t)(c.threads[t] >> 32));
+			uint64_t pid = pr ? pr->pid : UINT32_MAX, tid = (uint32_t)c.threads[t];
 
-			if (!hmap_get(&procs, proc + 1) && hmap_put(&procs, proc + 1, 1))
+			if (!hmap_get(&pids, pid + 1) && hmap_put(&pids, pid + 1, 1))
 				st->processes++;
+			if (!hmap_get(&tids, tid + 1) && hmap_put(&tids, tid + 1, 1))
+				st->threads++;
 		}
-		hmap_release(&procs);
+		hmap_release(&pids);
+		hmap_release(&tids);
 	}
 	if (o->progress)
 		report(o, r, CONVERT_SYMBOLIZING, nrec);
@@ -729,8 +748,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	/* the model */
 	info = rdr_info(r);
 	set_types(p, info);
-	for (size_t i = 0; kept_by_attr && i < p->nr_events_desc; i++)
-		p->events_desc[i].samples = kept_by_attr[i];
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		p->events_desc[i].samples = i < nr_kept ? kept_by_attr[i] : 0;
 	map_ids = malloc((procmap_mapping_count(pm) + 1) * sizeof(*map_ids));
 	if (!map_ids) {
 		err = CONV_E_NOMEM;

@@ -69,7 +69,7 @@ struct convert_stats {
 	uint64_t frames_nofile;    /* in a mapping with no file (anonymous, JIT without map) */
 	uint64_t unique_stacks;
 	uint64_t lost_samples;
-	uint64_t processes, threads; /* with kept samples */
+	uint64_t processes, threads; /* distinct pids and tids with kept samples */
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;

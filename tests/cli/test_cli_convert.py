@@ -499,6 +499,20 @@ missing = [n for n, _, _ in LONG if not re.search(r"(?<![\w-])--%s(?![\w-])" % r
 check("-h: lists every long option of long_opts (%d)" % len(LONG), not missing, missing)
 missing = [c for c in SHORTS if not re.search(r"(?<![\w-])-%s\b" % re.escape(c), htext)]
 check("-h: lists every short option (%s)" % SHORTS, not missing, missing)
+# the man page and the README say the same: every long option is in conv.1 (as troff writes
+# it, "\-\-name") and in the README's text or its pointer to the man page
+man = open(os.path.join(REPO, "doc", "conv.1"), encoding="utf-8").read().replace("\\-", "-")
+missing = [n for n, _, _ in LONG if not re.search(r"(?<![\w-])--%s(?![\w-])" % re.escape(n), man)]
+check("doc/conv.1: documents every long option of long_opts", not missing, missing)
+missing = [c for c in SHORTS if not re.search(r"(?<![\w-])-%s\b" % re.escape(c), man)]
+check("doc/conv.1: documents every short option (%s)" % SHORTS, not missing, missing)
+readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+check("README: points to conv --help and the man page for the options",
+      "conv --help" in readme and "doc/conv.1" in readme)
+for code in ("0", "1", "2", "3", "4"):
+    check("README and conv.1 document exit status %s" % code,
+          re.search(r"\b%s\b[^\n]{0,40}" % code, readme) is not None and
+          (".B %s\n" % code) in open(os.path.join(REPO, "doc", "conv.1"), encoding="utf-8").read())
 r2 = conv("--help")
 check("--help == -h", r2.returncode == 0 and r2.stdout == r.stdout, desc(r2))
 r = conv("--version")
