@@ -52,7 +52,9 @@ if r1.returncode or r2.returncode:
     print("FAIL building the workload:", r1.stderr.decode(), r2.stderr.decode())
     sys.exit(1)
 
-rec = {"buildid-mmap": ["--buildid-mmap"], "plain": [], "pipe": None}
+# plain: the build-id table; --buildid-all so that it lists every mapped DSO, not only those
+# whose code took a leaf sample (under load the workload itself may take none)
+rec = {"buildid-mmap": ["--buildid-mmap"], "plain": ["--buildid-all"], "pipe": None}
 files = {}
 for name, extra in rec.items():
     out = os.path.join(WORK, name + ".data")
