@@ -85,7 +85,7 @@ static uint32_t raw_stack(struct cv *c, struct rawframe *f, uint32_t n, struct s
 	for (uint32_t i = 0; i < n; i++)
 		h = mix(mix(h, f[i].mapping), f[i].addr);
 	for (v = hmap_get(&c->stack_idx, h); v; v = hmap_get(&c->stack_idx, ++h)) {
-		if (c->stack_len[*v] == n && same_frames(c->pool + c->stack_off[*v], f, n))
+		if (c->stack_len[*v] == n && (!n || same_frames(c->pool + c->stack_off[*v], f, n)))
 			return (uint32_t)*v;
 	}
 	/* --no-symbolize registers too: the binaries' program headers still give ELF addresses */
@@ -698,7 +698,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	}
 	/* statistics: samples per registered frame */
 	for (size_t i = 0; i < c.nr_aggs; i++) {
-		const struct rawframe *f = c.pool + c.stack_off[c.aggs[i].stack];
+		/* an empty stack may have no pool at all: no pointer arithmetic on NULL */
+		const struct rawframe *f = c.pool ? c.pool + c.stack_off[c.aggs[i].stack] : NULL;
 
 		for (uint32_t k = 0; k < c.stack_len[c.aggs[i].stack]; k++) {
 			if (f[k].addr_id != SYMJOB_NONE)
@@ -775,17 +776,19 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		}
 		for (size_t s = 0; s < c.nr_stacks; s++) {
 			uint32_t n = c.stack_len[s];
-			const struct rawframe *f = c.pool + c.stack_off[s];
+			const struct rawframe *f = c.pool ? c.pool + c.stack_off[s] : NULL;
 
-			if (!vec_reserve((void **)&locs, &locs_cap, n + 1, sizeof(*locs)))
+			if (!vec_reserve((void **)&locs, &locs_cap, n + 1, sizeof(*locs))) {
+				err = CONV_E_NOMEM;
 				break;
+			}
 			for (uint32_t i = 0; i < n; i++)
 				locs[i] = location_of(p, pm, sj, map_ids, &f[i]);
 			stack_map[s] = prof_stack(p, locs, n);
 			if (c.stack_trunc[s] && stack_map[s] != PROF_NONE)
 				prof_stack_set_truncated(p, stack_map[s]);
 		}
-		if (p->events && prof_events_remap(p->events, stack_map, c.nr_stacks)) {
+		if (err || (p->events && prof_events_remap(p->events, stack_map, c.nr_stacks))) {
 			err = CONV_E_NOMEM;
 			free(locs);
 			free(vals);
