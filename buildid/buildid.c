@@ -12,6 +12,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -118,6 +119,50 @@ enum conv_err buildid_from_path(const char *path, uint8_t *out, size_t *len,
 	elf_end(elf);
 	close(fd);
 	return err;
+}
+
+static bool range_in(uint64_t off, uint64_t size, uint64_t file)
+{
+	return off <= file && size <= file - off;
+}
+
+bool buildid_elf_intact(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	Elf *elf = NULL;
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	bool ok = false;
+	uint64_t fsize;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0)
+		goto out;
+	fsize = (uint64_t)st.st_size;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		goto out;
+	if (eh.e_phnum && !range_in(eh.e_phoff, (uint64_t)eh.e_phnum * eh.e_phentsize, fsize))
+		goto out;
+	if (eh.e_shnum && !range_in(eh.e_shoff, (uint64_t)eh.e_shnum * eh.e_shentsize, fsize))
+		goto out;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			goto out;
+		if (sh.sh_type != SHT_NOBITS && !range_in(sh.sh_offset, sh.sh_size, fsize))
+			goto out;
+	}
+	ok = true;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ok;
 }
 
 /*

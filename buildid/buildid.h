@@ -6,6 +6,7 @@
 
 #include "core/err.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,13 @@ enum conv_err buildid_from_mem(const void *image, size_t size, uint8_t *out, siz
 enum conv_err buildid_from_notes(const void *notes, size_t size, uint8_t *out, size_t *len);
 /* buildid_from_notes() on the contents of a file (e.g. /sys/kernel/notes). */
 enum conv_err buildid_from_notes_file(const char *path, uint8_t *out, size_t *len);
+
+/*
+ * Whether the ELF file at path is whole: its program and section header
+ * tables and every section with file contents lie inside the file (a
+ * download or cache entry cut short passes the build-id check but not this).
+ */
+bool buildid_elf_intact(const char *path);
 
 /* Lowercase hex; out must hold 2 * len + 1 bytes. */
 void buildid_hex(const uint8_t *id, size_t len, char *out);

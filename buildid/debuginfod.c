@@ -242,7 +242,7 @@ static enum entry_state entry_probe(const char *path, const struct dfd_req *r, s
 	if (st->st_size == 0)
 		return ENTRY_EMPTY;
 	if (buildid_from_path(path, id, &len, NULL) != CONV_E_OK || len != r->bid_len ||
-	    memcmp(id, r->bid, len) != 0)
+	    memcmp(id, r->bid, len) != 0 || !buildid_elf_intact(path))
 		return ENTRY_BAD;
 	return ENTRY_VALID;
 }
@@ -728,6 +728,12 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 				 err == CONV_E_NOTFOUND ? "an ELF file without a GNU build-id"
 							: "something that is not ELF");
 		}
+		return CONV_E_FORMAT;
+	}
+	if (!buildid_elf_intact(x->tmp)) {
+		c->st.bad_build_id++;
+		snprintf(msg, msg_size, "%s: sent an ELF file cut short (its headers point past its end)",
+			 x->url);
 		return CONV_E_FORMAT;
 	}
 	final = entry_path(c->cache, r, "");

@@ -345,6 +345,21 @@ static void print_summary(const struct cvopts *c, const char *in, const struct r
 	}
 }
 
+/* The name of a record type for messages: "" for none, "type N" when perf never named it. */
+static const char *record_name(uint32_t type)
+{
+	static char buf[32];
+	const char *n;
+
+	if (!type)
+		return "";
+	n = rdr_record_name(type);
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "type %u", type);
+	return buf;
+}
+
 static void write_stats(const struct cvopts *c, const char *in, int rc, const struct rdr *r,
 			const struct prof *p, const struct convert_stats *cs,
 			const struct written *w, size_t nw)
@@ -413,7 +428,7 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 
 		json_obj_begin(&j);
 		json_kv_u64(&j, "offset", pr->offset);
-		json_kv_str(&j, "record_type", pr->record_type ? rdr_record_name(pr->record_type) : "");
+		json_kv_str(&j, "record_type", record_name(pr->record_type));
 		json_kv_u64(&j, "count", pr->count);
 		json_kv_str(&j, "message", pr->msg);
 		json_obj_end(&j);
@@ -566,7 +581,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 				 pr->record_type ? ", " : ": ");
 		fprintf(stderr, "conv: warning: %s: %s%s%s%s%s (%" PRIu64 " time%s)\n", in, where,
 			pr->record_type ? "record " : "",
-			pr->record_type ? rdr_record_name(pr->record_type) : "",
+			record_name(pr->record_type),
 			pr->record_type ? ": " : "", pr->msg, pr->count, pr->count == 1 ? "" : "s");
 	}
 	if (pprof_path) {

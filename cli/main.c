@@ -4,6 +4,7 @@
  */
 #include "cli/cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,11 @@ static const char usage_text[] =
 
 int main(int argc, char **argv)
 {
+	/*
+	 * Past a file-size limit (ulimit -f) write() must fail with EFBIG, so
+	 * that conv removes its temp file and says so, instead of dying.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc >= 2 && !strcmp(argv[1], "info") &&
 	    (argc == 2 || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
 		fputs(usage_text, argc == 2 ? stderr : stdout);

@@ -44,9 +44,11 @@ enum {
 	T_STRING = 20, T_THREAD, T_STACKTRACE, T_STACKFRAME, T_METHOD, T_CLASS, T_CLASSLOADER,
 	T_PACKAGE, T_SYMBOL, T_FRAMETYPE, T_THREADSTATE,
 	E_EXECUTION_SAMPLE = 100, E_ACTIVE_SETTING, E_OS_INFO, E_CPU_INFO, E_NATIVE_LIBRARY,
-	E_LOST_SAMPLES, E_PERF_FIRST, /* one per other perf event */
+	E_LOST_SAMPLES,
 	A_LABEL = 200, A_DESCRIPTION, A_CATEGORY, A_TIMESTAMP, A_TIMESPAN, A_UNSIGNED,
-	A_MEMORY_ADDRESS
+	A_MEMORY_ADDRESS,
+	/* one per other perf event, above every fixed id: files may have thousands of events */
+	E_PERF_FIRST = 1000
 };
 
 enum frame_type {
@@ -1057,6 +1059,7 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 {
 	const struct prof *p = w->p;
 	struct mb m;
+	struct hmap dups; /* perf.<Name> -> how often seen */
 	size_t nperf = p->nr_events_desc ? p->nr_events_desc - 1 : 0;
 	char (*names)[160] = calloc(nperf + 1, sizeof(*names));
 	char (*labels)[160] = calloc(nperf + 1, sizeof(*labels));
@@ -1069,6 +1072,7 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 	}
 	strtab_init(&m.strs);
 	dbuf_init(&m.el, 0);
+	hmap_init(&dups);
 	el_head(&m, "root", 0);
 	put_varint(&m.el, 2);
 	el_head(&m, "metadata", 0);
@@ -1095,18 +1099,21 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 		names[k][o] = 0;
 		if (names[k][5] >= 'a' && names[k][5] <= 'z')
 			names[k][5] = (char)(names[k][5] - 'a' + 'A');
-		/* an event recorded twice (perf adds dummy:u per session): types need distinct names */
-		for (uint32_t dup = 2, again = 1; again; dup++) {
-			again = 0;
-			for (uint32_t q = 0; q < k && !again; q++)
-				again = !strcmp(names[q], names[k]);
-			if (again) {
-				char *us = strrchr(names[k], '_');
+		/* an event recorded twice (perf adds dummy:u per session): types need distinct
+		 * names; the n-th repeat is NAME_n (a table, not a search: files may hold
+		 * thousands of events) */
+		{
+			uint64_t h = 1469598103934665603ull, *seen;
 
-				if (dup > 2 && us)
-					*us = 0;
+			for (const char *q = names[k]; *q; q++)
+				h = (h ^ (unsigned char)*q) * 1099511628211ull;
+			seen = hmap_get(&dups, h);
+			if (seen) {
+				(*seen)++;
 				o = strlen(names[k]);
-				snprintf(names[k] + o, sizeof(names[k]) - o, "_%u", dup);
+				snprintf(names[k] + o, sizeof(names[k]) - o, "_%" PRIu64, *seen);
+			} else if (!hmap_put(&dups, h, 1)) {
+				w->nomem = true;
 			}
 		}
 		snprintf(labels[k], sizeof(labels[k]), "perf %s", en);
@@ -1138,6 +1145,7 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 		w->nomem = true;
 	dbuf_release(&m.el);
 	strtab_release(&m.strs);
+	hmap_release(&dups);
 	free(names);
 	free(labels);
 }

@@ -65,6 +65,7 @@ struct sj_obj {
 	bool found;
 	uint64_t hits;
 	uint64_t unresolved_hits, unnormalized_hits;
+	const char *dfd_reason; /* why debuginfod did not help, or NULL */
 };
 
 struct symjob {
@@ -265,10 +266,19 @@ static void fetched(struct symjob *j, struct sj_obj *ob)
 {
 	struct located *l = &ob->loc;
 	const char *path;
+	struct conv_diag d;
+	enum conv_err e = CONV_E_NOTFOUND;
 
-	if (l->dfd_debug &&
-	    dfd_wait(j->dfd, ob->bid, ob->bid_len, DFD_DEBUGINFO, &path, NULL) == CONV_E_OK &&
-	    (!l->have_debug || !l->debug_has_dwarf)) {
+	memset(&d, 0, sizeof(d));
+	if (l->dfd_debug) {
+		e = dfd_wait(j->dfd, ob->bid, ob->bid_len, DFD_DEBUGINFO, &path, &d);
+		/* what went wrong with the server, for the unresolved-objects reason */
+		if (e != CONV_E_OK && e != CONV_E_NOTFOUND && d.msg[0])
+			ob->dfd_reason = strtab_get(&j->mstrs, strtab_intern_cstr(&j->mstrs, d.msg));
+		else if (e == CONV_E_NOTFOUND)
+			ob->dfd_reason = "debuginfod: not found on any server";
+	}
+	if (l->dfd_debug && e == CONV_E_OK && (!l->have_debug || !l->debug_has_dwarf)) {
 		snprintf(l->debug, sizeof(l->debug), "%s", path);
 		l->have_debug = true;
 		l->debug_has_dwarf = true;
@@ -749,6 +759,8 @@ enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 			m->reason = "--no-symbolize";
 		else if (!ob->found && ob->kind == OBJ_KERNEL)
 			m->reason = "no kernel symbols (vmlinux, --kallsyms, or the running kernel's)";
+		else if (!ob->found && ob->dfd_reason)
+			m->reason = ob->dfd_reason;
 		else if (!ob->found)
 			m->reason = ob->bid_len ? "no debug info or symbols found for its build-id"
 						: "no build-id recorded, and no matching file here";

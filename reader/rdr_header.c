@@ -179,6 +179,14 @@ bool rdr_add_id(struct rdr *r, uint64_t id, int attr)
 		r->id_zero_attr = attr;
 		return true;
 	}
+	if (r->id_count >= RDR_MAX_IDS) {
+		if (!r->ids_capped)
+			rdr_problem(r, CONV_E_LIMIT, UINT64_MAX, 0,
+				    "more than %u sample ids: the rest are ignored, their samples skipped",
+				    RDR_MAX_IDS);
+		r->ids_capped = true;
+		return true;
+	}
 	if ((r->id_count + 1) * 2 > r->id_cap) {
 		size_t ncap = r->id_cap ? r->id_cap * 2 : 64;
 		uint64_t *nk = calloc(ncap, sizeof(*nk));
@@ -685,6 +693,11 @@ static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct 
 			struct cur ac = cur_sub(&c, (size_t)attr_size - 16);
 
 			rdr_parse_attr(r, &ac, (size_t)attr_size - 16, &a);
+			if (a.size > attr_size - 16)
+				rdr_problem(r, CONV_E_FORMAT, off, 0,
+					    "event %" PRIu64 " says its attr has %" PRIu32
+					    " bytes, the header %" PRIu64 "; the header's size is used",
+					    i, a.size, attr_size - 16);
 		}
 		ids.offset = cur_u64(&c);
 		ids.size = cur_u64(&c);
@@ -708,7 +721,16 @@ static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct 
 		}
 		{
 			size_t n = (size_t)(ids.size / 8);
-			uint8_t *raw = malloc(n ? n * 8 : 1);
+			uint8_t *raw;
+
+			if (n > RDR_MAX_IDS - r->ids_stored) {
+				rdr_problem(r, CONV_E_LIMIT, off, 0,
+					    "event %" PRIu64 " claims %zu ids, past %u for all events; the rest "
+					    "are ignored", i, n, RDR_MAX_IDS);
+				n = RDR_MAX_IDS - r->ids_stored;
+			}
+			r->ids_stored += n;
+			raw = malloc(n ? n * 8 : 1);
 			struct cur ic;
 			uint64_t *v = arena_alloc_array(&r->arena, n ? n : 1, sizeof(uint64_t));
 

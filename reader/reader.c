@@ -416,7 +416,24 @@ static void z_feed(struct rdr *r, const uint8_t *rec, size_t len, uint32_t type,
 		return;
 	}
 	r->z_offset = off;
+	r->z_rec_out = 0;
 	r->stats.compressed_bytes_in += plen;
+}
+
+/*
+ * Most one COMPRESSED record may inflate to: a few times the ring buffer
+ * perf compressed from (HEADER_COMPRESSED mmap_len), at least 16 MiB, at
+ * most 64 MiB.
+ */
+static uint64_t z_record_cap(const struct rdr *r)
+{
+	uint64_t cap = 4 * (uint64_t)r->info.comp_mmap_len;
+
+	if (cap < (16u << 20))
+		cap = 16u << 20;
+	if (cap > (64u << 20))
+		cap = 64u << 20;
+	return cap;
 }
 
 /* Decompresses some of the pending input; false when nothing could be done. */
@@ -459,6 +476,21 @@ static bool z_step(struct rdr *r)
 	r->zout.len = ob.pos;
 	r->zin_pos = ib.pos;
 	r->stats.compressed_bytes_out += ob.pos - before;
+	r->z_rec_out += ob.pos - before;
+	if (r->z_rec_out > z_record_cap(r)) {
+		/*
+		 * perf compresses one ring-buffer read per record, so a record
+		 * inflating far past the ring's size is a bomb: zstd's window
+		 * (up to 128 MiB) would fill with it
+		 */
+		r->z_broken = true;
+		rdr_problem(r, CONV_E_LIMIT, r->z_offset, PERF_REC_COMPRESSED,
+			    "compressed record inflates past %" PRIu64
+			    " MiB (its ring buffer held %u bytes); rest of the compressed data skipped",
+			    z_record_cap(r) >> 20, r->info.comp_mmap_len);
+		z_reset(r);
+		return false;
+	}
 	if (r->zin_pos == r->zin.len) {
 		dbuf_reset(&r->zin);
 		r->zin_pos = 0;
@@ -903,6 +935,13 @@ static void handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t 
 		}
 		rdr_parse_attr(r, &c, asize, &a);
 		nids = cur_remaining(&c) / 8;
+		if (nids > RDR_MAX_IDS - r->ids_stored) {
+			rdr_problem(r, CONV_E_LIMIT, r->ev.offset, type,
+				    "more than %u sample ids in HEADER_ATTR records: the rest are ignored",
+				    RDR_MAX_IDS);
+			nids = RDR_MAX_IDS - r->ids_stored;
+		}
+		r->ids_stored += (size_t)nids;
 		idx = rdr_add_attr(r, &a);
 		if (idx < 0)
 			return;

@@ -19,6 +19,12 @@
 struct ZSTD_DCtx_s;
 
 /* Input: a file descriptor read through a buffer, or a memory buffer. */
+/*
+ * Sample ids kept in all: perf writes one per event and CPU (or thread), a
+ * few thousand; a file claiming millions would only cost memory.
+ */
+#define RDR_MAX_IDS (1u << 20)
+
 struct rdr_in {
 	int fd;              /* -1 for memory input */
 	bool own_fd;         /* fd is a temp spool file we opened */
@@ -85,6 +91,8 @@ struct rdr {
 	uint64_t *id_keys;
 	int *id_vals;
 	size_t id_cap, id_count;
+	bool ids_capped;        /* RDR_MAX_IDS reached: later ids ignored, said once */
+	size_t ids_stored;      /* ids kept in attrs[].ids, all events together */
 	int id_zero_attr;
 
 	/* problems */
@@ -99,6 +107,7 @@ struct rdr {
 	struct dbuf zout; /* decompressed bytes not yet parsed */
 	size_t zout_pos;
 	uint64_t z_offset; /* file offset of the COMPRESSED record being decoded */
+	uint64_t z_rec_out; /* bytes its decompression produced so far */
 	bool z_broken;     /* the decompressed stream lost its record framing */
 
 	/* reorder queue */

@@ -152,7 +152,7 @@ static void write_jfr(const struct prof *p, uint64_t chunk_size, struct out *o, 
 
 struct walk {
 	int chunks;
-	uint64_t events_by_type[256];
+	uint64_t events_by_type[1024];
 	uint64_t last_start_nanos;
 	int last_flag_chunks; /* chunks with the final flag */
 	bool last_chunk_final;
@@ -200,7 +200,7 @@ static void walk(const struct out *o, struct walk *w)
 			} else if (rec == meta) {
 				assert_int_equal(type, 0);
 				saw_meta = true;
-			} else if (type < 256) {
+			} else if (type < 1024) {
 				w->events_by_type[type]++;
 			}
 			pos = rec + rsize;
@@ -240,7 +240,7 @@ static void test_one_chunk(void **state)
 	assert_int_equal(st.events, 10);
 	assert_int_equal(st.bytes, o.len);
 	assert_int_equal(w.events_by_type[100], 5); /* jdk.ExecutionSample: cpu-clock */
-	assert_int_equal(w.events_by_type[106], 5); /* perf.Cycles */
+	assert_int_equal(w.events_by_type[1000], 5); /* perf.Cycles */
 	assert_true(w.last_chunk_final);
 	assert_true(contains(&o, "perf.Cycles"));
 	assert_true(contains(&o, "jdk.ExecutionSample"));
@@ -275,7 +275,7 @@ static void test_chunks_rotate(void **state)
 	walk(&o, &w);
 	assert_true(w.chunks >= 3);
 	assert_int_equal((uint64_t)w.chunks, st.chunks);
-	assert_int_equal(w.events_by_type[100] + w.events_by_type[106], 400);
+	assert_int_equal(w.events_by_type[100] + w.events_by_type[1000], 400);
 	/* every chunk stands alone: its own settings; only the last is final */
 	/* cpu-clock: event, frequency, interval; cycles: event, interval */
 	assert_int_equal(w.events_by_type[101], 5 * (uint64_t)w.chunks);
