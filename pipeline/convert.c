@@ -477,6 +477,7 @@ void convert_stats_release(struct convert_stats *st)
 	for (size_t i = 0; i < st->nr_missing; i++) {
 		free(st->missing[i].build_id);
 		free(st->missing[i].path);
+		free(st->missing[i].reason);
 	}
 	free(st->missing);
 	st->missing = NULL;
@@ -516,11 +517,13 @@ static void note_nofile(struct convert_stats *st, const struct procmap *pm, uint
 	st->missing[st->nr_missing].path = strdup(name);
 	st->missing[st->nr_missing].frames = n;
 	st->missing[st->nr_missing].reason =
-		m && m->kind == PM_KIND_JIT ? "JIT code: no perf-PID.map or jitdump names it"
-					    : "no file behind this memory";
-	if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path) {
+		strdup(m && m->kind == PM_KIND_JIT ? "JIT code: no perf-PID.map or jitdump names it"
+						   : "no file behind this memory");
+	if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path ||
+	    !st->missing[st->nr_missing].reason) {
 		free(st->missing[st->nr_missing].build_id);
 		free(st->missing[st->nr_missing].path);
+		free(st->missing[st->nr_missing].reason);
 		return;
 	}
 	st->nr_missing++;
@@ -543,10 +546,13 @@ static void collect_symstats(struct convert_stats *st, const struct symjob *sj)
 		st->missing[st->nr_missing].build_id = strdup(m->build_id ? m->build_id : "");
 		st->missing[st->nr_missing].path = strdup(m->path ? m->path : "");
 		st->missing[st->nr_missing].frames = m->frames;
-		st->missing[st->nr_missing].reason = m->reason;
-		if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path) {
+		/* the symbolizer's strings go with it: copy */
+		st->missing[st->nr_missing].reason = strdup(m->reason ? m->reason : "");
+		if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path ||
+		    !st->missing[st->nr_missing].reason) {
 			free(st->missing[st->nr_missing].build_id);
 			free(st->missing[st->nr_missing].path);
+			free(st->missing[st->nr_missing].reason);
 			continue;
 		}
 		st->nr_missing++;

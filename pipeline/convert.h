@@ -57,7 +57,7 @@ struct convert_missing {
 	char *build_id; /* lowercase hex, "" when none */
 	char *path;
 	uint64_t frames; /* frames (per sample) left without a name */
-	const char *reason; /* static text */
+	char *reason;    /* why (owned) */
 };
 
 struct convert_stats {

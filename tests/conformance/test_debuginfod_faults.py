@@ -9,10 +9,35 @@ the failure, keep no cache file for that build-id and leave the hot function
 unnamed; a good answer then names it, and a corrupted cache entry is removed
 and not used.
 
+Then the conversion itself (`conv -q --stats=S -o OUT --debuginfod URL
+--cache-dir C FILE`), once per fault of the issue's list, each with a fresh
+cache (the table printed at the end lists what was checked):
+    connection refused (a port nothing listens on), a stalled body (headers
+    then nothing; --timeout 1), a slow body that keeps coming (drip; must
+    succeed although the whole transfer takes longer than --timeout), 404, 406, 500, 503, a dropped connection, a truncated body, a
+    body that is not ELF, an ELF with another build-id, a huge file over the
+    limit (Content-Length 10 GiB, and a body without a length, with
+    --max-download 1M; and DEBUGINFOD_MAXSIZE below the real file: the
+    server answers 406), a redirect loop, a good redirect, a slow answer.
+For each: exit 0 with both outputs written; the --stats debuginfod counter
+(errors, not_found or fetched); the server's request count for the
+build-id (1, or bounded: no retry loop; a redirect loop stops at curl's
+limit); nothing for the build-id in the cache and no temp file left; a
+negative entry (KIND.missing) only after a 404; the object in --stats
+unresolved_objects with its frames and a reason, and that reason names the
+debuginfod failure (server, HTTP status or timeout) for every failure other
+than 404; within the time bound. Then: a 404 is not asked again on the next
+run (negative cache), a 500 is; a good answer is cached and the next run
+uses it without a request; cache entries that are junk, another build-id's
+ELF, or the right ELF cut in half are removed and fetched again (online),
+or removed and not used (offline).
+
 usage: test_debuginfod_faults.py CONV WORKDIR
 """
+import socket
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +61,7 @@ def check(name, cond, detail=""):
     passed += bool(cond)
     failed += not cond
     print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
+    return cond
 
 
 def sh(cmd, **kw):
@@ -69,7 +95,7 @@ if p.returncode:
 r = sh(["readelf", "-n", exe])
 bid = [l.split("Build ID:")[1].strip() for l in r.stdout.decode().splitlines() if "Build ID:" in l][0]
 
-server = subprocess.Popen([sys.executable, FAKE, "--dir", served, "--lifetime", "120",
+server = subprocess.Popen([sys.executable, FAKE, "--dir", served, "--lifetime", "300",
                            "--exit-on-stdin-eof", "--port-file", os.path.join(WORK, "port")],
                           stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 for _ in range(100):
@@ -83,9 +109,87 @@ env.pop("DEBUGINFOD_URLS", None)
 env["DEBUGINFOD_CACHE_PATH"] = os.path.join(WORK, "sys-cache")
 
 
-def fault(kind):
+def fault(kind, arg=""):
     import urllib.request
-    urllib.request.urlopen("%s/__fault?id=%s&kind=%s" % (url, bid, kind), timeout=5).read()
+    urllib.request.urlopen("%s/__fault?id=%s&kind=%s&arg=%s" % (url, bid, kind, arg), timeout=5).read()
+
+
+def server_stats():
+    import urllib.request
+    return json.loads(urllib.request.urlopen(url + "/__stats", timeout=5).read())
+
+
+def requests_for_bid():
+    return sum(n for path, n in server_stats()["paths"].items() if bid in path)
+
+
+def temp_files(cache):
+    out = []
+    for dirpath, _dirs, files in os.walk(cache):
+        out += [os.path.join(dirpath, f) for f in files if f.startswith(".conv-") or ".tmp" in f]
+    return out
+
+
+def convert(cache, urls, *extra, env_extra=None, timeout=120):
+    """The conversion: returns (exit, stats dict or None, stderr, seconds, outbase)."""
+    out = os.path.join(WORK, "conv-out")
+    st = out + ".json"
+    for e in (".pb.gz", ".jfr", ".json"):
+        if os.path.exists(out + e):
+            os.unlink(out + e)
+    args = [CONV, "-q", "--stats=" + st, "-o", out, "--cache-dir", cache]
+    for u in urls:
+        args += ["--debuginfod", u]
+    e = dict(env, **(env_extra or {}))
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(args + list(extra) + [data], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout, env=e)
+        rc, err = p.returncode, p.stderr.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        rc, err = None, "timeout after %ss" % timeout
+    wall = time.monotonic() - t0
+    d = None
+    if os.path.exists(st):
+        with open(st) as f:
+            d = json.loads(f.readline())
+    return rc, d, err, wall, out
+
+
+def entry_of(d):
+    return next((u for u in d.get("unresolved_objects", []) if u.get("build_id") == bid), None)
+
+
+dead = socket.socket()
+dead.bind(("127.0.0.1", 0))
+DEAD_URL = "http://127.0.0.1:%d" % dead.getsockname()[1]
+dead.close()
+
+# label, fault, arg, urls (None: the fake server), extra args, env, counter, neg-cached,
+# requests (min, max) for the build-id, seconds at most
+FAULTS = [
+    ("connection refused", "none", "", [DEAD_URL], (), None, "errors", False, (0, 0), 30),
+    ("stalled body", "stall", "30", None, ("--timeout", "1"), None, "errors", False, (1, 1), 15),
+    ("slow body, still coming", "drip", "0.4:1024", None, ("--timeout", "1"), None, "fetched", False,
+     (1, 1), 60),
+    ("404", "404", "", None, (), None, "not_found", True, (1, 1), 30),
+    ("406", "406", "", None, (), None, "errors", False, (1, 1), 30),
+    ("500", "500", "", None, (), None, "errors", False, (1, 1), 30),
+    ("503", "503", "", None, (), None, "errors", False, (1, 1), 30),
+    ("connection dropped", "drop", "", None, (), None, "errors", False, (1, 2), 30),
+    ("truncated body", "truncate", "", None, (), None, "errors", False, (1, 1), 30),
+    ("body not ELF", "garbage", "", None, (), None, "errors", False, (1, 1), 30),
+    ("ELF with another build-id", "wrong", "", None, (), None, "errors", False, (1, 1), 30),
+    ("huge (10 GiB Content-Length)", "huge", "", None, ("--max-download", "1M"), None, "errors", False,
+     (1, 1), 15),
+    ("huge (no Content-Length)", "hugenolen", "", None, ("--max-download", "1M"), None, "errors", False,
+     (1, 1), 15),
+    ("over DEBUGINFOD_MAXSIZE (406)", "none", "", None, (), {"DEBUGINFOD_MAXSIZE": "1000"}, "errors",
+     False, (1, 1), 30),
+    ("redirect loop", "redirect_loop", "", None, (), None, "errors", False, (1, 12), 30),
+    ("good redirect", "redirect", "", None, (), None, "fetched", False, (2, 2), 30),  # + the target
+    ("slow answer (0.5 s)", "delay", "0.5", None, (), None, "fetched", False, (1, 1), 30),
+]
 
 
 def conv(cache, *extra):
@@ -130,6 +234,110 @@ try:
     check("a corrupted cache entry is not used (offline)", rc == 0 and not named(d),
           d["top_functions"][:2] if d else err[-300:])
     check("... and is removed", not os.path.exists(os.path.join(cache, bid, "debuginfo")))
+
+    # ---- the conversion, fault by fault ----
+    table = []
+    reasons = {}
+    for label, kind, arg, urls, extra, env_extra, counter, negative, (rmin, rmax), bound in FAULTS:
+        fault(kind, arg)
+        before = requests_for_bid()
+        cache = os.path.join(WORK, "conv-cache-" + kind)
+        shutil.rmtree(cache, ignore_errors=True)
+        rc, d, err, wall, out = convert(cache, urls or [url], *extra, env_extra=env_extra)
+        n = requests_for_bid() - before
+        name = "convert, %s" % label
+        seen = []
+        ok = check(name + ": exit 0", rc == 0 and d is not None, "exit %s: %s" % (rc, err[-300:]))
+        seen.append("exit 0" if ok else "EXIT %s" % rc)
+        if not ok:
+            table.append((label, wall, n, "; ".join(seen)))
+            continue
+        check(name + ": both outputs written", os.path.getsize(out + ".pb.gz") > 0 and
+              os.path.getsize(out + ".jfr") > 0)
+        dfd = d["debuginfod"]
+        good = counter == "fetched"
+        ok = check(name + ": counted as %s (%s)" % (counter, dfd), dfd.get(counter, 0) >= 1 and
+                   (good or dfd["fetched"] == 0), dfd)
+        seen.append("%s=%d" % (counter, dfd.get(counter, 0)))
+        ok = check(name + ": %d..%d requests for the build-id (no retry loop)" % (rmin, rmax),
+                   rmin <= n <= rmax, n)
+        seen.append("%d req" % n)
+        check(name + ": finished within %d s" % bound, wall < bound, "%.1f s" % wall)
+        if kind == "drip":  # --timeout is about silence, not the whole transfer
+            check(name + ": took longer than --timeout 1 and still succeeded", wall > 1.5, "%.1f s" % wall)
+        left = temp_files(cache)
+        check(name + ": no temp file left in the cache", not left, left)
+        files = [k for k in ("debuginfo", "executable") if os.path.exists(os.path.join(cache, bid, k))]
+        if good:
+            check(name + ": the verified file is cached", files == ["debuginfo"] or "debuginfo" in files, files)
+            check(name + ": frames named by debuginfod", d["sources"]["debuginfod"] > 0, d["sources"])
+            seen.append("cached, named")
+        else:
+            check(name + ": nothing cached for the build-id", not files, files)
+            missing = os.path.exists(os.path.join(cache, bid, "debuginfo.missing"))
+            check(name + ": negative entry %s" % ("written" if negative else "not written"),
+                  missing == negative, sorted(os.listdir(os.path.join(cache, bid)))
+                  if os.path.isdir(os.path.join(cache, bid)) else "no directory")
+            seen.append("not cached" + (", .missing" if missing else ""))
+            check(name + ": no frame named by debuginfod", d["sources"]["debuginfod"] == 0, d["sources"])
+            u = entry_of(d)
+            if check(name + ": listed in unresolved_objects with frames and a reason",
+                     u is not None and u.get("frames", 0) > 0 and u.get("reason"), d["unresolved_objects"][:3]):
+                reasons[label] = u["reason"]
+                seen.append("unresolved: %s" % u["reason"][:40])
+                if kind != "404":
+                    check(name + ": the reason names the debuginfod failure",
+                          re.search(r"debuginfod|HTTP|timeout|timed out|refused|too large|limit|build-id differs"
+                                    r"|not an ELF|redirect", u["reason"], re.I) and
+                          u["reason"] != reasons.get("404", ""), u["reason"])
+        table.append((label, wall, n, "; ".join(seen)))
+
+    # next runs: a 404 is remembered, a 500 is not; a good file is used from the cache
+    for kind, remembered in (("404", True), ("500", False)):
+        fault(kind)
+        cache = os.path.join(WORK, "conv-cache-" + kind)
+        before = requests_for_bid()
+        rc, d, err, wall, out = convert(cache, [url])
+        n = requests_for_bid() - before
+        check("convert, %s again: %s" % (kind, "answered from the negative cache (no request)" if remembered
+                                         else "asked again (not negative-cached)"),
+              rc == 0 and (n == 0) == remembered, "exit %s, %d requests" % (rc, n))
+    fault("none")
+    cache = os.path.join(WORK, "conv-cache-redirect")
+    before = requests_for_bid()
+    rc, d, err, wall, out = convert(cache, [url])
+    check("convert, cached answer used without a request",
+          rc == 0 and requests_for_bid() == before and d["debuginfod"]["cache_hits"] >= 1 and
+          d["sources"]["debuginfod"] > 0, (rc, d and d["debuginfod"]))
+    # corrupted cache entries: removed, then fetched again (online) or not used (offline)
+    good_bytes = open(os.path.join(cache, bid, "debuginfo"), "rb").read()
+    corruptions = [("junk", b"this is not an ELF file\n" * 10),
+                   ("another build-id's ELF", open(os.path.join(served, "other"), "rb").read()),
+                   ("the right ELF cut in half", good_bytes[:len(good_bytes) // 2])]
+    for what, body in corruptions:
+        for mode in ("online", "offline"):
+            with open(os.path.join(cache, bid, "debuginfo"), "wb") as f:
+                f.write(body)
+            before = requests_for_bid()
+            rc, d, err, wall, out = convert(cache, [url], *(("--offline",) if mode == "offline" else ()))
+            n = requests_for_bid() - before
+            now = open(os.path.join(cache, bid, "debuginfo"), "rb").read() \
+                if os.path.exists(os.path.join(cache, bid, "debuginfo")) else None
+            if mode == "online":
+                check("cache entry %s (online): removed, fetched again, frames named" % what,
+                      rc == 0 and n == 1 and now == good_bytes and d["sources"]["debuginfod"] > 0,
+                      "exit %s, %d requests, entry %s, %s" % (rc, n, "good" if now == good_bytes else
+                                                              "BAD" if now else "gone", d and d["sources"]))
+            else:
+                check("cache entry %s (offline): removed, not used, exit 0" % what,
+                      rc == 0 and n == 0 and now is None and d["sources"]["debuginfod"] == 0,
+                      "exit %s, %d requests, entry %s" % (rc, n, "still there" if now else "gone"))
+                with open(os.path.join(cache, bid, "debuginfo"), "wb") as f:
+                    f.write(good_bytes)
+    print("\n%-32s %6s %5s  %s" % ("fault (conversion)", "sec", "req", "observed"))
+    for label, wall, n, seen in table:
+        print("%-32s %6.1f %5d  %s" % (label, wall, n, seen))
+    print()
 finally:
     server.stdin.close()
     server.wait(timeout=10)
