@@ -11,7 +11,7 @@ PKGS="build-essential cmake pkg-config git
 libelf-dev libdw-dev libcurl4-openssl-dev libzstd-dev libtraceevent-dev zlib1g-dev
 libiberty-dev libcmocka-dev
 python3 clang lld linux-perf elfutils binutils debuginfod golang-go
-golang-github-google-pprof-dev protobuf-compiler openjdk-17-jdk-headless"
+golang-github-google-pprof-dev protobuf-compiler openjdk-17-jdk-headless valgrind"
 
 missing=""
 for p in $PKGS; do
