@@ -189,7 +189,8 @@ bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *la
 	if (nr_labels)
 		memcpy(p->labels + p->nr_labels, labels, nr_labels * sizeof(*labels));
 	p->nr_labels += nr_labels;
-	memcpy(p->values + p->nr_values, values, p->nr_types * sizeof(*values));
+	if (p->nr_types) /* a recording without events has no values (and maybe no array) */
+		memcpy(p->values + p->nr_values, values, p->nr_types * sizeof(*values));
 	p->nr_values += p->nr_types;
 	hmap_put(&p->sample_idx, h, p->nr_samples);
 	p->nr_samples++;

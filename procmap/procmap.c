@@ -186,7 +186,8 @@ static bool space_insert(struct pm_space *s, uint64_t start, uint64_t end, uint3
 	add = (left.map != PM_NO_MAPPING) + (map != PM_NO_MAPPING) + (right.map != PM_NO_MAPPING);
 	if (!vec_reserve((void **)&s->v, &s->cap, s->n - (j - i) + add, sizeof(*s->v)))
 		return false;
-	memmove(s->v + i + add, s->v + j, (s->n - j) * sizeof(*s->v));
+	if (s->n > j) /* nothing to move in an empty space (v may still be NULL) */
+		memmove(s->v + i + add, s->v + j, (s->n - j) * sizeof(*s->v));
 	s->n = s->n - (j - i) + add;
 	k = i;
 	if (left.map != PM_NO_MAPPING)
