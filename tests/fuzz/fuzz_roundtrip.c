@@ -1,0 +1,359 @@
+/*
+ * libFuzzer target for the whole conversion: reader -> model -> both writers,
+ * in memory.
+ *
+ * The input is a perf.data file (file or pipe mode). It is opened with
+ * rdr_open_mem(), converted by convert_run() without symbolization and
+ * offline (nothing is downloaded; the recorded binaries on this machine may
+ * still be read for their program headers, as conv does), then written as
+ * pprof (pprof_encode and pprof_encode_gz into dbufs) and as JFR (jfr_write
+ * into a memfd, with small chunks so that several chunks happen).
+ *
+ * Checked:
+ *   - the model: every id in range (samples -> stacks -> locations ->
+ *     mappings, lines -> functions, labels and names -> strings), the count
+ *     values of the samples and the events' sample counts both add up to the
+ *     samples kept, the event spool holds one event per kept sample;
+ *   - pprof: the gzip output inflates to the plain encoding; the plain
+ *     encoding is well-formed protobuf whose top-level counts match the
+ *     model, string_table[0] is "";
+ *   - JFR: chunks back to back to the end of the file, each starting with
+ *     "FLR\0" 2.0, its size field within the file, the last one (only)
+ *     flagged last, checkpoint and metadata offsets pointing at records of
+ *     their type; every record's size fits its chunk; there are at least
+ *     jfr_stats.events other records, and that is the number of samples kept;
+ *     jfr_stats.bytes and .chunks match the file.
+ *
+ * Environment: the JIT directory and HOME point nowhere, so that no
+ * perf-<pid>.map of this machine is read and no ~/.debug consulted; the
+ * event spool is an unlinked file in $TMPDIR.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
+#endif
+
+#include "fuzz_common.h"
+
+#include "core/dbuf.h"
+#include "core/err.h"
+#include "model/events.h"
+#include "model/profile.h"
+#include "pipeline/convert.h"
+#include "jfrwriter/jfr.h"
+#include "pprofwriter/pprof.h"
+#include "reader/reader.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+volatile uint64_t fuzz_sink;
+
+#define JFR_SMALL_CHUNK 4096u
+
+/*
+ * Places that do not exist: no perf-<pid>.map or jit-<pid>.dump of this
+ * machine, no ~/.debug, nothing to clean up after a crash.
+ */
+#define NOWHERE "/nonexistent/conv-fuzz-roundtrip"
+
+static void setup_once(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	setenv("HOME", NOWHERE "/home", 1);
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("PERF_BUILDID_DIR");
+}
+
+/* ---- the model ---- */
+
+static void check_model(const struct prof *p, const struct convert_stats *cs)
+{
+	uint64_t counted = 0, desc = 0;
+
+	FUZZ_CHECK(p->nr_types == 2 * p->nr_events_desc);
+	FUZZ_CHECK(p->nr_types == 0 || p->default_type < p->nr_types);
+	FUZZ_CHECK(p->nr_events_desc == 0 || p->primary_event < p->nr_events_desc);
+	for (size_t i = 0; i < p->nr_types; i++)
+		FUZZ_CHECK(p->types[i].type < p->strs.count && p->types[i].unit < p->strs.count);
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		uint32_t n;
+		const uint32_t *locs;
+
+		FUZZ_CHECK(s->stack < p->nr_stacks);
+		FUZZ_CHECK((size_t)s->first_label + s->nr_labels <= p->nr_labels);
+		FUZZ_CHECK((size_t)s->first_value + p->nr_types <= p->nr_values);
+		locs = prof_stack_locs(p, s->stack, &n);
+		for (uint32_t k = 0; k < n; k++)
+			FUZZ_CHECK(locs[k] < p->nr_locations);
+		for (uint32_t k = 0; k < s->nr_labels; k++) {
+			const struct prof_label *l = &p->labels[s->first_label + k];
+
+			FUZZ_CHECK(l->key < p->strs.count && l->str < p->strs.count &&
+				   l->unit < p->strs.count);
+		}
+		for (size_t e = 0; 2 * e < p->nr_types; e++) {
+			FUZZ_CHECK(p->values[s->first_value + 2 * e] >= 0);
+			counted += (uint64_t)p->values[s->first_value + 2 * e];
+		}
+	}
+	for (size_t i = 0; i < p->nr_stacks; i++)
+		FUZZ_CHECK(p->stacks[i] < p->stack_pool_len &&
+			   (size_t)p->stacks[i] + 1 + p->stack_pool[p->stacks[i]] <= p->stack_pool_len);
+	for (size_t i = 0; i < p->nr_locations; i++) {
+		const struct prof_location *l = &p->locations[i];
+
+		FUZZ_CHECK(l->mapping == PROF_NONE || l->mapping < p->nr_mappings);
+		FUZZ_CHECK((size_t)l->first_line + l->nr_lines <= p->nr_lines);
+		for (uint32_t k = 0; k < l->nr_lines; k++)
+			FUZZ_CHECK(p->lines[l->first_line + k].function < p->nr_functions);
+	}
+	for (size_t i = 0; i < p->nr_functions; i++) {
+		const struct prof_function *f = &p->functions[i];
+
+		FUZZ_CHECK(f->name < p->strs.count && f->system_name < p->strs.count &&
+			   f->filename < p->strs.count);
+	}
+	for (size_t i = 0; i < p->nr_mappings; i++)
+		FUZZ_CHECK(p->mappings[i].filename < p->strs.count &&
+			   p->mappings[i].build_id < p->strs.count);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		FUZZ_CHECK(p->threads[i].name < p->strs.count &&
+			   p->threads[i].process_name < p->strs.count);
+	for (size_t i = 0; i < p->nr_comments; i++)
+		FUZZ_CHECK(p->comments[i] < p->strs.count);
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		desc += p->events_desc[i].samples;
+	/* every kept sample is counted once, in the model and in the spool */
+	FUZZ_CHECK(counted == cs->samples);
+	FUZZ_CHECK(desc == cs->samples);
+	FUZZ_CHECK(p->events && prof_events_count(p->events) == cs->samples);
+}
+
+/* ---- pprof ---- */
+
+static bool pb_varint(const uint8_t *b, size_t len, size_t *pos, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; shift < 64 && *pos < len; shift += 7) {
+		uint8_t c = b[(*pos)++];
+
+		x |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void check_pprof(const struct prof *p, const struct dbuf *raw, const struct dbuf *gz)
+{
+	size_t pos = 0, counts[16] = { 0 };
+	bool first_string = true;
+	uint8_t *out;
+	z_stream z;
+	int zr;
+
+	/* gzip of exactly the plain bytes */
+	FUZZ_CHECK(gz->len >= 18 && gz->data[0] == 0x1f && gz->data[1] == 0x8b);
+	out = malloc(raw->len + 1);
+	FUZZ_CHECK(out != NULL);
+	memset(&z, 0, sizeof(z));
+	FUZZ_CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK);
+	z.next_in = gz->data;
+	z.avail_in = (uInt)gz->len;
+	z.next_out = out;
+	z.avail_out = (uInt)raw->len + 1;
+	zr = inflate(&z, Z_FINISH);
+	FUZZ_CHECK(zr == Z_STREAM_END);
+	FUZZ_CHECK(z.total_out == raw->len && (raw->len == 0 || !memcmp(out, raw->data, raw->len)));
+	FUZZ_CHECK(z.avail_in == 0);
+	inflateEnd(&z);
+	free(out);
+
+	/* well-formed top level: varints and length-delimited fields only */
+	while (pos < raw->len) {
+		uint64_t key, v;
+		unsigned field, wt;
+
+		FUZZ_CHECK(pb_varint(raw->data, raw->len, &pos, &key));
+		field = (unsigned)(key >> 3);
+		wt = (unsigned)(key & 7);
+		FUZZ_CHECK(field >= 1 && field <= 14);
+		FUZZ_CHECK(wt == 0 || wt == 2);
+		FUZZ_CHECK(pb_varint(raw->data, raw->len, &pos, &v));
+		if (wt == 2) {
+			FUZZ_CHECK(v <= raw->len - pos);
+			if (field == 6 && first_string) {
+				FUZZ_CHECK(v == 0); /* string_table[0] is "" */
+				first_string = false;
+			}
+			pos += (size_t)v;
+		}
+		counts[field]++;
+	}
+	FUZZ_CHECK(counts[1] == p->nr_types);
+	FUZZ_CHECK(counts[2] == p->nr_samples);
+	FUZZ_CHECK(counts[3] == p->nr_mappings);
+	FUZZ_CHECK(counts[4] == p->nr_locations);
+	FUZZ_CHECK(counts[5] == p->nr_functions);
+	FUZZ_CHECK(counts[6] == p->strs.count);
+}
+
+/* ---- JFR ---- */
+
+static uint64_t be64(const uint8_t *b)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/* The record at off in [.., end): its type id, or aborts when malformed; *size gets its size. */
+static uint64_t jfr_record(const uint8_t *b, size_t off, size_t end, uint64_t *size)
+{
+	size_t pos = off;
+	uint64_t type;
+
+	FUZZ_CHECK(pb_varint(b, end, &pos, size));
+	FUZZ_CHECK(*size > 0 && *size <= end - off && pos <= off + *size);
+	FUZZ_CHECK(pb_varint(b, off + (size_t)*size, &pos, &type));
+	return type;
+}
+
+static void check_jfr(const uint8_t *b, size_t len, const struct jfr_stats *js)
+{
+	size_t off = 0;
+	uint64_t chunks = 0, events = 0;
+
+	FUZZ_CHECK(js->bytes == len);
+	while (off < len) {
+		uint64_t csize, cp, meta, size, type;
+		unsigned flags;
+		size_t end, pos;
+		bool saw_cp = false, saw_meta = false;
+
+		FUZZ_CHECK(len - off >= 68);
+		FUZZ_CHECK(!memcmp(b + off, "FLR\0", 4));
+		FUZZ_CHECK(b[off + 4] == 0 && b[off + 5] == 2 && b[off + 6] == 0 && b[off + 7] == 0);
+		csize = be64(b + off + 8);
+		cp = be64(b + off + 16);
+		meta = be64(b + off + 24);
+		flags = (unsigned)(b[off + 66] << 8 | b[off + 67]);
+		FUZZ_CHECK(csize >= 68 && csize <= len - off);
+		end = off + (size_t)csize;
+		FUZZ_CHECK(cp >= 68 && cp < csize && meta >= 68 && meta < csize);
+		FUZZ_CHECK(b[off + 64] == 0); /* finished */
+		FUZZ_CHECK(flags & 1);       /* varint integers */
+		FUZZ_CHECK(!!(flags & 2) == (end == len)); /* only the last chunk says so */
+		for (pos = off + 68; pos < end; pos += (size_t)size) {
+			type = jfr_record(b, pos, end, &size);
+			if (pos == off + cp) {
+				FUZZ_CHECK(type == 1);
+				saw_cp = true;
+			} else if (pos == off + meta) {
+				FUZZ_CHECK(type == 0);
+				saw_meta = true;
+			} else if (type != 0 && type != 1) {
+				events++;
+			}
+		}
+		FUZZ_CHECK(pos == end && saw_cp && saw_meta);
+		chunks++;
+		off = end;
+	}
+	FUZZ_CHECK(chunks == js->chunks);
+	/* each chunk also has its recording facts (settings, OS, CPU) as events */
+	FUZZ_CHECK(events >= js->events);
+}
+
+static void write_jfr(const struct prof *p, const struct convert_stats *cs)
+{
+	struct jfr_opts jo = { .chunk_size = JFR_SMALL_CHUNK };
+	struct jfr_stats js;
+	struct conv_diag diag;
+	struct stat st;
+	enum conv_err err;
+	uint8_t *buf;
+	int fd = memfd_create("fuzz-jfr", MFD_CLOEXEC);
+
+	FUZZ_CHECK(fd >= 0);
+	memset(&diag, 0, sizeof(diag));
+	err = jfr_write(p, &jo, fd, &js, &diag);
+	FUZZ_CHECK(err == CONV_E_OK || err == CONV_E_NOMEM);
+	if (err == CONV_E_OK) {
+		FUZZ_CHECK(fstat(fd, &st) == 0 && st.st_size >= 68);
+		FUZZ_CHECK(js.events == cs->samples);
+		buf = malloc((size_t)st.st_size);
+		FUZZ_CHECK(buf != NULL);
+		FUZZ_CHECK(pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+		check_jfr(buf, (size_t)st.st_size, &js);
+		free(buf);
+	}
+	close(fd);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rdr_opts ro = { .reorder_limit = 16u << 10, .max_problems = 16 };
+	struct convert_opts co;
+	struct convert_stats cs;
+	struct conv_diag diag;
+	struct rdr *r = NULL;
+	struct prof p;
+	struct dbuf raw, gz;
+	enum conv_err err;
+
+	setup_once();
+	memset(&diag, 0, sizeof(diag));
+	if (rdr_open_mem(&r, data, size, &ro, &diag) != CONV_E_OK)
+		return 0; /* fuzz_reader covers the failed opens */
+
+	memset(&co, 0, sizeof(co));
+	co.pm.kernel_notes = "/nonexistent/kernel/notes";
+	co.pm.jit_dir = NOWHERE "/jit";
+	co.sj.no_symbolize = true;
+	co.sj.offline = true;
+	co.sj.jobs = 1;
+	co.sj.cache_dir = NOWHERE "/cache";
+	co.keep_events = true;
+	co.label_cpu = true;
+	co.tmpdir = NULL; /* $TMPDIR or /tmp: the spool is unlinked at once */
+	memset(&cs, 0, sizeof(cs));
+	prof_init(&p);
+	err = convert_run(r, &co, &p, &cs, &diag);
+	FUZZ_CHECK(err == CONV_E_OK || err == CONV_E_NOMEM || err == CONV_E_IO);
+	FUZZ_CHECK(memchr(diag.msg, 0, sizeof(diag.msg)) != NULL);
+	if (err == CONV_E_OK) {
+		check_model(&p, &cs);
+		for (size_t i = 0; i < cs.nr_missing; i++)
+			fuzz_sink += fuzz_touch_str(cs.missing[i].build_id) +
+				     fuzz_touch_str(cs.missing[i].path) + cs.missing[i].frames;
+
+		dbuf_init(&raw, 0);
+		dbuf_init(&gz, 0);
+		FUZZ_CHECK(pprof_encode(&p, &raw) == CONV_E_OK);
+		FUZZ_CHECK(pprof_encode_gz(&p, 1, &gz) == CONV_E_OK);
+		check_pprof(&p, &raw, &gz);
+		dbuf_release(&raw);
+		dbuf_release(&gz);
+
+		write_jfr(&p, &cs);
+	}
+	convert_stats_release(&cs);
+	prof_release(&p);
+	rdr_close(r);
+	return 0;
+}
