@@ -111,7 +111,7 @@ stats_one() {
 			if (kv[1] == "rc" && kv[2] != 0) c++
 		}
 		n++
-	} END { printf "%s: %d runs, %d s, %d executions, %d ended by a finding\n", t, n, s, e, c }' "$w/runs"
+	} END { printf "%s: %d runs, %d s, %d executions, %d ended with a non-zero status (a finding, or interrupted)\n", t, n, s, e, c }' "$w/runs"
 	echo "  artifacts: $(ls "$w/art" 2>/dev/null | wc -l), new inputs: $(ls "$w/new" | wc -l)," \
 		"corpus before: $(cat "$w/corpus-before" 2>/dev/null)"
 }
