@@ -124,57 +124,6 @@ static void progress_clear(struct progress *pg)
 
 /* ---- outputs ---- */
 
-/* Writes buf to path atomically (temp file + rename); "-" is standard output. */
-static int write_atomic(const char *path, const struct dbuf *buf)
-{
-	char tmp[4096];
-	int fd, n;
-	size_t off = 0;
-
-	if (!strcmp(path, "-")) {
-		if (fwrite(buf->data, 1, buf->len, stdout) != buf->len || fflush(stdout))
-			return -1;
-		return 0;
-	}
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -1;
-	while (off < buf->len) {
-		ssize_t w = write(fd, buf->data + off, buf->len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
-			goto fail;
-		}
-		off += (size_t)w;
-	}
-	if (fchmod(fd, 0644) || fsync(fd) || close(fd)) {
-		fd = -1;
-		goto fail;
-	}
-	if (rename(tmp, path) == 0)
-		return 0;
-	fd = -1;
-fail:
-	{
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		errno = e;
-	}
-	return -1;
-}
-
 /* Copies fd (from its start) to standard output. */
 static int copy_to_stdout(int fd)
 {
@@ -198,70 +147,126 @@ static int copy_to_stdout(int fd)
 }
 
 /*
- * Writes the JFR recording to path through a temp file renamed into place;
- * "-": through an unlinked temp file (the writer seeks) to standard output.
+ * The temp file an output is written to: PATH.tmp.XXXXXX beside it, so the
+ * rename stays in one filesystem; for "-", an unlinked file in $TMPDIR
+ * (the JFR writer seeks). -1 with errno on failure.
  */
+static int out_open(const char *path, char *tmp, size_t n)
+{
+	const char *td = getenv("TMPDIR");
+	int len, fd;
+
+	if (!strcmp(path, "-"))
+		len = snprintf(tmp, n, "%s/conv-out.XXXXXX", td && *td ? td : "/tmp");
+	else
+		len = snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+	if (len < 0 || (size_t)len >= n) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd >= 0 && !strcmp(path, "-"))
+		unlink(tmp);
+	return fd;
+}
+
+/*
+ * Puts a finished temp file in place (fsync, rename) or, for "-", copies it
+ * to stdout; on failure removes it. Closes fd. -1 with errno on failure.
+ */
+static int out_commit(int fd, const char *tmp, const char *path)
+{
+	int e;
+
+	if (!strcmp(path, "-")) {
+		e = copy_to_stdout(fd) ? errno : 0;
+		close(fd);
+		errno = e;
+		return e ? -1 : 0;
+	}
+	if (fchmod(fd, 0644) || fsync(fd)) {
+		e = errno;
+		close(fd);
+		goto fail;
+	}
+	if (close(fd) || rename(tmp, path)) {
+		e = errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	unlink(tmp);
+	errno = e;
+	return -1;
+}
+
+/* Gives up a temp file from out_open (errno kept). */
+static void out_abandon(int fd, const char *tmp, const char *path)
+{
+	int e = errno;
+
+	close(fd);
+	if (strcmp(path, "-"))
+		unlink(tmp);
+	errno = e;
+}
+
+/* Writes buf to path atomically (temp file + rename); "-" is standard output. */
+static int write_atomic(const char *path, const struct dbuf *buf)
+{
+	char tmp[4096];
+	int fd;
+	size_t off = 0;
+
+	if (!strcmp(path, "-"))
+		return fwrite(buf->data, 1, buf->len, stdout) != buf->len || fflush(stdout) ? -1 : 0;
+	fd = out_open(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return -1;
+	while (off < buf->len) {
+		ssize_t w = write(fd, buf->data + off, buf->len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			out_abandon(fd, tmp, path);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	return out_commit(fd, tmp, path);
+}
+
+/* Writes the JFR recording to path through out_open/out_commit. */
 static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size,
 		     struct jfr_stats *js)
 {
 	char tmp[4096];
 	struct jfr_opts jo;
 	struct conv_diag diag;
-	bool out = !strcmp(path, "-");
-	const char *td = getenv("TMPDIR");
-	int fd, n;
+	int fd;
 
 	memset(&jo, 0, sizeof(jo));
 	memset(&diag, 0, sizeof(diag));
 	jo.chunk_size = chunk_size;
-	if (out)
-		n = snprintf(tmp, sizeof(tmp), "%s/conv-jfr.XXXXXX", td && *td ? td : "/tmp");
-	else
-		n = snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		fprintf(stderr, "conv: cannot write %s: name too long\n", path);
-		return -1;
-	}
-	fd = mkstemp(tmp);
+	fd = out_open(path, tmp, sizeof(tmp));
 	if (fd < 0) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (out)
-		unlink(tmp);
 	if (jfr_write(p, &jo, fd, js, &diag) != CONV_E_OK) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
-		goto fail;
+		out_abandon(fd, tmp, path);
+		return -1;
 	}
-	if (out) {
-		if (copy_to_stdout(fd)) {
-			fprintf(stderr, "conv: cannot write the JFR output: %s\n", strerror(errno));
-			goto fail;
-		}
-		close(fd);
-		return 0;
-	}
-	if (fchmod(fd, 0644) || fsync(fd)) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
-		goto fail;
-	}
-	if (close(fd)) {
-		fd = -1;
-		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path)) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
-		goto fail;
+	if (out_commit(fd, tmp, path)) {
+		fprintf(stderr, "conv: cannot write %s: %s\n", !strcmp(path, "-") ? "the JFR output" : path,
+			strerror(errno));
+		return -1;
 	}
 	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	if (!out)
-		unlink(tmp);
-	return -1;
 }
 
 /* ---- summary and statistics ---- */
