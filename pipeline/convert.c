@@ -572,6 +572,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	const struct rdr_info *info;
 	uint32_t *map_ids = NULL;
 	uint64_t nrec = 0, first_time = 0;
+	size_t known_stacks = 0; /* raw stacks seen before this sample */
 	bool have_first = false;
 	/* pipe mode: attrs arrive with the stream, so this grows */
 	uint64_t *kept_by_attr = NULL;
@@ -642,9 +643,12 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			break;
 		}
 		a.attr = (uint32_t)ev->attr;
-		if ((size_t)ev->attr < rdr_info(r)->nr_attrs &&
+		/* a property of the stack (its depth): looked at once, when the stack is new */
+		if (a.stack + 1 == c.nr_stacks && c.nr_stacks > known_stacks &&
+		    (size_t)ev->attr < rdr_info(r)->nr_attrs &&
 		    callchain_truncated(&ev->u.sample, &rdr_info(r)->attrs[ev->attr]))
 			c.stack_trunc[a.stack] = 1;
+		known_stacks = c.nr_stacks;
 		if (!o->no_labels) {
 			a.tid = ev->u.sample.tid;
 			a.proc = proc;
