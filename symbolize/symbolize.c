@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -873,19 +874,100 @@ static Elf_Scn *section_named(Elf *e, const char *want, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* one .rela.plt entry, sorted by the GOT slot it fills */
+struct plt_rel {
+	uint64_t got;
+	uint64_t addend;
+	uint32_t sym;
+	uint32_t type;
+};
+
+static int plt_rel_cmp(const void *a, const void *b)
+{
+	const struct plt_rel *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/*
+ * The GOT slot a PLT stub jumps through: `jmp *disp32(%rip)` (ff 25) at the
+ * start of a lazy .plt stub, after endbr64 (f3 0f 1e fa) in .plt.sec, with
+ * an optional bnd prefix (f2). 0 when the bytes are not one of those.
+ */
+static uint64_t plt_stub_got(const unsigned char *b, size_t len, uint64_t addr)
+{
+	static const unsigned char endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t k = 0;
+	int32_t disp;
+
+	if (len >= 4 && !memcmp(b, endbr, 4))
+		k = 4;
+	if (k < len && b[k] == 0xf2)
+		k++;
+	if (k > len || 6 > len - k || b[k] != 0xff || b[k + 1] != 0x25)
+		return 0;
+	disp = (int32_t)((uint32_t)b[k + 2] | (uint32_t)b[k + 3] << 8 | (uint32_t)b[k + 4] << 16 |
+			 (uint32_t)b[k + 5] << 24);
+	return addr + k + 6 + (uint64_t)(int64_t)disp;
+}
+
+/*
+ * The name of an IRELATIVE slot: its addend is an ifunc resolver's address,
+ * which is the value of the IFUNC symbol the caller asked for (memcpy), so
+ * "memcpy@plt"; objdump's "*ABS*+0xADDR@plt" when no such symbol is there.
+ */
+static void plt_ifunc_name(Elf *e, Elf_Data *dd, const GElf_Shdr *dsh, uint64_t addend,
+			   char *buf, size_t len)
+{
+	const char *best = NULL;
+	int best_bind = 0;
+	size_t n = dsh->sh_entsize ? dsh->sh_size / dsh->sh_entsize : 0;
+
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		int bind;
+
+		if (!gelf_getsym(dd, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC ||
+		    s.st_value != addend)
+			continue;
+		name = elf_strptr(e, dsh->sh_link, s.st_name);
+		bind = GELF_ST_BIND(s.st_info);
+		if (!name || !*name)
+			continue;
+		/* a global before a weak alias, then the first in the table */
+		if (!best || (bind == STB_GLOBAL && best_bind != STB_GLOBAL)) {
+			best = name;
+			best_bind = bind;
+		}
+	}
+	if (best)
+		snprintf(buf, len, "%s@plt", best);
+	else
+		snprintf(buf, len, "*ABS*+0x%" PRIx64 "@plt", addend);
+}
+
 /*
  * PLT entries as perf names them ("malloc@plt"): x86-64 lazy PLTs hold one
  * 16-byte stub per .rela.plt entry, in .plt.sec when the binary has IBT
  * stubs, else in .plt after its 16-byte header. Without these, a sample in
  * a stub would take the name of whatever symbol precedes the PLT.
+ *
+ * Stub i does not belong to .rela.plt entry i: glibc's libc lists its
+ * IRELATIVE relocations last while their stubs come first (perf 6.1 gets
+ * this wrong). Each stub jumps through its own GOT slot, so the stub's
+ * bytes name the relocation; when the bytes are not at hand (a .debug file
+ * only), stubs follow the order of their GOT slots, as the linker lays both
+ * out.
  */
 static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 {
 	GElf_Ehdr eh;
 	GElf_Shdr rsh, psh, dsh;
 	Elf_Scn *rela, *plt, *dyn;
-	Elf_Data *rd, *dd;
-	uint64_t base, n;
+	Elf_Data *rd, *dd, *pd;
+	struct plt_rel *rels;
+	uint64_t base, n, nstubs;
 
 	if (!e || !gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
 		return;
@@ -896,39 +978,82 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 	base = plt ? psh.sh_addr : 0;
 	if (!plt) {
 		plt = section_named(e, ".plt", &psh);
-		if (!plt)
+		if (!plt || psh.sh_size < 16)
 			return;
 		base = psh.sh_addr + 16;
 	}
 	dyn = elf_getscn(e, rsh.sh_link);
 	if (!dyn || !gelf_getshdr(dyn, &dsh) || !(rd = elf_getdata(rela, NULL)) ||
-	    !(dd = elf_getdata(dyn, NULL)))
+	    !(dd = elf_getdata(dyn, NULL)) || !rd->d_buf)
 		return;
 	n = rsh.sh_size / rsh.sh_entsize;
-	for (uint64_t i = 0; i < n && base + 16 * (i + 1) <= psh.sh_addr + psh.sh_size; i++) {
+	nstubs = (psh.sh_addr + psh.sh_size - base) / 16;
+	if (n > rd->d_size / rsh.sh_entsize)
+		n = rd->d_size / rsh.sh_entsize;
+	if (!n)
+		return;
+	rels = calloc((size_t)n, sizeof(*rels));
+	if (!rels)
+		return;
+	for (uint64_t i = 0; i < n; i++) {
 		GElf_Rela r;
+
+		if (!gelf_getrela(rd, (int)i, &r))
+			continue;
+		rels[i].got = r.r_offset;
+		rels[i].addend = (uint64_t)r.r_addend;
+		rels[i].sym = (uint32_t)GELF_R_SYM(r.r_info);
+		rels[i].type = (uint32_t)GELF_R_TYPE(r.r_info);
+	}
+	qsort(rels, (size_t)n, sizeof(*rels), plt_rel_cmp);
+	pd = psh.sh_type == SHT_PROGBITS ? elf_getdata(plt, NULL) : NULL;
+	if (pd && (!pd->d_buf || pd->d_size < psh.sh_size))
+		pd = NULL;
+	for (uint64_t i = 0; i < nstubs && i < n; i++) {
+		const struct plt_rel *r = &rels[i];
+		uint64_t at = base + 16 * i;
 		GElf_Sym ds;
-		const char *name;
+		const char *name = NULL;
 		char buf[512];
 
-		if (!gelf_getrela(rd, (int)i, &r) ||
-		    !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &ds))
-			continue;
-		name = elf_strptr(e, dsh.sh_link, ds.st_name);
-		if (!name || !*name)
-			continue;
+		if (pd) {
+			uint64_t got = plt_stub_got((const unsigned char *)pd->d_buf +
+							    (at - psh.sh_addr), 16, at);
+			size_t lo = 0, hi = (size_t)n;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (rels[mid].got < got)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (!got || lo == n || rels[lo].got != got)
+				continue; /* not a stub we can read: leave it unnamed */
+			r = &rels[lo];
+		}
+		if (r->type == R_X86_64_IRELATIVE) {
+			plt_ifunc_name(e, dd, &dsh, r->addend, buf, sizeof(buf));
+		} else {
+			if (!r->sym || !gelf_getsym(dd, (int)r->sym, &ds))
+				continue;
+			name = elf_strptr(e, dsh.sh_link, ds.st_name);
+			if (!name || !*name)
+				continue;
+			snprintf(buf, sizeof(buf), "%s@plt", name);
+		}
 		if (f->nr_syms == *cap) {
 			size_t nc = *cap ? *cap * 2 : 256;
 			struct symtab_ent *p = realloc(f->syms, nc * sizeof(*p));
 
 			if (!p)
-				return;
+				break;
 			f->syms = p;
 			*cap = nc;
 		}
-		snprintf(buf, sizeof(buf), "%s@plt", name);
-		f->syms[f->nr_syms].lo = base + 16 * i;
-		f->syms[f->nr_syms].hi = base + 16 * (i + 1);
+		f->syms[f->nr_syms].lo = at;
+		f->syms[f->nr_syms].hi = at + 16;
 		f->syms[f->nr_syms].sec_end = psh.sh_addr + psh.sh_size;
 		f->syms[f->nr_syms].name = intern(f, buf);
 		f->syms[f->nr_syms].bind = STB_GLOBAL;
@@ -936,6 +1061,7 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 		f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
 		f->nr_syms++;
 	}
+	free(rels);
 }
 
 static void build_symtab(struct sym_file *f)

@@ -1409,6 +1409,113 @@ static void test_symtab_fallback(void **state)
 	}
 }
 
+/* ---- PLT stubs ---- */
+
+static const char PLT_SRC[] =
+	"#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	"int main(int argc, char **argv) {\n"
+	"  char *p = malloc(64);\n  if (!p) return 1;\n"
+	"  strcpy(p, argc > 1 ? argv[1] : \"x\");\n"
+	"  printf(\"%zu\\n\", strlen(p));\n  puts(p);\n  free(p);\n  return 0;\n}\n";
+
+/*
+ * Every "<NAME@plt>" stub objdump finds (it reads each stub's jump through
+ * the GOT) must be conv's name for every byte of it. objdump calls an
+ * IRELATIVE slot "*ABS*+0xRESOLVER@plt"; conv names it after the IFUNC
+ * symbol at that resolver (memcpy@plt), so any IFUNC alias there will do.
+ * Returns the number of stubs checked.
+ */
+static size_t check_plt(const char *path)
+{
+	char *out = capture("objdump -d --no-show-raw-insn -j .plt -j .plt.sec '%s'"
+			    " | sed -n 's/^\\([0-9a-f]*\\) <\\(.*@plt\\)>:$/\\1 \\2/p'", path);
+	struct sym_file *f;
+	size_t checked = 0, ifuncs = 0;
+	char *line, *save = NULL;
+
+	assert_non_null(out);
+	f = open_ok(path, NULL);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[512];
+		unsigned long long at, resolver;
+
+		if (sscanf(line, "%llx %511s", &at, name) != 2)
+			fail_msg("objdump line %s", line);
+		for (uint64_t v = at; v < at + 16; v += 5) {
+			struct sym_result r = lookup_ok(f, v);
+
+			if (r.how != SYM_SYMTAB || r.nr != 1)
+				fail_msg("%s 0x%" PRIx64 " (%s): no symbol", path, v, name);
+			if (sscanf(name, "*ABS*+0x%llx@plt", &resolver) == 1) {
+				char *aliases = capture(
+					"readelf -W --dyn-syms '%s' | awk '$4 == \"IFUNC\" && "
+					"$2 == \"%016llx\" { sub(/@.*/, \"\", $8); print $8 \"@plt\" }'",
+					path, resolver);
+				bool ok;
+
+				assert_non_null(aliases);
+				if (*aliases) {
+					char want[600];
+					char *all = malloc(strlen(aliases) + 2);
+
+					assert_non_null(all);
+					strf(all, strlen(aliases) + 2, "\n%s", aliases);
+					strf(want, sizeof(want), "\n%s\n", r.frames[0].function);
+					ok = strstr(all, want) != NULL;
+					free(all);
+				} else {
+					ok = !strcmp(r.frames[0].function, name);
+				}
+				if (!ok)
+					fail_msg("%s 0x%" PRIx64 ": objdump %s (IFUNCs there: %s), conv %s", path,
+						 v, name, aliases, r.frames[0].function);
+				free(aliases);
+				ifuncs++;
+			} else if (strcmp(r.frames[0].function, name) != 0) {
+				fail_msg("%s 0x%" PRIx64 ": objdump %s, conv %s", path, v, name,
+					 r.frames[0].function);
+			}
+		}
+		checked++;
+	}
+	print_message("%s: %zu PLT stubs (%zu byte checks of IRELATIVE stubs) named as objdump does\n",
+		      path, checked, ifuncs);
+	sym_file_close(f);
+	free(out);
+	return checked;
+}
+
+static void test_plt(void **state)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	char *libc;
+
+	(void)state;
+	NEED(g.gcc && have("objdump") && g.readelf && have("awk"));
+	case_dir(dir, "plt");
+	strf(p, sizeof(p), "%s/plt.c", dir);
+	write_file(p, PLT_SRC);
+	/* a lazy .plt, and IBT stubs in .plt.sec */
+	assert_int_equal(sh("cd '%s' && gcc -O1 -fno-builtin -Wl,-z,lazy -o lazy plt.c && "
+			    "gcc -O1 -fno-builtin -fcf-protection=full -Wl,-z,ibtplt -Wl,-z,lazy -o ibt plt.c",
+			    dir),
+			 0);
+	strf(p, sizeof(p), "%s/ibt", dir);
+	assert_int_equal(elf_section(p, ".plt.sec", NULL, NULL), 1);
+	assert_true(check_plt(p) >= 4);
+	strf(p, sizeof(p), "%s/lazy", dir);
+	assert_int_equal(elf_section(p, ".plt.sec", NULL, NULL), 0);
+	assert_true(check_plt(p) >= 4);
+	/* glibc: IRELATIVE stubs first, their relocations last in .rela.plt */
+	libc = capture("gcc -print-file-name=libc.so.6");
+	if (libc && libc[0] == '/') {
+		libc[strcspn(libc, "\n")] = '\0';
+		if (elf_section(libc, ".plt", NULL, NULL) == 1)
+			assert_true(check_plt(libc) >= 1);
+	}
+	free(libc);
+}
+
 /* ---- 9: C++ and Rust names ---- */
 
 static void test_cxx(void **state)
@@ -1696,6 +1803,7 @@ int main(void)
 		cmocka_unit_test(test_dwz),
 		cmocka_unit_test(test_runtime_phdrs),
 		cmocka_unit_test(test_symtab_fallback),
+		cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_rust),
 		cmocka_unit_test(test_demangle),
