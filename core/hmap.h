@@ -1,6 +1,6 @@
 /*
  * Open-addressing hash map from u64 keys to u64 values (linear probing,
- * power-of-two capacity, at most half full). Used for pid/tid/id lookups.
+ * power-of-two capacity, at most 70 % full).
  */
 #ifndef CONV_CORE_HMAP_H
 #define CONV_CORE_HMAP_H
@@ -9,11 +9,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Slots are 16 bytes (key and value side by side, so a hit touches one
+ * cache line) and a separate bitmap says which are used (1 bit a slot: it
+ * stays in cache while the slots do not). Tables grow at 70 % load. The
+ * tables that see a lookup per sample or per frame (stacks, aggregates,
+ * frames) are far larger than the caches, so slot size is memory and time.
+ */
+struct hmap_slot {
+	uint64_t key;
+	uint64_t val;
+};
+
 struct hmap {
-	uint64_t *keys;
-	uint64_t *vals;
-	uint8_t *used;
-	size_t cap; /* 0 or a power of two */
+	struct hmap_slot *slots;
+	uint64_t *used; /* bitmap, cap bits */
+	size_t cap;     /* 0 or a power of two */
 	size_t count;
 };
 

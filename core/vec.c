@@ -25,3 +25,19 @@ bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
 	*cap = nc;
 	return true;
 }
+
+bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem)
+{
+	void *nv;
+
+	if (need <= *cap)
+		return true;
+	if (elem && need > SIZE_MAX / elem)
+		return false;
+	nv = realloc(*v, need * elem);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = need;
+	return true;
+}

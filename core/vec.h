@@ -14,4 +14,7 @@
  */
 bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem);
 
+/* The same without doubling: capacity exactly need when it grows (for known sizes). */
+bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem);
+
 #endif

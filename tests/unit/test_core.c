@@ -8,6 +8,7 @@
 #include "core/arena.h"
 #include "core/cursor.h"
 #include "core/dbuf.h"
+#include "core/hmap.h"
 #include "core/err.h"
 #include "core/json.h"
 
@@ -161,6 +162,39 @@ static void test_errors(void **state)
 		assert_string_not_equal(conv_strerror((enum conv_err)e), "unknown error");
 }
 
+/* The hash map against a plain array: keys 0 and UINT64_MAX, replaces, growth, misses. */
+static void test_hmap(void **state)
+{
+	struct hmap m;
+	const uint32_t n = 200000;
+	(void)state;
+
+	hmap_init(&m);
+	assert_null(hmap_get(&m, 5));
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t key = i == 0 ? 0 : i == 1 ? UINT64_MAX : (uint64_t)i * 0x10001ull;
+
+		assert_true(hmap_put(&m, key, i));
+	}
+	assert_int_equal(m.count, n);
+	assert_true(m.count * 10 <= m.cap * 7);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t key = i == 0 ? 0 : i == 1 ? UINT64_MAX : (uint64_t)i * 0x10001ull;
+		uint64_t *v = hmap_get(&m, key);
+
+		assert_non_null(v);
+		assert_int_equal(*v, i);
+		assert_null(hmap_get(&m, key + 3)); /* never a key: i * 0x10001 + 3 */
+	}
+	/* a put on a present key replaces */
+	assert_true(hmap_put(&m, 0, 77));
+	assert_int_equal(*hmap_get(&m, 0), 77);
+	assert_int_equal(m.count, n);
+	hmap_release(&m);
+	assert_null(hmap_get(&m, 0));
+	assert_int_equal(m.count, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_cursor_u64_array),
 		cmocka_unit_test(test_dbuf_cap),
 		cmocka_unit_test(test_arena),
+		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_errors),
 	};
