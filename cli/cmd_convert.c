@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,32 +212,30 @@ static void out_abandon(int fd, const char *tmp, const char *path)
 	errno = e;
 }
 
-/* Writes buf to path atomically (temp file + rename); "-" is standard output. */
-static int write_atomic(const char *path, const struct dbuf *buf)
-{
+/*
+ * gzip level of the pprof output: 1, as Go's runtime/pprof writes its
+ * profiles. Measured on bench/'s 81 MB recording: level 1 deflates the 22 MB
+ * protobuf in a third of level 6's time for 13 % more bytes.
+ */
+#define PPROF_GZ_LEVEL 1
+
+/* The pprof output, written on its own thread (or inline). */
+struct pprof_job {
+	const struct prof *p;
+	const char *path;
 	char tmp[4096];
 	int fd;
-	size_t off = 0;
+	uint64_t bytes;
+	int io_errno;
+	enum conv_err err;
+};
 
-	if (!strcmp(path, "-"))
-		return fwrite(buf->data, 1, buf->len, stdout) != buf->len || fflush(stdout) ? -1 : 0;
-	fd = out_open(path, tmp, sizeof(tmp));
-	if (fd < 0)
-		return -1;
-	while (off < buf->len) {
-		ssize_t w = write(fd, buf->data + off, buf->len - off);
+static void *pprof_job_run(void *arg)
+{
+	struct pprof_job *j = arg;
 
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
-			out_abandon(fd, tmp, path);
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	return out_commit(fd, tmp, path);
+	j->err = pprof_write_gz(j->p, PPROF_GZ_LEVEL, j->fd, &j->bytes, &j->io_errno);
+	return NULL;
 }
 
 /* Writes the JFR recording to path through out_open/out_commit. */
@@ -521,6 +520,9 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 {
 	char pbuf[4096], jbuf[4096];
 	const char *pprof_path = NULL, *jfr_path = NULL;
+	struct pprof_job pj;
+	pthread_t pj_thread;
+	bool pj_started = false;
 	struct written w[2];
 	size_t nw = 0;
 	struct convert_stats cs;
@@ -531,6 +533,9 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	enum conv_err err;
 	int rc = CLI_EXIT_OK;
 	bool prof_ready = false;
+
+	memset(&pj, 0, sizeof(pj));
+	pj.fd = -1;
 
 	memset(&cs, 0, sizeof(cs));
 	memset(&diag, 0, sizeof(diag));
@@ -589,21 +594,24 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 			record_name(pr->record_type),
 			pr->record_type ? ": " : "", pr->msg, pr->count, pr->count == 1 ? "" : "s");
 	}
+	/*
+	 * The two writers only read the finished model: with more than one job
+	 * the pprof output is encoded and gzipped on a second thread while this
+	 * one writes the JFR recording.
+	 */
 	if (pprof_path) {
-		struct dbuf gz;
-
-		dbuf_init(&gz, 0);
-		err = pprof_encode_gz(&p, 6, &gz);
-		if (err || write_atomic(pprof_path, &gz)) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path,
-				err ? conv_strerror(err) : strerror(errno));
+		pj.p = &p;
+		pj.path = pprof_path;
+		pj.fd = out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
+		if (pj.fd < 0) {
+			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
+		} else if (jfr_path && c->co.sj.jobs != 1 &&
+			   pthread_create(&pj_thread, NULL, pprof_job_run, &pj) == 0) {
+			pj_started = true;
 		} else {
-			w[nw].format = "pprof";
-			snprintf(w[nw].path, sizeof(w[nw].path), "%s", pprof_path);
-			w[nw++].bytes = gz.len;
+			pprof_job_run(&pj);
 		}
-		dbuf_release(&gz);
 	}
 	if (jfr_path) {
 		struct jfr_stats js;
@@ -614,6 +622,28 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 			w[nw].format = "jfr";
 			snprintf(w[nw].path, sizeof(w[nw].path), "%s", jfr_path);
 			w[nw++].bytes = js.bytes;
+		}
+	}
+	if (pj_started)
+		pthread_join(pj_thread, NULL);
+	if (pprof_path && pj.fd >= 0) {
+		if (pj.err) {
+			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path,
+				pj.err == CONV_E_IO ? strerror(pj.io_errno) : conv_strerror(pj.err));
+			errno = pj.io_errno;
+			out_abandon(pj.fd, pj.tmp, pprof_path);
+			rc = CLI_EXIT_OUTPUT;
+		} else if (out_commit(pj.fd, pj.tmp, pprof_path)) {
+			fprintf(stderr, "conv: cannot write %s: %s\n",
+				!strcmp(pprof_path, "-") ? "the pprof output" : pprof_path, strerror(errno));
+			rc = CLI_EXIT_OUTPUT;
+		} else {
+			/* listed first, as before: the order --stats and the summary show */
+			memmove(&w[1], &w[0], nw * sizeof(w[0]));
+			w[0].format = "pprof";
+			snprintf(w[0].path, sizeof(w[0].path), "%s", pprof_path);
+			w[0].bytes = pj.bytes;
+			nw++;
 		}
 	}
 	if (c->strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))

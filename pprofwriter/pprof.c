@@ -21,22 +21,25 @@
 #include "core/dbuf.h"
 #include "model/profile.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static void pb_varint(struct dbuf *b, uint64_t v)
 {
-	uint8_t buf[10];
-	size_t n = 0;
+	unsigned char *o;
 
-	do {
-		buf[n] = (uint8_t)(v & 0x7f);
+	if (!dbuf_reserve(b, 10))
+		return;
+	o = b->data + b->len;
+	while (v >= 0x80) {
+		*o++ = (unsigned char)(v | 0x80);
 		v >>= 7;
-		if (v)
-			buf[n] |= 0x80;
-		n++;
-	} while (v);
-	dbuf_append(b, buf, n);
+	}
+	*o++ = (unsigned char)v;
+	b->len = (size_t)(o - b->data);
 }
 
 static void pb_key(struct dbuf *b, unsigned field, unsigned wt)
@@ -84,31 +87,108 @@ static void value_type(struct dbuf *b, unsigned field, const struct prof_value_t
 	pb_msg(b, field, m);
 }
 
-enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
+/*
+ * Where encoded bytes go: top-level fields collect in buf and leave it every
+ * FLUSH_AT bytes, raw or through one deflate stream, to a dbuf or to a file
+ * descriptor. Memory stays at a few hundred KiB whatever the profile's size.
+ */
+#define FLUSH_AT (256u << 10)
+#define ZCHUNK (64u << 10)
+
+struct sink {
+	struct dbuf buf;
+	bool gz;
+	z_stream z;
+	unsigned char zout[ZCHUNK];
+	struct dbuf *mem; /* NULL: write to fd */
+	int fd;
+	int io_errno;
+	bool failed; /* out of memory, deflate error or I/O error (sticky) */
+	uint64_t bytes;
+};
+
+static void sink_out(struct sink *k, const unsigned char *p, size_t n)
+{
+	k->bytes += n;
+	if (k->mem) {
+		if (!dbuf_append(k->mem, p, n))
+			k->failed = true;
+		return;
+	}
+	while (n) {
+		ssize_t w = write(k->fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			k->io_errno = w < 0 ? errno : ENOSPC;
+			k->failed = true;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void sink_flush(struct sink *k, bool last)
+{
+	if (k->buf.err)
+		k->failed = true;
+	if (k->failed)
+		return;
+	if (!k->gz) {
+		sink_out(k, k->buf.data, k->buf.len);
+	} else {
+		int zr;
+
+		k->z.next_in = k->buf.data;
+		k->z.avail_in = (uInt)k->buf.len;
+		do {
+			k->z.next_out = k->zout;
+			k->z.avail_out = ZCHUNK;
+			zr = deflate(&k->z, last ? Z_FINISH : Z_NO_FLUSH);
+			if (zr == Z_STREAM_ERROR) {
+				k->failed = true;
+				return;
+			}
+			sink_out(k, k->zout, ZCHUNK - k->z.avail_out);
+		} while (!k->failed && (k->z.avail_out == 0 || (last && zr != Z_STREAM_END)));
+	}
+	dbuf_reset(&k->buf);
+}
+
+static void sink_maybe_flush(struct sink *k)
+{
+	if (k->buf.len >= FLUSH_AT)
+		sink_flush(k, false);
+}
+
+static enum conv_err encode(const struct prof *p, struct sink *k)
 {
 	struct dbuf m, m2, packed;
+	struct dbuf *out = &k->buf;
 
 	dbuf_init(&m, 0);
 	dbuf_init(&m2, 0);
 	dbuf_init(&packed, 0);
 	for (size_t i = 0; i < p->nr_types; i++)
 		value_type(out, 1, &p->types[i], &m);
-	for (size_t i = 0; i < p->nr_samples; i++) {
+	for (size_t i = 0; i < p->nr_samples && !k->failed; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		uint32_t n;
 		const uint32_t *locs = prof_stack_locs(p, s->stack, &n);
 
-		for (uint32_t k = 0; k < n; k++)
-			pb_varint(&packed, (uint64_t)locs[k] + 1);
+		for (uint32_t k2 = 0; k2 < n; k2++)
+			pb_varint(&packed, (uint64_t)locs[k2] + 1);
 		if (packed.len)
 			pb_bytes(&m, 1, packed.data, packed.len);
 		dbuf_reset(&packed);
-		for (size_t k = 0; k < p->nr_types; k++)
-			pb_varint(&packed, (uint64_t)p->values[s->first_value + k]);
+		for (size_t k2 = 0; k2 < p->nr_types; k2++)
+			pb_varint(&packed, (uint64_t)p->values[s->first_value + k2]);
 		pb_bytes(&m, 2, packed.data, packed.len);
 		dbuf_reset(&packed);
-		for (uint32_t k = 0; k < s->nr_labels; k++) {
-			const struct prof_label *l = &p->labels[s->first_label + k];
+		for (uint32_t k2 = 0; k2 < s->nr_labels; k2++) {
+			const struct prof_label *l = &p->labels[s->first_label + k2];
 
 			pb_u64(&m2, 1, l->key);
 			pb_u64(&m2, 2, l->str);
@@ -117,6 +197,7 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 			pb_msg(&m, 3, &m2);
 		}
 		pb_msg(out, 2, &m);
+		sink_maybe_flush(k);
 	}
 	for (size_t i = 0; i < p->nr_mappings; i++) {
 		const struct prof_mapping *mp = &p->mappings[i];
@@ -132,16 +213,17 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 		pb_bool(&m, 9, mp->has_line_numbers);
 		pb_bool(&m, 10, mp->has_inline_frames);
 		pb_msg(out, 3, &m);
+		sink_maybe_flush(k);
 	}
-	for (size_t i = 0; i < p->nr_locations; i++) {
+	for (size_t i = 0; i < p->nr_locations && !k->failed; i++) {
 		const struct prof_location *l = &p->locations[i];
 
 		pb_u64(&m, 1, i + 1);
 		if (l->mapping != PROF_NONE)
 			pb_u64(&m, 2, (uint64_t)l->mapping + 1);
 		pb_u64(&m, 3, l->address);
-		for (uint32_t k = 0; k < l->nr_lines; k++) {
-			const struct prof_line *ln = &p->lines[l->first_line + k];
+		for (uint32_t k2 = 0; k2 < l->nr_lines; k2++) {
+			const struct prof_line *ln = &p->lines[l->first_line + k2];
 
 			pb_u64(&m2, 1, (uint64_t)ln->function + 1);
 			pb_i64(&m2, 2, ln->line);
@@ -149,8 +231,9 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 			pb_msg(&m, 4, &m2);
 		}
 		pb_msg(out, 4, &m);
+		sink_maybe_flush(k);
 	}
-	for (size_t i = 0; i < p->nr_functions; i++) {
+	for (size_t i = 0; i < p->nr_functions && !k->failed; i++) {
 		const struct prof_function *f = &p->functions[i];
 
 		pb_u64(&m, 1, i + 1);
@@ -159,11 +242,13 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 		pb_u64(&m, 4, f->filename);
 		pb_i64(&m, 5, f->start_line);
 		pb_msg(out, 5, &m);
+		sink_maybe_flush(k);
 	}
-	for (uint32_t i = 0; i < p->strs.count; i++) {
+	for (uint32_t i = 0; i < p->strs.count && !k->failed; i++) {
 		const char *s = strtab_get(&p->strs, i);
 
 		pb_bytes(out, 6, s, strlen(s));
+		sink_maybe_flush(k);
 	}
 	pb_i64(out, 9, p->time_nanos);
 	pb_i64(out, 10, p->duration_nanos);
@@ -176,49 +261,56 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 		pb_bytes(out, 13, packed.data, packed.len);
 	if (p->nr_types)
 		pb_u64(out, 14, p->types[p->default_type].type);
-	{
-		bool bad = m.err || m2.err || packed.err || out->err;
+	if (m.err || m2.err || packed.err)
+		k->failed = true;
+	sink_flush(k, true);
+	dbuf_release(&m);
+	dbuf_release(&m2);
+	dbuf_release(&packed);
+	return k->io_errno ? CONV_E_IO : k->failed ? CONV_E_NOMEM : CONV_E_OK;
+}
 
-		dbuf_release(&m);
-		dbuf_release(&m2);
-		dbuf_release(&packed);
-		return bad ? CONV_E_NOMEM : CONV_E_OK;
+static enum conv_err run(const struct prof *p, int level, struct dbuf *mem, int fd,
+			 uint64_t *bytes, int *io_errno)
+{
+	struct sink *k = calloc(1, sizeof(*k));
+	enum conv_err err;
+
+	if (!k)
+		return CONV_E_NOMEM;
+	dbuf_init(&k->buf, 0);
+	k->mem = mem;
+	k->fd = fd;
+	k->gz = level >= 0;
+	/* windowBits 15 + 16: gzip wrapper with mtime 0 and no name (deterministic) */
+	if (k->gz && deflateInit2(&k->z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(k);
+		return CONV_E_NOMEM;
 	}
+	err = encode(p, k);
+	if (k->gz)
+		deflateEnd(&k->z);
+	dbuf_release(&k->buf);
+	if (bytes)
+		*bytes = k->bytes;
+	if (io_errno)
+		*io_errno = k->io_errno;
+	free(k);
+	return err;
+}
+
+enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
+{
+	return run(p, -1, out, -1, NULL, NULL);
 }
 
 enum conv_err pprof_encode_gz(const struct prof *p, int level, struct dbuf *out)
 {
-	struct dbuf raw;
-	z_stream z;
-	enum conv_err err;
-	int zr;
+	return run(p, level < 0 ? Z_DEFAULT_COMPRESSION : level, out, -1, NULL, NULL);
+}
 
-	dbuf_init(&raw, 0);
-	err = pprof_encode(p, &raw);
-	if (err) {
-		dbuf_release(&raw);
-		return err;
-	}
-	memset(&z, 0, sizeof(z));
-	/* windowBits 15 + 16: gzip wrapper with mtime 0 and no name (deterministic) */
-	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		dbuf_release(&raw);
-		return CONV_E_NOMEM;
-	}
-	z.next_in = raw.data;
-	z.avail_in = (uInt)raw.len;
-	do {
-		if (!dbuf_reserve(out, 1u << 16)) {
-			deflateEnd(&z);
-			dbuf_release(&raw);
-			return CONV_E_NOMEM;
-		}
-		z.next_out = out->data + out->len;
-		z.avail_out = 1u << 16;
-		zr = deflate(&z, Z_FINISH);
-		out->len += (1u << 16) - z.avail_out;
-	} while (zr == Z_OK || zr == Z_BUF_ERROR);
-	deflateEnd(&z);
-	dbuf_release(&raw);
-	return zr == Z_STREAM_END ? CONV_E_OK : CONV_E_NOMEM;
+enum conv_err pprof_write_gz(const struct prof *p, int level, int fd, uint64_t *bytes,
+			     int *io_errno)
+{
+	return run(p, level < 0 ? Z_DEFAULT_COMPRESSION : level, NULL, fd, bytes, io_errno);
 }

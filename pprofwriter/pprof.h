@@ -7,6 +7,7 @@
 #include "core/err.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct prof;
 struct dbuf;
@@ -16,5 +17,14 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out);
 
 /* Encodes and gzips into out (deterministic: no name or time in the gzip header). */
 enum conv_err pprof_encode_gz(const struct prof *p, int level, struct dbuf *out);
+
+/*
+ * Encodes and gzips to fd as it goes (a few hundred KiB of memory whatever
+ * the profile's size). *bytes: bytes written; CONV_E_IO with *io_errno when
+ * a write fails, CONV_E_NOMEM. Reads the profile only: another thread may
+ * read the same profile meanwhile (the JFR writer does).
+ */
+enum conv_err pprof_write_gz(const struct prof *p, int level, int fd, uint64_t *bytes,
+			     int *io_errno);
 
 #endif

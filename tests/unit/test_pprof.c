@@ -15,6 +15,8 @@
 #include "model/profile.h"
 #include "pprofwriter/pprof.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,11 +149,127 @@ static void test_gzip_deterministic(void **state)
 	prof_release(&q);
 }
 
+/* A profile whose encoding is megabytes: many flushes of the streaming writer. */
+static void build_big(struct prof *p)
+{
+	struct prof_mapping m = { 0 };
+	int64_t vals[2];
+
+	prof_init(p);
+	p->nr_types = 2;
+	p->types = calloc(2, sizeof(*p->types));
+	p->types[0].type = prof_str(p, "samples");
+	p->types[0].unit = prof_str(p, "count");
+	p->types[1].type = prof_str(p, "cpu");
+	p->types[1].unit = prof_str(p, "nanoseconds");
+	m.start = 0x400000;
+	m.limit = 0x800000;
+	m.filename = prof_str(p, "/bin/big");
+	prof_add_mapping(p, &m);
+	for (uint32_t i = 0; i < 60000; i++) {
+		char name[32];
+		struct prof_line ln;
+		uint32_t locs[8], n = 1 + i % 8, stack;
+		struct prof_label lb[2];
+
+		snprintf(name, sizeof(name), "fn_%u", i);
+		ln.function = prof_function(p, prof_str(p, name), prof_str(p, name), 0, i);
+		ln.line = i;
+		ln.column = 0;
+		for (uint32_t k = 0; k < n; k++)
+			locs[k] = prof_location(p, 0, 0x400000 + (uint64_t)(i + k) * 16, &ln, 1);
+		stack = prof_stack(p, locs, n);
+		memset(lb, 0, sizeof(lb));
+		lb[0].key = prof_str(p, "tid");
+		lb[0].num = i % 7;
+		lb[1].key = prof_str(p, "comm");
+		lb[1].str = prof_str(p, i % 2 ? "odd" : "even");
+		vals[0] = 1;
+		vals[1] = 1000 + i;
+		assert_true(prof_add_sample(p, stack, lb, 2, vals));
+	}
+}
+
+/* Streaming to a file gives exactly the in-memory encoding; write errors are reported, not lost. */
+static void test_stream(void **state)
+{
+	struct prof p;
+	struct dbuf raw, gz;
+	char path[] = "/tmp/conv-test-pprof-XXXXXX";
+	int fd, io_errno = 0;
+	uint64_t bytes = 0;
+	FILE *f;
+	unsigned char *file, *back;
+	long flen;
+	uLongf blen;
+	(void)state;
+
+	build_big(&p);
+	dbuf_init(&raw, 0);
+	dbuf_init(&gz, 0);
+	assert_int_equal(pprof_encode(&p, &raw), CONV_E_OK);
+	assert_true(raw.len > 2u << 20); /* several 256 KiB flushes */
+	assert_int_equal(pprof_encode_gz(&p, 1, &gz), CONV_E_OK);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(pprof_write_gz(&p, 1, fd, &bytes, &io_errno), CONV_E_OK);
+	assert_int_equal(io_errno, 0);
+	close(fd);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	flen = ftell(f);
+	rewind(f);
+	assert_int_equal((uint64_t)flen, bytes);
+	file = malloc((size_t)flen);
+	assert_non_null(file);
+	assert_int_equal(fread(file, 1, (size_t)flen, f), (size_t)flen);
+	fclose(f);
+	unlink(path);
+	/* the same bytes as the in-memory gzip, and they inflate to the raw encoding */
+	assert_int_equal((size_t)flen, gz.len);
+	assert_memory_equal(file, gz.data, gz.len);
+	blen = (uLongf)raw.len + 16;
+	back = malloc(blen);
+	assert_non_null(back);
+	{
+		z_stream z;
+
+		memset(&z, 0, sizeof(z));
+		assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+		z.next_in = file;
+		z.avail_in = (uInt)flen;
+		z.next_out = back;
+		z.avail_out = (uInt)blen;
+		assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+		assert_int_equal(z.total_out, raw.len);
+		inflateEnd(&z);
+	}
+	assert_memory_equal(back, raw.data, raw.len);
+	/* a full disk and a bad descriptor: CONV_E_IO with errno */
+	fd = open("/dev/full", O_WRONLY);
+	if (fd >= 0) {
+		assert_int_equal(pprof_write_gz(&p, 1, fd, &bytes, &io_errno), CONV_E_IO);
+		assert_int_equal(io_errno, ENOSPC);
+		close(fd);
+	}
+	assert_int_equal(pprof_write_gz(&p, 1, -1, &bytes, &io_errno), CONV_E_IO);
+	assert_int_equal(io_errno, EBADF);
+	/* label lists are shared: two distinct lists per tid parity, not one per sample */
+	assert_true(p.nr_labels <= 2 * 14);
+	free(back);
+	free(file);
+	dbuf_release(&raw);
+	dbuf_release(&gz);
+	prof_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_raw),
 		cmocka_unit_test(test_gzip_deterministic),
+		cmocka_unit_test(test_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
