@@ -19,6 +19,7 @@ void prof_init(struct prof *p)
 	hmap_init(&p->loc_idx);
 	hmap_init(&p->stack_idx);
 	hmap_init(&p->sample_idx);
+	hmap_init(&p->labelset_idx);
 }
 
 void prof_release(struct prof *p)
@@ -43,6 +44,7 @@ void prof_release(struct prof *p)
 	hmap_release(&p->loc_idx);
 	hmap_release(&p->stack_idx);
 	hmap_release(&p->sample_idx);
+	hmap_release(&p->labelset_idx);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -160,6 +162,55 @@ static bool labels_eq(const struct prof *p, const struct prof_sample *s,
 	return true;
 }
 
+/* Where the label list lives in the pool: an equal earlier list, else a new copy; UINT32_MAX when out of memory. */
+static uint32_t label_set(struct prof *p, const struct prof_label *labels, uint32_t n)
+{
+	uint64_t h = mix(6, n), *v;
+	uint32_t at;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = mix(mix(mix(mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num),
+			labels[i].unit);
+	for (v = hmap_get(&p->labelset_idx, h); v; v = hmap_get(&p->labelset_idx, ++h)) {
+		uint32_t first = (uint32_t)*v, k = (uint32_t)(*v >> 32);
+		bool same = k == n;
+
+		for (uint32_t i = 0; same && i < n; i++) {
+			const struct prof_label *a = &p->labels[first + i], *b = &labels[i];
+
+			same = a->key == b->key && a->str == b->str && a->num == b->num &&
+			       a->unit == b->unit;
+		}
+		if (same)
+			return first;
+	}
+	if (p->nr_labels + n >= UINT32_MAX ||
+	    !vec_reserve((void **)&p->labels, &p->cap_labels, p->nr_labels + n, sizeof(*labels)))
+		return UINT32_MAX;
+	at = (uint32_t)p->nr_labels;
+	if (n)
+		memcpy(p->labels + p->nr_labels, labels, n * sizeof(*labels));
+	p->nr_labels += n;
+	if (!hmap_put(&p->labelset_idx, h, (uint64_t)n << 32 | at))
+		return UINT32_MAX;
+	return at;
+}
+
+bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_frames,
+		  size_t samples)
+{
+	return vec_reserve_exact((void **)&p->locations, &p->cap_locations, p->nr_locations + locations,
+			   sizeof(*p->locations)) &&
+	       vec_reserve_exact((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + stacks,
+			   sizeof(*p->stacks)) &&
+	       vec_reserve_exact((void **)&p->stack_pool, &p->cap_stack_pool,
+			   p->stack_pool_len + stack_frames + stacks, sizeof(*p->stack_pool)) &&
+	       vec_reserve_exact((void **)&p->samples, &p->cap_samples, p->nr_samples + samples,
+			   sizeof(*p->samples)) &&
+	       vec_reserve_exact((void **)&p->values, &p->cap_values,
+			   p->nr_values + samples * p->nr_types, sizeof(*p->values));
+}
+
 bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
 		     uint32_t nr_labels, const int64_t *values)
 {
@@ -178,17 +229,15 @@ bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *la
 		}
 	}
 	if (!vec_reserve((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
-	    !vec_reserve((void **)&p->labels, &p->cap_labels, p->nr_labels + nr_labels, sizeof(*labels)) ||
 	    !vec_reserve((void **)&p->values, &p->cap_values, p->nr_values + p->nr_types, sizeof(*values)))
 		return false;
 	s = &p->samples[p->nr_samples];
 	s->stack = stack;
-	s->first_label = (uint32_t)p->nr_labels;
+	s->first_label = label_set(p, labels, nr_labels);
+	if (s->first_label == UINT32_MAX)
+		return false;
 	s->nr_labels = nr_labels;
 	s->first_value = (uint32_t)p->nr_values;
-	if (nr_labels)
-		memcpy(p->labels + p->nr_labels, labels, nr_labels * sizeof(*labels));
-	p->nr_labels += nr_labels;
 	if (p->nr_types) /* a recording without events has no values (and maybe no array) */
 		memcpy(p->values + p->nr_values, values, p->nr_types * sizeof(*values));
 	p->nr_values += p->nr_types;

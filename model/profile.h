@@ -148,6 +148,7 @@ struct prof {
 	struct prof_events *events;
 	/* dedup indexes (builder only) */
 	struct hmap func_idx, loc_idx, stack_idx, sample_idx;
+	struct hmap labelset_idx; /* label sets already in the pool: samples share them */
 };
 
 void prof_init(struct prof *p);
@@ -176,7 +177,18 @@ static inline const uint32_t *prof_stack_locs(const struct prof *p, uint32_t sta
 	*n = s[0];
 	return s + 1;
 }
-/* Adds values (nr_types of them) to the sample of (stack, labels), creating it. */
+/*
+ * Sizes the arrays for what the caller knows is coming (counts are upper
+ * bounds), so they are allocated once instead of doubling: less memory at
+ * the peak and no copies. false when out of memory.
+ */
+bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_frames,
+		  size_t samples);
+
+/*
+ * Adds values (nr_types of them) to the sample of (stack, labels), creating
+ * it. Samples with equal label lists share one copy of them in the pool.
+ */
 bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
 		     uint32_t nr_labels, const int64_t *values);
 bool prof_add_comment(struct prof *p, const char *s);

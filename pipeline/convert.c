@@ -1,9 +1,12 @@
 /*
- * The conversion pass. Samples are aggregated while reading by
- * (raw stack, event, thread): a raw stack is the sequence of resolved frames
- * (mapping, address, symbolization id or JIT symbol), deduplicated by hash.
- * After the pass, symjob resolves every unique address once and the model
- * is built from the aggregates: one pprof location per (mapping, address).
+ * The conversion pass. Each distinct sample (process generation, address
+ * space versions, thread, event, raw addresses) is resolved once through
+ * procmap; repeats cost a hash of their addresses. Resolved frames are
+ * interned (mapping, address, JIT symbol) and registered with the
+ * symbolizer once each; stacks are arrays of frame indexes, and samples are
+ * aggregated by (stack, event, thread). After the pass the lookup tables are
+ * dropped, symjob resolves every unique address once, and the model is
+ * built: one pprof location per distinct frame.
  */
 #include "pipeline/convert.h"
 
@@ -25,11 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One distinct resolved frame; stacks are arrays of their indexes. */
 struct rawframe {
 	uint32_t mapping; /* PM_NO_MAPPING when unmapped */
 	uint32_t addr_id; /* symjob id, SYMJOB_NONE */
 	uint64_t addr;
-	uint64_t file_offset;
 	const struct jit_sym *jit;
 };
 
@@ -39,12 +42,34 @@ struct agg {
 	uint32_t tid;
 	uint32_t proc;
 	uint32_t cpu;
+	uint32_t thread; /* thread index (not part of the key: tid and proc decide it) */
 	uint64_t count;
 	uint64_t weight;
 };
 
+/*
+ * A distinct sample as recorded: its process generation and the versions
+ * of the address spaces it was resolved in, its thread, event, cpu (when
+ * labelled) and the raw addresses (IP, then the callchain as recorded,
+ * context markers included) in raw_pool. Equal keys resolve alike, so each
+ * is resolved once and a repeat costs a hash of its addresses.
+ */
+struct rawkey {
+	uint64_t version, kversion;
+	uint64_t off; /* in raw_pool */
+	uint32_t n;
+	uint32_t proc, tid, attr, cpu;
+	uint32_t mode; /* cpumode | RK_HAS_IP */
+	uint32_t agg, thread;
+};
+
+#define RK_HAS_IP 0x10000u
+
 struct cv {
-	struct rawframe *pool; /* raw stacks: frames of each stack, consecutive */
+	struct rawframe *frames; /* distinct frames */
+	size_t nr_frames, cap_frames;
+	struct hmap frame_idx;
+	uint32_t *pool; /* raw stacks: frame indexes of each stack, consecutive */
 	size_t pool_len, pool_cap;
 	uint32_t *stack_off, *stack_len;
 	uint8_t *stack_trunc;  /* the recorder cut the stack at its depth limit */
@@ -57,41 +82,69 @@ struct cv {
 	uint64_t *threads;
 	size_t nr_threads, cap_threads;
 	struct hmap thread_idx;
+	struct rawkey *keys;
+	size_t nr_keys, cap_keys;
+	struct hmap key_idx;
+	uint64_t *raw_pool;
+	size_t raw_len, raw_cap;
+	uint32_t *stack_buf; /* frame indexes of the sample being resolved */
+	size_t stack_buf_cap;
 };
-
-static bool same_frames(const struct rawframe *a, const struct rawframe *b, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (a[i].mapping != b[i].mapping || a[i].addr != b[i].addr || a[i].jit != b[i].jit)
-			return false;
-	return true;
-}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
 }
 
-/*
- * The raw stack id of frames f; a new stack registers its frames with the
- * symbolizer (so each frame is registered once per unique stack, not once
- * per sample).
- */
-static uint32_t raw_stack(struct cv *c, struct rawframe *f, uint32_t n, struct symjob *sj)
+/* A cheaper step for long arrays, finished by hmap_hash. */
+static uint64_t mix_fast(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* The index of a distinct frame, registered with the symbolizer when new; UINT32_MAX when out of memory. */
+static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob *sj)
+{
+	uint64_t h = mix(mix(mix(1, pf->mapping), pf->addr), (uint64_t)(uintptr_t)pf->jit);
+	uint64_t *v;
+	struct rawframe *f;
+
+	for (v = hmap_get(&c->frame_idx, h); v; v = hmap_get(&c->frame_idx, ++h)) {
+		f = &c->frames[*v];
+		if (f->mapping == pf->mapping && f->addr == pf->addr && f->jit == pf->jit)
+			return (uint32_t)*v;
+	}
+	if (c->nr_frames >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&c->frames, &c->cap_frames, c->nr_frames + 1, sizeof(*f)))
+		return UINT32_MAX;
+	f = &c->frames[c->nr_frames];
+	f->mapping = pf->mapping;
+	f->addr = pf->addr;
+	f->jit = pf->jit;
+	/* --no-symbolize registers too: the binaries' program headers still give ELF addresses */
+	f->addr_id = pf->jit ? SYMJOB_NONE : symjob_add(sj, pf->mapping, pf->file_offset);
+	if (!hmap_put(&c->frame_idx, h, c->nr_frames))
+		return UINT32_MAX;
+	return (uint32_t)c->nr_frames++;
+}
+
+/* The raw stack id of frame indexes f (added when new); UINT32_MAX when out of memory. */
+static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 {
 	uint64_t h = 7;
 	uint64_t *v;
 
 	for (uint32_t i = 0; i < n; i++)
-		h = mix(mix(h, f[i].mapping), f[i].addr);
+		h = mix_fast(h, f[i]);
+	h = hmap_hash(h);
 	for (v = hmap_get(&c->stack_idx, h); v; v = hmap_get(&c->stack_idx, ++h)) {
-		if (c->stack_len[*v] == n && (!n || same_frames(c->pool + c->stack_off[*v], f, n)))
+		if (c->stack_len[*v] == n &&
+		    (!n || !memcmp(c->pool + c->stack_off[*v], f, n * sizeof(*f))))
 			return (uint32_t)*v;
 	}
-	/* --no-symbolize registers too: the binaries' program headers still give ELF addresses */
-	for (uint32_t i = 0; i < n; i++)
-		f[i].addr_id = f[i].jit ? SYMJOB_NONE : symjob_add(sj, f[i].mapping, f[i].file_offset);
-	if (!vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
+	if (c->pool_len + n > UINT32_MAX ||
+	    !vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
 	    !vec_reserve((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
 		return UINT32_MAX;
 	{
@@ -113,11 +166,13 @@ static uint32_t raw_stack(struct cv *c, struct rawframe *f, uint32_t n, struct s
 	c->stack_off[c->nr_stacks] = (uint32_t)c->pool_len;
 	c->stack_len[c->nr_stacks] = n;
 	c->pool_len += n;
-	hmap_put(&c->stack_idx, h, c->nr_stacks);
+	if (!hmap_put(&c->stack_idx, h, c->nr_stacks))
+		return UINT32_MAX;
 	return (uint32_t)c->nr_stacks++;
 }
 
-static bool add_agg(struct cv *c, const struct agg *a)
+/* The aggregate of a (added with zero counts when new); UINT32_MAX when out of memory. */
+static uint32_t agg_of(struct cv *c, const struct agg *a)
 {
 	uint64_t h = mix(mix(mix(mix(mix(9, a->stack), a->attr), a->tid), a->proc), a->cpu);
 	uint64_t *v;
@@ -126,31 +181,113 @@ static bool add_agg(struct cv *c, const struct agg *a)
 		struct agg *e = &c->aggs[*v];
 
 		if (e->stack == a->stack && e->attr == a->attr && e->tid == a->tid &&
-		    e->proc == a->proc && e->cpu == a->cpu) {
-			e->count += a->count;
-			e->weight += a->weight;
-			return true;
-		}
+		    e->proc == a->proc && e->cpu == a->cpu)
+			return (uint32_t)*v;
 	}
-	if (!vec_reserve((void **)&c->aggs, &c->cap_aggs, c->nr_aggs + 1, sizeof(*a)))
-		return false;
+	if (c->nr_aggs >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&c->aggs, &c->cap_aggs, c->nr_aggs + 1, sizeof(*a)))
+		return UINT32_MAX;
 	c->aggs[c->nr_aggs] = *a;
-	hmap_put(&c->agg_idx, h, c->nr_aggs);
-	c->nr_aggs++;
+	c->aggs[c->nr_aggs].count = 0;
+	c->aggs[c->nr_aggs].weight = 0;
+	if (!hmap_put(&c->agg_idx, h, c->nr_aggs))
+		return UINT32_MAX;
+	return (uint32_t)c->nr_aggs++;
+}
+
+/* The raw addresses of a sample as its key stores them: the IP (when sampled), then the callchain. */
+static uint64_t rawkey_hash(const struct rawkey *k, const struct rdr_sample *s)
+{
+	uint64_t h = mix_fast(mix_fast(mix_fast(mix_fast(11, k->proc), k->version), k->kversion),
+			      (uint64_t)k->tid << 32 | k->attr);
+	h = mix_fast(mix_fast(h, (uint64_t)k->cpu << 32 | k->mode), s->callchain_nr);
+	if (k->mode & RK_HAS_IP)
+		h = mix_fast(h, s->ip);
+	for (uint64_t i = 0; i < s->callchain_nr; i++)
+		h = mix_fast(h, s->callchain[i]);
+	return hmap_hash(h);
+}
+
+static bool rawkey_same(const struct cv *c, const struct rawkey *e, const struct rawkey *k,
+			const struct rdr_sample *s)
+{
+	const uint64_t *v = c->raw_pool + e->off;
+	uint32_t n = (uint32_t)s->callchain_nr + !!(k->mode & RK_HAS_IP);
+
+	if (e->version != k->version || e->kversion != k->kversion || e->proc != k->proc ||
+	    e->tid != k->tid || e->attr != k->attr || e->cpu != k->cpu || e->mode != k->mode ||
+	    e->n != n)
+		return false;
+	if (k->mode & RK_HAS_IP) {
+		if (v[0] != s->ip)
+			return false;
+		v++;
+	}
+	return !s->callchain_nr || !memcmp(v, s->callchain, s->callchain_nr * sizeof(*v));
+}
+
+/* Stores a sample's key (after it was resolved into agg and thread); false when out of memory. */
+static bool rawkey_add(struct cv *c, const struct rawkey *k, uint64_t h, const struct rdr_sample *s)
+{
+	struct rawkey *e;
+	uint32_t n = (uint32_t)s->callchain_nr + !!(k->mode & RK_HAS_IP);
+
+	if (c->nr_keys >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&c->keys, &c->cap_keys, c->nr_keys + 1, sizeof(*e)) ||
+	    !vec_reserve((void **)&c->raw_pool, &c->raw_cap, c->raw_len + n, sizeof(uint64_t)))
+		return false;
+	e = &c->keys[c->nr_keys];
+	*e = *k;
+	e->off = c->raw_len;
+	e->n = n;
+	if (k->mode & RK_HAS_IP)
+		c->raw_pool[c->raw_len++] = s->ip;
+	if (s->callchain_nr) {
+		memcpy(c->raw_pool + c->raw_len, s->callchain, s->callchain_nr * sizeof(uint64_t));
+		c->raw_len += s->callchain_nr;
+	}
+	if (!hmap_put(&c->key_idx, h, c->nr_keys))
+		return false;
+	c->nr_keys++;
 	return true;
+}
+
+/* The lookup tables of the reading pass: not needed once it is over, and the model needs the memory. */
+static void cv_drop_indexes(struct cv *c)
+{
+	free(c->keys);
+	c->keys = NULL;
+	c->nr_keys = c->cap_keys = 0;
+	free(c->raw_pool);
+	c->raw_pool = NULL;
+	c->raw_len = c->raw_cap = 0;
+	free(c->stack_buf);
+	c->stack_buf = NULL;
+	c->stack_buf_cap = 0;
+	hmap_release(&c->key_idx);
+	hmap_release(&c->frame_idx);
+	hmap_release(&c->stack_idx);
+	hmap_release(&c->agg_idx);
+	hmap_release(&c->thread_idx);
 }
 
 static void cv_release(struct cv *c)
 {
+	free(c->frames);
 	free(c->pool);
 	free(c->stack_off);
 	free(c->stack_len);
 	free(c->stack_trunc);
 	free(c->aggs);
 	free(c->threads);
+	free(c->keys);
+	free(c->raw_pool);
+	free(c->stack_buf);
+	hmap_release(&c->frame_idx);
 	hmap_release(&c->stack_idx);
 	hmap_release(&c->agg_idx);
 	hmap_release(&c->thread_idx);
+	hmap_release(&c->key_idx);
 }
 
 /* The thread index of (process, tid), added on first sight; UINT32_MAX when out of memory. */
@@ -566,8 +703,6 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	struct procmap *pm = procmap_new(&o->pm);
 	struct symjob *sj = NULL;
 	struct cv c;
-	struct rawframe *fr = NULL;
-	size_t fr_cap = 0;
 	enum conv_err err = CONV_E_OK;
 	const struct rdr_info *info;
 	uint32_t *map_ids = NULL;
@@ -580,9 +715,11 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 
 	memset(&c, 0, sizeof(c));
 	memset(st, 0, sizeof(*st));
+	hmap_init(&c.frame_idx);
 	hmap_init(&c.stack_idx);
 	hmap_init(&c.agg_idx);
 	hmap_init(&c.thread_idx);
+	hmap_init(&c.key_idx);
 	if (!pm)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
 	if (o->keep_events && !p->events) {
@@ -600,7 +737,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		const struct rdr_event *ev;
 		const struct pm_frame *frames;
 		size_t nr;
-		uint32_t proc, thread;
+		uint32_t proc, thread, agg;
 		struct agg a;
 
 		err = rdr_next(r, &ev);
@@ -622,53 +759,101 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			st->samples_filtered++;
 			continue;
 		}
-		err = procmap_resolve(pm, ev, &frames, &nr, &proc);
-		if (err)
-			break;
-		if (!vec_reserve((void **)&fr, &fr_cap, nr + 1, sizeof(*fr))) {
-			err = CONV_E_NOMEM;
-			break;
+		{
+			/*
+			 * A sample seen before (same process generation and space
+			 * versions, thread, event, cpu and raw addresses) takes the
+			 * earlier answer; a new one is resolved frame by frame.
+			 */
+			const struct rdr_sample *s = &ev->u.sample;
+			struct pm_space_key sk;
+			struct rawkey k;
+			uint64_t h = 0, *v = NULL;
+			bool known = procmap_space_key(pm, s->pid, &sk);
+
+			memset(&k, 0, sizeof(k));
+			k.tid = s->tid;
+			k.attr = (uint32_t)ev->attr;
+			/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
+			k.cpu = !o->label_cpu ? 0
+				: s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
+			k.mode = (ev->misc & PERF_MISC_CPUMODE_MASK) |
+				 (s->sample_type & PERF_SAMPLE_IP ? RK_HAS_IP : 0);
+			if (known) {
+				k.proc = sk.proc;
+				k.version = sk.version;
+				k.kversion = sk.kversion;
+				h = rawkey_hash(&k, s);
+				for (v = hmap_get(&c.key_idx, h); v; v = hmap_get(&c.key_idx, ++h))
+					if (rawkey_same(&c, &c.keys[*v], &k, s))
+						break;
+			}
+			if (v) {
+				agg = c.keys[*v].agg;
+				thread = c.keys[*v].thread;
+				proc = c.keys[*v].proc;
+				procmap_count_sample(pm, proc);
+			} else {
+				err = procmap_resolve(pm, ev, &frames, &nr, &proc);
+				if (err)
+					break;
+				if (!vec_reserve((void **)&c.stack_buf, &c.stack_buf_cap, nr + 1,
+						 sizeof(uint32_t))) {
+					err = CONV_E_NOMEM;
+					break;
+				}
+				for (size_t i = 0; i < nr && !err; i++) {
+					c.stack_buf[i] = frame_of(&c, &frames[i], sj);
+					if (c.stack_buf[i] == UINT32_MAX)
+						err = CONV_E_NOMEM;
+				}
+				if (err)
+					break;
+				memset(&a, 0, sizeof(a));
+				a.stack = raw_stack(&c, c.stack_buf, (uint32_t)nr);
+				if (a.stack == UINT32_MAX) {
+					err = CONV_E_NOMEM;
+					break;
+				}
+				/* a property of the stack (its depth): looked at once, when the stack is new */
+				if (a.stack + 1 == c.nr_stacks && c.nr_stacks > known_stacks &&
+				    (size_t)ev->attr < rdr_info(r)->nr_attrs &&
+				    callchain_truncated(s, &rdr_info(r)->attrs[ev->attr]))
+					c.stack_trunc[a.stack] = 1;
+				known_stacks = c.nr_stacks;
+				a.attr = k.attr;
+				if (!o->no_labels) {
+					a.tid = s->tid;
+					a.proc = proc;
+				} else {
+					a.proc = UINT32_MAX;
+				}
+				a.cpu = k.cpu;
+				thread = thread_of(&c, proc, s->tid);
+				a.thread = thread;
+				agg = thread == UINT32_MAX ? UINT32_MAX : agg_of(&c, &a);
+				if (agg == UINT32_MAX) {
+					err = CONV_E_NOMEM;
+					break;
+				}
+				/* the key as it was before resolving (procmap_resolve may have made the process) */
+				if (!known && procmap_space_key(pm, s->pid, &sk)) {
+					k.proc = sk.proc;
+					k.version = sk.version;
+					k.kversion = sk.kversion;
+					known = sk.proc == proc;
+					h = rawkey_hash(&k, s);
+				}
+				k.agg = agg;
+				k.thread = thread;
+				if (known && !rawkey_add(&c, &k, h, s)) {
+					err = CONV_E_NOMEM;
+					break;
+				}
+			}
 		}
-		for (size_t i = 0; i < nr; i++) {
-			memset(&fr[i], 0, sizeof(fr[i]));
-			fr[i].mapping = frames[i].mapping;
-			fr[i].addr = frames[i].addr;
-			fr[i].file_offset = frames[i].file_offset;
-			fr[i].jit = frames[i].jit;
-		}
-		memset(&a, 0, sizeof(a));
-		a.stack = raw_stack(&c, fr, (uint32_t)nr, sj);
-		if (a.stack == UINT32_MAX) {
-			err = CONV_E_NOMEM;
-			break;
-		}
-		a.attr = (uint32_t)ev->attr;
-		/* a property of the stack (its depth): looked at once, when the stack is new */
-		if (a.stack + 1 == c.nr_stacks && c.nr_stacks > known_stacks &&
-		    (size_t)ev->attr < rdr_info(r)->nr_attrs &&
-		    callchain_truncated(&ev->u.sample, &rdr_info(r)->attrs[ev->attr]))
-			c.stack_trunc[a.stack] = 1;
-		known_stacks = c.nr_stacks;
-		if (!o->no_labels) {
-			a.tid = ev->u.sample.tid;
-			a.proc = proc;
-		} else {
-			a.proc = UINT32_MAX;
-		}
-		/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
-		a.cpu = !o->label_cpu ? 0
-			: ev->u.sample.sample_type & PERF_SAMPLE_CPU ? ev->u.sample.cpu : UINT32_MAX;
-		a.count = 1;
-		a.weight = ev->u.sample.period ? ev->u.sample.period : 1;
-		if (!add_agg(&c, &a)) {
-			err = CONV_E_NOMEM;
-			break;
-		}
-		thread = thread_of(&c, proc, ev->u.sample.tid);
-		if (thread == UINT32_MAX) {
-			err = CONV_E_NOMEM;
-			break;
-		}
+		c.aggs[agg].count++;
+		c.aggs[agg].weight += ev->u.sample.period ? ev->u.sample.period : 1;
 		if (ev->attr >= 0 && (size_t)ev->attr >= nr_kept) {
 			size_t nn = (size_t)ev->attr + 8;
 			uint64_t *nk = realloc(kept_by_attr, nn * sizeof(*nk));
@@ -687,17 +872,16 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			struct prof_event pe;
 
 			pe.time = ev->u.sample.time;
-			pe.period = a.weight;
+			pe.period = ev->u.sample.period ? ev->u.sample.period : 1;
 			pe.weight = ev->u.sample.weight;
-			pe.stack = a.stack;
+			pe.stack = c.aggs[agg].stack;
 			pe.thread = thread;
 			pe.cpu = ev->u.sample.sample_type & PERF_SAMPLE_CPU ? ev->u.sample.cpu
 									    : UINT32_MAX;
-			pe.event = a.attr;
+			pe.event = (uint32_t)ev->attr;
 			prof_events_add(p->events, &pe);
 		}
 		st->samples++;
-		st->frames += nr;
 	}
 	if (err)
 		goto out;
@@ -706,21 +890,38 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		if (err)
 			goto out;
 	}
-	/* statistics: samples per registered frame */
-	for (size_t i = 0; i < c.nr_aggs; i++) {
-		/* an empty stack may have no pool at all: no pointer arithmetic on NULL */
-		const struct rawframe *f = c.pool ? c.pool + c.stack_off[c.aggs[i].stack] : NULL;
+	cv_drop_indexes(&c);
+	/* statistics: samples per distinct frame, then per registered address */
+	{
+		uint64_t *hits = calloc(c.nr_frames + 1, sizeof(*hits));
 
-		for (uint32_t k = 0; k < c.stack_len[c.aggs[i].stack]; k++) {
-			if (f[k].addr_id != SYMJOB_NONE)
-				symjob_hit(sj, f[k].addr_id, c.aggs[i].count);
-			else if (f[k].mapping == PM_NO_MAPPING)
-				st->frames_unmapped += c.aggs[i].count;
-			else if (f[k].jit)
-				st->frames_jit += c.aggs[i].count;
-			else
-				note_nofile(st, pm, f[k].mapping, c.aggs[i].count);
+		if (!hits) {
+			err = CONV_E_NOMEM;
+			goto out;
 		}
+		for (size_t i = 0; i < c.nr_aggs; i++) {
+			const uint32_t *f = c.pool ? c.pool + c.stack_off[c.aggs[i].stack] : NULL;
+			uint32_t n = c.stack_len[c.aggs[i].stack];
+
+			st->frames += c.aggs[i].count * n;
+			for (uint32_t k = 0; k < n; k++)
+				hits[f[k]] += c.aggs[i].count;
+		}
+		for (size_t i = 0; i < c.nr_frames; i++) {
+			const struct rawframe *f = &c.frames[i];
+
+			if (!hits[i])
+				continue;
+			if (f->addr_id != SYMJOB_NONE)
+				symjob_hit(sj, f->addr_id, hits[i]);
+			else if (f->mapping == PM_NO_MAPPING)
+				st->frames_unmapped += hits[i];
+			else if (f->jit)
+				st->frames_jit += hits[i];
+			else
+				note_nofile(st, pm, f->mapping, hits[i]);
+		}
+		free(hits);
 	}
 	{
 		/* distinct pids and tids, as perf counts them (an exec does not make a new one) */
@@ -770,7 +971,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		map_ids[i] = PROF_NONE;
 	main_mapping_first(p, pm, map_ids);
 	{
-		uint32_t *locs = NULL;
+		uint32_t *locs = NULL, *loc_of = NULL, *th_comm = NULL, *th_name = NULL;
 		size_t locs_cap = 0;
 		int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
 		uint32_t k_pid = prof_str(p, "pid"), k_tid = prof_str(p, "tid");
@@ -784,20 +985,30 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			err = CONV_E_NOMEM;
 			goto out;
 		}
-		for (size_t s = 0; s < c.nr_stacks; s++) {
+		/* sizes known now: allocated once (+1: the lost-samples entry) */
+		if (!prof_reserve(p, c.nr_frames + 1, c.nr_stacks + 1, c.pool_len + 1, c.nr_aggs + 1))
+			err = CONV_E_NOMEM;
+		/* one model location per distinct frame, then the stacks */
+		loc_of = malloc((c.nr_frames + 1) * sizeof(*loc_of));
+		if (!loc_of)
+			err = CONV_E_NOMEM;
+		for (size_t i = 0; !err && i < c.nr_frames; i++)
+			loc_of[i] = location_of(p, pm, sj, map_ids, &c.frames[i]);
+		for (size_t s = 0; !err && s < c.nr_stacks; s++) {
 			uint32_t n = c.stack_len[s];
-			const struct rawframe *f = c.pool ? c.pool + c.stack_off[s] : NULL;
+			const uint32_t *f = c.pool ? c.pool + c.stack_off[s] : NULL;
 
 			if (!vec_reserve((void **)&locs, &locs_cap, n + 1, sizeof(*locs))) {
 				err = CONV_E_NOMEM;
 				break;
 			}
 			for (uint32_t i = 0; i < n; i++)
-				locs[i] = location_of(p, pm, sj, map_ids, &f[i]);
+				locs[i] = loc_of[f[i]];
 			stack_map[s] = prof_stack(p, locs, n);
 			if (c.stack_trunc[s] && stack_map[s] != PROF_NONE)
 				prof_stack_set_truncated(p, stack_map[s]);
 		}
+		free(loc_of);
 		if (err || (p->events && prof_events_remap(p->events, stack_map, c.nr_stacks))) {
 			err = CONV_E_NOMEM;
 			free(locs);
@@ -806,7 +1017,11 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			goto out;
 		}
 		/* threads of the sample events, in the spool's numbering */
-		for (size_t t = 0; t < c.nr_threads; t++) {
+		th_comm = malloc((c.nr_threads + 1) * sizeof(*th_comm));
+		th_name = malloc((c.nr_threads + 1) * sizeof(*th_name));
+		if (!th_comm || !th_name)
+			err = CONV_E_NOMEM;
+		for (size_t t = 0; !err && t < c.nr_threads; t++) {
 			uint32_t proc = (uint32_t)(c.threads[t] >> 32), tid = (uint32_t)c.threads[t];
 			const struct pm_proc *pr = procmap_proc(pm, proc);
 			const char *tn = procmap_thread_name(pm, tid);
@@ -816,6 +1031,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			th.pid = pr ? pr->pid : tid;
 			th.name = prof_str(p, tn ? tn : pr && pr->comm ? pr->comm : "");
 			th.process_name = prof_str(p, pr && pr->comm ? pr->comm : "");
+			/* the labels of the thread's samples, interned once */
+			th_comm[t] = th.process_name;
+			th_name[t] = prof_str(p, tn ? tn : "");
 			if (prof_add_thread(p, &th) == PROF_NONE)
 				err = CONV_E_NOMEM;
 		}
@@ -830,18 +1048,19 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				vals[2 * a->attr + 1] = (int64_t)a->weight;
 			}
 			memset(lb, 0, sizeof(lb));
+			if (err)
+				break;
 			if (a->proc != UINT32_MAX) {
 				const struct pm_proc *pr = procmap_proc(pm, a->proc);
-				const char *tn = procmap_thread_name(pm, a->tid);
 
 				lb[nlb].key = k_pid;
 				lb[nlb++].num = pr ? pr->pid : 0;
 				lb[nlb].key = k_tid;
 				lb[nlb++].num = a->tid;
 				lb[nlb].key = k_comm;
-				lb[nlb++].str = prof_str(p, pr && pr->comm ? pr->comm : "");
+				lb[nlb++].str = th_comm[a->thread];
 				lb[nlb].key = k_thread;
-				lb[nlb++].str = prof_str(p, tn ? tn : "");
+				lb[nlb++].str = th_name[a->thread];
 			}
 			if (o->label_cpu && a->cpu != UINT32_MAX) {
 				lb[nlb].key = k_cpu;
@@ -858,6 +1077,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			}
 		}
 		st->unique_stacks = c.nr_stacks;
+		free(th_comm);
+		free(th_name);
 		free(locs);
 		free(vals);
 		free(stack_map);
@@ -936,7 +1157,6 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 out:
 	free(kept_by_attr);
 	free(map_ids);
-	free(fr);
 	cv_release(&c);
 	symjob_free(sj);
 	procmap_free(pm);

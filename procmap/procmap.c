@@ -33,6 +33,7 @@ struct pm_ival {
 struct pm_space {
 	struct pm_ival *v;
 	size_t n, cap;
+	uint64_t version; /* changes with every insert: see procmap_space_key */
 };
 
 struct pm_proc_int {
@@ -169,6 +170,7 @@ static bool space_insert(struct pm_space *s, uint64_t start, uint64_t end, uint3
 	size_t add = 0, k;
 
 	*replaced = false;
+	s->version++;
 	while (j < s->n && s->v[j].start < end)
 		j++;
 	/* intervals i..j-1 overlap [start, end) */
@@ -1020,6 +1022,28 @@ const char *procmap_thread_name(const struct procmap *pm, uint32_t tid)
 	uint64_t *v = hmap_get(&pm->tid2thr, tid);
 
 	return v ? strtab_get(&pm->strs, pm->thr[*v].comm_id) : NULL;
+}
+
+bool procmap_space_key(const struct procmap *pm, uint32_t pid, struct pm_space_key *key)
+{
+	const uint64_t *v = hmap_get(&pm->pid2proc, pid);
+	const struct pm_proc_int *p;
+
+	if (!v)
+		return false;
+	p = &pm->procs[*v];
+	key->proc = p->pub.index;
+	key->version = p->space.version;
+	key->kversion = pm->kspace.version;
+	return true;
+}
+
+void procmap_count_sample(struct procmap *pm, uint32_t proc)
+{
+	if (proc < pm->nr_procs) {
+		pm->procs[proc].pub.samples++;
+		pm->st.samples++;
+	}
 }
 
 const struct pm_stats *procmap_stats(const struct procmap *pm)

@@ -146,6 +146,28 @@ enum conv_err procmap_feed(struct procmap *pm, const struct rdr_event *ev);
 enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *sample,
 			      const struct pm_frame **frames, size_t *nr, uint32_t *proc);
 
+/*
+ * What procmap_resolve's answer depends on besides the sample's own fields
+ * (cpumode, IP, callchain): the process generation of the pid and the
+ * versions of its address space and of the kernel's, which change with
+ * every mapping inserted. Two samples with equal keys and equal fields
+ * resolve to the same frames, so a caller may resolve each distinct one
+ * once. false when the pid has no process yet (procmap_resolve makes one).
+ */
+struct pm_space_key {
+	uint32_t proc;
+	uint64_t version;
+	uint64_t kversion;
+};
+bool procmap_space_key(const struct procmap *pm, uint32_t pid, struct pm_space_key *key);
+
+/*
+ * Counts a sample of process proc that the caller resolved from an earlier
+ * answer instead of procmap_resolve (which counts its own). Frame counters
+ * (pm_stats.frames*, pm_mapping.frames/samples) count procmap_resolve calls.
+ */
+void procmap_count_sample(struct procmap *pm, uint32_t proc);
+
 /* Says whether the recording's kernel is the one running here (known only once pipe metadata is read). */
 void procmap_set_running_kernel(struct procmap *pm, bool running);
 

@@ -402,6 +402,54 @@ static void test_jitdump_marker(void **state)
 	jit_table_release(&t);
 }
 
+/*
+ * procmap_space_key: whatever changes what a sample resolves to changes the
+ * key (a new mapping in the process, a new process generation, a kernel
+ * mapping); what does not leave it alone (another process's mappings).
+ */
+static void test_space_key(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	struct pm_space_key a, b, c;
+	uint32_t proc;
+	(void)state;
+
+	assert_false(procmap_space_key(pm, 300, &a));
+	feed_comm(pm, 300, 300, "p", false);
+	feed_mmap(pm, 300, 0x400000, 0x1000, 0, "/bin/p", true, 1);
+	assert_true(procmap_space_key(pm, 300, &a));
+	assert_string_equal(leaf_path(pm, 300, 0x400100, &proc), "/bin/p");
+	assert_int_equal(a.proc, proc);
+	/* another process's mapping: same key */
+	feed_comm(pm, 301, 301, "q", false);
+	feed_mmap(pm, 301, 0x400000, 0x1000, 0, "/bin/q", true, 2);
+	assert_true(procmap_space_key(pm, 300, &b));
+	assert_true(a.proc == b.proc && a.version == b.version && a.kversion == b.kversion);
+	/* a mapping over the same addresses: a new key, and the address resolves anew */
+	feed_mmap(pm, 300, 0x400000, 0x1000, 0, "/bin/p2", true, 3);
+	assert_true(procmap_space_key(pm, 300, &b));
+	assert_int_equal(a.proc, b.proc);
+	assert_int_not_equal(a.version, b.version);
+	assert_string_equal(leaf_path(pm, 300, 0x400100, NULL), "/bin/p2");
+	/* the kernel's space is part of every key */
+	feed_mmap(pm, KPID, KTEXT, 0x100000, KTEXT, "[kernel.kallsyms]_text", true, 4);
+	assert_true(procmap_space_key(pm, 300, &c));
+	assert_int_equal(b.version, c.version);
+	assert_int_not_equal(b.kversion, c.kversion);
+	/* exec: another process generation */
+	feed_comm(pm, 300, 300, "p3", true);
+	assert_true(procmap_space_key(pm, 300, &a));
+	assert_int_not_equal(a.proc, c.proc);
+	/* samples counted without procmap_resolve */
+	{
+		uint64_t before = procmap_proc(pm, a.proc)->samples;
+
+		procmap_count_sample(pm, a.proc);
+		assert_int_equal(procmap_proc(pm, a.proc)->samples, before + 1);
+	}
+	procmap_free(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_ksymbol),
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_jitdump_marker),
+		cmocka_unit_test(test_space_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
