@@ -113,6 +113,7 @@ struct rdr {
 	/* reorder queue */
 	struct rdr_qent *q;
 	size_t q_len, q_cap;
+	struct rdr_qent *q_tmp; /* merge buffer of q_sort, q_cap entries */
 	size_t q_ready, q_pos; /* q[q_pos..q_ready) are sorted and ready to deliver */
 	struct dbuf qpool;
 	uint64_t seq;
