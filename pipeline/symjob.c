@@ -74,7 +74,8 @@ struct symjob {
 	struct hmap obj_by_key; /* hash of (build-id or path) -> obj index (verified) */
 	struct sj_obj *objs;
 	size_t nr_objs, cap_objs;
-	struct hmap addr_by_map_off; /* (mapping, f_off) -> addr id: skips the object lookup */
+	uint32_t *obj_of_map; /* mapping id -> object index (SYMJOB_NONE: no file; MAP_UNSEEN) */
+	size_t cap_obj_of_map;
 	struct sj_addr *addrs;
 	size_t nr_addrs, cap_addrs;
 	struct kallsyms ks;
@@ -112,7 +113,6 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 		j->o = *o;
 	j->pm = pm;
 	hmap_init(&j->obj_by_key);
-	hmap_init(&j->addr_by_map_off);
 	kallsyms_init(&j->ks);
 	strtab_init(&j->mstrs);
 	if (!j->o.no_symbolize) {
@@ -154,7 +154,7 @@ void symjob_free(struct symjob *j)
 	free(j->missing);
 	free(j->unres);
 	hmap_release(&j->obj_by_key);
-	hmap_release(&j->addr_by_map_off);
+	free(j->obj_of_map);
 	kallsyms_release(&j->ks);
 	strtab_release(&j->mstrs);
 	dfd_free(j->dfd);
@@ -350,10 +350,32 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	return (uint32_t)j->nr_objs++;
 }
 
+#define MAP_UNSEEN (SYMJOB_NONE - 1)
+
+/*
+ * The object of a mapping, looked up once per mapping (by build-id or path)
+ * the first time one of its addresses is added.
+ */
+static uint32_t obj_of_mapping(struct symjob *j, uint32_t mapping, const struct pm_mapping *m)
+{
+	if (mapping >= j->cap_obj_of_map) {
+		size_t old = j->cap_obj_of_map;
+
+		if (!vec_reserve((void **)&j->obj_of_map, &j->cap_obj_of_map, (size_t)mapping + 1,
+				 sizeof(uint32_t)))
+			return obj_for(j, m);
+		for (size_t i = old; i < j->cap_obj_of_map; i++)
+			j->obj_of_map[i] = MAP_UNSEEN;
+	}
+	if (j->obj_of_map[mapping] == MAP_UNSEEN)
+		j->obj_of_map[mapping] = obj_for(j, m);
+	return j->obj_of_map[mapping];
+}
+
 uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 {
 	const struct pm_mapping *m = procmap_mapping(j->pm, mapping);
-	uint64_t mkey, *v, key;
+	uint64_t key, *ov;
 	uint32_t oi;
 	struct sj_obj *ob;
 	struct sj_addr *a;
@@ -363,26 +385,15 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	/* keep downloads moving while the file is read */
 	if (j->dfd && !(++j->adds & 0xffff))
 		dfd_poll(j->dfd, 0);
-	mkey = hmap_hash(((uint64_t)mapping << 40) ^ f_off) ^ f_off;
-	v = hmap_get(&j->addr_by_map_off, mkey);
-	if (v && j->addrs[*v].first_map == mapping &&
-	    j->addrs[*v].f_off == (j->objs[j->addrs[*v].obj].kind == OBJ_KERNEL
-					   ? f_off - m->pgoff + m->start
-					   : f_off)) {
-		return (uint32_t)*v;
-	}
-	oi = obj_for(j, m);
+	oi = obj_of_mapping(j, mapping, m);
 	if (oi == SYMJOB_NONE)
 		return SYMJOB_NONE;
 	ob = &j->objs[oi];
 	/* kernel objects are keyed by the runtime address itself */
 	key = ob->kind == OBJ_KERNEL ? f_off - m->pgoff + m->start : f_off;
-	{
-		uint64_t *ov = hmap_get(&ob->offs, key);
-
-		if (ov)
-			return (uint32_t)*ov;
-	}
+	ov = hmap_get(&ob->offs, key);
+	if (ov)
+		return (uint32_t)*ov;
 	if (!vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
 	    !vec_reserve((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
 		return SYMJOB_NONE;
@@ -392,10 +403,9 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	a->first_map = mapping;
 	a->f_off = key;
 	a->pgoff = m->pgoff;
+	if (!hmap_put(&ob->offs, key, j->nr_addrs))
+		return SYMJOB_NONE;
 	ob->addrs[ob->nr_addrs++] = (uint32_t)j->nr_addrs;
-	hmap_put(&ob->offs, key, j->nr_addrs);
-	if (!v)
-		hmap_put(&j->addr_by_map_off, mkey, j->nr_addrs);
 	return (uint32_t)j->nr_addrs++;
 }
 
