@@ -291,7 +291,7 @@ static const char *human(uint64_t bytes, char *buf, size_t n)
 	return buf;
 }
 
-static void print_summary(const struct cvopts *c, const char *in, const struct rdr *r,
+static void print_summary(uint64_t write_ns, const struct cvopts *c, const char *in, const struct rdr *r,
 			  const struct prof *p, const struct convert_stats *cs,
 			  const struct written *w, size_t nw)
 {
@@ -339,6 +339,10 @@ static void print_summary(const struct cvopts *c, const char *in, const struct r
 		fprintf(stderr, "             and %zu more objects (-v lists them)\n", cs->nr_missing - show);
 	if (rdr_problem_count(r))
 		fprintf(stderr, "  problems    %zu kinds (warnings above)\n", rdr_problem_count(r));
+	if (c->verbose)
+		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s, write %.3f s\n",
+			(double)cs->ns_read / 1e9, (double)cs->ns_symbolize / 1e9,
+			(double)cs->ns_model / 1e9, (double)write_ns / 1e9);
 	for (size_t i = 0; i < nw; i++) {
 		fprintf(stderr, "  %s %s (%s)", i ? "           " : "wrote      ", w[i].path,
 			human(w[i].bytes, b, sizeof(b)));
@@ -521,6 +525,8 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	char pbuf[4096], jbuf[4096];
 	const char *pprof_path = NULL, *jfr_path = NULL;
 	struct pprof_job pj;
+	struct timespec t_write;
+	uint64_t write_ns = 0;
 	pthread_t pj_thread;
 	bool pj_started = false;
 	struct written w[2];
@@ -599,6 +605,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	 * the pprof output is encoded and gzipped on a second thread while this
 	 * one writes the JFR recording.
 	 */
+	clock_gettime(CLOCK_MONOTONIC, &t_write);
 	if (pprof_path) {
 		pj.p = &p;
 		pj.path = pprof_path;
@@ -646,10 +653,17 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 			nw++;
 		}
 	}
+	{
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		write_ns = (uint64_t)(t.tv_sec - t_write.tv_sec) * 1000000000u +
+			   (uint64_t)t.tv_nsec - (uint64_t)t_write.tv_nsec;
+	}
 	if (c->strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
 		rc = CLI_EXIT_LOSS;
 	if ((c->tty && !c->quiet) || c->verbose)
-		print_summary(c, in, r, &p, &cs, w, nw);
+		print_summary(write_ns, c, in, r, &p, &cs, w, nw);
 out:
 	if (c->stats)
 		write_stats(c, in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, w, nw);

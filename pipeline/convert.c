@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One distinct resolved frame; stacks are arrays of their indexes. */
 struct rawframe {
@@ -697,6 +698,14 @@ static void collect_symstats(struct convert_stats *st, const struct symjob *sj)
 	qsort(st->missing, st->nr_missing, sizeof(*st->missing), missing_cmp);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
 			  struct convert_stats *st, struct conv_diag *diag)
 {
@@ -708,6 +717,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	uint32_t *map_ids = NULL;
 	uint64_t nrec = 0, first_time = 0;
 	size_t known_stacks = 0; /* raw stacks seen before this sample */
+	uint64_t t0;
 	bool have_first = false;
 	/* pipe mode: attrs arrive with the stream, so this grows */
 	uint64_t *kept_by_attr = NULL;
@@ -733,6 +743,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	if (err)
 		goto out;
 	procmap_add_build_ids(pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
+	t0 = now_ns();
 	for (;;) {
 		const struct rdr_event *ev;
 		const struct pm_frame *frames;
@@ -891,6 +902,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			goto out;
 	}
 	cv_drop_indexes(&c);
+	st->ns_read = now_ns() - t0;
+	t0 = now_ns();
 	/* statistics: samples per distinct frame, then per registered address */
 	{
 		uint64_t *hits = calloc(c.nr_frames + 1, sizeof(*hits));
@@ -954,6 +967,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	if (err)
 		goto out;
 	collect_symstats(st, sj);
+	st->ns_symbolize = now_ns() - t0;
+	t0 = now_ns();
 	if (o->progress)
 		report(o, r, CONVERT_MODEL, nrec);
 
@@ -1077,6 +1092,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			}
 		}
 		st->unique_stacks = c.nr_stacks;
+		st->ns_model = now_ns() - t0;
 		free(th_comm);
 		free(th_name);
 		free(locs);

@@ -73,6 +73,8 @@ struct convert_stats {
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;
+	/* wall time of each phase (CLOCK_MONOTONIC, ns): where a run's time went (conv -v) */
+	uint64_t ns_read, ns_symbolize, ns_model;
 };
 
 void convert_stats_release(struct convert_stats *st);
