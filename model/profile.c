@@ -93,18 +93,11 @@ uint32_t prof_function(struct prof *p, uint32_t name, uint32_t system_name, uint
 	return (uint32_t)p->nr_functions++;
 }
 
-uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
-		       const struct prof_line *lines, uint32_t nr_lines)
+static uint32_t location_new(struct prof *p, uint32_t mapping, uint64_t address,
+			     const struct prof_line *lines, uint32_t nr_lines)
 {
-	uint64_t h = mix(mix(2, mapping), address);
-	uint64_t *v;
 	struct prof_location *l;
 
-	for (v = hmap_get(&p->loc_idx, h); v; v = hmap_get(&p->loc_idx, ++h)) {
-		l = &p->locations[*v];
-		if (l->mapping == mapping && l->address == address)
-			return (uint32_t)*v;
-	}
 	if (!vec_reserve((void **)&p->locations, &p->cap_locations, p->nr_locations + 1, sizeof(*l)) ||
 	    !vec_reserve((void **)&p->lines, &p->cap_lines, p->nr_lines + nr_lines, sizeof(*lines)))
 		return PROF_NONE;
@@ -118,14 +111,53 @@ uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
 	if (nr_lines)
 		memcpy(p->lines + p->nr_lines, lines, nr_lines * sizeof(*lines));
 	p->nr_lines += nr_lines;
-	hmap_put(&p->loc_idx, h, p->nr_locations);
 	return (uint32_t)p->nr_locations++;
+}
+
+uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
+		       const struct prof_line *lines, uint32_t nr_lines)
+{
+	uint64_t h = mix(mix(2, mapping), address);
+	uint64_t *v;
+	uint32_t id;
+
+	for (v = hmap_get(&p->loc_idx, h); v; v = hmap_get(&p->loc_idx, ++h)) {
+		const struct prof_location *l = &p->locations[*v];
+
+		if (l->mapping == mapping && l->address == address)
+			return (uint32_t)*v;
+	}
+	id = location_new(p, mapping, address, lines, nr_lines);
+	if (id != PROF_NONE && !hmap_put(&p->loc_idx, h, id))
+		return PROF_NONE;
+	return id;
+}
+
+uint32_t prof_location_append(struct prof *p, uint32_t mapping, uint64_t address,
+			      const struct prof_line *lines, uint32_t nr_lines)
+{
+	return location_new(p, mapping, address, lines, nr_lines);
+}
+
+static uint32_t stack_new(struct prof *p, const uint32_t *locs, uint32_t n)
+{
+	if (!vec_reserve((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)) ||
+	    !vec_reserve((void **)&p->stack_pool, &p->cap_stack_pool, p->stack_pool_len + n + 1,
+			 sizeof(*p->stack_pool)))
+		return PROF_NONE;
+	p->stacks[p->nr_stacks] = (uint32_t)p->stack_pool_len;
+	p->stack_pool[p->stack_pool_len] = n;
+	if (n)
+		memcpy(p->stack_pool + p->stack_pool_len + 1, locs, n * sizeof(*locs));
+	p->stack_pool_len += n + 1;
+	return (uint32_t)p->nr_stacks++;
 }
 
 uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 {
 	uint64_t h = 3;
 	uint64_t *v;
+	uint32_t id;
 
 	for (uint32_t i = 0; i < n; i++)
 		h = mix(h, locs[i]);
@@ -135,17 +167,15 @@ uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 		if (s[0] == n && (!n || !memcmp(s + 1, locs, n * sizeof(*locs))))
 			return (uint32_t)*v;
 	}
-	if (!vec_reserve((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)) ||
-	    !vec_reserve((void **)&p->stack_pool, &p->cap_stack_pool, p->stack_pool_len + n + 1,
-		  sizeof(*p->stack_pool)))
+	id = stack_new(p, locs, n);
+	if (id != PROF_NONE && !hmap_put(&p->stack_idx, h, id))
 		return PROF_NONE;
-	p->stacks[p->nr_stacks] = (uint32_t)p->stack_pool_len;
-	p->stack_pool[p->stack_pool_len] = n;
-	if (n)
-		memcpy(p->stack_pool + p->stack_pool_len + 1, locs, n * sizeof(*locs));
-	p->stack_pool_len += n + 1;
-	hmap_put(&p->stack_idx, h, p->nr_stacks);
-	return (uint32_t)p->nr_stacks++;
+	return id;
+}
+
+uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n)
+{
+	return stack_new(p, locs, n);
 }
 
 static bool labels_eq(const struct prof *p, const struct prof_sample *s,

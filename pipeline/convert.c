@@ -538,7 +538,8 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 		if (nl > 1)
 			pmp->has_inline_frames = true;
 	}
-	loc = prof_location(p, mapping, f->addr, lines, nl);
+	/* frames are distinct (mapping, address, JIT symbol): no lookup, no index */
+	loc = prof_location_append(p, mapping, f->addr, lines, nl);
 	if (has_elf && loc != PROF_NONE) {
 		p->locations[loc].has_elf_addr = true;
 		p->locations[loc].elf_addr = elf_addr;
@@ -1009,6 +1010,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			err = CONV_E_NOMEM;
 		for (size_t i = 0; !err && i < c.nr_frames; i++)
 			loc_of[i] = location_of(p, pm, sj, map_ids, &c.frames[i]);
+		/* what is done with goes before the samples are added: the peak is there */
+		free(c.frames);
+		c.frames = NULL;
 		for (size_t s = 0; !err && s < c.nr_stacks; s++) {
 			uint32_t n = c.stack_len[s];
 			const uint32_t *f = c.pool ? c.pool + c.stack_off[s] : NULL;
@@ -1019,11 +1023,15 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			}
 			for (uint32_t i = 0; i < n; i++)
 				locs[i] = loc_of[f[i]];
-			stack_map[s] = prof_stack(p, locs, n);
+			stack_map[s] = prof_stack_append(p, locs, n);
 			if (c.stack_trunc[s] && stack_map[s] != PROF_NONE)
 				prof_stack_set_truncated(p, stack_map[s]);
 		}
 		free(loc_of);
+		free(c.pool);
+		c.pool = NULL;
+		free(c.stack_off);
+		c.stack_off = NULL;
 		if (err || (p->events && prof_events_remap(p->events, stack_map, c.nr_stacks))) {
 			err = CONV_E_NOMEM;
 			free(locs);
