@@ -37,31 +37,23 @@ struct rawframe {
 	const struct jit_sym *jit;
 };
 
-struct agg {
-	uint32_t stack;  /* raw stack id */
-	uint32_t attr;
-	uint32_t tid;
-	uint32_t proc;
-	uint32_t cpu;
-	uint32_t thread; /* thread index (not part of the key: tid and proc decide it) */
-	uint64_t count;
-	uint64_t weight;
-};
-
 /*
- * A distinct sample as recorded: its process generation and the versions
- * of the address spaces it was resolved in, its thread, event, cpu (when
- * labelled) and the raw addresses (IP, then the callchain as recorded,
- * context markers included) in raw_pool. Equal keys resolve alike, so each
- * is resolved once and a repeat costs a hash of its addresses.
+ * A distinct sample as recorded, and the aggregate of its repeats: its
+ * process generation and the versions of the address spaces it was resolved
+ * in, its thread, event, cpu (when labelled) and the raw addresses (IP, then
+ * the callchain as recorded, context markers included) in raw_pool. Equal
+ * keys resolve alike, so each is resolved once and a repeat costs a hash of
+ * its addresses and a count. Keys that resolve to the same stack and labels
+ * become one sample in the model (prof_add_sample adds them up).
  */
 struct rawkey {
 	uint64_t version, kversion;
 	uint64_t off; /* in raw_pool */
+	uint64_t count, weight;
 	uint32_t n;
 	uint32_t proc, tid, attr, cpu;
 	uint32_t mode; /* cpumode | RK_HAS_IP */
-	uint32_t agg, thread;
+	uint32_t stack, thread;
 };
 
 #define RK_HAS_IP 0x10000u
@@ -76,9 +68,6 @@ struct cv {
 	uint8_t *stack_trunc;  /* the recorder cut the stack at its depth limit */
 	size_t nr_stacks, cap_stacks;
 	struct hmap stack_idx;
-	struct agg *aggs;
-	size_t nr_aggs, cap_aggs;
-	struct hmap agg_idx;
 	/* threads of the samples: (process index, tid), in order of first sample */
 	uint64_t *threads;
 	size_t nr_threads, cap_threads;
@@ -172,30 +161,6 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 	return (uint32_t)c->nr_stacks++;
 }
 
-/* The aggregate of a (added with zero counts when new); UINT32_MAX when out of memory. */
-static uint32_t agg_of(struct cv *c, const struct agg *a)
-{
-	uint64_t h = mix(mix(mix(mix(mix(9, a->stack), a->attr), a->tid), a->proc), a->cpu);
-	uint64_t *v;
-
-	for (v = hmap_get(&c->agg_idx, h); v; v = hmap_get(&c->agg_idx, ++h)) {
-		struct agg *e = &c->aggs[*v];
-
-		if (e->stack == a->stack && e->attr == a->attr && e->tid == a->tid &&
-		    e->proc == a->proc && e->cpu == a->cpu)
-			return (uint32_t)*v;
-	}
-	if (c->nr_aggs >= UINT32_MAX - 1 ||
-	    !vec_reserve((void **)&c->aggs, &c->cap_aggs, c->nr_aggs + 1, sizeof(*a)))
-		return UINT32_MAX;
-	c->aggs[c->nr_aggs] = *a;
-	c->aggs[c->nr_aggs].count = 0;
-	c->aggs[c->nr_aggs].weight = 0;
-	if (!hmap_put(&c->agg_idx, h, c->nr_aggs))
-		return UINT32_MAX;
-	return (uint32_t)c->nr_aggs++;
-}
-
 /* The raw addresses of a sample as its key stores them: the IP (when sampled), then the callchain. */
 static uint64_t rawkey_hash(const struct rawkey *k, const struct rdr_sample *s)
 {
@@ -227,38 +192,44 @@ static bool rawkey_same(const struct cv *c, const struct rawkey *e, const struct
 	return !s->callchain_nr || !memcmp(v, s->callchain, s->callchain_nr * sizeof(*v));
 }
 
-/* Stores a sample's key (after it was resolved into agg and thread); false when out of memory. */
-static bool rawkey_add(struct cv *c, const struct rawkey *k, uint64_t h, const struct rdr_sample *s)
+/*
+ * Adds a sample's key (resolved into stack and thread) with its first count;
+ * indexed (and its addresses kept) only when it can be looked up again.
+ * Returns its index, UINT32_MAX when out of memory.
+ */
+static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, uint64_t h, bool index,
+			   const struct rdr_sample *s)
 {
 	struct rawkey *e;
 	uint32_t n = (uint32_t)s->callchain_nr + !!(k->mode & RK_HAS_IP);
 
+	if (!index)
+		n = 0;
 	if (c->nr_keys >= UINT32_MAX - 1 ||
 	    !vec_reserve((void **)&c->keys, &c->cap_keys, c->nr_keys + 1, sizeof(*e)) ||
 	    !vec_reserve((void **)&c->raw_pool, &c->raw_cap, c->raw_len + n, sizeof(uint64_t)))
-		return false;
+		return UINT32_MAX;
 	e = &c->keys[c->nr_keys];
 	*e = *k;
 	e->off = c->raw_len;
 	e->n = n;
-	if (k->mode & RK_HAS_IP)
-		c->raw_pool[c->raw_len++] = s->ip;
-	if (s->callchain_nr) {
-		memcpy(c->raw_pool + c->raw_len, s->callchain, s->callchain_nr * sizeof(uint64_t));
-		c->raw_len += s->callchain_nr;
+	if (index) {
+		if (k->mode & RK_HAS_IP)
+			c->raw_pool[c->raw_len++] = s->ip;
+		if (s->callchain_nr) {
+			memcpy(c->raw_pool + c->raw_len, s->callchain,
+			       s->callchain_nr * sizeof(uint64_t));
+			c->raw_len += s->callchain_nr;
+		}
+		if (!hmap_put(&c->key_idx, h, c->nr_keys))
+			return UINT32_MAX;
 	}
-	if (!hmap_put(&c->key_idx, h, c->nr_keys))
-		return false;
-	c->nr_keys++;
-	return true;
+	return (uint32_t)c->nr_keys++;
 }
 
-/* The lookup tables of the reading pass: not needed once it is over, and the model needs the memory. */
+/* The lookup tables of the reading pass (not the keys: they are the aggregates): the model needs the memory. */
 static void cv_drop_indexes(struct cv *c)
 {
-	free(c->keys);
-	c->keys = NULL;
-	c->nr_keys = c->cap_keys = 0;
 	free(c->raw_pool);
 	c->raw_pool = NULL;
 	c->raw_len = c->raw_cap = 0;
@@ -268,7 +239,6 @@ static void cv_drop_indexes(struct cv *c)
 	hmap_release(&c->key_idx);
 	hmap_release(&c->frame_idx);
 	hmap_release(&c->stack_idx);
-	hmap_release(&c->agg_idx);
 	hmap_release(&c->thread_idx);
 }
 
@@ -279,14 +249,12 @@ static void cv_release(struct cv *c)
 	free(c->stack_off);
 	free(c->stack_len);
 	free(c->stack_trunc);
-	free(c->aggs);
 	free(c->threads);
 	free(c->keys);
 	free(c->raw_pool);
 	free(c->stack_buf);
 	hmap_release(&c->frame_idx);
 	hmap_release(&c->stack_idx);
-	hmap_release(&c->agg_idx);
 	hmap_release(&c->thread_idx);
 	hmap_release(&c->key_idx);
 }
@@ -728,7 +696,6 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	memset(st, 0, sizeof(*st));
 	hmap_init(&c.frame_idx);
 	hmap_init(&c.stack_idx);
-	hmap_init(&c.agg_idx);
 	hmap_init(&c.thread_idx);
 	hmap_init(&c.key_idx);
 	if (!pm)
@@ -749,8 +716,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		const struct rdr_event *ev;
 		const struct pm_frame *frames;
 		size_t nr;
-		uint32_t proc, thread, agg;
-		struct agg a;
+		uint32_t proc, thread, stack;
 
 		err = rdr_next(r, &ev);
 		if (err || !ev)
@@ -801,10 +767,13 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 						break;
 			}
 			if (v) {
-				agg = c.keys[*v].agg;
-				thread = c.keys[*v].thread;
-				proc = c.keys[*v].proc;
-				procmap_count_sample(pm, proc);
+				struct rawkey *e = &c.keys[*v];
+
+				e->count++;
+				e->weight += s->period ? s->period : 1;
+				thread = e->thread;
+				stack = e->stack;
+				procmap_count_sample(pm, e->proc);
 			} else {
 				err = procmap_resolve(pm, ev, &frames, &nr, &proc);
 				if (err)
@@ -821,30 +790,19 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				}
 				if (err)
 					break;
-				memset(&a, 0, sizeof(a));
-				a.stack = raw_stack(&c, c.stack_buf, (uint32_t)nr);
-				if (a.stack == UINT32_MAX) {
+				stack = raw_stack(&c, c.stack_buf, (uint32_t)nr);
+				if (stack == UINT32_MAX) {
 					err = CONV_E_NOMEM;
 					break;
 				}
 				/* a property of the stack (its depth): looked at once, when the stack is new */
-				if (a.stack + 1 == c.nr_stacks && c.nr_stacks > known_stacks &&
+				if (stack + 1 == c.nr_stacks && c.nr_stacks > known_stacks &&
 				    (size_t)ev->attr < rdr_info(r)->nr_attrs &&
 				    callchain_truncated(s, &rdr_info(r)->attrs[ev->attr]))
-					c.stack_trunc[a.stack] = 1;
+					c.stack_trunc[stack] = 1;
 				known_stacks = c.nr_stacks;
-				a.attr = k.attr;
-				if (!o->no_labels) {
-					a.tid = s->tid;
-					a.proc = proc;
-				} else {
-					a.proc = UINT32_MAX;
-				}
-				a.cpu = k.cpu;
 				thread = thread_of(&c, proc, s->tid);
-				a.thread = thread;
-				agg = thread == UINT32_MAX ? UINT32_MAX : agg_of(&c, &a);
-				if (agg == UINT32_MAX) {
+				if (thread == UINT32_MAX) {
 					err = CONV_E_NOMEM;
 					break;
 				}
@@ -856,16 +814,17 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 					known = sk.proc == proc;
 					h = rawkey_hash(&k, s);
 				}
-				k.agg = agg;
+				k.proc = proc;
+				k.stack = stack;
 				k.thread = thread;
-				if (known && !rawkey_add(&c, &k, h, s)) {
+				k.count = 1;
+				k.weight = s->period ? s->period : 1;
+				if (rawkey_add(&c, &k, h, known, s) == UINT32_MAX) {
 					err = CONV_E_NOMEM;
 					break;
 				}
 			}
 		}
-		c.aggs[agg].count++;
-		c.aggs[agg].weight += ev->u.sample.period ? ev->u.sample.period : 1;
 		if (ev->attr >= 0 && (size_t)ev->attr >= nr_kept) {
 			size_t nn = (size_t)ev->attr + 8;
 			uint64_t *nk = realloc(kept_by_attr, nn * sizeof(*nk));
@@ -886,7 +845,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			pe.time = ev->u.sample.time;
 			pe.period = ev->u.sample.period ? ev->u.sample.period : 1;
 			pe.weight = ev->u.sample.weight;
-			pe.stack = c.aggs[agg].stack;
+			pe.stack = stack;
 			pe.thread = thread;
 			pe.cpu = ev->u.sample.sample_type & PERF_SAMPLE_CPU ? ev->u.sample.cpu
 									    : UINT32_MAX;
@@ -913,13 +872,13 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			err = CONV_E_NOMEM;
 			goto out;
 		}
-		for (size_t i = 0; i < c.nr_aggs; i++) {
-			const uint32_t *f = c.pool ? c.pool + c.stack_off[c.aggs[i].stack] : NULL;
-			uint32_t n = c.stack_len[c.aggs[i].stack];
+		for (size_t i = 0; i < c.nr_keys; i++) {
+			const uint32_t *f = c.pool ? c.pool + c.stack_off[c.keys[i].stack] : NULL;
+			uint32_t n = c.stack_len[c.keys[i].stack];
 
-			st->frames += c.aggs[i].count * n;
+			st->frames += c.keys[i].count * n;
 			for (uint32_t k = 0; k < n; k++)
-				hits[f[k]] += c.aggs[i].count;
+				hits[f[k]] += c.keys[i].count;
 		}
 		for (size_t i = 0; i < c.nr_frames; i++) {
 			const struct rawframe *f = &c.frames[i];
@@ -1002,7 +961,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			goto out;
 		}
 		/* sizes known now: allocated once (+1: the lost-samples entry) */
-		if (!prof_reserve(p, c.nr_frames + 1, c.nr_stacks + 1, c.pool_len + 1, c.nr_aggs + 1))
+		if (!prof_reserve(p, c.nr_frames + 1, c.nr_stacks + 1, c.pool_len + 1, c.nr_keys + 1))
 			err = CONV_E_NOMEM;
 		/* one model location per distinct frame, then the stacks */
 		loc_of = malloc((c.nr_frames + 1) * sizeof(*loc_of));
@@ -1060,8 +1019,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			if (prof_add_thread(p, &th) == PROF_NONE)
 				err = CONV_E_NOMEM;
 		}
-		for (size_t i = 0; i < c.nr_aggs; i++) {
-			const struct agg *a = &c.aggs[i];
+		for (size_t i = 0; i < c.nr_keys; i++) {
+			const struct rawkey *a = &c.keys[i];
 			struct prof_label lb[6];
 			uint32_t nlb = 0;
 
@@ -1073,7 +1032,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			memset(lb, 0, sizeof(lb));
 			if (err)
 				break;
-			if (a->proc != UINT32_MAX) {
+			if (!o->no_labels) {
 				const struct pm_proc *pr = procmap_proc(pm, a->proc);
 
 				lb[nlb].key = k_pid;
