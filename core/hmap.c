@@ -15,6 +15,17 @@ void hmap_release(struct hmap *m)
 	hmap_init(m);
 }
 
+/* The home slot: the hash scaled to [0, cap) (any cap, not only powers of two). */
+static size_t home(const struct hmap *m, uint64_t key)
+{
+	return (size_t)(((unsigned __int128)hmap_hash(key) * m->cap) >> 64);
+}
+
+static size_t next(const struct hmap *m, size_t i)
+{
+	return i + 1 == m->cap ? 0 : i + 1;
+}
+
 static bool is_used(const struct hmap *m, size_t i)
 {
 	return (m->used[i >> 6] >> (i & 63)) & 1;
@@ -22,14 +33,14 @@ static bool is_used(const struct hmap *m, size_t i)
 
 static void hmap_place(struct hmap *m, uint64_t key, uint64_t val)
 {
-	size_t i = (size_t)hmap_hash(key) & (m->cap - 1);
+	size_t i = home(m, key);
 
 	while (is_used(m, i)) {
 		if (m->slots[i].key == key) {
 			m->slots[i].val = val;
 			return;
 		}
-		i = (i + 1) & (m->cap - 1);
+		i = next(m, i);
 	}
 	m->used[i >> 6] |= (uint64_t)1 << (i & 63);
 	m->slots[i].key = key;
@@ -40,21 +51,22 @@ static void hmap_place(struct hmap *m, uint64_t key, uint64_t val)
 static bool hmap_grow(struct hmap *m)
 {
 	struct hmap n;
-	size_t ncap = m->cap ? m->cap * 2 : 64;
+	/* doubling while small, then 1.5x: less slack in the big per-file tables */
+	size_t ncap = !m->cap ? 64 : m->cap < 65536 ? m->cap * 2 : m->cap + m->cap / 2;
 
-	if (ncap > SIZE_MAX / sizeof(struct hmap_slot))
+	if (ncap > SIZE_MAX / 2 / sizeof(struct hmap_slot))
 		return false;
 	n.cap = ncap;
 	n.count = 0;
 	/* slots are written before they are read: no need to zero them */
 	n.slots = malloc(ncap * sizeof(struct hmap_slot));
-	n.used = calloc(ncap / 64, sizeof(uint64_t));
+	n.used = calloc((ncap + 63) / 64, sizeof(uint64_t));
 	if (!n.slots || !n.used) {
 		free(n.slots);
 		free(n.used);
 		return false;
 	}
-	for (size_t w = 0; w < m->cap / 64; w++) {
+	for (size_t w = 0; w < (m->cap + 63) / 64; w++) {
 		uint64_t bits = m->used[w];
 
 		while (bits) {
@@ -83,7 +95,7 @@ uint64_t *hmap_get(const struct hmap *m, uint64_t key)
 
 	if (!m->cap)
 		return NULL;
-	for (i = (size_t)hmap_hash(key) & (m->cap - 1); is_used(m, i); i = (i + 1) & (m->cap - 1))
+	for (i = home(m, key); is_used(m, i); i = next(m, i))
 		if (m->slots[i].key == key)
 			return &m->slots[i].val;
 	return NULL;

@@ -1,6 +1,6 @@
 /*
  * Open-addressing hash map from u64 keys to u64 values (linear probing,
- * power-of-two capacity, at most 70 % full).
+ * at most 70 % full; grows 2x while small, then 1.5x).
  */
 #ifndef CONV_CORE_HMAP_H
 #define CONV_CORE_HMAP_H
@@ -24,7 +24,7 @@ struct hmap_slot {
 struct hmap {
 	struct hmap_slot *slots;
 	uint64_t *used; /* bitmap, cap bits */
-	size_t cap;     /* 0 or a power of two */
+	size_t cap;     /* slots; 0 before the first put */
 	size_t count;
 };
 

@@ -14,7 +14,12 @@ bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
 	while (nc < need) {
 		if (nc > SIZE_MAX / 2)
 			return false;
-		nc *= 2;
+		/*
+		 * Doubling while small; past 1 MiB, 1.5x: a big array is
+		 * mremap'ed by realloc (no copy), and a third less slack lowers
+		 * the peak of the per-file tables.
+		 */
+		nc = elem && nc >= ((size_t)1 << 20) / elem ? nc + nc / 2 + 1 : nc * 2;
 	}
 	if (elem && nc > SIZE_MAX / elem)
 		return false;

@@ -10,7 +10,8 @@
 
 /*
  * Makes room for at least need elements of elem bytes in *v (capacity *cap),
- * doubling; false (nothing changed) when out of memory or on overflow.
+ * doubling (1.5x past 1 MiB); false (nothing changed) when out of memory or on
+ * overflow.
  */
 bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem);
 
