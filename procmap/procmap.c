@@ -752,6 +752,9 @@ static const struct jit_table *jit_table_of(struct procmap *pm, uint32_t pid)
 			pm->st.jit_load_failures++;
 	}
 	pm->st.jit_entries += j->table.nr;
+	/* most pids have no JIT files: keep no string table or arena block for them */
+	if (!j->table.nr)
+		jit_table_release(&j->table);
 	return &j->table;
 }
 
