@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -580,6 +581,12 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	prof_init(&p);
 	prof_ready = true;
 	err = convert_run(r, &c->co, &p, &cs, &diag);
+	/*
+	 * The reading pass and the symbolizer's threads freed most of what they
+	 * used; give it back before the writers allocate theirs (glibc keeps
+	 * freed blocks in its arenas otherwise, and they count in the peak).
+	 */
+	malloc_trim(0);
 	progress_clear(&pg);
 	if (err) {
 		fprintf(stderr, "conv: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
