@@ -756,42 +756,6 @@ static void flush_out(struct w *w)
 	dbuf_reset(&w->out);
 }
 
-/*
- * Puts a record whose body is in b: the header through the buffer, a big
- * body straight to the file. The checkpoint of a big profile is megabytes
- * (every stack trace); copying it into the output buffer first doubled it
- * at the writer's peak.
- */
-static void emit_record(struct w *w, uint64_t type, const struct dbuf *b)
-{
-	size_t off = 0;
-
-	if (b->len < (1u << 16)) {
-		put_record(&w->out, type, b);
-		return;
-	}
-	{
-		size_t inner = varint_len(type) + b->len, s = 1;
-
-		while (varint_len(inner + s) != s)
-			s++;
-		put_varint(&w->out, inner + s);
-		put_varint(&w->out, type);
-	}
-	flush_out(w);
-	while (off < b->len && !w->io_errno) {
-		ssize_t k = write(w->fd, b->data + off, b->len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			w->io_errno = k < 0 ? errno : ENOSPC;
-		else
-			off += (size_t)k;
-	}
-	w->out_pos += b->len;
-}
-
 static void maybe_flush(struct w *w)
 {
 	if (w->out.len >= (1u << 20))
@@ -1056,6 +1020,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			put_varint(b, m->desc);
 			put_u32(b, m->modifiers);
 			put_byte(b, 0);
+			maybe_flush(w);
 		}
 	}
 	if (n_cls) {
@@ -1069,6 +1034,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			put_varint(b, w->classes[i].package);
 			put_u32(b, 0);
 			put_byte(b, 0);
+			maybe_flush(w);
 		}
 	}
 	if (n_pkg) {
@@ -1087,6 +1053,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 				continue;
 			put_varint(b, i + 1);
 			put_string(b, strtab_get(&w->syms, (uint32_t)i));
+			maybe_flush(w);
 		}
 	}
 }
@@ -1204,6 +1171,8 @@ static void chunk_begin(struct w *w, struct chunk *c)
 	memset(w->used_map, 0, (w->p->nr_mappings + 7) / 8 + 1);
 }
 
+#define CP_SIZE_BYTES 5
+
 static void chunk_end(struct w *w, struct chunk *c, bool last)
 {
 	const struct prof *p = w->p;
@@ -1217,12 +1186,29 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 		end_tick = start_tick;
 	info_events(w, start_tick, last);
 	dbuf_init(&b, 0);
+	/*
+	 * The checkpoint (every stack trace, method and symbol of the chunk) is
+	 * written straight into the output, flushed as it grows, under a size
+	 * field of fixed width patched at the end: a padded varint, as
+	 * HotSpot's own checkpoint writer does, so no copy of it is held.
+	 */
 	cp_pos = out_tell(w);
-	write_checkpoint(w, start_tick, &b);
-	if (b.err)
-		w->nomem = true;
-	emit_record(w, 1, &b);
-	dbuf_reset(&b);
+	{
+		static const unsigned char pad[CP_SIZE_BYTES] = { 0x80, 0x80, 0x80, 0x80, 0x00 };
+		unsigned char sz[CP_SIZE_BYTES];
+		uint64_t len;
+
+		dbuf_append(&w->out, pad, sizeof(pad));
+		put_varint(&w->out, 1);
+		write_checkpoint(w, start_tick, &w->out);
+		len = out_tell(w) - cp_pos;
+		if (len >> (7 * CP_SIZE_BYTES))
+			w->nomem = true; /* over 32 GiB: not representable (never in practice) */
+		for (int i = 0; i < CP_SIZE_BYTES; i++)
+			sz[i] = (unsigned char)(((len >> (7 * i)) & 0x7f) |
+						(i + 1 < CP_SIZE_BYTES ? 0x80 : 0));
+		patch(w, cp_pos, sz, sizeof(sz));
+	}
 	meta_pos = out_tell(w);
 	write_metadata(w, start_tick, &b);
 	put_record(&w->out, 0, &b);
