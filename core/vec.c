@@ -46,3 +46,22 @@ bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem)
 	*cap = need;
 	return true;
 }
+
+void vec_shrink(void **v, size_t *cap, size_t n, size_t elem)
+{
+	void *nv;
+
+	if (!*v || n >= *cap || !elem)
+		return;
+	if (!n) {
+		free(*v);
+		*v = NULL;
+		*cap = 0;
+		return;
+	}
+	nv = realloc(*v, n * elem);
+	if (nv) { /* on failure the larger block stays: still valid */
+		*v = nv;
+		*cap = n;
+	}
+}

@@ -15,6 +15,9 @@
  */
 bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem);
 
+/* Gives back the capacity beyond n elements (an array that is done growing). Never fails. */
+void vec_shrink(void **v, size_t *cap, size_t n, size_t elem);
+
 /* The same without doubling: capacity exactly need when it grows (for known sizes). */
 bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem);
 

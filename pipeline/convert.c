@@ -230,6 +230,10 @@ static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, uint64_t h, boo
 /* The lookup tables of the reading pass (not the keys: they are the aggregates): the model needs the memory. */
 static void cv_drop_indexes(struct cv *c)
 {
+	/* what stays is done growing: give back the slack before the symbolizer's peak */
+	vec_shrink((void **)&c->keys, &c->cap_keys, c->nr_keys, sizeof(*c->keys));
+	vec_shrink((void **)&c->frames, &c->cap_frames, c->nr_frames, sizeof(*c->frames));
+	vec_shrink((void **)&c->pool, &c->pool_cap, c->pool_len, sizeof(*c->pool));
 	free(c->raw_pool);
 	c->raw_pool = NULL;
 	c->raw_len = c->raw_cap = 0;
