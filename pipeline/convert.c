@@ -690,7 +690,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	uint32_t *map_ids = NULL;
 	uint64_t nrec = 0, first_time = 0;
 	size_t known_stacks = 0; /* raw stacks seen before this sample */
-	uint64_t t0;
+	uint64_t t0, t_model;
+	size_t loc_base;
 	bool have_first = false;
 	/* pipe mode: attrs arrive with the stream, so this grows */
 	uint64_t *kept_by_attr = NULL;
@@ -918,39 +919,20 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		hmap_release(&pids);
 		hmap_release(&tids);
 	}
-	if (o->progress)
-		report(o, r, CONVERT_SYMBOLIZING, nrec);
-	{
-		bool running = host_runs_kernel(rdr_info(r)->osrelease);
-
-		procmap_set_running_kernel(pm, running);
-		symjob_set_running_kernel(sj, running);
-	}
-	procmap_finish(pm);
-	err = symjob_run(sj, diag);
-	if (err)
-		goto out;
-	collect_symstats(st, sj);
-	st->ns_symbolize = now_ns() - t0;
-	t0 = now_ns();
-	if (o->progress)
-		report(o, r, CONVERT_MODEL, nrec);
-
-	/* the model */
+	/*
+	 * The model's stacks and samples first: they need no symbols (a frame's
+	 * location will be number loc_base + its index), and the reading pass's
+	 * aggregates, the largest thing left, are gone before the symbolizer's
+	 * peak.
+	 */
+	t_model = now_ns();
 	info = rdr_info(r);
 	set_types(p, info);
 	for (size_t i = 0; i < p->nr_events_desc; i++)
 		p->events_desc[i].samples = i < nr_kept ? kept_by_attr[i] : 0;
-	map_ids = malloc((procmap_mapping_count(pm) + 1) * sizeof(*map_ids));
-	if (!map_ids) {
-		err = CONV_E_NOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < procmap_mapping_count(pm) + 1; i++)
-		map_ids[i] = PROF_NONE;
-	main_mapping_first(p, pm, map_ids);
+	loc_base = p->nr_locations;
 	{
-		uint32_t *locs = NULL, *loc_of = NULL, *th_comm = NULL, *th_name = NULL;
+		uint32_t *locs = NULL, *th_comm = NULL, *th_name = NULL;
 		size_t locs_cap = 0;
 		int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
 		uint32_t k_pid = prof_str(p, "pid"), k_tid = prof_str(p, "tid");
@@ -965,17 +947,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			goto out;
 		}
 		/* sizes known now: allocated once (+1: the lost-samples entry) */
-		if (!prof_reserve(p, c.nr_frames + 1, c.nr_stacks + 1, c.pool_len + 1, c.nr_keys + 1))
+		if (c.nr_frames >= PROF_NONE - loc_base ||
+		    !prof_reserve(p, c.nr_frames + 1, c.nr_stacks + 1, c.pool_len + 1, c.nr_keys + 1))
 			err = CONV_E_NOMEM;
-		/* one model location per distinct frame, then the stacks */
-		loc_of = malloc((c.nr_frames + 1) * sizeof(*loc_of));
-		if (!loc_of)
-			err = CONV_E_NOMEM;
-		for (size_t i = 0; !err && i < c.nr_frames; i++)
-			loc_of[i] = location_of(p, pm, sj, map_ids, &c.frames[i]);
-		/* what is done with goes before the samples are added: the peak is there */
-		free(c.frames);
-		c.frames = NULL;
 		for (size_t s = 0; !err && s < c.nr_stacks; s++) {
 			uint32_t n = c.stack_len[s];
 			const uint32_t *f = c.pool ? c.pool + c.stack_off[s] : NULL;
@@ -985,12 +959,11 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				break;
 			}
 			for (uint32_t i = 0; i < n; i++)
-				locs[i] = loc_of[f[i]];
+				locs[i] = (uint32_t)loc_base + f[i];
 			stack_map[s] = prof_stack_append(p, locs, n);
 			if (c.stack_trunc[s] && stack_map[s] != PROF_NONE)
 				prof_stack_set_truncated(p, stack_map[s]);
 		}
-		free(loc_of);
 		free(c.pool);
 		c.pool = NULL;
 		free(c.stack_off);
@@ -1023,7 +996,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			if (prof_add_thread(p, &th) == PROF_NONE)
 				err = CONV_E_NOMEM;
 		}
-		for (size_t i = 0; i < c.nr_keys; i++) {
+		for (size_t i = 0; !err && i < c.nr_keys; i++) {
 			const struct rawkey *a = &c.keys[i];
 			struct prof_label lb[6];
 			uint32_t nlb = 0;
@@ -1034,8 +1007,6 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				vals[2 * a->attr + 1] = (int64_t)a->weight;
 			}
 			memset(lb, 0, sizeof(lb));
-			if (err)
-				break;
 			if (!o->no_labels) {
 				const struct pm_proc *pr = procmap_proc(pm, a->proc);
 
@@ -1063,13 +1034,55 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			}
 		}
 		st->unique_stacks = c.nr_stacks;
-		st->ns_model = now_ns() - t0;
 		free(th_comm);
 		free(th_name);
 		free(locs);
 		free(vals);
 		free(stack_map);
+		free(c.keys);
+		c.keys = NULL;
+		c.nr_keys = c.cap_keys = 0;
+		if (err)
+			goto out;
 	}
+	st->ns_model = now_ns() - t_model;
+
+	if (o->progress)
+		report(o, r, CONVERT_SYMBOLIZING, nrec);
+	{
+		bool running = host_runs_kernel(rdr_info(r)->osrelease);
+
+		procmap_set_running_kernel(pm, running);
+		symjob_set_running_kernel(sj, running);
+	}
+	procmap_finish(pm);
+	err = symjob_run(sj, diag);
+	if (err)
+		goto out;
+	collect_symstats(st, sj);
+	st->ns_symbolize = now_ns() - t0 - st->ns_model;
+	t_model = now_ns();
+	if (o->progress)
+		report(o, r, CONVERT_MODEL, nrec);
+
+	/* the locations, now that the symbols are known: one per distinct frame, in frame order */
+	map_ids = malloc((procmap_mapping_count(pm) + 1) * sizeof(*map_ids));
+	if (!map_ids) {
+		err = CONV_E_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < procmap_mapping_count(pm) + 1; i++)
+		map_ids[i] = PROF_NONE;
+	main_mapping_first(p, pm, map_ids);
+	for (size_t i = 0; i < c.nr_frames; i++) {
+		if (location_of(p, pm, sj, map_ids, &c.frames[i]) != loc_base + i) {
+			err = CONV_E_NOMEM;
+			goto out;
+		}
+	}
+	free(c.frames);
+	c.frames = NULL;
+	st->ns_model += now_ns() - t_model;
 	/* recording facts */
 	{
 		const struct rdr_stats *rs = rdr_stats(r);
