@@ -445,6 +445,13 @@ struct jclass {
 	uint32_t name, package; /* symbol key, package key (0 = none) */
 };
 
+struct fn_memo {
+	uint32_t cls, method; /* method 0: none yet */
+	uint8_t kind;         /* FM_NATIVE or FM_KERNEL: the descriptor it was made with */
+};
+
+enum { FM_NATIVE = 1, FM_KERNEL = 2 };
+
 struct w {
 	const struct prof *p;
 	struct strtab syms; /* symbol key = id + 1 */
@@ -460,6 +467,14 @@ struct w {
 	struct jframe *frames; /* frames of every location, consecutive */
 	size_t nr_frames, cap_frames;
 	uint32_t *loc_first, *loc_count; /* per location */
+	/*
+	 * The method last made for each model function, and the class of each
+	 * mapping's library: most locations repeat a function already seen,
+	 * and interning its name again (hash and compare) was most of the
+	 * writer's time.
+	 */
+	struct fn_memo *fn_memo; /* per model function */
+	uint32_t *map_class;     /* per model mapping: class id + 1, 0 = not yet */
 	/* per chunk: what its events use */
 	uint8_t *used_stack, *used_thread, *used_method, *used_class, *used_sym, *used_pkg,
 		*used_map;
@@ -668,6 +683,25 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* The native method of model function fn in class cls, made once per (function, class). */
+static uint32_t memo_method(struct w *w, uint32_t fn, uint32_t cls, uint8_t kind)
+{
+	const struct prof_function *f = &w->p->functions[fn];
+	struct fn_memo *m = w->fn_memo ? &w->fn_memo[fn] : NULL;
+	uint32_t id;
+
+	if (m && m->method && m->cls == cls && m->kind == kind)
+		return m->method;
+	id = method_of(w, cls, strtab_get(&w->p->strs, f->name),
+		       kind == FM_KERNEL ? "(Lk;)L;" : "()L;", ACC_NATIVE);
+	if (m) {
+		m->cls = cls;
+		m->method = id;
+		m->kind = kind;
+	}
+	return id;
+}
+
 static void location_frames(struct w *w, uint32_t loc)
 {
 	const struct prof *p = w->p;
@@ -703,7 +737,7 @@ static void location_frames(struct w *w, uint32_t loc)
 		const char *name = strtab_get(&p->strs, f->name);
 
 		if (kind == PROF_MAP_KERNEL) {
-			add_frame(w, method_of(w, class_of(w, "", false), name, "(Lk;)L;", ACC_NATIVE),
+			add_frame(w, memo_method(w, ln->function, class_of(w, "", false), FM_KERNEL),
 				  ln->line, FT_KERNEL);
 		} else if (kind == PROF_MAP_JIT) {
 			struct dbuf c, mt, d;
@@ -728,9 +762,16 @@ static void location_frames(struct w *w, uint32_t loc)
 			/* a demangled name (differs from the linkage name) is C++ or Rust */
 			enum frame_type t = f->system_name && f->system_name != f->name ? FT_CPP
 											 : FT_NATIVE;
+			uint32_t cls;
 
-			add_frame(w, method_of(w, class_of(w, lib, false), name, "()L;", ACC_NATIVE),
-				  ln->line, t);
+			if (w->map_class && l->mapping != PROF_NONE) {
+				if (!w->map_class[l->mapping])
+					w->map_class[l->mapping] = class_of(w, lib, false) + 1;
+				cls = w->map_class[l->mapping] - 1;
+			} else {
+				cls = class_of(w, lib, false);
+			}
+			add_frame(w, memo_method(w, ln->function, cls, FM_NATIVE), ln->line, t);
 		}
 	}
 	w->loc_count[loc] = (uint32_t)(w->nr_frames - w->loc_first[loc]);
@@ -1246,6 +1287,8 @@ static void w_release(struct w *w)
 	free(w->frames);
 	free(w->loc_first);
 	free(w->loc_count);
+	free(w->fn_memo);
+	free(w->map_class);
 	free(w->used_stack);
 	free(w->used_thread);
 	free(w->used_method);
@@ -1280,6 +1323,8 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	hmap_init(&w.package_idx);
 	dbuf_init(&w.out, 0);
 	dbuf_init(&body, 0);
+	w.fn_memo = calloc(p->nr_functions + 1, sizeof(*w.fn_memo));
+	w.map_class = calloc(p->nr_mappings + 1, sizeof(uint32_t));
 	w.loc_first = calloc(p->nr_locations + 1, sizeof(uint32_t));
 	w.loc_count = calloc(p->nr_locations + 1, sizeof(uint32_t));
 	if (!w.loc_first || !w.loc_count)
