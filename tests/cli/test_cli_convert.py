@@ -328,12 +328,18 @@ def perf_events(path):
 
 
 def perf_report_total(path, *filters):
-    """Sum of the Samples column of perf report --sort pid with FILTERS."""
+    """Sum of the Samples column of perf report --sort comm,pid with FILTERS.
+
+    Not --sort pid alone: perf keeps one entry per pid named by the comm of
+    its first sample, and --comms then filters whole entries by that name,
+    so a process whose first sample came before its exec (a `timeout` child
+    that became sha256sum) loses every sample to the filter. With comm in
+    the sort key the filter sees each sample's comm, as conv's --comm does."""
     r = sh([PERF, "report", "-f", "-i", path, "--stdio", "-n", "--no-children", "-g", "none",
-            "--sort", "pid"] + list(filters), env=PERF_ENV)
+            "--sort", "comm,pid"] + list(filters), env=PERF_ENV)
     total = 0
     for line in r.stdout.decode("utf-8", "replace").splitlines():
-        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+\d+:", line)
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s", line)
         if m:
             total += int(m.group(1))
     return total
