@@ -640,6 +640,26 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	}
 	if (pj_started)
 		pthread_join(pj_thread, NULL);
+	/*
+	 * Written side by side, the two outputs compete for the space left on a
+	 * nearly full disk, and which one gets it is down to timing. Make the
+	 * outcome the one of writing them one after the other, small pprof
+	 * first: a pprof that ran out of space beside the JFR is written again
+	 * alone, now that the JFR's temp file is renamed or removed.
+	 */
+	if (pj_started && pj.err == CONV_E_IO &&
+	    (pj.io_errno == ENOSPC || pj.io_errno == EDQUOT)) {
+		out_abandon(pj.fd, pj.tmp, pprof_path);
+		pj.bytes = 0;
+		pj.io_errno = 0;
+		pj.fd = out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
+		if (pj.fd < 0) {
+			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
+			rc = CLI_EXIT_OUTPUT;
+		} else {
+			pprof_job_run(&pj);
+		}
+	}
 	if (pprof_path && pj.fd >= 0) {
 		if (pj.err) {
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path,

@@ -20,7 +20,11 @@ listed in --stats "outputs" (whose exit_code is 4). Cases:
     skipped when root);
   * disk full (a 256 kB tmpfs filled up, holding outputs from an earlier
     run): nothing fits; then room for the pprof only: the pprof is replaced,
-    the JFR keeps its old bytes (skipped without mount rights);
+    the JFR keeps its old bytes (skipped without mount rights); and that again
+    with the race between the two writer threads decided for the JFR
+    (tests/tools/slow_write.c, LD_PRELOAD, holds back the pprof's write() and
+    pauses after each of the JFR's, so the JFR's temp file holds the space
+    while the pprof is written);
   * RLIMIT_FSIZE (ulimit -f) with SIGXFSZ ignored in the child, so write()
     fails with EFBIG: 1 kB (nothing fits) and 8 kB (the pprof fits);
   * RLIMIT_FSIZE with SIGXFSZ at its default action, as a shell's `ulimit
@@ -75,11 +79,11 @@ def skip(why):
     print("SKIP: " + why)
 
 
-def run(args, preexec=None, timeout=TIMEOUT):
+def run(args, preexec=None, timeout=TIMEOUT, env=None):
     try:
         p = subprocess.run([CONV, "-q", "--offline"] + args, stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                           preexec_fn=preexec)
+                           preexec_fn=preexec, env=env)
         return p.returncode, p.stderr.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
         return None, "timeout"
@@ -191,6 +195,19 @@ class Tmpfs:
             self.ok = False
 
 
+def slow_write_shim():
+    """Builds tests/tools/slow_write.c (an LD_PRELOAD shim that holds back
+    write() on matching files) into WORK; its path, or None without a C compiler."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
+    out = os.path.join(WORK, "slow_write.so")
+    if not cc:
+        return None
+    p = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", out,
+                        os.path.join(REPO, "tests", "tools", "slow_write.c"), "-ldl"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    return out if p.returncode == 0 else None
+
+
 def fill(path, leave):
     """Fills the filesystem of path, then frees `leave` bytes."""
     filler = os.path.join(path, "filler")
@@ -296,6 +313,25 @@ def main():
             expect("disk full, room for the pprof only", rc, err, d, written=[(base + ".pb.gz", REF_P)],
                    failed_paths=[base + ".jfr"], old=old, stats=stats)
             print("disk full, 8 kB free: %s" % " | ".join(err.splitlines()))
+            # The same, with the race between the two writers decided for the
+            # JFR: its write lands first and its temp file holds the space
+            # while the pprof is written (as on a slower machine in CI); conv
+            # must still end with the pprof written.
+            shim = slow_write_shim()
+            if shim:
+                put_old(base)
+                os.truncate(filler, os.path.getsize(filler) - max(0, 8192 - fs.free()))
+                env = dict(os.environ, LD_PRELOAD=shim,
+                           SLOW_WRITE_BEFORE=".pb.gz.tmp.", SLOW_WRITE_BEFORE_MS="300",
+                           SLOW_WRITE_AFTER=".jfr.tmp.", SLOW_WRITE_AFTER_MS="1000",
+                           ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+                rc, err = run(["--stats=" + stats, "-j", "2", "-o", base, INPUT], env=env)
+                expect("disk full, room for the pprof only, the JFR writes first", rc, err, d,
+                       written=[(base + ".pb.gz", REF_P)], failed_paths=[base + ".jfr"], old=old,
+                       stats=stats)
+                print("disk full, 8 kB free, the JFR holding its space: %s" % " | ".join(err.splitlines()))
+            else:
+                skip("disk full, the JFR writes first: cannot build tests/tools/slow_write.c")
         else:
             skip("disk full: cannot mount a tmpfs (%s)" % fs.why)
     finally:
