@@ -65,6 +65,13 @@ struct cu_info {
 	struct func_ival *funcs;
 	size_t nr_funcs;
 	const char *comp_dir;
+	/*
+	 * Interned comp_dir-joined path + 1 per file index of the unit's line
+	 * table (0: not yet joined), so a file named by many frames is joined
+	 * and hashed once.
+	 */
+	uint32_t *file_ids;
+	size_t nr_file_ids;
 };
 
 struct symtab_ent {
@@ -108,6 +115,18 @@ struct inl_tree {
 	size_t nr_rngs;
 };
 
+/*
+ * The names of a function DIE, looked up once: most frames of a profile
+ * repeat functions already named (the attribute walk through abstract
+ * origins, the demangler and two interns were 7-10 % of a lookup).
+ */
+struct name_memo {
+	Dwarf *dbg;
+	Dwarf_Off off;
+	const char *function, *system_name;
+	uint32_t decl_line;
+};
+
 struct sym_file {
 	int fd, rfd;
 	Elf *elf;  /* debug file */
@@ -133,6 +152,9 @@ struct sym_file {
 	struct hmap inl_idx; /* hash of (Dwarf, subprogram offset) -> index in inl */
 	struct inl_tree *inl;
 	size_t nr_inl, cap_inl;
+	struct hmap name_idx; /* hash of (Dwarf, DIE offset) -> index in names */
+	struct name_memo *names;
+	size_t nr_names, cap_names;
 	struct sym_result *results;
 	size_t nr_results, cap_results;
 	struct sym_file_stats st;
@@ -332,6 +354,7 @@ enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const
 	arena_init(&f->arena, 0);
 	hmap_init(&f->cache);
 	hmap_init(&f->inl_idx);
+	hmap_init(&f->name_idx);
 	elf_version(EV_CURRENT);
 	f->fd = open(debug_path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0) {
@@ -389,8 +412,10 @@ void sym_file_close(struct sym_file *f)
 	for (size_t i = 0; i < f->nr_zbufs; i++)
 		free(f->zbufs[i]);
 	free(f->zbufs);
-	for (size_t i = 0; i < f->nr_cus; i++)
+	for (size_t i = 0; i < f->nr_cus; i++) {
 		free(f->cus[i].funcs);
+		free(f->cus[i].file_ids);
+	}
 	free(f->cus);
 	free(f->cu_idx);
 	free(f->segs);
@@ -403,6 +428,8 @@ void sym_file_close(struct sym_file *f)
 		free(f->inl[i].rngs);
 	}
 	free(f->inl);
+	hmap_release(&f->name_idx);
+	free(f->names);
 	arena_release(&f->arena);
 	strtab_release(&f->strs);
 	free(f);
@@ -781,7 +808,29 @@ static uint32_t intern_path(struct sym_file *f, const char *path, const char *co
 	return intern(f, buf);
 }
 
-static void fill_names(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
+/* A file of the unit's line table, joined with comp_dir and interned once. */
+static uint32_t unit_file(struct sym_file *f, struct cu_info *ci, Dwarf_Files *files, size_t nfiles,
+			  size_t idx)
+{
+	if (idx >= nfiles)
+		return 0;
+	if (!ci->file_ids) {
+		ci->file_ids = calloc(nfiles, sizeof(*ci->file_ids));
+		if (ci->file_ids)
+			ci->nr_file_ids = nfiles;
+	}
+	if (idx < ci->nr_file_ids && ci->file_ids[idx])
+		return ci->file_ids[idx] - 1;
+	{
+		uint32_t id = intern_path(f, dwarf_filesrc(files, idx, NULL, NULL), ci->comp_dir);
+
+		if (idx < ci->nr_file_ids && id != UINT32_MAX)
+			ci->file_ids[idx] = id + 1;
+		return id;
+	}
+}
+
+static void fill_names_uncached(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
 {
 	const char *link;
 	const char *name = die_name(die, &link);
@@ -794,6 +843,36 @@ static void fill_names(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
 	} else {
 		fr->function = strtab_get(&f->strs, intern(f, name ? name : link));
 	}
+	fr->start_line = die_udata(die, DW_AT_decl_line);
+}
+
+/* function, system_name and start_line of a function DIE, memoized per DIE. */
+static void fill_names(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
+{
+	Dwarf *dbg = dwarf_cu_getdwarf(die->cu);
+	Dwarf_Off off = dwarf_dieoffset(die);
+	uint64_t h = hmap_hash(off ^ ((uint64_t)(uintptr_t)dbg << 7)), *v;
+	struct name_memo *m;
+
+	for (v = hmap_get(&f->name_idx, h); v; v = hmap_get(&f->name_idx, ++h)) {
+		m = &f->names[*v];
+		if (m->dbg == dbg && m->off == off) {
+			fr->function = m->function;
+			fr->system_name = m->system_name;
+			fr->start_line = m->decl_line;
+			return;
+		}
+	}
+	fill_names_uncached(f, fr, die);
+	if (!vec_reserve((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names)) ||
+	    !hmap_put(&f->name_idx, h, f->nr_names))
+		return; /* no memo: the next lookup of this DIE names it again */
+	m = &f->names[f->nr_names++];
+	m->dbg = dbg;
+	m->off = off;
+	m->function = fr->function;
+	m->system_name = fr->system_name;
+	m->decl_line = fr->start_line;
 }
 
 struct symtab_ent;
@@ -864,20 +943,26 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 		struct sym_frame *fr = &frames[i];
 
 		fill_names(f, fr, die);
-		fr->start_line = die_udata(die, DW_AT_decl_line);
 		fr->inlined = i + 1 < depth;
 		fr->file = "";
 		if (i == 0) {
 			line = dwarf_getsrc_die(&ci->cudie, pc);
 			if (line) {
 				int ln = 0, col = 0;
+				Dwarf_Files *lf = NULL;
+				size_t li = 0;
 
 				dwarf_lineno(line, &ln);
 				dwarf_linecol(line, &col);
 				fr->line = ln > 0 ? (uint32_t)ln : 0;
 				fr->column = col > 0 ? (uint32_t)col : 0;
-				fr->file = strtab_get(&f->strs, intern_path(f, dwarf_linesrc(line, NULL, NULL),
-									   ci->comp_dir));
+				/* the row's file list is the unit's: use its joined names */
+				if (files && dwarf_line_file(line, &lf, &li) == 0 && lf == files)
+					fr->file = strtab_get(&f->strs, unit_file(f, ci, files, nfiles, li));
+				else
+					fr->file = strtab_get(&f->strs,
+							      intern_path(f, dwarf_linesrc(line, NULL, NULL),
+									  ci->comp_dir));
 			}
 		} else {
 			/* the call site of the inlined child, in this function */
@@ -887,9 +972,7 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 			fr->line = die_udata(callee, DW_AT_call_line);
 			fr->column = die_udata(callee, DW_AT_call_column);
 			if (files && cf < nfiles)
-				fr->file = strtab_get(&f->strs,
-						      intern_path(f, dwarf_filesrc(files, cf, NULL, NULL),
-								  ci->comp_dir));
+				fr->file = strtab_get(&f->strs, unit_file(f, ci, files, nfiles, cf));
 		}
 	}
 	/*
