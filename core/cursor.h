@@ -64,6 +64,14 @@ const char *cur_str_field(struct cur *c, size_t n, size_t *len_out);
  */
 const char *cur_str_rest(struct cur *c, size_t *len_out);
 
+/* DWARF's unsigned and signed LEB128; a value wider than 64 bits fails. */
+uint64_t cur_uleb128(struct cur *c);
+int64_t cur_sleb128(struct cur *c);
+/*
+ * Reads a string that runs to the next NUL (DWARF's inline strings) and
+ * skips past the NUL. NULL (and err) if no NUL comes before the end.
+ */
+const char *cur_cstr(struct cur *c, size_t *len_out);
 /* Reads n bytes of host-order u64 values into out, swapping each if needed. */
 void cur_u64_array(struct cur *c, uint64_t *out, size_t n);
 

@@ -16,6 +16,8 @@
  */
 #include "symbolize/symbolize.h"
 
+#include "symbolize/dwline.h"
+
 #include "core/arena.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
@@ -72,6 +74,9 @@ struct cu_info {
 	 */
 	uint32_t *file_ids;
 	size_t nr_file_ids;
+	/* conv's decode of the unit's line table; NULL: libdw's is used */
+	struct dwline_table *lines;
+	bool lines_tried;
 };
 
 struct symtab_ent {
@@ -152,6 +157,8 @@ struct sym_file {
 	struct hmap inl_idx; /* hash of (Dwarf, subprogram offset) -> index in inl */
 	struct inl_tree *inl;
 	size_t nr_inl, cap_inl;
+	struct dwline_sections secs; /* .debug_line and its strings, for dwline */
+	bool secs_loaded;
 	struct hmap name_idx; /* hash of (Dwarf, DIE offset) -> index in names */
 	struct name_memo *names;
 	size_t nr_names, cap_names;
@@ -415,6 +422,10 @@ void sym_file_close(struct sym_file *f)
 	for (size_t i = 0; i < f->nr_cus; i++) {
 		free(f->cus[i].funcs);
 		free(f->cus[i].file_ids);
+		if (f->cus[i].lines) {
+			dwline_release(f->cus[i].lines);
+			free(f->cus[i].lines);
+		}
 	}
 	free(f->cus);
 	free(f->cu_idx);
@@ -808,9 +819,12 @@ static uint32_t intern_path(struct sym_file *f, const char *path, const char *co
 	return intern(f, buf);
 }
 
-/* A file of the unit's line table, joined with comp_dir and interned once. */
-static uint32_t unit_file(struct sym_file *f, struct cu_info *ci, Dwarf_Files *files, size_t nfiles,
-			  size_t idx)
+/*
+ * A file of the unit's line table (conv's decode lt, else libdw's files),
+ * joined with comp_dir and interned once.
+ */
+static uint32_t unit_file(struct sym_file *f, struct cu_info *ci, const struct dwline_table *lt,
+			  Dwarf_Files *files, size_t nfiles, size_t idx)
 {
 	if (idx >= nfiles)
 		return 0;
@@ -822,7 +836,8 @@ static uint32_t unit_file(struct sym_file *f, struct cu_info *ci, Dwarf_Files *f
 	if (idx < ci->nr_file_ids && ci->file_ids[idx])
 		return ci->file_ids[idx] - 1;
 	{
-		uint32_t id = intern_path(f, dwarf_filesrc(files, idx, NULL, NULL), ci->comp_dir);
+		uint32_t id = intern_path(f, lt ? lt->files[idx] : dwarf_filesrc(files, idx, NULL, NULL),
+					  ci->comp_dir);
 
 		if (idx < ci->nr_file_ids && id != UINT32_MAX)
 			ci->file_ids[idx] = id + 1;
@@ -880,6 +895,116 @@ static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc);
 static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const struct symtab_ent *se);
 
 /*
+ * .debug_line, .debug_line_str and .debug_str of the debug file, once. libdw
+ * has decompressed them in place by now (zstd ones: undo_zstd_sections); a
+ * section still compressed is not used.
+ */
+static void load_line_sections(struct sym_file *f)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	f->secs_loaded = true;
+	if (elf_getshdrstrndx(f->elf, &shstrndx) != 0)
+		return;
+	f->secs.swap = (elf_getident(f->elf, NULL)[EI_DATA] == ELFDATA2MSB) !=
+		       (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		if (strcmp(name, ".debug_line") && strcmp(name, ".debug_line_str") &&
+		    strcmp(name, ".debug_str"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		if (!strcmp(name, ".debug_line")) {
+			f->secs.line = d->d_buf;
+			f->secs.line_len = d->d_size;
+		} else if (!strcmp(name, ".debug_line_str")) {
+			f->secs.line_str = d->d_buf;
+			f->secs.line_str_len = d->d_size;
+		} else {
+			f->secs.str = d->d_buf;
+			f->secs.str_len = d->d_size;
+		}
+	}
+}
+
+/*
+ * conv's decode of the unit's line table, or NULL when libdw's is to be used:
+ * units of the debug file itself (not split units, not a dwz partial file)
+ * whose table dwline decodes as libdw would.
+ */
+static const struct dwline_table *unit_lines(struct sym_file *f, struct cu_info *ci)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	Dwarf_Die cu;
+	uint8_t asz = 0, osz = 0;
+
+	if (ci->lines_tried)
+		return ci->lines;
+	ci->lines_tried = true;
+	if (!f->secs_loaded)
+		load_line_sections(f);
+	if (!f->secs.line || dwarf_cu_getdwarf(ci->cudie.cu) != f->dw ||
+	    ci->subdie.addr != ci->cudie.addr || !dwarf_attr(&ci->cudie, DW_AT_stmt_list, &a) ||
+	    dwarf_formudata(&a, &off) != 0 || !dwarf_diecu(&ci->cudie, &cu, &asz, &osz))
+		return NULL;
+	ci->lines = calloc(1, sizeof(*ci->lines));
+	if (ci->lines && !dwline_decode(ci->lines, &f->secs, off, asz, ci->comp_dir)) {
+		free(ci->lines);
+		ci->lines = NULL;
+	}
+	return ci->lines;
+}
+
+/* The line row at pc in the unit: line, column and interned file; false if none. */
+static bool unit_line_at(struct sym_file *f, struct cu_info *ci, uint64_t pc, uint32_t *line,
+			 uint32_t *col, uint32_t *file)
+{
+	const struct dwline_table *lt = unit_lines(f, ci);
+	Dwarf_Line *l;
+	Dwarf_Files *files = NULL, *lf = NULL;
+	size_t nfiles = 0, li = 0;
+	int ln = 0, cl = 0;
+
+	if (lt) {
+		const struct dwline_row *r = dwline_find(lt, pc);
+
+		if (!r)
+			return false;
+		*line = r->line > 0 ? (uint32_t)r->line : 0;
+		*col = r->column;
+		*file = unit_file(f, ci, lt, NULL, lt->nr_files, r->file);
+		return true;
+	}
+	l = dwarf_getsrc_die(&ci->cudie, pc);
+	if (!l)
+		return false;
+	dwarf_lineno(l, &ln);
+	dwarf_linecol(l, &cl);
+	*line = ln > 0 ? (uint32_t)ln : 0;
+	*col = cl > 0 ? (uint32_t)cl : 0;
+	/* the row's file list is the unit's: use its joined names */
+	if (dwarf_getsrcfiles(&ci->cudie, &files, &nfiles) == 0 &&
+	    dwarf_line_file(l, &lf, &li) == 0 && lf == files)
+		*file = unit_file(f, ci, NULL, files, nfiles, li);
+	else
+		*file = intern_path(f, dwarf_linesrc(l, NULL, NULL), ci->comp_dir);
+	return true;
+}
+
+/*
  * The CU's line table covers pc but no subprogram DIE does (GCC emits some
  * functions without address ranges): the symbol table names the function,
  * the line table still gives file:line, as addr2line tools do.
@@ -888,22 +1013,18 @@ static bool lookup_lines_only(struct sym_file *f, struct cu_info *ci, uint64_t p
 			      struct sym_result *res)
 {
 	const struct symtab_ent *se = symtab_find(f, pc);
-	Dwarf_Line *line = dwarf_getsrc_die(&ci->cudie, pc);
 	struct sym_frame *fr;
-	int ln = 0, col = 0;
+	uint32_t ln, col, file;
 
-	if (!se || !line)
+	if (!se || !unit_line_at(f, ci, pc, &ln, &col, &file))
 		return false;
 	fr = arena_alloc(&f->arena, sizeof(*fr));
 	if (!fr)
 		return false;
 	name_from_symbol(f, fr, se);
-	dwarf_lineno(line, &ln);
-	dwarf_linecol(line, &col);
-	fr->line = ln > 0 ? (uint32_t)ln : 0;
-	fr->column = col > 0 ? (uint32_t)col : 0;
-	fr->file = strtab_get(&f->strs,
-			      intern_path(f, dwarf_linesrc(line, NULL, NULL), ci->comp_dir));
+	fr->line = ln;
+	fr->column = col;
+	fr->file = strtab_get(&f->strs, file);
 	res->how = SYM_DWARF;
 	res->nr = 1;
 	res->frames = fr;
@@ -917,7 +1038,7 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 	Dwarf_Die sub, chain[MAX_INLINE_DEPTH];
 	size_t depth;
 	struct sym_frame *frames;
-	Dwarf_Line *line;
+	const struct dwline_table *lt;
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
 
@@ -936,7 +1057,11 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 	frames = arena_alloc_array(&f->arena, depth, sizeof(*frames));
 	if (!frames)
 		return false;
-	dwarf_getsrcfiles(&ci->cudie, &files, &nfiles);
+	lt = unit_lines(f, ci);
+	if (lt)
+		nfiles = lt->nr_files;
+	else if (dwarf_getsrcfiles(&ci->cudie, &files, &nfiles) != 0)
+		nfiles = 0;
 	/* innermost first: frame i names chain[depth-1-i] */
 	for (size_t i = 0; i < depth; i++) {
 		Dwarf_Die *die = &chain[depth - 1 - i];
@@ -946,23 +1071,12 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 		fr->inlined = i + 1 < depth;
 		fr->file = "";
 		if (i == 0) {
-			line = dwarf_getsrc_die(&ci->cudie, pc);
-			if (line) {
-				int ln = 0, col = 0;
-				Dwarf_Files *lf = NULL;
-				size_t li = 0;
+			uint32_t ln, col, file;
 
-				dwarf_lineno(line, &ln);
-				dwarf_linecol(line, &col);
-				fr->line = ln > 0 ? (uint32_t)ln : 0;
-				fr->column = col > 0 ? (uint32_t)col : 0;
-				/* the row's file list is the unit's: use its joined names */
-				if (files && dwarf_line_file(line, &lf, &li) == 0 && lf == files)
-					fr->file = strtab_get(&f->strs, unit_file(f, ci, files, nfiles, li));
-				else
-					fr->file = strtab_get(&f->strs,
-							      intern_path(f, dwarf_linesrc(line, NULL, NULL),
-									  ci->comp_dir));
+			if (unit_line_at(f, ci, pc, &ln, &col, &file)) {
+				fr->line = ln;
+				fr->column = col;
+				fr->file = strtab_get(&f->strs, file);
 			}
 		} else {
 			/* the call site of the inlined child, in this function */
@@ -971,8 +1085,8 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 
 			fr->line = die_udata(callee, DW_AT_call_line);
 			fr->column = die_udata(callee, DW_AT_call_column);
-			if (files && cf < nfiles)
-				fr->file = strtab_get(&f->strs, unit_file(f, ci, files, nfiles, cf));
+			if ((lt || files) && cf < nfiles)
+				fr->file = strtab_get(&f->strs, unit_file(f, ci, lt, files, nfiles, cf));
 		}
 	}
 	/*
