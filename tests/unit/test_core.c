@@ -38,6 +38,54 @@ static void test_cursor_reads(void **state)
 	assert_true(cur_ok(&c));
 }
 
+/* LEB128 values from the DWARF 5 standard's examples (figures 7.3.3 and 7.3.4), the 64-bit edges, and failures. */
+static void test_cursor_leb128(void **state)
+{
+	static const uint8_t u[] = { 2, 0x7f, 0x80, 1, 0x81, 1, 0x82, 1, 0xb9, 0x64 };
+	static const uint8_t sl[] = { 2, 0x7e, 0xff, 0, 0x81, 0x7f, 0x80, 1, 0x80, 0x7f };
+	static const uint8_t max[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1 };
+	static const uint8_t over[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2 };
+	static const uint8_t smin[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f };
+	static const uint8_t cut[] = { 0x80, 0x80 };
+	static const uint8_t str[] = { 'a', 'b', 0, 0, 'c' };
+	static const uint64_t uw[] = { 2, 127, 128, 129, 130, 12857 };
+	static const int64_t sw[] = { 2, -2, 127, -127, 128, -128 };
+	struct cur c;
+	size_t len = 99;
+	(void)state;
+
+	cur_init(&c, u, sizeof(u), false);
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(cur_uleb128(&c), uw[i]);
+	assert_true(cur_ok(&c));
+	assert_int_equal(cur_remaining(&c), 0);
+	cur_init(&c, sl, sizeof(sl), false);
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(cur_sleb128(&c), sw[i]);
+	assert_true(cur_ok(&c));
+	cur_init(&c, max, sizeof(max), false);
+	assert_true(cur_uleb128(&c) == UINT64_MAX && cur_ok(&c));
+	cur_init(&c, over, sizeof(over), false); /* 65 bits */
+	assert_int_equal(cur_uleb128(&c), 0);
+	assert_false(cur_ok(&c));
+	cur_init(&c, smin, sizeof(smin), false);
+	assert_true(cur_sleb128(&c) == INT64_MIN && cur_ok(&c));
+	cur_init(&c, cut, sizeof(cut), false); /* continuation bit set at the end */
+	assert_int_equal(cur_uleb128(&c), 0);
+	assert_false(cur_ok(&c));
+	cur_init(&c, cut, sizeof(cut), false);
+	assert_int_equal(cur_sleb128(&c), 0);
+	assert_false(cur_ok(&c));
+
+	cur_init(&c, str, sizeof(str), false);
+	assert_string_equal(cur_cstr(&c, &len), "ab");
+	assert_int_equal(len, 2);
+	assert_string_equal(cur_cstr(&c, &len), "");
+	assert_int_equal(len, 0);
+	assert_null(cur_cstr(&c, NULL)); /* "c" has no NUL */
+	assert_false(cur_ok(&c));
+}
+
 static void test_cursor_sub_and_strings(void **state)
 {
 	static const uint8_t b[] = { 'a', 'b', 0, 0, 'x', 'y', 'z', 'w', 9 };
@@ -199,6 +247,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cursor_reads),
+		cmocka_unit_test(test_cursor_leb128),
 		cmocka_unit_test(test_cursor_sub_and_strings),
 		cmocka_unit_test(test_cursor_u64_array),
 		cmocka_unit_test(test_dbuf_cap),
