@@ -5,7 +5,8 @@ usage: make_seeds.py OUT [--shared DIR] [--system]
 
 Always: inputs derived from the repository (tests/fixtures) and synthetic
 ones built here (small ELF files compiled with the system's gcc, raw notes,
-jitdumps in both byte orders, perf maps, kallsyms text, HTTP answers).
+jitdumps in both byte orders, perf maps, kallsyms text, HTTP answers, DWARF
+line tables of a program built as DWARF 2 to 5).
 
 --shared DIR  also the small perf.data files (< 64 KiB) of the shared corpus
               (../shared/corpus) for reader and roundtrip: for local runs
@@ -473,6 +474,52 @@ def kallsyms_seeds(out, system):
             put(out, 'kallsyms', 'proc-middle', rebase(lines[mid:mid + 300]))
 
 
+# ---- DWARF line tables: dwline ----
+
+DW_PROG = b"""#include <stdio.h>
+static inline __attribute__((always_inline)) int sq(int x) { return x * x; }
+__attribute__((noinline)) int work(int n) {
+	int s = 0;
+	for (int i = 0; i < n; i++)
+		s += sq(i);
+	return s;
+}
+int main(int argc, char **argv) { (void)argv; printf("%d\\n", work(argc * 1000)); return 0; }
+"""
+
+
+def dwline_seeds(out):
+    """.debug_line (+ .debug_line_str) of one program built as DWARF 2-5 by
+    gcc and as DWARF 5 by clang: u8 flags (2: 8-byte addresses), u16 LE
+    length of the string section, the strings, the line table."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, 'p.c')
+        with open(src, 'wb') as f:
+            f.write(DW_PROG)
+        for name, cmd in (('gcc-dwarf5', ['gcc', '-O2', '-g', '-gdwarf-5']),
+                          ('gcc-dwarf4', ['gcc', '-O2', '-g', '-gdwarf-4']),
+                          ('gcc-dwarf3', ['gcc', '-O1', '-g', '-gdwarf-3']),
+                          ('gcc-dwarf2', ['gcc', '-O0', '-g', '-gdwarf-2']),
+                          ('clang-dwarf5', ['clang', '-O2', '-g'])):
+            exe = os.path.join(tmp, name)
+            if shutil.which(cmd[0]) is None or subprocess.run(
+                    cmd + ['-o', exe, src], capture_output=True).returncode != 0:
+                print(f'skipped dwline {name}', file=sys.stderr)
+                continue
+
+            def section(sec):
+                dump = os.path.join(tmp, 'sec.bin')
+                if os.path.exists(dump):
+                    os.remove(dump)
+                subprocess.run(['objcopy', '--dump-section', f'{sec}={dump}', exe, os.devnull],
+                               capture_output=True)
+                return read(dump) if os.path.exists(dump) else b''
+            line, strs = section('.debug_line'), section('.debug_line_str')
+            if line:
+                put(out, 'dwline', 'seed-' + name, bytes([2]) + struct.pack('<H', len(strs)) +
+                    strs + line)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('out')
@@ -484,6 +531,7 @@ def main():
     foreign = elf_seeds(a.out, a.system)
     jit_seeds(a.out)
     kallsyms_seeds(a.out, a.system)
+    dwline_seeds(a.out)
     with open(os.path.join(a.out, 'foreign-system.txt'), 'w') as f:
         for p in foreign:
             f.write(p + '\n')
