@@ -543,8 +543,13 @@ static bool push_func(struct cu_info *ci, size_t *cap, uint64_t lo, uint64_t hi,
 	return true;
 }
 
-/* Collects subprogram ranges under die (namespaces and classes included, bodies not). */
-static void collect_funcs(struct cu_info *ci, Dwarf_Die *parent, size_t *cap, int depth)
+/*
+ * Collects subprogram ranges under die: in subprogram bodies and lexical
+ * blocks (nested functions, lambdas), and in namespaces and types when the
+ * language has member functions (scopes: false for C, whose structs and
+ * unions hold only members; walking them was most of a C unit's walk).
+ */
+static void collect_funcs(struct cu_info *ci, Dwarf_Die *parent, size_t *cap, int depth, bool scopes)
 {
 	Dwarf_Die child;
 
@@ -561,11 +566,12 @@ static void collect_funcs(struct cu_info *ci, Dwarf_Die *parent, size_t *cap, in
 				if (hi > lo && !push_func(ci, cap, lo, hi, dwarf_dieoffset(&child)))
 					return;
 			/* nested functions (lambdas, Rust closures) can sit inside */
-			collect_funcs(ci, &child, cap, depth + 1);
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-			   tag == DW_TAG_structure_type || tag == DW_TAG_module ||
-			   tag == DW_TAG_union_type || tag == DW_TAG_lexical_block) {
-			collect_funcs(ci, &child, cap, depth + 1);
+			collect_funcs(ci, &child, cap, depth + 1, scopes);
+		} else if (tag == DW_TAG_lexical_block ||
+			   (scopes && (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+				       tag == DW_TAG_structure_type || tag == DW_TAG_module ||
+				       tag == DW_TAG_union_type))) {
+			collect_funcs(ci, &child, cap, depth + 1, scopes);
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
@@ -574,8 +580,11 @@ static void build_funcs(struct cu_info *ci)
 {
 	size_t cap = 0;
 
+	int lang = dwarf_srclang(&ci->subdie);
+	bool c = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
+
 	ci->funcs_built = true;
-	collect_funcs(ci, &ci->subdie, &cap, 0);
+	collect_funcs(ci, &ci->subdie, &cap, 0, !c);
 	if (ci->nr_funcs)
 		qsort(ci->funcs, ci->nr_funcs, sizeof(*ci->funcs), func_cmp);
 }
