@@ -404,120 +404,156 @@ static bool before(const struct dwline_row *a, size_t ia, const struct dwline_ro
 }
 
 struct seq {
-	size_t first, n;
+	size_t first, n; /* rows [first, first + n) in program order */
 };
 
+/* Sorts rows[first, first + n) and their program indexes into libdw's order. */
+static bool sort_slice(struct dwline_row *rows, size_t *idx, size_t first, size_t n)
+{
+	struct prow *p = malloc(n * sizeof(*p));
+
+	if (!p)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		p[i].r = rows[first + i];
+		p[i].idx = idx[first + i];
+	}
+	qsort(p, n, sizeof(*p), prow_cmp);
+	for (size_t i = 0; i < n; i++) {
+		rows[first + i] = p[i].r;
+		idx[first + i] = p[i].idx;
+	}
+	free(p);
+	return true;
+}
+
+static bool slice_sorted(const struct dwline_row *rows, const size_t *idx, size_t first, size_t n)
+{
+	for (size_t i = first + 1; i < first + n; i++)
+		if (!before(&rows[i - 1], idx[i - 1], &rows[i], idx[i]))
+			return false;
+	return true;
+}
+
 /*
- * Puts the rows in libdw's order. Sequences are address-ordered runs and
- * rarely overlap, so sorting the sequences by their first row and checking
- * the result is enough almost always; a general sort handles the rest.
+ * Puts the rows in libdw's order (address, end-of-sequence rows first,
+ * program order) without sorting every row: a sequence is an address-ordered
+ * run (one out of order, such as an empty sequence whose end row shares the
+ * address of its only row, is sorted alone); sequences are ordered by their
+ * first row, and only sequences whose ranges overlap are merged by a sort.
  */
 static bool order_rows(struct dwline_table *t)
 {
-	size_t n = t->nr_rows, nseq = 0, cap = 0;
-	struct seq *seqs = NULL;
-	struct dwline_row *out;
-	bool sorted = true;
-	size_t start = 0;
+	size_t n = t->nr_rows, nseq = 0, cap = 0, start = 0, k = 0;
+	struct seq *seqs = NULL, *ord = NULL;
+	struct prow *keys = NULL;
+	struct dwline_row *rows = t->rows, *out = NULL;
+	size_t *idx = NULL;
+	bool ok = false;
 
-	for (size_t i = 1; i < n && sorted; i++)
-		sorted = before(&t->rows[i - 1], i - 1, &t->rows[i], i);
-	if (sorted)
-		return true;
+	{
+		bool sorted = true;
+
+		for (size_t i = 1; i < n && sorted; i++)
+			sorted = before(&rows[i - 1], i - 1, &rows[i], i);
+		if (sorted)
+			return true;
+	}
+	idx = malloc(n * sizeof(*idx));
+	out = malloc(n * sizeof(*out));
+	if (!idx || !out)
+		goto done;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
 	for (size_t i = 0; i < n; i++) {
-		if (!t->rows[i].end_sequence && i + 1 < n)
+		if (!rows[i].end_sequence && i + 1 < n)
 			continue;
 		if (nseq == cap) {
 			size_t nc = cap ? cap * 2 : 64;
-			struct seq *p = realloc(seqs, nc * sizeof(*p));
+			struct seq *q = realloc(seqs, nc * sizeof(*q));
 
-			if (!p) {
-				free(seqs);
-				return false;
-			}
-			seqs = p;
+			if (!q)
+				goto done;
+			seqs = q;
 			cap = nc;
 		}
 		seqs[nseq].first = start;
 		seqs[nseq++].n = i + 1 - start;
 		start = i + 1;
 	}
-	/* order sequences by their first row (in libdw's order of rows) */
-	{
-		struct prow *keys = malloc(nseq * sizeof(*keys));
-		struct seq *tmp = malloc(nseq * sizeof(*tmp));
-
-		if (!keys || !tmp) {
-			free(keys);
-			free(tmp);
-			free(seqs);
-			return false;
-		}
-		for (size_t s = 0; s < nseq; s++) {
-			keys[s].r = t->rows[seqs[s].first];
-			keys[s].idx = seqs[s].first;
-		}
-		qsort(keys, nseq, sizeof(*keys), prow_cmp);
-		/* keys[k].idx is a sequence's first row: find it back (sequences are in row order) */
-		for (size_t k = 0; k < nseq; k++) {
-			size_t lo = 0, hi = nseq;
-
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-
-				if (seqs[mid].first < keys[k].idx)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			tmp[k] = seqs[lo];
-		}
-		free(keys);
-		free(seqs);
-		seqs = tmp;
+	for (size_t q = 0; q < nseq; q++)
+		if (!slice_sorted(rows, idx, seqs[q].first, seqs[q].n) &&
+		    !sort_slice(rows, idx, seqs[q].first, seqs[q].n))
+			goto done;
+	/* sequences by their first (now smallest) row */
+	keys = malloc(nseq * sizeof(*keys));
+	ord = malloc(nseq * sizeof(*ord));
+	if (!keys || !ord)
+		goto done;
+	for (size_t q = 0; q < nseq; q++) {
+		keys[q].r = rows[seqs[q].first];
+		keys[q].idx = idx[seqs[q].first];
 	}
-	out = malloc(n * sizeof(*out));
-	if (!out) {
-		free(seqs);
-		return false;
+	qsort(keys, nseq, sizeof(*keys), prow_cmp);
+	for (size_t q = 0; q < nseq; q++) {
+		/* the sequence holding program index keys[q].idx (sorting stays within a sequence) */
+		size_t lo = 0, hi = nseq;
+
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (seqs[mid].first <= keys[q].idx)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		ord[q] = seqs[lo];
 	}
-	{
-		size_t k = 0, prev = SIZE_MAX;
+	/* groups of overlapping sequences: one alone is copied, several are sorted together */
+	for (size_t q = 0; q < nseq;) {
+		size_t g = q + 1, gmax = ord[q].first + ord[q].n - 1, at = k;
 
-		sorted = true;
-		for (size_t s = 0; s < nseq; s++) {
-			for (size_t j = 0; j < seqs[s].n; j++) {
-				size_t idx = seqs[s].first + j;
+		while (g < nseq && !before(&rows[gmax], idx[gmax], &rows[ord[g].first], idx[ord[g].first])) {
+			size_t last = ord[g].first + ord[g].n - 1;
 
-				if (prev != SIZE_MAX && sorted &&
-				    !before(&t->rows[prev], prev, &t->rows[idx], idx))
-					sorted = false;
-				out[k++] = t->rows[idx];
-				prev = idx;
-			}
+			if (before(&rows[gmax], idx[gmax], &rows[last], idx[last]))
+				gmax = last;
+			g++;
 		}
-	}
-	free(seqs);
-	if (!sorted) {
-		/* overlapping or unordered sequences: sort every row */
-		struct prow *all = malloc(n * sizeof(*all));
+		for (size_t j = q; j < g; j++) {
+			memcpy(&out[k], &rows[ord[j].first], ord[j].n * sizeof(*out));
+			k += ord[j].n;
+		}
+		if (g - q > 1) {
+			/* the group's program indexes, in the same order as its rows in out */
+			struct prow *p = malloc((k - at) * sizeof(*p));
+			size_t m = 0;
 
-		if (!all) {
-			free(out);
-			return false;
+			if (!p)
+				goto done;
+			for (size_t j = q; j < g; j++)
+				for (size_t r = 0; r < ord[j].n; r++, m++) {
+					p[m].r = rows[ord[j].first + r];
+					p[m].idx = idx[ord[j].first + r];
+				}
+			qsort(p, m, sizeof(*p), prow_cmp);
+			for (size_t r = 0; r < m; r++)
+				out[at + r] = p[r].r;
+			free(p);
 		}
-		for (size_t i = 0; i < n; i++) {
-			all[i].r = t->rows[i];
-			all[i].idx = i;
-		}
-		qsort(all, n, sizeof(*all), prow_cmp);
-		for (size_t i = 0; i < n; i++)
-			out[i] = all[i].r;
-		free(all);
+		q = g;
 	}
 	free(t->rows);
 	t->rows = out;
-	return true;
+	out = NULL;
+	ok = true;
+done:
+	free(out);
+	free(idx);
+	free(seqs);
+	free(ord);
+	free(keys);
+	return ok;
 }
 
 static bool decode(struct lbuild *b, const struct dwline_sections *s, uint64_t off,

@@ -6,8 +6,9 @@
  * Input: u8 flags (bit 0: the other byte order, bit 1: 8-byte unit
  * addresses, bit 2: no comp_dir, bit 3: decode at offset 4 too), u16 (little
  * endian) n, n bytes used as .debug_line_str and .debug_str, the rest as
- * .debug_line. A decoded table is checked: rows in address order, the last
- * one an end of sequence, every row's file either in the list or past its
+ * .debug_line. A decoded table is checked: rows in address order with an
+ * end of sequence before the other rows at its address (but the last row,
+ * which is always an end of sequence), every row's file either in the list or past its
  * end (libdw's NULL name), file names valid strings; dwline_find agrees
  * with a linear search (the last row at or below the address, none when
  * that is an end of sequence) at every row's address and its neighbours.
@@ -41,8 +42,12 @@ static void check(const struct dwline_table *t)
 	for (size_t i = 0; i < t->nr_rows; i++) {
 		uint64_t a = t->rows[i].addr;
 
+		/* libdw's order: by address, an end of sequence before other rows at its address */
 		if (i)
-			FUZZ_CHECK(t->rows[i - 1].addr <= a);
+			FUZZ_CHECK(t->rows[i - 1].addr < a ||
+				   (t->rows[i - 1].addr == a &&
+				    (t->rows[i - 1].end_sequence || !t->rows[i].end_sequence ||
+				     i + 1 == t->nr_rows)));
 		FUZZ_CHECK(dwline_find(t, a) == linear_find(t, a));
 		FUZZ_CHECK(dwline_find(t, a + 1) == linear_find(t, a + 1));
 		if (a)
