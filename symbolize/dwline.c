@@ -247,8 +247,8 @@ static bool add_row(struct lbuild *b, uint64_t addr, uint64_t file, int64_t line
 	struct dwline_table *t = b->t;
 	struct dwline_row *r;
 
-	/* libdw keeps these in narrower fields and rejects the table otherwise */
-	if (file > UINT_MAX || line < INT_MIN || line > INT_MAX || col > USHRT_MAX)
+	/* libdw keeps these in narrower fields and rejects the table otherwise; files: ours */
+	if (file > 0x7fff || line < INT_MIN || line > INT_MAX || col > USHRT_MAX)
 		return false;
 	if (t->nr_rows == b->cap_rows) {
 		size_t nc = b->cap_rows ? b->cap_rows + b->cap_rows / 2 : 1024;
@@ -261,10 +261,10 @@ static bool add_row(struct lbuild *b, uint64_t addr, uint64_t file, int64_t line
 	}
 	r = &t->rows[t->nr_rows++];
 	r->addr = addr;
-	r->file = (uint32_t)file;
+	r->file = (uint16_t)(file & 0x7fff);
 	r->line = (int32_t)line;
 	r->column = (uint16_t)col;
-	r->end_sequence = end;
+	r->end_sequence = end ? 1u : 0u;
 	return true;
 }
 
@@ -403,12 +403,20 @@ static bool before(const struct dwline_row *a, size_t ia, const struct dwline_ro
 	return ia < ib;
 }
 
+_Static_assert(sizeof(struct dwline_row) == 16, "dwline rows are meant to take 16 bytes");
+
 struct seq {
 	size_t first, n; /* rows [first, first + n) in program order */
 };
 
-/* Sorts rows[first, first + n) and their program indexes into libdw's order. */
-static bool sort_slice(struct dwline_row *rows, size_t *idx, size_t first, size_t n)
+/*
+ * Row positions stand for program order throughout: a sequence is sorted
+ * once, from program order, so within it equal rows keep program order by
+ * position, and sequences never move before the final copy.
+ */
+
+/* Sorts rows[first, first + n), still in program order, into libdw's order. */
+static bool sort_slice(struct dwline_row *rows, size_t first, size_t n)
 {
 	struct prow *p = malloc(n * sizeof(*p));
 
@@ -416,21 +424,19 @@ static bool sort_slice(struct dwline_row *rows, size_t *idx, size_t first, size_
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		p[i].r = rows[first + i];
-		p[i].idx = idx[first + i];
+		p[i].idx = first + i;
 	}
 	qsort(p, n, sizeof(*p), prow_cmp);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		rows[first + i] = p[i].r;
-		idx[first + i] = p[i].idx;
-	}
 	free(p);
 	return true;
 }
 
-static bool slice_sorted(const struct dwline_row *rows, const size_t *idx, size_t first, size_t n)
+static bool slice_sorted(const struct dwline_row *rows, size_t first, size_t n)
 {
 	for (size_t i = first + 1; i < first + n; i++)
-		if (!before(&rows[i - 1], idx[i - 1], &rows[i], idx[i]))
+		if (!before(&rows[i - 1], i - 1, &rows[i], i))
 			return false;
 	return true;
 }
@@ -448,23 +454,10 @@ static bool order_rows(struct dwline_table *t)
 	struct seq *seqs = NULL, *ord = NULL;
 	struct prow *keys = NULL;
 	struct dwline_row *rows = t->rows, *out = NULL;
-	size_t *idx = NULL;
 	bool ok = false;
 
-	{
-		bool sorted = true;
-
-		for (size_t i = 1; i < n && sorted; i++)
-			sorted = before(&rows[i - 1], i - 1, &rows[i], i);
-		if (sorted)
-			return true;
-	}
-	idx = malloc(n * sizeof(*idx));
-	out = malloc(n * sizeof(*out));
-	if (!idx || !out)
-		goto done;
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
+	if (slice_sorted(rows, 0, n))
+		return true;
 	for (size_t i = 0; i < n; i++) {
 		if (!rows[i].end_sequence && i + 1 < n)
 			continue;
@@ -482,21 +475,27 @@ static bool order_rows(struct dwline_table *t)
 		start = i + 1;
 	}
 	for (size_t q = 0; q < nseq; q++)
-		if (!slice_sorted(rows, idx, seqs[q].first, seqs[q].n) &&
-		    !sort_slice(rows, idx, seqs[q].first, seqs[q].n))
+		if (!slice_sorted(rows, seqs[q].first, seqs[q].n) &&
+		    !sort_slice(rows, seqs[q].first, seqs[q].n))
 			goto done;
+	/* the usual case: one short sequence was out of order, and now all are in place */
+	if (slice_sorted(rows, 0, n)) {
+		ok = true;
+		goto done;
+	}
 	/* sequences by their first (now smallest) row */
 	keys = malloc(nseq * sizeof(*keys));
 	ord = malloc(nseq * sizeof(*ord));
-	if (!keys || !ord)
+	out = malloc(n * sizeof(*out));
+	if (!keys || !ord || !out)
 		goto done;
 	for (size_t q = 0; q < nseq; q++) {
 		keys[q].r = rows[seqs[q].first];
-		keys[q].idx = idx[seqs[q].first];
+		keys[q].idx = seqs[q].first;
 	}
 	qsort(keys, nseq, sizeof(*keys), prow_cmp);
 	for (size_t q = 0; q < nseq; q++) {
-		/* the sequence holding program index keys[q].idx (sorting stays within a sequence) */
+		/* the sequence starting at keys[q].idx (seqs are in position order) */
 		size_t lo = 0, hi = nseq;
 
 		while (hi - lo > 1) {
@@ -513,10 +512,10 @@ static bool order_rows(struct dwline_table *t)
 	for (size_t q = 0; q < nseq;) {
 		size_t g = q + 1, gmax = ord[q].first + ord[q].n - 1, at = k;
 
-		while (g < nseq && !before(&rows[gmax], idx[gmax], &rows[ord[g].first], idx[ord[g].first])) {
+		while (g < nseq && !before(&rows[gmax], gmax, &rows[ord[g].first], ord[g].first)) {
 			size_t last = ord[g].first + ord[g].n - 1;
 
-			if (before(&rows[gmax], idx[gmax], &rows[last], idx[last]))
+			if (before(&rows[gmax], gmax, &rows[last], last))
 				gmax = last;
 			g++;
 		}
@@ -534,7 +533,7 @@ static bool order_rows(struct dwline_table *t)
 			for (size_t j = q; j < g; j++)
 				for (size_t r = 0; r < ord[j].n; r++, m++) {
 					p[m].r = rows[ord[j].first + r];
-					p[m].idx = idx[ord[j].first + r];
+					p[m].idx = ord[j].first + r;
 				}
 			qsort(p, m, sizeof(*p), prow_cmp);
 			for (size_t r = 0; r < m; r++)
@@ -549,7 +548,6 @@ static bool order_rows(struct dwline_table *t)
 	ok = true;
 done:
 	free(out);
-	free(idx);
 	free(seqs);
 	free(ord);
 	free(keys);
@@ -641,10 +639,34 @@ static bool decode(struct lbuild *b, const struct dwline_sections *s, uint64_t o
 	}
 	if (!cur_ok(&c) || !cur_ok(&prog))
 		return false;
+	/*
+	 * Every row takes at least one byte of the program: reserving that many
+	 * rows at once (address space, not memory, until rows are written)
+	 * spares the copies of a growing array; the slack is returned below.
+	 */
+	{
+		size_t want = cur_remaining(&prog) + 1;
+
+		if (want > ((size_t)1 << 22))
+			want = (size_t)1 << 22;
+		b->t->rows = malloc(want * sizeof(*b->t->rows));
+		if (!b->t->rows)
+			return false;
+		b->cap_rows = want;
+	}
 	if (!run_program(&prog, b, addr_size, min_inst, line_base, line_range, opcode_base, std_len))
 		return false;
-	if (!b->t->nr_rows)
+	if (!b->t->nr_rows) {
+		free(b->t->rows);
+		b->t->rows = NULL;
 		return true;
+	}
+	if (b->t->nr_rows < b->cap_rows) {
+		struct dwline_row *r = realloc(b->t->rows, b->t->nr_rows * sizeof(*r));
+
+		if (r)
+			b->t->rows = r;
+	}
 	if (!order_rows(b->t))
 		return false;
 	/* libdw marks the highest row as an end of sequence even when the compiler did not */

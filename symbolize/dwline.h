@@ -15,12 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 16 bytes: a unit's table is decoded whole, so rows are kept small (units with more files decline). */
 struct dwline_row {
 	uint64_t addr;
-	uint32_t file; /* index into files */
 	int32_t line;
 	uint16_t column;
-	bool end_sequence;
+	uint16_t file : 15; /* index into files */
+	uint16_t end_sequence : 1;
 };
 
 struct dwline_table {
