@@ -476,13 +476,18 @@ def binary_on_disk(path, bid):
         cands = []
         if p.startswith("/"):
             cands.append(p)
+        # perf's cache names the binary "elf", or "vdso" for the vDSO that perf record
+        # saves there (buildid/locate.c binary_names)
         if len(bid) >= 4:
             cands.append("/usr/lib/debug/.build-id/%s/%s" % (bid[:2], bid[2:]))
             if home:
-                cands.append(os.path.join(home, ".debug", ".build-id", bid[:2], bid[2:], "elf"))
+                for leaf in ("elf", "vdso"):
+                    cands.append(os.path.join(home, ".debug", ".build-id", bid[:2], bid[2:],
+                                              leaf))
         if home and p[:1] in ("/", "["):
-            cands.append(os.path.join(home, ".debug") + ("" if p[0] == "/" else "/") + p +
-                         "/" + bid + "/elf")
+            for leaf in ("elf", "vdso"):
+                cands.append(os.path.join(home, ".debug") + ("" if p[0] == "/" else "/") + p +
+                             "/" + bid + "/" + leaf)
         _on_disk[key] = False
         for c in cands:
             ei = elf_info(c) if os.path.isfile(c) else None
