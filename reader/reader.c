@@ -178,6 +178,7 @@ static struct rdr *rdr_new(const struct rdr_opts *opts)
 	dbuf_init(&r->zin, 1u << 20);
 	dbuf_init(&r->zout, 4u << 20);
 	dbuf_init(&r->qpool, 0);
+	dbuf_init(&r->qspare, 0);
 	dbuf_init(&r->s_callchain, 0);
 	dbuf_init(&r->s_read, 0);
 	dbuf_init(&r->s_branch, 0);
@@ -213,6 +214,7 @@ void rdr_close(struct rdr *r)
 	dbuf_release(&r->zin);
 	dbuf_release(&r->zout);
 	dbuf_release(&r->qpool);
+	dbuf_release(&r->qspare);
 	free(r->q);
 	free(r->q_tmp);
 	for (size_t i = 0; i < r->nr_held; i++)
@@ -756,19 +758,27 @@ static void q_drop_ready(struct rdr *r)
 	if (!rest) {
 		dbuf_reset(&r->qpool);
 	} else {
-		struct dbuf np;
+		/*
+		 * The rest moves to the spare pool, which becomes the pool: two
+		 * buffers kept for the whole file, so a round's records land on
+		 * pages already faulted in instead of a fresh allocation each
+		 * round (that was a tenth of the reading time).
+		 */
+		dbuf_reset(&r->qspare);
+		if (dbuf_reserve(&r->qspare, r->qpool.len)) {
+			struct dbuf t;
 
-		dbuf_init(&np, 0);
-		if (dbuf_reserve(&np, r->qpool.len)) {
 			for (size_t i = r->q_ready; i < r->q_len; i++) {
 				struct rdr_qent *e = &r->q[i];
-				size_t noff = np.len;
+				size_t noff = r->qspare.len;
 
-				dbuf_append(&np, r->qpool.data + e->pool_off, e->len);
+				dbuf_append(&r->qspare, r->qpool.data + e->pool_off, e->len);
 				e->pool_off = noff;
 			}
-			dbuf_release(&r->qpool);
-			r->qpool = np;
+			t = r->qpool;
+			r->qpool = r->qspare;
+			r->qspare = t;
+			dbuf_reset(&r->qspare);
 		}
 		memmove(r->q, r->q + r->q_ready, rest * sizeof(*r->q));
 	}

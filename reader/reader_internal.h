@@ -116,6 +116,7 @@ struct rdr {
 	struct rdr_qent *q_tmp; /* merge buffer of q_sort, q_cap entries */
 	size_t q_ready, q_pos; /* q[q_pos..q_ready) are sorted and ready to deliver */
 	struct dbuf qpool;
+	struct dbuf qspare; /* the next round's pool (see q_drop_ready) */
 	uint64_t seq;
 	uint64_t max_time;        /* largest time queued so far */
 	uint64_t round_limit;     /* flush up to this at the next FINISHED_ROUND */
