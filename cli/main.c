@@ -4,6 +4,8 @@
  */
 #include "cli/cli.h"
 
+#include "core/mem.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
 	 * that conv removes its temp file and says so, instead of dying.
 	 */
 	signal(SIGXFSZ, SIG_IGN);
+	/* conv's tables are large and short-lived: see core/mem.h */
+	mem_tune_malloc();
 	if (argc >= 2 && !strcmp(argv[1], "info") &&
 	    (argc == 2 || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
 		fputs(usage_text, argc == 2 ? stderr : stdout);

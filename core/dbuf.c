@@ -1,5 +1,7 @@
 #include "core/dbuf.h"
 
+#include "core/mem.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,10 @@ bool dbuf_reserve(struct dbuf *b, size_t n)
 	if (!p) {
 		b->err = true;
 		return false;
+	}
+	if (nalloc >= MEM_HUGE_MIN) {
+		mem_advise_heap();
+		mem_advise_huge(p, nalloc);
 	}
 	b->data = p;
 	b->alloc = nalloc;

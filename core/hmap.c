@@ -1,5 +1,7 @@
 #include "core/hmap.h"
 
+#include "core/mem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +61,7 @@ static bool hmap_grow(struct hmap *m)
 	n.cap = ncap;
 	n.count = 0;
 	/* slots are written before they are read: no need to zero them */
-	n.slots = malloc(ncap * sizeof(struct hmap_slot));
+	n.slots = mem_alloc_table(ncap * sizeof(struct hmap_slot));
 	n.used = calloc((ncap + 63) / 64, sizeof(uint64_t));
 	if (!n.slots || !n.used) {
 		free(n.slots);

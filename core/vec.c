@@ -1,5 +1,7 @@
 #include "core/vec.h"
 
+#include "core/mem.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -26,6 +28,10 @@ bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
 	nv = realloc(*v, nc * elem);
 	if (!nv)
 		return false;
+	if (nc * elem >= MEM_HUGE_MIN) {
+		mem_advise_heap();
+		mem_advise_huge(nv, nc * elem);
+	}
 	*v = nv;
 	*cap = nc;
 	return true;
@@ -42,6 +48,10 @@ bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem)
 	nv = realloc(*v, need * elem);
 	if (!nv)
 		return false;
+	if (need * elem >= MEM_HUGE_MIN) {
+		mem_advise_heap();
+		mem_advise_huge(nv, need * elem);
+	}
 	*v = nv;
 	*cap = need;
 	return true;

@@ -1,0 +1,82 @@
+#include "core/mem.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void mem_advise_huge(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	uintptr_t lo, hi;
+
+	if (!p || n < MEM_HUGE_MIN)
+		return;
+	lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	hi = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+	/* only whole huge pages inside the block: the advice never reaches a neighbour's memory */
+	if (hi > lo)
+		(void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+void *mem_alloc_table(size_t n)
+{
+	size_t r;
+	void *p;
+
+	if (n < MEM_HUGE_MIN)
+		return malloc(n ? n : 1);
+	if (n > SIZE_MAX - HUGE_PAGE)
+		return NULL;
+	r = (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	p = aligned_alloc((size_t)HUGE_PAGE, r);
+	if (p) {
+		mem_advise_heap();
+		mem_advise_huge(p, r);
+	}
+	return p;
+}
+
+/* The end of the heap already advised (0: not started; then the heap's start at mem_tune_malloc). */
+static _Atomic uintptr_t heap_done;
+
+void mem_advise_heap(void)
+{
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+	uintptr_t done = atomic_load_explicit(&heap_done, memory_order_relaxed), end;
+
+	if (!done)
+		return;
+	end = (uintptr_t)sbrk(0) & ~(HUGE_PAGE - 1);
+	if (end <= done)
+		return;
+	/* one thread advises each new run; a loser leaves it to the winner */
+	if (atomic_compare_exchange_strong(&heap_done, &done, end))
+		(void)madvise((void *)done, (size_t)(end - done), MADV_HUGEPAGE);
+#endif
+}
+
+void mem_tune_malloc(void)
+{
+#ifdef __GLIBC__
+	uintptr_t start = ((uintptr_t)sbrk(0) + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+
+	(void)mallopt(M_ARENA_MAX, 1);
+	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	(void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+	(void)mallopt(M_TOP_PAD, 64 << 20);
+	atomic_store(&heap_done, start);
+#endif
+}
