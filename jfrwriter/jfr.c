@@ -87,6 +87,17 @@ static void put_varint(struct dbuf *b, uint64_t v)
 	dbuf_append(b, tmp, n);
 }
 
+/* Writes v at p as put_varint does; returns the end (at most 9 bytes). */
+static inline unsigned char *enc_varint(unsigned char *p, uint64_t v)
+{
+	for (int n = 0; n < 8 && v >= 0x80; n++) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v; /* the 9th byte holds bits 56-63 whole */
+	return p;
+}
+
 /* 32-bit fields: the unsigned 32-bit value, never sign-extended (readers use 32-bit decoders) */
 static void put_u32(struct dbuf *b, int64_t v)
 {
@@ -1372,19 +1383,33 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		c.any = true;
 		mark_stack(&w, ev.stack);
 		bit_set(w.used_thread, ev.thread);
-		put_varint(&body, ev.time);
-		if (ev.event == p->primary_event) {
-			put_u32(&body, ev.thread + 1);
-			put_u32(&body, ev.stack + 1);
-			put_varint(&body, 0); /* STATE_DEFAULT: a CPU sample */
-		} else {
-			put_u32(&body, ev.thread + 1);
-			put_u32(&body, ev.stack + 1);
-			put_varint(&body, ev.period);
-			put_varint(&body, ev.weight);
-			put_u32(&body, ev.cpu == UINT32_MAX ? -1 : (int64_t)ev.cpu);
+		{
+			/*
+			 * The record built in one buffer and appended once: the
+			 * same bytes as put_record, without a body buffer and a
+			 * call per field (this loop runs once per sample).
+			 */
+			unsigned char rec[16 + 8 * 10], *bp = rec + 16, *e = bp;
+			size_t inner, sl = 1;
+
+			e = enc_varint(e, event_type_id(p, ev.event));
+			e = enc_varint(e, ev.time);
+			e = enc_varint(e, ev.thread + 1);
+			e = enc_varint(e, ev.stack + 1);
+			if (ev.event == p->primary_event) {
+				*e++ = 0; /* STATE_DEFAULT: a CPU sample */
+			} else {
+				e = enc_varint(e, ev.period);
+				e = enc_varint(e, ev.weight);
+				e = enc_varint(e, ev.cpu); /* UINT32_MAX: -1 as an unsigned 32-bit field */
+			}
+			inner = (size_t)(e - bp);
+			while (varint_len(inner + sl) != sl)
+				sl++;
+			enc_varint(bp - sl, inner + sl);
+			dbuf_append(&w.out, bp - sl, sl + inner);
+			maybe_flush(&w);
 		}
-		write_event(&w, &body, event_type_id(p, ev.event));
 		st->events++;
 		if (w.io_errno)
 			break;
