@@ -514,6 +514,8 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 	sym_file_close(f);
 }
 
+static void resolve_kernel(struct symjob *j, struct sj_obj *ob);
+
 static void *worker(void *arg)
 {
 	struct symjob *j = arg;
@@ -525,6 +527,8 @@ static void *worker(void *arg)
 			break;
 		if (j->objs[i].kind == OBJ_USER)
 			resolve_user(j, &j->objs[i]);
+		else if (!j->o.no_symbolize)
+			resolve_kernel(j, &j->objs[i]); /* one object (kernel and modules): one worker */
 	}
 	return NULL;
 }
@@ -703,10 +707,6 @@ enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 	worker(j);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	if (!j->o.no_symbolize)
-		for (size_t i = 0; i < j->nr_objs; i++)
-			if (j->objs[i].kind == OBJ_KERNEL)
-				resolve_kernel(j, &j->objs[i]);
 	/* frame pointers were stored as 1-based indexes while arrays could move */
 	for (size_t i = 0; i < j->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[i];
