@@ -31,6 +31,7 @@
 #include "model/profile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -490,7 +491,9 @@ struct w {
 	uint8_t *used_stack, *used_thread, *used_method, *used_class, *used_sym, *used_pkg,
 		*used_map;
 	uint64_t remote_frames;
-	bool nomem;
+	bool nomem; /* set by the tables thread too: read by the writer only after tables_ready */
+	pthread_t tables_th;
+	bool tables_running;
 	/* output */
 	int fd;
 	struct dbuf out;
@@ -871,36 +874,80 @@ static uint32_t event_type_id(const struct prof *p, uint32_t i)
 	return E_PERF_FIRST + i - (i > p->primary_event);
 }
 
-static void mark_stack(struct w *w, uint32_t stack)
+/*
+ * What a chunk's stacks use (mappings, methods, classes, symbols,
+ * packages), marked once the chunk's events are written and the tables
+ * exist: the events loop marks stacks only, so it can run while another
+ * thread builds the tables (see jfr_write).
+ */
+static void mark_tables(struct w *w)
 {
-	uint32_t n;
-	const uint32_t *locs;
+	memset(w->used_method, 0, (w->nr_methods + 7) / 8 + 1);
+	memset(w->used_class, 0, (w->nr_classes + 7) / 8 + 1);
+	memset(w->used_sym, 0, (w->syms.count + 7) / 8 + 1);
+	memset(w->used_pkg, 0, (w->nr_packages + 7) / 8 + 1);
+	memset(w->used_map, 0, (w->p->nr_mappings + 7) / 8 + 1);
+	for (size_t stack = 0; stack < w->p->nr_stacks; stack++) {
+		uint32_t n;
+		const uint32_t *locs;
 
-	if (bit_get(w->used_stack, stack))
-		return;
-	bit_set(w->used_stack, stack);
-	locs = prof_stack_locs(w->p, stack, &n);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct prof_location *l = &w->p->locations[locs[i]];
+		if (!bit_get(w->used_stack, stack))
+			continue;
+		locs = prof_stack_locs(w->p, (uint32_t)stack, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct prof_location *l = &w->p->locations[locs[i]];
 
-		if (l->mapping != PROF_NONE)
-			bit_set(w->used_map, l->mapping);
-		for (uint32_t k = 0; k < w->loc_count[locs[i]]; k++) {
-			uint32_t mk = w->frames[w->loc_first[locs[i]] + k].method;
-			const struct jmethod *m = &w->methods[mk - 1];
-			const struct jclass *c = &w->classes[m->cls - 1];
+			if (l->mapping != PROF_NONE)
+				bit_set(w->used_map, l->mapping);
+			for (uint32_t k = 0; k < w->loc_count[locs[i]]; k++) {
+				uint32_t mk = w->frames[w->loc_first[locs[i]] + k].method;
+				const struct jmethod *m = &w->methods[mk - 1];
+				const struct jclass *c = &w->classes[m->cls - 1];
 
-			bit_set(w->used_method, mk - 1);
-			bit_set(w->used_class, m->cls - 1);
-			bit_set(w->used_sym, m->name - 1);
-			bit_set(w->used_sym, m->desc - 1);
-			bit_set(w->used_sym, c->name - 1);
-			if (c->package) {
-				bit_set(w->used_pkg, c->package - 1);
-				bit_set(w->used_sym, w->packages[c->package - 1] - 1);
+				bit_set(w->used_method, mk - 1);
+				bit_set(w->used_class, m->cls - 1);
+				bit_set(w->used_sym, m->name - 1);
+				bit_set(w->used_sym, m->desc - 1);
+				bit_set(w->used_sym, c->name - 1);
+				if (c->package) {
+					bit_set(w->used_pkg, c->package - 1);
+					bit_set(w->used_sym, w->packages[c->package - 1] - 1);
+				}
 			}
 		}
 	}
+}
+
+/* The JFR frames of every model location (methods, classes, symbols): the tables thread. */
+static void *build_tables(void *arg)
+{
+	struct w *w = arg;
+
+	for (size_t i = 0; i < w->p->nr_locations && !w->nomem; i++)
+		location_frames(w, (uint32_t)i);
+	return NULL;
+}
+
+/*
+ * Waits for the tables (once) and sizes the bitmaps that follow them;
+ * false when out of memory.
+ */
+static bool tables_ready(struct w *w)
+{
+	if (w->tables_running) {
+		pthread_join(w->tables_th, NULL);
+		w->tables_running = false;
+	}
+	if (w->nomem)
+		return false;
+	if (!w->used_method) {
+		w->used_method = calloc((w->nr_methods + 7) / 8 + 1, 1);
+		w->used_class = calloc((w->nr_classes + 7) / 8 + 1, 1);
+		w->used_sym = calloc((w->syms.count + 7) / 8 + 1, 1);
+		w->used_pkg = calloc((w->nr_packages + 7) / 8 + 1, 1);
+		w->used_map = calloc((w->p->nr_mappings + 7) / 8 + 1, 1);
+	}
+	return w->used_method && w->used_class && w->used_sym && w->used_pkg && w->used_map;
 }
 
 static void write_event(struct w *w, struct dbuf *body, uint32_t type)
@@ -1216,11 +1263,7 @@ static void chunk_begin(struct w *w, struct chunk *c)
 	dbuf_append(&w->out, zero, sizeof(zero));
 	memset(w->used_stack, 0, (w->p->nr_stacks + 7) / 8 + 1);
 	memset(w->used_thread, 0, (w->p->nr_threads + 7) / 8 + 1);
-	memset(w->used_method, 0, (w->nr_methods + 7) / 8 + 1);
-	memset(w->used_class, 0, (w->nr_classes + 7) / 8 + 1);
-	memset(w->used_sym, 0, (w->syms.count + 7) / 8 + 1);
-	memset(w->used_pkg, 0, (w->nr_packages + 7) / 8 + 1);
-	memset(w->used_map, 0, (w->p->nr_mappings + 7) / 8 + 1);
+	/* the rest is marked from the chunk's stacks at its end (mark_tables) */
 }
 
 #define CP_SIZE_BYTES 5
@@ -1340,21 +1383,21 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	w.loc_count = calloc(p->nr_locations + 1, sizeof(uint32_t));
 	if (!w.loc_first || !w.loc_count)
 		w.nomem = true;
-	for (size_t i = 0; i < p->nr_locations && !w.nomem; i++)
-		location_frames(&w, (uint32_t)i);
 	w.used_stack = calloc((p->nr_stacks + 7) / 8 + 1, 1);
 	w.used_thread = calloc((p->nr_threads + 7) / 8 + 1, 1);
-	w.used_method = calloc((w.nr_methods + 7) / 8 + 1, 1);
-	w.used_class = calloc((w.nr_classes + 7) / 8 + 1, 1);
-	w.used_sym = calloc((w.syms.count + 7) / 8 + 1, 1);
-	w.used_pkg = calloc((w.nr_packages + 7) / 8 + 1, 1);
-	w.used_map = calloc((p->nr_mappings + 7) / 8 + 1, 1);
-	if (w.nomem || !w.used_stack || !w.used_thread || !w.used_method || !w.used_class ||
-	    !w.used_sym || !w.used_pkg || !w.used_map) {
+	if (w.nomem || !w.used_stack || !w.used_thread) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
 		goto out;
 	}
-	st->remote_frames = w.remote_frames;
+	/*
+	 * The tables (a method per function and class, its symbols) need no
+	 * events, and the events need only stack and thread numbers: the
+	 * tables are built on a second thread while the events are written.
+	 * Without one, they are built here first.
+	 */
+	w.tables_running = pthread_create(&w.tables_th, NULL, build_tables, &w) == 0;
+	if (!w.tables_running)
+		build_tables(&w);
 	if (p->events) {
 		err = prof_events_rewind(p->events, diag);
 		if (err)
@@ -1372,6 +1415,12 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		}
 		if (c.any && out_tell(&w) - c.start_pos >= chunk_size) {
 			/* this chunk is full and there is more: close it, start the next */
+			if (!tables_ready(&w)) {
+				err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX,
+						"no memory for the JFR tables");
+				goto out;
+			}
+			mark_tables(&w);
 			chunk_end(&w, &c, false);
 			chunk_begin(&w, &c);
 			st->chunks++;
@@ -1381,7 +1430,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		if (!c.any || ev.time > c.max_tick)
 			c.max_tick = ev.time;
 		c.any = true;
-		mark_stack(&w, ev.stack);
+		bit_set(w.used_stack, ev.stack);
 		bit_set(w.used_thread, ev.thread);
 		{
 			/*
@@ -1418,6 +1467,12 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "reading the event spool back failed");
 		goto out;
 	}
+	if (!tables_ready(&w)) {
+		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
+		goto out;
+	}
+	st->remote_frames = w.remote_frames;
+	mark_tables(&w);
 	chunk_end(&w, &c, true);
 	flush_out(&w);
 	if (w.nomem || w.out.err || body.err) {
@@ -1430,6 +1485,8 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	}
 	st->bytes = w.out_pos;
 out:
+	if (w.tables_running)
+		pthread_join(w.tables_th, NULL);
 	dbuf_release(&body);
 	w_release(&w);
 	return err;
