@@ -52,10 +52,7 @@ bool dbuf_reserve(struct dbuf *b, size_t n)
 		b->err = true;
 		return false;
 	}
-	if (nalloc >= MEM_HUGE_MIN) {
-		mem_advise_heap();
-		mem_advise_huge(p, nalloc);
-	}
+	mem_advise_huge(p, nalloc);
 	b->data = p;
 	b->alloc = nalloc;
 	return true;

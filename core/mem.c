@@ -13,6 +13,26 @@
 
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
+/* The end of the heap already advised (0: not started; then the heap's start at mem_tune_malloc). */
+static _Atomic uintptr_t heap_done;
+
+/* Advises what the brk heap grew by since the last call; thread-safe, cheap when it did not move. */
+static void advise_heap(void)
+{
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+	uintptr_t done = atomic_load_explicit(&heap_done, memory_order_relaxed), end;
+
+	if (!done)
+		return;
+	end = (uintptr_t)sbrk(0) & ~(HUGE_PAGE - 1);
+	if (end <= done)
+		return;
+	/* one thread advises each new run; a loser leaves it to the winner */
+	if (atomic_compare_exchange_strong(&heap_done, &done, end))
+		(void)madvise((void *)done, (size_t)(end - done), MADV_HUGEPAGE);
+#endif
+}
+
 void mem_advise_huge(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -20,6 +40,7 @@ void mem_advise_huge(void *p, size_t n)
 
 	if (!p || n < MEM_HUGE_MIN)
 		return;
+	advise_heap();
 	lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	hi = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
 	/* only whole huge pages inside the block: the advice never reaches a neighbour's memory */
@@ -42,30 +63,8 @@ void *mem_alloc_table(size_t n)
 		return NULL;
 	r = (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
 	p = aligned_alloc((size_t)HUGE_PAGE, r);
-	if (p) {
-		mem_advise_heap();
-		mem_advise_huge(p, r);
-	}
+	mem_advise_huge(p, r);
 	return p;
-}
-
-/* The end of the heap already advised (0: not started; then the heap's start at mem_tune_malloc). */
-static _Atomic uintptr_t heap_done;
-
-void mem_advise_heap(void)
-{
-#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
-	uintptr_t done = atomic_load_explicit(&heap_done, memory_order_relaxed), end;
-
-	if (!done)
-		return;
-	end = (uintptr_t)sbrk(0) & ~(HUGE_PAGE - 1);
-	if (end <= done)
-		return;
-	/* one thread advises each new run; a loser leaves it to the winner */
-	if (atomic_compare_exchange_strong(&heap_done, &done, end))
-		(void)madvise((void *)done, (size_t)(end - done), MADV_HUGEPAGE);
-#endif
 }
 
 void mem_tune_malloc(void)

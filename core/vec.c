@@ -28,10 +28,7 @@ bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
 	nv = realloc(*v, nc * elem);
 	if (!nv)
 		return false;
-	if (nc * elem >= MEM_HUGE_MIN) {
-		mem_advise_heap();
-		mem_advise_huge(nv, nc * elem);
-	}
+	mem_advise_huge(nv, nc * elem);
 	*v = nv;
 	*cap = nc;
 	return true;
@@ -48,10 +45,7 @@ bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem)
 	nv = realloc(*v, need * elem);
 	if (!nv)
 		return false;
-	if (need * elem >= MEM_HUGE_MIN) {
-		mem_advise_heap();
-		mem_advise_huge(nv, need * elem);
-	}
+	mem_advise_huge(nv, need * elem);
 	*v = nv;
 	*cap = need;
 	return true;

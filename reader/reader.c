@@ -762,7 +762,8 @@ static void q_drop_ready(struct rdr *r)
 		 * The rest moves to the spare pool, which becomes the pool: two
 		 * buffers kept for the whole file, so a round's records land on
 		 * pages already faulted in instead of a fresh allocation each
-		 * round (that was a tenth of the reading time).
+		 * round (its gain was within bench/ab.py's spread; the reset
+		 * also clears the error of an earlier failed reserve).
 		 */
 		dbuf_reset(&r->qspare);
 		if (dbuf_reserve(&r->qspare, r->qpool.len)) {
