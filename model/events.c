@@ -18,6 +18,8 @@
  */
 #include "model/events.h"
 
+#include "core/cursor.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,13 @@ struct prof_events {
 	enum conv_err status;
 };
 
+/* The previous event the first record is encoded against (both ways): zeros, cpu not recorded. */
+static void prev_reset(struct prof_events *e)
+{
+	memset(&e->prev, 0, sizeof(e->prev));
+	e->prev.cpu = UINT32_MAX;
+}
+
 enum conv_err prof_events_open(struct prof_events **out, const char *tmpdir, struct conv_diag *diag)
 {
 	struct prof_events *e = calloc(1, sizeof(*e));
@@ -67,7 +76,7 @@ enum conv_err prof_events_open(struct prof_events **out, const char *tmpdir, str
 		tmpdir = "/tmp";
 	snprintf(e->dir, sizeof(e->dir), "%s", tmpdir);
 	e->fd = -1;
-	e->prev.cpu = UINT32_MAX;
+	prev_reset(e);
 	*out = e;
 	return CONV_E_OK;
 }
@@ -210,8 +219,7 @@ enum conv_err prof_events_rewind(struct prof_events *e, struct conv_diag *diag)
 	e->read = 0;
 	e->pos = 0;
 	e->status = CONV_E_OK;
-	memset(&e->prev, 0, sizeof(e->prev));
-	e->prev.cpu = UINT32_MAX;
+	prev_reset(e);
 	if (e->fd < 0)
 		return CONV_E_OK; /* everything is in buf */
 	if (lseek(e->fd, 0, SEEK_SET) < 0)
@@ -246,74 +254,43 @@ static bool refill(struct prof_events *e)
 	return true;
 }
 
-/* A varint of the spool; false past end (a spool that does not decode is an I/O fault). */
-static bool get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out)
-{
-	const unsigned char *p = *pp;
-	uint64_t v = 0;
-
-	for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
-		unsigned char b = *p++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*pp = p;
-			*out = v;
-			return true;
-		}
-	}
-	return false;
-}
-
 bool prof_events_next(struct prof_events *e, struct prof_event *out)
 {
-	const unsigned char *p, *end;
 	struct prof_event *pv = &e->prev;
-	uint64_t v = 0;
+	struct cur c;
 	unsigned flags;
-	bool ok = true;
 
 	if (e->read >= e->count || e->status)
 		return false;
 	if (e->len - e->pos < REC_MAX && e->fd >= 0 && e->left && !refill(e))
 		return false;
-	p = e->buf + e->pos;
-	end = e->buf + e->len;
-	if (p >= end) {
-		e->status = CONV_E_IO;
-		return false;
-	}
-	flags = *p++;
+	/* a spool that does not decode (short, or a varint past 64 bits) is an I/O fault */
+	cur_init(&c, e->buf + e->pos, e->len - e->pos, false);
+	flags = cur_u8(&c);
 	if (flags & F_TIME) {
-		ok = ok && get_varint(&p, end, &v);
-		pv->time += (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		uint64_t z = cur_uleb128(&c);
+
+		pv->time += (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
 	}
 	if (flags & F_PERIOD)
-		ok = ok && get_varint(&p, end, &pv->period);
+		pv->period = cur_uleb128(&c);
 	if (flags & F_WEIGHT)
-		ok = ok && get_varint(&p, end, &pv->weight);
-	ok = ok && get_varint(&p, end, &v);
-	pv->stack = (uint32_t)v;
-	if (flags & F_THREAD) {
-		ok = ok && get_varint(&p, end, &v);
-		pv->thread = (uint32_t)v;
-	}
-	if (flags & F_CPU) {
-		ok = ok && get_varint(&p, end, &v);
-		pv->cpu = (uint32_t)v - 1;
-	}
-	if (flags & F_EVENT) {
-		ok = ok && get_varint(&p, end, &v);
-		pv->event = (uint32_t)v;
-	}
-	if (!ok) {
+		pv->weight = cur_uleb128(&c);
+	pv->stack = (uint32_t)cur_uleb128(&c);
+	if (flags & F_THREAD)
+		pv->thread = (uint32_t)cur_uleb128(&c);
+	if (flags & F_CPU)
+		pv->cpu = (uint32_t)cur_uleb128(&c) - 1;
+	if (flags & F_EVENT)
+		pv->event = (uint32_t)cur_uleb128(&c);
+	if (!cur_ok(&c)) {
 		e->status = CONV_E_IO;
 		return false;
 	}
 	*out = *pv;
 	if (e->map && out->stack < e->map_len)
 		out->stack = e->map[out->stack];
-	e->pos = (size_t)(p - e->buf);
+	e->pos += c.pos;
 	e->read++;
 	return true;
 }
