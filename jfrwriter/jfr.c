@@ -75,20 +75,7 @@ static size_t varint_len(uint64_t v)
 	return n;
 }
 
-static void put_varint(struct dbuf *b, uint64_t v)
-{
-	unsigned char tmp[9];
-	size_t n = 0;
-
-	while (n < 8 && v >= 0x80) {
-		tmp[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	tmp[n++] = (unsigned char)v; /* the 9th byte holds bits 56-63 whole */
-	dbuf_append(b, tmp, n);
-}
-
-/* Writes v at p as put_varint does; returns the end (at most 9 bytes). */
+/* Writes v at p in JFR's compressed form; returns the end (at most 9 bytes). */
 static inline unsigned char *enc_varint(unsigned char *p, uint64_t v)
 {
 	for (int n = 0; n < 8 && v >= 0x80; n++) {
@@ -97,6 +84,23 @@ static inline unsigned char *enc_varint(unsigned char *p, uint64_t v)
 	}
 	*p++ = (unsigned char)v; /* the 9th byte holds bits 56-63 whole */
 	return p;
+}
+
+static void put_varint(struct dbuf *b, uint64_t v)
+{
+	unsigned char tmp[9];
+
+	dbuf_append(b, tmp, (size_t)(enc_varint(tmp, v) - tmp));
+}
+
+/* The length of a record's size field: the exact varint of inner plus itself. */
+static size_t size_field_len(size_t inner)
+{
+	size_t s = 1;
+
+	while (varint_len(inner + s) != s)
+		s++;
+	return s;
 }
 
 /* 32-bit fields: the unsigned 32-bit value, never sign-extended (readers use 32-bit decoders) */
@@ -162,10 +166,8 @@ static void put_string(struct dbuf *b, const char *s)
 /* A record whose body is in body: size (exact varint) | type | body. */
 static void put_record(struct dbuf *out, uint64_t type, const struct dbuf *body)
 {
-	size_t inner = varint_len(type) + body->len, s = 1;
+	size_t inner = varint_len(type) + body->len, s = size_field_len(inner);
 
-	while (varint_len(inner + s) != s)
-		s++;
 	put_varint(out, inner + s);
 	put_varint(out, type);
 	dbuf_append(out, body->data, body->len);
@@ -1361,7 +1363,6 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 {
 	struct w w;
 	struct chunk c;
-	struct dbuf body;
 	struct prof_event ev;
 	uint64_t chunk_size = o && o->chunk_size ? o->chunk_size : JFR_CHUNK_SIZE_DEFAULT;
 	enum conv_err err = CONV_E_OK;
@@ -1376,7 +1377,6 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	hmap_init(&w.class_idx);
 	hmap_init(&w.package_idx);
 	dbuf_init(&w.out, 0);
-	dbuf_init(&body, 0);
 	w.fn_memo = calloc(p->nr_functions + 1, sizeof(*w.fn_memo));
 	w.map_class = calloc(p->nr_mappings + 1, sizeof(uint32_t));
 	w.loc_first = calloc(p->nr_locations + 1, sizeof(uint32_t));
@@ -1439,7 +1439,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			 * call per field (this loop runs once per sample).
 			 */
 			unsigned char rec[16 + 8 * 10], *bp = rec + 16, *e = bp;
-			size_t inner, sl = 1;
+			size_t inner, sl;
 
 			e = enc_varint(e, event_type_id(p, ev.event));
 			e = enc_varint(e, ev.time);
@@ -1453,8 +1453,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 				e = enc_varint(e, ev.cpu); /* UINT32_MAX: -1 as an unsigned 32-bit field */
 			}
 			inner = (size_t)(e - bp);
-			while (varint_len(inner + sl) != sl)
-				sl++;
+			sl = size_field_len(inner);
 			enc_varint(bp - sl, inner + sl);
 			dbuf_append(&w.out, bp - sl, sl + inner);
 			maybe_flush(&w);
@@ -1475,7 +1474,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	mark_tables(&w);
 	chunk_end(&w, &c, true);
 	flush_out(&w);
-	if (w.nomem || w.out.err || body.err) {
+	if (w.nomem || w.out.err) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory while writing JFR");
 		goto out;
 	}
@@ -1487,7 +1486,6 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 out:
 	if (w.tables_running)
 		pthread_join(w.tables_th, NULL);
-	dbuf_release(&body);
 	w_release(&w);
 	return err;
 }
