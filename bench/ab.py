@@ -10,10 +10,8 @@ a row does not. A measurement aid for comparing builds, not a test.
 """
 import argparse
 import os
-import resource
 import shlex
 import statistics
-import subprocess
 import time
 
 
@@ -31,8 +29,9 @@ def run(cmd):
             os._exit(127)
     _, status, ru = os.wait4(pid, 0)
     wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) not in (0,):
-        raise SystemExit(f"ab.py: {cmd!r} exited with {os.waitstatus_to_exitcode(status)}")
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"ab.py: {cmd!r} exited with {code}")
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
 
 
