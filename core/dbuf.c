@@ -28,7 +28,7 @@ void dbuf_reset(struct dbuf *b)
 	b->err = false;
 }
 
-bool dbuf_reserve(struct dbuf *b, size_t n)
+bool dbuf_grow(struct dbuf *b, size_t n)
 {
 	size_t want, nalloc;
 	unsigned char *p;
@@ -55,17 +55,6 @@ bool dbuf_reserve(struct dbuf *b, size_t n)
 	mem_advise_huge(p, nalloc);
 	b->data = p;
 	b->alloc = nalloc;
-	return true;
-}
-
-bool dbuf_append(struct dbuf *b, const void *p, size_t n)
-{
-	if (!n)
-		return !b->err;
-	if (!dbuf_reserve(b, n))
-		return false;
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
 	return true;
 }
 

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 struct dbuf {
 	unsigned char *data; /* owned; NULL until the first append */
@@ -22,9 +23,33 @@ void dbuf_release(struct dbuf *b);
 /* Empties the buffer but keeps its memory. */
 void dbuf_reset(struct dbuf *b);
 
-/* Makes room for n more bytes; false (and err set) at the cap or out of memory. */
-bool dbuf_reserve(struct dbuf *b, size_t n);
-bool dbuf_append(struct dbuf *b, const void *p, size_t n);
+/* The growing half of dbuf_reserve: out of line, as it is rare. */
+bool dbuf_grow(struct dbuf *b, size_t n);
+
+/*
+ * Makes room for n more bytes; false (and err set) at the cap or out of
+ * memory. Inline because encoders call it for every varint and the reader
+ * for every record: as a call it was 5 % of a run's instructions
+ * (cachegrind), nearly all of them taking the first branch.
+ */
+static inline bool dbuf_reserve(struct dbuf *b, size_t n)
+{
+	if (!b->err && n <= b->alloc - b->len)
+		return true;
+	return dbuf_grow(b, n);
+}
+
+static inline bool dbuf_append(struct dbuf *b, const void *p, size_t n)
+{
+	if (!n)
+		return !b->err;
+	if (!dbuf_reserve(b, n))
+		return false;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return true;
+}
+
 bool dbuf_putc(struct dbuf *b, char c);
 bool dbuf_puts(struct dbuf *b, const char *s);
 bool dbuf_printf(struct dbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
