@@ -50,11 +50,10 @@ static void hmap_place(struct hmap *m, uint64_t key, uint64_t val)
 	m->count++;
 }
 
-static bool hmap_grow(struct hmap *m)
+/* Moves the entries into a table of ncap slots. */
+static bool hmap_rehash(struct hmap *m, size_t ncap)
 {
 	struct hmap n;
-	/* doubling while small, then 1.5x: less slack in the big per-file tables */
-	size_t ncap = !m->cap ? 64 : m->cap < 65536 ? m->cap * 2 : m->cap + m->cap / 2;
 
 	if (ncap > SIZE_MAX / 2 / sizeof(struct hmap_slot))
 		return false;
@@ -81,6 +80,23 @@ static bool hmap_grow(struct hmap *m)
 	hmap_release(m);
 	*m = n;
 	return true;
+}
+
+static bool hmap_grow(struct hmap *m)
+{
+	/* doubling while small, then 1.5x: less slack in the big per-file tables */
+	return hmap_rehash(m, !m->cap ? 64 : m->cap < 65536 ? m->cap * 2 : m->cap + m->cap / 2);
+}
+
+bool hmap_reserve(struct hmap *m, size_t n)
+{
+	size_t need;
+
+	if (n > SIZE_MAX / 10)
+		return false;
+	/* the load hmap_put keeps: (count + 1) * 10 <= cap * 7 */
+	need = (n * 10 + 6) / 7 + 1;
+	return need <= m->cap || hmap_rehash(m, need);
 }
 
 bool hmap_put(struct hmap *m, uint64_t key, uint64_t val)

@@ -32,6 +32,12 @@ void hmap_init(struct hmap *m);
 void hmap_release(struct hmap *m);
 /* Inserts or replaces; false when out of memory. */
 bool hmap_put(struct hmap *m, uint64_t key, uint64_t val);
+/*
+ * Makes room for n entries in all, so that they are put without growing
+ * (each growth places every entry again, at random in a table larger than
+ * the caches); false when out of memory.
+ */
+bool hmap_reserve(struct hmap *m, size_t n);
 /* Returns a pointer to the value, or NULL; valid until the next put. */
 uint64_t *hmap_get(const struct hmap *m, uint64_t key);
 

@@ -8,6 +8,7 @@
 
 #include "core/arena.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,8 @@ void strtab_release(struct strtab *t);
 /* Returns the id of s (adding it), or STRTAB_NONE when out of memory or too long. */
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len);
 uint32_t strtab_intern_cstr(struct strtab *t, const char *s);
+/* Makes room for n strings in all (no rehashing or copying until then); false when out of memory. */
+bool strtab_reserve(struct strtab *t, size_t n);
 static inline const char *strtab_get(const struct strtab *t, uint32_t id)
 {
 	return id < t->count ? t->strs[id] : "";

@@ -9,9 +9,11 @@
 #include "core/cursor.h"
 #include "core/dbuf.h"
 #include "core/hmap.h"
+#include "core/strtab.h"
 #include "core/err.h"
 #include "core/json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void test_cursor_reads(void **state)
@@ -243,6 +245,75 @@ static void test_hmap(void **state)
 	assert_int_equal(m.count, 0);
 }
 
+/* Reserving makes room once: no growth while the reserved entries go in, and nothing is lost. */
+static void test_hmap_reserve(void **state)
+{
+	struct hmap m;
+	size_t cap;
+	(void)state;
+
+	hmap_init(&m);
+	assert_true(hmap_put(&m, 42, 1));
+	assert_true(hmap_reserve(&m, 100000));
+	cap = m.cap;
+	assert_true(cap * 7 >= 100001 * 10);
+	assert_int_equal(*hmap_get(&m, 42), 1);
+	for (uint64_t i = 0; i < 99999; i++)
+		assert_true(hmap_put(&m, 1000 + i * 7919, i));
+	assert_int_equal(m.cap, cap);
+	assert_int_equal(m.count, 100000);
+	for (uint64_t i = 0; i < 99999; i++)
+		assert_int_equal(*hmap_get(&m, 1000 + i * 7919), i);
+	assert_true(hmap_reserve(&m, 10)); /* smaller: nothing moves */
+	assert_int_equal(m.cap, cap);
+	assert_false(hmap_reserve(&m, SIZE_MAX / 4));
+	assert_int_equal(*hmap_get(&m, 42), 1);
+	hmap_release(&m);
+}
+
+/*
+ * Interning: one id per distinct string, in insertion order, whatever the
+ * length (the hash reads 8 bytes a step: strings that differ only in a last
+ * partial word, or only in length, must stay apart), across reservation and
+ * growth.
+ */
+static void test_strtab(void **state)
+{
+	struct strtab t;
+	char buf[64];
+	uint32_t ids[40][2];
+	(void)state;
+
+	strtab_init(&t);
+	assert_int_equal(strtab_intern_cstr(&t, ""), 0);
+	for (int len = 1; len < 40; len++) {
+		memset(buf, 'a', sizeof(buf));
+		buf[len] = 0;
+		ids[len][0] = strtab_intern(&t, buf, (size_t)len);
+		buf[len - 1] = 'b';
+		ids[len][1] = strtab_intern(&t, buf, (size_t)len);
+		assert_int_equal(ids[len][0], (uint32_t)(2 * len - 1));
+		assert_int_equal(ids[len][1], (uint32_t)(2 * len));
+	}
+	assert_true(strtab_reserve(&t, 5000));
+	assert_true(t.cap >= 5000 && t.nslots >= 2 * 5001);
+	for (int i = 0; i < 4000; i++) {
+		snprintf(buf, sizeof(buf), "sym_%d_%s", i, i % 2 ? "x" : "longer-name");
+		assert_int_equal(strtab_intern_cstr(&t, buf), (uint32_t)(79 + i));
+	}
+	for (int len = 1; len < 40; len++) {
+		memset(buf, 'a', sizeof(buf));
+		assert_int_equal(strtab_intern(&t, buf, (size_t)len), ids[len][0]);
+		buf[len - 1] = 'b';
+		assert_int_equal(strtab_intern(&t, buf, (size_t)len), ids[len][1]);
+		assert_int_equal(strlen(strtab_get(&t, ids[len][1])), (size_t)len);
+	}
+	snprintf(buf, sizeof(buf), "sym_%d_%s", 3999, "x");
+	assert_int_equal(strtab_intern_cstr(&t, buf), 79 + 3999);
+	assert_int_equal(t.count, 79 + 4000);
+	strtab_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +324,8 @@ int main(void)
 		cmocka_unit_test(test_dbuf_cap),
 		cmocka_unit_test(test_arena),
 		cmocka_unit_test(test_hmap),
+		cmocka_unit_test(test_hmap_reserve),
+		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_errors),
 	};
