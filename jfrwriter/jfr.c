@@ -924,8 +924,27 @@ static void mark_tables(struct w *w)
 static void *build_tables(void *arg)
 {
 	struct w *w = arg;
+	const struct prof *p = w->p;
+	size_t frames = 0, unlined = 0, methods;
 
-	for (size_t i = 0; i < w->p->nr_locations && !w->nomem; i++)
+	/*
+	 * Everything sized once from the model: a JFR frame per inline line
+	 * (one for a location without), at most a method per function and
+	 * class plus one per location without lines, a symbol for each of
+	 * those and a class per mapping. Grown as they filled, these tables
+	 * cost a third of this thread (copies, rehashing, re-faulted pages).
+	 */
+	for (size_t i = 0; i < p->nr_locations; i++) {
+		frames += p->locations[i].nr_lines ? p->locations[i].nr_lines : 1;
+		unlined += !p->locations[i].nr_lines;
+	}
+	methods = p->nr_functions + unlined + 16;
+	if (!vec_reserve_exact((void **)&w->frames, &w->cap_frames, frames, sizeof(*w->frames)) ||
+	    !vec_reserve_exact((void **)&w->methods, &w->cap_methods, methods, sizeof(*w->methods)) ||
+	    !hmap_reserve(&w->method_idx, methods) ||
+	    !strtab_reserve(&w->syms, methods + p->nr_mappings + 64))
+		w->nomem = true;
+	for (size_t i = 0; i < p->nr_locations && !w->nomem; i++)
 		location_frames(w, (uint32_t)i);
 	return NULL;
 }
