@@ -41,6 +41,7 @@
 #include "reader/perf_abi.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 static bool has_trailer(uint32_t type)
@@ -174,6 +175,10 @@ static void parse_regs(struct dbuf *b, struct cur *c, uint64_t mask, struct rdr_
 		regs->regs = scratch_u64(b, c, regs->nr);
 	}
 }
+
+/* rdr_decode counts on a sample's memset clearing the whole union */
+_Static_assert(sizeof(((struct rdr_event *)0)->u) == sizeof(struct rdr_sample),
+	       "the sample is the union's largest member");
 
 static bool parse_sample(struct rdr *r, struct cur *c, int attr, struct rdr_sample *s)
 {
@@ -370,7 +375,12 @@ bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 	struct cur c, body;
 	bool ok = true;
 
-	memset(ev, 0, sizeof(*ev));
+	/*
+	 * Zeroed once: the header here, the union by its parser (a sample,
+	 * the largest member, clears all of it) or below. Clearing the whole
+	 * event and then the sample again was 3 % of a run's instructions.
+	 */
+	memset(ev, 0, offsetof(struct rdr_event, u));
 	cur_init(&c, rec, len, r->swap);
 	ev->type = cur_u32(&c);
 	ev->misc = cur_u16(&c);
@@ -400,6 +410,7 @@ bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 		ev->has_time = (ev->u.sample.sample_type & PERF_SAMPLE_TIME) != 0;
 		return true;
 	}
+	memset(&ev->u, 0, sizeof(ev->u));
 	if (has_trailer(ev->type)) {
 		if (!parse_trailer(r, &body, attr, &ev->sid)) {
 			r->stats.records_malformed++;
