@@ -13,6 +13,13 @@
  * zstd-compressed debug sections (ELFCOMPRESS_ZSTD = 2) are decompressed
  * here before libdw sees them: libelf 0.188 knows only zlib and libdw then
  * silently finds no DWARF.
+ *
+ * Location lists (.debug_loc, .debug_loclists) say where variables live:
+ * nothing here asks for them, yet dwarf_begin_elf decompresses every debug
+ * section it knows, and Debian's debug files are compressed. They are hidden
+ * from libdw (typed SHT_NOBITS in libelf's copy of the section headers, which
+ * libdw skips): for libc6-dbg's libc that is 1.4 of 10 MB not inflated, not
+ * held in memory, for every run.
  */
 #include "symbolize/symbolize.h"
 
@@ -188,11 +195,23 @@ static uint32_t intern(struct sym_file *f, const char *s)
 
 /* ---- opening ---- */
 
-/* Decompresses zstd sections in place (see the file comment). */
-static void undo_zstd_sections(struct sym_file *f)
+/* A debug section the symbolizer never reads (see the file comment). */
+static bool unused_debug_section(Elf *e, size_t shstrndx, const GElf_Shdr *sh)
+{
+	const char *name = elf_strptr(e, shstrndx, sh->sh_name);
+
+	return name && (!strcmp(name, ".debug_loc") || !strcmp(name, ".debug_loclists") ||
+			!strcmp(name, ".zdebug_loc") || !strcmp(name, ".zdebug_loclists"));
+}
+
+/* Hides unused sections and decompresses zstd ones in place (see the file comment). */
+static void prepare_sections(struct sym_file *f)
 {
 	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
+	if (elf_getshdrstrndx(f->elf, &shstrndx) != 0)
+		shstrndx = SIZE_MAX;
 	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		GElf_Chdr ch;
@@ -201,8 +220,14 @@ static void undo_zstd_sections(struct sym_file *f)
 		size_t got;
 		void **nz;
 
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED) ||
-		    sh.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (shstrndx != SIZE_MAX && unused_debug_section(f->elf, shstrndx, &sh)) {
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh);
+			continue;
+		}
+		if (!(sh.sh_flags & SHF_COMPRESSED))
 			continue;
 		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD)
 			continue;
@@ -376,7 +401,7 @@ enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const
 		sym_file_close(f);
 		return conv_fail(diag, CONV_E_LIBELF, UINT64_MAX, "%s: not an ELF file", debug_path);
 	}
-	undo_zstd_sections(f);
+	prepare_sections(f);
 	f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 	if (f->dw)
 		index_cus(f);
@@ -905,7 +930,7 @@ static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const str
 
 /*
  * .debug_line, .debug_line_str and .debug_str of the debug file, once. libdw
- * has decompressed them in place by now (zstd ones: undo_zstd_sections); a
+ * has decompressed them in place by now (zstd ones: prepare_sections); a
  * section still compressed is not used.
  */
 static void load_line_sections(struct sym_file *f)
