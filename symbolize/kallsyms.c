@@ -120,7 +120,18 @@ enum conv_err kallsyms_parse(struct kallsyms *k, const char *text, size_t len)
 	}
 	if (!k->nr)
 		return CONV_E_FORMAT;
-	qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	/*
+	 * The kernel lists its text symbols in address order (modules too):
+	 * checking that is linear, where qsort (a merge sort in glibc, so
+	 * ties keep file order either way) was a third of loading 120 k
+	 * symbols.
+	 */
+	for (size_t i = 1; i < k->nr; i++) {
+		if (k->syms[i].addr < k->syms[i - 1].addr) {
+			qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+			break;
+		}
+	}
 	return CONV_E_OK;
 }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "symbolize/kallsyms.h"
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
@@ -1782,6 +1783,58 @@ static int group_setup(void **state)
 	return 0;
 }
 
+/*
+ * kallsyms: text symbols only, in address order whether or not the file
+ * had them so (the kernel writes them sorted and the sort is then skipped;
+ * a file out of order is sorted), aliases at one address in file order.
+ */
+static void check_kallsyms(const char *text, const char *const *order, size_t n)
+{
+	struct kallsyms k;
+
+	kallsyms_init(&k);
+	assert_int_equal(kallsyms_parse(&k, text, strlen(text)), CONV_E_OK);
+	assert_int_equal(k.nr, n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(strtab_get(&k.strs, k.syms[i].name), order[i]);
+	for (size_t i = 1; i < n; i++)
+		assert_true(k.syms[i - 1].addr <= k.syms[i].addr);
+	assert_int_equal(k.text, 0xffffffff81000000ull);
+	assert_string_equal(strtab_get(&k.strs, kallsyms_lookup(&k, 0xffffffff81000150ull)->name),
+			    "alias_b");
+	assert_string_equal(strtab_get(&k.strs, kallsyms_lookup(&k, 0xffffffff81000010ull)->name),
+			    "_text");
+	assert_string_equal(strtab_get(&k.strs, kallsyms_lookup(&k, 0xffffffffc0000010ull)->module),
+			    "ext4");
+	kallsyms_release(&k);
+}
+
+static void test_kallsyms(void **state)
+{
+	static const char sorted[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000100 t alias_a\n"
+		"ffffffff81000100 T alias_b\n"
+		"ffffffff81000180 D some_data\n"
+		"ffffffff81000200 T later\n"
+		"ffffffffc0000000 t ext4_fn\t[ext4]\n"
+		"ffffffffc0000100 t ext4_end\t[ext4]\n";
+	static const char unsorted[] =
+		"ffffffffc0000100 t ext4_end\t[ext4]\n"
+		"ffffffffc0000000 t ext4_fn\t[ext4]\n"
+		"ffffffff81000200 T later\n"
+		"ffffffff81000100 t alias_a\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000180 D some_data\n"
+		"ffffffff81000100 T alias_b\n";
+	static const char *const order[] = {"_text",  "alias_a", "alias_b",
+					    "later", "ext4_fn", "ext4_end"};
+	(void)state;
+
+	check_kallsyms(sorted, order, 6);
+	check_kallsyms(unsorted, order, 6);
+}
+
 static int group_teardown(void **state)
 {
 	(void)state;
@@ -1809,6 +1862,7 @@ int main(void)
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_kallsyms),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
