@@ -135,7 +135,7 @@ void cur_u64_array(struct cur *c, uint64_t *out, size_t n)
  * set on every byte but the last. Bits past the 64th must be zero (or, for
  * the signed form, copies of the sign): a longer value fails the cursor.
  */
-uint64_t cur_uleb128(struct cur *c)
+uint64_t cur_uleb128_long(struct cur *c)
 {
 	uint64_t v = 0;
 

@@ -65,8 +65,20 @@ const char *cur_str_field(struct cur *c, size_t n, size_t *len_out);
 const char *cur_str_rest(struct cur *c, size_t *len_out);
 
 /* DWARF's unsigned and signed LEB128; a value wider than 64 bits fails. */
-uint64_t cur_uleb128(struct cur *c);
+uint64_t cur_uleb128_long(struct cur *c);
 int64_t cur_sleb128(struct cur *c);
+
+/*
+ * A value below 128 is one byte: DWARF's forms and opcodes, the event
+ * spool's flags and small ids. That case is inline (the call was a third
+ * of reading an event back from the spool); the rest goes to the loop.
+ */
+static inline uint64_t cur_uleb128(struct cur *c)
+{
+	if (!c->err && c->pos < c->len && c->base[c->pos] < 0x80)
+		return c->base[c->pos++];
+	return cur_uleb128_long(c);
+}
 /*
  * Reads a string that runs to the next NUL (DWARF's inline strings) and
  * skips past the NUL. NULL (and err) if no NUL comes before the end.
