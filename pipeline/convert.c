@@ -133,6 +133,7 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 {
 	uint64_t h = 7;
 	uint64_t *v;
+	size_t old_cap = c->cap_stacks;
 
 	for (uint32_t i = 0; i < n; i++)
 		h = mix_fast(h, f[i]);
@@ -146,7 +147,8 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 	    !vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
 	    !vec_reserve((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
 		return UINT32_MAX;
-	{
+	/* the parallel arrays follow stack_off's capacity (a realloc per stack when they did not check) */
+	if (c->cap_stacks != old_cap || !c->stack_len || !c->stack_trunc) {
 		size_t cap = c->cap_stacks;
 		uint32_t *nl = realloc(c->stack_len, cap * sizeof(uint32_t));
 		uint8_t *nt;
