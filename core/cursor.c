@@ -17,59 +17,6 @@ void cur_fail(struct cur *c)
 	c->pos = c->len;
 }
 
-static const uint8_t *cur_take(struct cur *c, size_t n)
-{
-	const uint8_t *p;
-
-	if (c->err || n > c->len - c->pos) {
-		cur_fail(c);
-		return NULL;
-	}
-	p = c->base + c->pos;
-	c->pos += n;
-	return p;
-}
-
-uint8_t cur_u8(struct cur *c)
-{
-	const uint8_t *p = cur_take(c, 1);
-
-	return p ? p[0] : 0;
-}
-
-uint16_t cur_u16(struct cur *c)
-{
-	const uint8_t *p = cur_take(c, 2);
-	uint16_t v;
-
-	if (!p)
-		return 0;
-	memcpy(&v, p, sizeof(v));
-	return c->swap ? conv_bswap16(v) : v;
-}
-
-uint32_t cur_u32(struct cur *c)
-{
-	const uint8_t *p = cur_take(c, 4);
-	uint32_t v;
-
-	if (!p)
-		return 0;
-	memcpy(&v, p, sizeof(v));
-	return c->swap ? conv_bswap32(v) : v;
-}
-
-uint64_t cur_u64(struct cur *c)
-{
-	const uint8_t *p = cur_take(c, 8);
-	uint64_t v;
-
-	if (!p)
-		return 0;
-	memcpy(&v, p, sizeof(v));
-	return c->swap ? conv_bswap64(v) : v;
-}
-
 const uint8_t *cur_view(struct cur *c, size_t n)
 {
 	return cur_take(c, n);
