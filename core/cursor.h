@@ -67,8 +67,8 @@ int64_t cur_sleb128(struct cur *c);
 
 /*
  * A value below 128 is one byte: DWARF's forms and opcodes, the event
- * spool's flags and small ids. That case is inline (the call was a third
- * of reading an event back from the spool); the rest goes to the loop.
+ * spool's flags and small ids (it reads six values per event back). That
+ * case is an inline test; the rest goes to the loop.
  */
 static inline uint64_t cur_uleb128(struct cur *c)
 {

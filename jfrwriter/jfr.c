@@ -952,11 +952,13 @@ static void *build_tables(void *arg)
 	size_t frames = 0, unlined = 0, methods;
 
 	/*
-	 * Everything sized once from the model: a JFR frame per inline line
-	 * (one for a location without), at most a method per function and
-	 * class plus one per location without lines, a symbol for each of
-	 * those and a class per mapping. Grown as they filled, these tables
-	 * cost a third of this thread (copies, rehashing, re-faulted pages).
+	 * Sized once from the model: a JFR frame per inline line (one for a
+	 * location without), exactly; methods and their symbols about one per
+	 * function (a function's class is its object's) plus one per location
+	 * without lines, which only a function seen under two objects' names
+	 * exceeds (the tables then grow as before). Grown as they filled,
+	 * these tables cost a third of this thread (copies, rehashing,
+	 * re-faulted pages).
 	 */
 	for (size_t i = 0; i < p->nr_locations; i++) {
 		frames += p->locations[i].nr_lines ? p->locations[i].nr_lines : 1;
