@@ -42,14 +42,14 @@ struct rdr_in {
 };
 
 /* A queued record waiting for its round to be flushed. */
+/* 32 bytes: the round's sort moves each entry a few times (see q_sort). */
 struct rdr_qent {
 	uint64_t time;
-	uint64_t seq;      /* file order, to keep the sort stable */
 	uint64_t offset;
 	size_t pool_off;   /* bytes in the queue pool */
-	uint32_t len;
+	uint32_t len : 31; /* header.size: a queued record is at most 64 KiB */
+	uint32_t in_compressed : 1;
 	int attr;
-	bool in_compressed;
 };
 
 /* A sample held until its deferred user callchain arrives. */
@@ -117,7 +117,6 @@ struct rdr {
 	size_t q_ready, q_pos; /* q[q_pos..q_ready) are sorted and ready to deliver */
 	struct dbuf qpool;
 	struct dbuf qspare; /* the next round's pool (see q_drop_ready) */
-	uint64_t seq;
 	uint64_t max_time;        /* largest time queued so far */
 	uint64_t round_limit;     /* flush up to this at the next FINISHED_ROUND */
 	uint64_t last_flushed;    /* time of the last delivered queued record */
