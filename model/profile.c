@@ -238,7 +238,8 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
 	       vec_reserve_exact((void **)&p->samples, &p->cap_samples, p->nr_samples + samples,
 			   sizeof(*p->samples)) &&
 	       vec_reserve_exact((void **)&p->values, &p->cap_values,
-			   p->nr_values + samples * p->nr_types, sizeof(*p->values));
+			   p->nr_values + samples * p->nr_types, sizeof(*p->values)) &&
+	       hmap_reserve(&p->sample_idx, p->nr_samples + samples);
 }
 
 bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,

@@ -188,9 +188,10 @@ static inline const uint32_t *prof_stack_locs(const struct prof *p, uint32_t sta
 	return s + 1;
 }
 /*
- * Sizes the arrays for what the caller knows is coming (counts are upper
- * bounds), so they are allocated once instead of doubling: less memory at
- * the peak and no copies. false when out of memory.
+ * Sizes the arrays (and the samples' index) for what the caller knows is
+ * coming (counts are upper bounds), so they are allocated once instead of
+ * doubling: less memory at the peak, no copies and no rehashing. false when
+ * out of memory.
  */
 bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_frames,
 		  size_t samples);
