@@ -188,13 +188,17 @@ static uint64_t rawkey_hash(const struct rawkey *k, const struct rdr_sample *s)
 static bool rawkey_same(const struct cv *c, const struct rawkey *e, const struct rawkey *k,
 			const struct rdr_sample *s)
 {
-	const uint64_t *v = c->raw_pool + e->off;
+	const uint64_t *v;
 	uint32_t n = (uint32_t)s->callchain_nr + !!(k->mode & RK_HAS_IP);
 
 	if (e->version != k->version || e->kversion != k->kversion || e->proc != k->proc ||
 	    e->tid != k->tid || e->attr != k->attr || e->cpu != k->cpu || e->mode != k->mode ||
 	    e->n != n)
 		return false;
+	/* no addresses (no IP, empty callchain): raw_pool may not exist yet, and there is nothing to compare */
+	if (!n)
+		return true;
+	v = c->raw_pool + e->off;
 	if (k->mode & RK_HAS_IP) {
 		if (v[0] != s->ip)
 			return false;
