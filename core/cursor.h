@@ -76,6 +76,21 @@ static inline uint64_t cur_uleb128(struct cur *c)
 		return c->base[c->pos++];
 	return cur_uleb128_long(c);
 }
+
+/*
+ * The writing side, for formats conv writes itself (protobuf varints, the
+ * event spool): v as unsigned LEB128 at p, at most 10 bytes; returns the
+ * end. The caller has made the room.
+ */
+static inline uint8_t *cur_put_uleb128(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
 /*
  * Reads a string that runs to the next NUL (DWARF's inline strings) and
  * skips past the NUL. NULL (and err) if no NUL comes before the end.

@@ -127,16 +127,6 @@ static bool spill(struct prof_events *e)
 	return true;
 }
 
-static unsigned char *put_varint(unsigned char *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	return p;
-}
-
 bool prof_events_add(struct prof_events *e, const struct prof_event *ev)
 {
 	unsigned char *p, *flags;
@@ -155,28 +145,28 @@ bool prof_events_add(struct prof_events *e, const struct prof_event *ev)
 		int64_t d = (int64_t)(ev->time - pv->time);
 
 		*flags |= F_TIME;
-		p = put_varint(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		p = cur_put_uleb128(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 	}
 	if (ev->period != pv->period) {
 		*flags |= F_PERIOD;
-		p = put_varint(p, ev->period);
+		p = cur_put_uleb128(p, ev->period);
 	}
 	if (ev->weight != pv->weight) {
 		*flags |= F_WEIGHT;
-		p = put_varint(p, ev->weight);
+		p = cur_put_uleb128(p, ev->weight);
 	}
-	p = put_varint(p, ev->stack);
+	p = cur_put_uleb128(p, ev->stack);
 	if (ev->thread != pv->thread) {
 		*flags |= F_THREAD;
-		p = put_varint(p, ev->thread);
+		p = cur_put_uleb128(p, ev->thread);
 	}
 	if (ev->cpu != pv->cpu) {
 		*flags |= F_CPU;
-		p = put_varint(p, (uint32_t)(ev->cpu + 1));
+		p = cur_put_uleb128(p, (uint32_t)(ev->cpu + 1));
 	}
 	if (ev->event != pv->event) {
 		*flags |= F_EVENT;
-		p = put_varint(p, ev->event);
+		p = cur_put_uleb128(p, ev->event);
 	}
 	*pv = *ev;
 	e->bytes += (size_t)(p - flags);

@@ -18,6 +18,7 @@
  */
 #include "pprofwriter/pprof.h"
 
+#include "core/cursor.h"
 #include "core/dbuf.h"
 #include "model/profile.h"
 
@@ -29,17 +30,8 @@
 
 static void pb_varint(struct dbuf *b, uint64_t v)
 {
-	unsigned char *o;
-
-	if (!dbuf_reserve(b, 10))
-		return;
-	o = b->data + b->len;
-	while (v >= 0x80) {
-		*o++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*o++ = (unsigned char)v;
-	b->len = (size_t)(o - b->data);
+	if (dbuf_reserve(b, 10))
+		b->len = (size_t)(cur_put_uleb128(b->data + b->len, v) - b->data);
 }
 
 static void pb_key(struct dbuf *b, unsigned field, unsigned wt)
