@@ -662,16 +662,13 @@ static bool q_push(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, 
 		r->q_tmp = nt;
 		r->q_cap = ncap;
 	}
-	/* a record with a time is one header.size long (u16): the 31-bit field holds it */
-	if (len > 0x7fffffffu)
-		return false;
 	e = &r->q[r->q_len];
 	e->pool_off = r->qpool.len;
 	if (!dbuf_append(&r->qpool, rec, len))
 		return false;
 	e->time = time;
 	e->offset = off;
-	e->len = (uint32_t)len & 0x7fffffffu;
+	e->len = (uint16_t)len; /* a queued record is header.size long (see struct rdr_qent) */
 	e->attr = attr;
 	e->in_compressed = inz;
 	r->q_len++;
@@ -684,7 +681,7 @@ static bool q_push(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, 
  * By time alone: records of equal time keep file order because the sort is
  * stable and the queue holds them in file order (what an earlier round left
  * is at the front, in order, and new records are appended as read). A
- * sequence number to break ties made the entry 48 bytes instead of 40 and
+ * sequence number to break ties made the entry 48 bytes instead of 32 and
  * every comparison two; the sort moves and compares each entry of a round
  * a few times.
  */

@@ -47,8 +47,8 @@ struct rdr_qent {
 	uint64_t time;
 	uint64_t offset;
 	size_t pool_off;   /* bytes in the queue pool */
-	uint32_t len : 31; /* header.size: a queued record is at most 64 KiB */
-	uint32_t in_compressed : 1;
+	uint16_t len;      /* header.size: only TRACING_DATA runs past it, and it is never queued */
+	bool in_compressed;
 	int attr;
 };
 
