@@ -1379,6 +1379,16 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 	maybe_flush(w);
 }
 
+/* Ends a chunk once the tables exist (waiting for them), with what its stacks use; false when out of memory. */
+static bool close_chunk(struct w *w, struct chunk *c, bool last)
+{
+	if (!tables_ready(w))
+		return false;
+	mark_tables(w);
+	chunk_end(w, c, last);
+	return true;
+}
+
 static void w_release(struct w *w)
 {
 	strtab_release(&w->syms);
@@ -1460,13 +1470,11 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		}
 		if (c.any && out_tell(&w) - c.start_pos >= chunk_size) {
 			/* this chunk is full and there is more: close it, start the next */
-			if (!tables_ready(&w)) {
+			if (!close_chunk(&w, &c, false)) {
 				err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX,
 						"no memory for the JFR tables");
 				goto out;
 			}
-			mark_tables(&w);
-			chunk_end(&w, &c, false);
 			chunk_begin(&w, &c);
 			st->chunks++;
 		}
@@ -1511,13 +1519,11 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "reading the event spool back failed");
 		goto out;
 	}
-	if (!tables_ready(&w)) {
+	if (!close_chunk(&w, &c, true)) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
 		goto out;
 	}
 	st->remote_frames = w.remote_frames;
-	mark_tables(&w);
-	chunk_end(&w, &c, true);
 	flush_out(&w);
 	if (w.nomem || w.out.err) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory while writing JFR");
