@@ -35,7 +35,7 @@ command -v valgrind >/dev/null || { echo "instr.sh: needs valgrind (apt-get inst
 cmake -S "$REPO" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target conv >/dev/null
 
-OUTBASE="$(mktemp -d /tmp/instr.XXXXXX)"
+OUTBASE="$(mktemp -d)"
 trap 'rm -rf "$OUTBASE"' EXIT
 # no network, as in pipeline.sh
 DEBUGINFOD_URLS= valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$OUT" \
