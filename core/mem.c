@@ -77,5 +77,18 @@ void mem_tune_malloc(void)
 	(void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	(void)mallopt(M_TOP_PAD, 64 << 20);
 	atomic_store(&heap_done, start);
+	/*
+	 * Grow the heap now (by M_TOP_PAD) and advise it at once: the reading
+	 * pass fills tens of MB with blocks below MEM_HUGE_MIN before any
+	 * table is large enough to call mem_advise_huge, and every 4 KiB page
+	 * touched before the advice stays a small page.
+	 */
+	{
+		/* volatile: a malloc freed unused is otherwise removed by the compiler */
+		void *volatile grow = malloc((size_t)1 << 20);
+
+		free(grow);
+	}
+	advise_heap();
 #endif
 }
