@@ -15,7 +15,11 @@ struct dbuf;
 /* Encodes the profile (uncompressed protobuf) into out. CONV_E_NOMEM. */
 enum conv_err pprof_encode(const struct prof *p, struct dbuf *out);
 
-/* Encodes and gzips into out (deterministic: no name or time in the gzip header). */
+/*
+ * Encodes and gzips into out (deterministic: no name or time in the gzip
+ * header; one gzip member per 256 KiB of encoding). level: 0-12 as
+ * libdeflate counts (1 fastest, 6 zlib's default, 12 smallest); below 0: 6.
+ */
 enum conv_err pprof_encode_gz(const struct prof *p, int level, struct dbuf *out);
 
 /*
