@@ -10,9 +10,10 @@
  * DIEs (and lexical blocks) whose ranges contain it, which gives the
  * concrete chain (dwarf_getscopes follows abstract origins instead).
  *
- * zstd-compressed debug sections (ELFCOMPRESS_ZSTD = 2) are decompressed
- * here before libdw sees them: libelf 0.188 knows only zlib and libdw then
- * silently finds no DWARF.
+ * Compressed debug sections are decompressed here before libdw sees them:
+ * zstd ones (ELFCOMPRESS_ZSTD = 2) because libelf 0.188 knows only zlib and
+ * libdw then silently finds no DWARF; zlib ones (Debian's debug files) by
+ * libdeflate, in 40 % of zlib's time (libc6-dbg's libc: 12 vs 29 ms).
  *
  * Location lists (.debug_loc, .debug_loclists) say where variables live:
  * nothing here asks for them, yet dwarf_begin_elf decompresses every debug
@@ -41,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <libdeflate.h>
 #include <zstd.h>
 
 #include <libiberty/demangle.h>
@@ -204,11 +206,28 @@ static bool unused_debug_section(Elf *e, size_t shstrndx, const GElf_Shdr *sh)
 			!strcmp(name, ".zdebug_loc") || !strcmp(name, ".zdebug_loclists"));
 }
 
-/* Hides unused sections and decompresses zstd ones in place (see the file comment). */
+/* Decompresses a section's payload (after its Chdr) into buf; false if it is not what ch says. */
+static bool decompress(struct libdeflate_decompressor **dc, const GElf_Chdr *ch, const void *in,
+		       size_t n, void *buf)
+{
+	size_t got = 0;
+
+	if (ch->ch_type == ELFCOMPRESS_ZSTD) {
+		got = ZSTD_decompress(buf, ch->ch_size, in, n);
+		return !ZSTD_isError(got) && got == ch->ch_size;
+	}
+	if (!*dc && !(*dc = libdeflate_alloc_decompressor()))
+		return false;
+	return libdeflate_zlib_decompress(*dc, in, n, buf, ch->ch_size, &got) == LIBDEFLATE_SUCCESS &&
+	       got == ch->ch_size;
+}
+
+/* Hides unused sections and decompresses compressed ones in place (see the file comment). */
 static void prepare_sections(struct sym_file *f)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	struct libdeflate_decompressor *dc = NULL;
 
 	if (elf_getshdrstrndx(f->elf, &shstrndx) != 0)
 		shstrndx = SIZE_MAX;
@@ -217,7 +236,6 @@ static void prepare_sections(struct sym_file *f)
 		GElf_Chdr ch;
 		Elf_Data *d;
 		void *buf;
-		size_t got;
 		void **nz;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
@@ -229,7 +247,8 @@ static void prepare_sections(struct sym_file *f)
 		}
 		if (!(sh.sh_flags & SHF_COMPRESSED))
 			continue;
-		if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZSTD)
+		if (!gelf_getchdr(scn, &ch) ||
+		    (ch.ch_type != ELFCOMPRESS_ZSTD && ch.ch_type != ELFCOMPRESS_ZLIB))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf || ch.ch_size > MAX_DECOMPRESSED)
@@ -243,12 +262,11 @@ static void prepare_sections(struct sym_file *f)
 			buf = malloc(ch.ch_size ? ch.ch_size : 1);
 			if (!buf)
 				continue;
-			got = ZSTD_decompress(buf, ch.ch_size, (const char *)d->d_buf + hdr,
-					      d->d_size - hdr);
-		}
-		if (ZSTD_isError(got) || got != ch.ch_size) {
-			free(buf);
-			continue;
+			/* a section that fails here is left to libelf, which says what is wrong */
+			if (!decompress(&dc, &ch, (const char *)d->d_buf + hdr, d->d_size - hdr, buf)) {
+				free(buf);
+				continue;
+			}
 		}
 		nz = realloc(f->zbufs, (f->nr_zbufs + 1) * sizeof(*nz));
 		if (!nz) {
@@ -264,8 +282,11 @@ static void prepare_sections(struct sym_file *f)
 		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
 		sh.sh_size = ch.ch_size;
 		gelf_update_shdr(scn, &sh);
-		f->st.zstd_sections++;
+		if (ch.ch_type == ELFCOMPRESS_ZSTD)
+			f->st.zstd_sections++;
 	}
+	if (dc)
+		libdeflate_free_decompressor(dc);
 }
 
 /* PT_LOAD segments with file contents; false when the headers cannot be trusted. */
@@ -929,9 +950,9 @@ static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc);
 static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const struct symtab_ent *se);
 
 /*
- * .debug_line, .debug_line_str and .debug_str of the debug file, once. libdw
- * has decompressed them in place by now (zstd ones: prepare_sections); a
- * section still compressed is not used.
+ * .debug_line, .debug_line_str and .debug_str of the debug file, once.
+ * prepare_sections (or libdw, for what it left) has decompressed them in
+ * place by now; a section still compressed is not used.
  */
 static void load_line_sections(struct sym_file *f)
 {
