@@ -95,6 +95,8 @@ struct symtab_ent {
 	uint32_t order; /* index in the symbol table: sorting is stable by it */
 	uint8_t bind;   /* STB_* */
 	uint8_t label;  /* STT_NOTYPE code label: named only where no function is */
+	/* strtab id + 1 of the demangled name, once a lookup asked (0: not yet) */
+	uint32_t function;
 };
 
 struct cached {
@@ -946,8 +948,8 @@ static void fill_names(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
 }
 
 struct symtab_ent;
-static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc);
-static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const struct symtab_ent *se);
+static struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc);
+static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, struct symtab_ent *se);
 
 /*
  * .debug_line, .debug_line_str and .debug_str of the debug file, once.
@@ -1067,7 +1069,7 @@ static bool unit_line_at(struct sym_file *f, struct cu_info *ci, uint64_t pc, ui
 static bool lookup_lines_only(struct sym_file *f, struct cu_info *ci, uint64_t pc,
 			      struct sym_result *res)
 {
-	const struct symtab_ent *se = symtab_find(f, pc);
+	struct symtab_ent *se = symtab_find(f, pc);
 	struct sym_frame *fr;
 	uint32_t ln, col, file;
 
@@ -1150,7 +1152,7 @@ static bool lookup_dwarf(struct sym_file *f, uint64_t pc, struct sym_result *res
 	 * name that identifies the machine code; inlined levels keep DWARF's.
 	 */
 	{
-		const struct symtab_ent *se = symtab_find(f, pc);
+		struct symtab_ent *se = symtab_find(f, pc);
 
 		if (se)
 			name_from_symbol(f, &frames[depth - 1], se);
@@ -1268,6 +1270,7 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			f->syms[f->nr_syms].lo = s.st_value;
 			f->syms[f->nr_syms].hi = s.st_value + s.st_size;
 			f->syms[f->nr_syms].sec_end = 0;
+			f->syms[f->nr_syms].function = 0;
 			if (s.st_shndx < SHN_LORESERVE) {
 				Elf_Scn *ss = elf_getscn(e, s.st_shndx);
 				GElf_Shdr ssh;
@@ -1483,6 +1486,7 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 		}
 		f->syms[f->nr_syms].lo = at;
 		f->syms[f->nr_syms].hi = at + 16;
+		f->syms[f->nr_syms].function = 0;
 		f->syms[f->nr_syms].sec_end = psh.sh_addr + psh.sh_size;
 		f->syms[f->nr_syms].name = intern(f, buf);
 		f->syms[f->nr_syms].bind = STB_GLOBAL;
@@ -1549,7 +1553,7 @@ static void build_symtab(struct sym_file *f)
 }
 
 /* The symbol perf would name at pc, or NULL. */
-static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
+static struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
 {
 	size_t lo = 0, hi;
 
@@ -1566,7 +1570,7 @@ static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
 	}
 	/* nested symbols are rare; a short look back finds one that covers pc */
 	for (size_t i = lo; i > 0 && lo - i < 16; i--) {
-		const struct symtab_ent *s = &f->syms[i - 1];
+		struct symtab_ent *s = &f->syms[i - 1];
 
 		if (s->lo <= pc && pc < s->hi)
 			return s;
@@ -1574,20 +1578,27 @@ static const struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
 	return NULL;
 }
 
-/* Names a frame from a symbol: demangled for display, raw as the system name. */
-static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, const struct symtab_ent *se)
+/*
+ * Names a frame from a symbol: demangled for display, raw as the system
+ * name; demangled once per symbol, not per address (a binary
+ * without debug info has tens of thousands of addresses in a few thousand
+ * functions, and demangling a C++ name costs microseconds).
+ */
+static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, struct symtab_ent *se)
 {
-	char *dem;
-
 	fr->system_name = strtab_get(&f->strs, se->name);
-	dem = sym_demangle(fr->system_name);
-	fr->function = dem ? strtab_get(&f->strs, intern(f, dem)) : fr->system_name;
-	free(dem);
+	if (!se->function) {
+		char *dem = sym_demangle(fr->system_name);
+
+		se->function = (dem ? intern(f, dem) : se->name) + 1;
+		free(dem);
+	}
+	fr->function = strtab_get(&f->strs, se->function - 1);
 }
 
 static bool lookup_symtab(struct sym_file *f, uint64_t pc, struct sym_result *res)
 {
-	const struct symtab_ent *se = symtab_find(f, pc);
+	struct symtab_ent *se = symtab_find(f, pc);
 	struct sym_frame *fr;
 
 	if (!se)
