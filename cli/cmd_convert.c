@@ -340,7 +340,7 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 	if (rdr_problem_count(r))
 		fprintf(stderr, "  problems    %zu kinds (warnings above)\n", rdr_problem_count(r));
 	if (c->verbose)
-		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s, write %.3f s\n",
+		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s\n",
 			(double)cs->ns_read / 1e9, (double)cs->ns_symbolize / 1e9,
 			(double)cs->ns_model / 1e9, (double)write_ns / 1e9);
 	for (size_t i = 0; i < nw; i++) {

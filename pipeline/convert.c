@@ -705,7 +705,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	uint32_t *map_ids = NULL;
 	uint64_t nrec = 0, first_time = 0;
 	size_t known_stacks = 0; /* raw stacks seen before this sample */
-	uint64_t t0, t_model;
+	uint64_t t0, t_model, t_sym;
 	size_t loc_base;
 	bool have_first = false;
 	/* pipe mode: attrs arrive with the stream, so this grows */
@@ -902,7 +902,6 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	}
 	cv_drop_indexes(&c);
 	st->ns_read = now_ns() - t0;
-	t0 = now_ns();
 	/* statistics: samples per distinct frame, then per registered address */
 	{
 		uint64_t *hits = calloc(c.nr_frames + 1, sizeof(*hits));
@@ -954,11 +953,22 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		hmap_release(&tids);
 	}
 	/*
-	 * The model's stacks and samples first: they need no symbols (a frame's
-	 * location will be number loc_base + its index), and the reading pass's
-	 * aggregates, the largest thing left, are gone before the symbolizer's
-	 * peak.
+	 * Symbolization starts on the workers beside this thread, which
+	 * meanwhile builds the model's stacks and samples: they need no symbols
+	 * (a frame's location will be number loc_base + its index). This thread
+	 * then joins the workers (symjob_finish).
 	 */
+	if (o->progress)
+		report(o, r, CONVERT_SYMBOLIZING, nrec);
+	{
+		bool running = host_runs_kernel(rdr_info(r)->osrelease);
+
+		procmap_set_running_kernel(pm, running);
+		symjob_set_running_kernel(sj, running);
+	}
+	procmap_finish(pm);
+	t_sym = now_ns();
+	symjob_start(sj);
 	t_model = now_ns();
 	info = rdr_info(r);
 	set_types(p, info);
@@ -1080,21 +1090,12 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			goto out;
 	}
 	st->ns_model = now_ns() - t_model;
-
-	if (o->progress)
-		report(o, r, CONVERT_SYMBOLIZING, nrec);
-	{
-		bool running = host_runs_kernel(rdr_info(r)->osrelease);
-
-		procmap_set_running_kernel(pm, running);
-		symjob_set_running_kernel(sj, running);
-	}
-	procmap_finish(pm);
-	err = symjob_run(sj, diag);
+	err = symjob_finish(sj, diag);
 	if (err)
 		goto out;
 	collect_symstats(st, sj);
-	st->ns_symbolize = now_ns() - t0 - st->ns_model;
+	/* from the workers' start: it overlaps the model's stacks and samples */
+	st->ns_symbolize = now_ns() - t_sym;
 	t_model = now_ns();
 	if (o->progress)
 		report(o, r, CONVERT_MODEL, nrec);

@@ -73,7 +73,11 @@ struct convert_stats {
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;
-	/* wall time of each phase (CLOCK_MONOTONIC, ns): where a run's time went (conv -v) */
+	/*
+	 * wall time of each phase (CLOCK_MONOTONIC, ns): where a run's time went
+	 * (conv -v). Symbolization runs from the end of the reading pass; the
+	 * model's stacks and samples are built meanwhile, so ns_model overlaps it.
+	 */
 	uint64_t ns_read, ns_symbolize, ns_model;
 };
 

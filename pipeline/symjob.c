@@ -30,6 +30,8 @@
 
 enum obj_kind { OBJ_USER, OBJ_KERNEL };
 
+#define SYMJOB_MAX_THREADS 64
+
 struct sj_addr {
 	uint32_t obj;
 	uint32_t first_map; /* the mapping it was first registered through (fast path check) */
@@ -87,12 +89,18 @@ struct symjob {
 	size_t nr_unres;
 	struct strtab mstrs; /* strings of missing entries */
 	atomic_size_t next_obj; /* in order[] */
+	bool started;           /* symjob_start was called */
+	pthread_t th[SYMJOB_MAX_THREADS];
+	unsigned nr_th;         /* workers running beside the caller */
 	uint32_t *order;        /* objects, costliest first (NULL: index order) */
 	struct symjob_stats st;
 	struct dfd_client *dfd; /* NULL when symbolization is off */
 	struct loc_stats lstats;
 	uint64_t adds;
 };
+
+static void *worker(void *arg);
+static void join_workers(struct symjob *j);
 
 static void dfd_progress_cb(void *ctx, const struct dfd_progress *p)
 {
@@ -144,6 +152,8 @@ void symjob_free(struct symjob *j)
 {
 	if (!j)
 		return;
+	/* started and not finished (the caller failed in between): the workers end by themselves */
+	join_workers(j);
 	for (size_t i = 0; i < j->nr_objs; i++) {
 		hmap_release(&j->objs[i].offs);
 		free(j->objs[i].addrs);
@@ -739,15 +749,21 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 
 enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 {
-	unsigned n = j->o.jobs ? j->o.jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_t th[64];
-	unsigned started = 0;
+	symjob_start(j);
+	return symjob_finish(j, diag);
+}
 
-	(void)diag;
+void symjob_start(struct symjob *j)
+{
+	unsigned n = j->o.jobs ? j->o.jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (j->started)
+		return;
+	j->started = true;
 	if (n < 1)
 		n = 1;
-	if (n > 64)
-		n = 64;
+	if (n > SYMJOB_MAX_THREADS)
+		n = SYMJOB_MAX_THREADS;
 	if (!j->o.no_symbolize) {
 		for (size_t i = 0; i < j->nr_objs; i++)
 			if (j->objs[i].kind == OBJ_USER)
@@ -766,12 +782,26 @@ enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
 	if (n > 1)
 		order_objects(j);
 	atomic_store(&j->next_obj, 0);
+	/* the caller's thread is the last worker, from symjob_finish on */
 	for (unsigned i = 1; i < n; i++)
-		if (pthread_create(&th[started], NULL, worker, j) == 0)
-			started++;
+		if (pthread_create(&j->th[j->nr_th], NULL, worker, j) == 0)
+			j->nr_th++;
+}
+
+/* Waits for the workers started by symjob_start. */
+static void join_workers(struct symjob *j)
+{
+	for (unsigned i = 0; i < j->nr_th; i++)
+		pthread_join(j->th[i], NULL);
+	j->nr_th = 0;
+}
+
+enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag)
+{
+	(void)diag;
+	symjob_start(j);
 	worker(j);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	join_workers(j);
 	/* frame pointers were stored as 1-based indexes while arrays could move */
 	for (size_t i = 0; i < j->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[i];

@@ -96,8 +96,20 @@ void symjob_hit(struct symjob *j, uint32_t addr_id, uint64_t n);
 /* Known only once pipe metadata has been read: whether the recorded kernel runs here. */
 void symjob_set_running_kernel(struct symjob *j, bool running);
 
-/* Finds debug info and resolves every registered address. */
+/* Finds debug info and resolves every registered address: symjob_start, then symjob_finish. */
 enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag);
+
+/*
+ * The same in two steps, so that the caller's thread can do other work
+ * meanwhile: symjob_start waits for debuginfod's downloads, then starts
+ * the workers beside the caller (jobs - 1 of them; none with one job) and
+ * returns; symjob_finish makes the caller the last worker and returns when
+ * every address is resolved. Between the two the caller must not call
+ * symjob_add (the workers read the registered addresses) nor change the
+ * procmap (they read its mappings).
+ */
+void symjob_start(struct symjob *j);
+enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag);
 
 const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id);
 const struct symjob_stats *symjob_stats(const struct symjob *j);
