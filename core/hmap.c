@@ -17,10 +17,17 @@ void hmap_release(struct hmap *m)
 	hmap_init(m);
 }
 
-/* The home slot: the hash scaled to [0, cap) (any cap, not only powers of two). */
+/*
+ * The home slot: the key times 2^64 / phi (Fibonacci hashing), scaled to
+ * [0, cap) by its high bits (any cap, not only powers of two). One multiply
+ * where hmap_hash took two and three shifts: most keys are hashes already
+ * (a lookup per sample, and one more per candidate of a chain of equal
+ * hashes), and the multiply still spreads the others (ids + 1, hash + 1)
+ * over the table.
+ */
 static size_t home(const struct hmap *m, uint64_t key)
 {
-	return (size_t)(((unsigned __int128)hmap_hash(key) * m->cap) >> 64);
+	return (size_t)(((unsigned __int128)(key * 0x9e3779b97f4a7c15ull) * m->cap) >> 64);
 }
 
 static size_t next(const struct hmap *m, size_t i)
