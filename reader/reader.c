@@ -690,18 +690,65 @@ static bool qent_before(const struct rdr_qent *x, const struct rdr_qent *y)
 	return x->time < y->time;
 }
 
+/* Runs merged in one pass; more go through pairwise passes. */
+#define Q_KWAY 8
+
+/*
+ * Merges the k sorted runs of a (run j from start[j] to start[j + 1], the
+ * last to n) into b in one pass. Stable: of equal times the earliest run's
+ * entry goes first, and runs are in file order.
+ */
+static void q_merge_runs(const struct rdr_qent *a, struct rdr_qent *b, size_t n,
+			 const size_t *start, size_t k)
+{
+	size_t pos[Q_KWAY], end[Q_KWAY];
+
+	for (size_t j = 0; j < k; j++) {
+		pos[j] = start[j];
+		end[j] = j + 1 < k ? start[j + 1] : n;
+	}
+	for (size_t o = 0; o < n; o++) {
+		size_t best = k;
+
+		for (size_t j = 0; j < k; j++)
+			if (pos[j] < end[j] && (best == k || qent_before(&a[pos[j]], &a[pos[best]])))
+				best = j;
+		b[o] = a[pos[best]++];
+	}
+}
+
 /*
  * Sorts the queue by (time, file order). perf writes each CPU's buffer in
- * time order, so a round is a handful of sorted runs: a natural merge sort
- * (merge neighbouring runs until one is left) is linear per pass and needs
- * few passes, where qsort paid n log n comparisons on 48-byte entries
- * (32 now).
+ * time order, so a round is a handful of sorted runs (one per CPU, and
+ * what the last flush left, sorted): up to Q_KWAY of them are merged in
+ * one pass, each entry moved once (pairwise merging moved each entry once
+ * per pass, two passes for the usual three runs: 115 M of the 90 MB
+ * benchmark file's instructions). More runs take a natural merge sort
+ * (merge neighbouring runs until one is left), linear per pass. qsort paid
+ * n log n comparisons on 48-byte entries (32 now).
  */
 static void q_sort(struct rdr *r)
 {
 	struct rdr_qent *a = r->q, *b = r->q_tmp;
 	size_t n = r->q_len;
+	size_t start[Q_KWAY], runs = 1;
 
+	start[0] = 0;
+	for (size_t i = 1; i < n && runs <= Q_KWAY; i++) {
+		if (qent_before(&a[i], &a[i - 1])) {
+			if (runs < Q_KWAY)
+				start[runs] = i;
+			runs++;
+		}
+	}
+	if (runs == 1)
+		return; /* one run: sorted */
+	if (runs <= Q_KWAY) {
+		q_merge_runs(a, b, n, start, runs);
+		r->q_tmp = a;
+		r->q = b;
+		return;
+	}
 	for (;;) {
 		size_t i = 0, j = 1;
 

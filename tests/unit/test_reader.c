@@ -534,6 +534,67 @@ static void test_ordering(void **state)
 	pdb_release(&p);
 }
 
+/*
+ * A round of R sorted runs (one per CPU buffer, as perf writes them) comes
+ * out as a stable sort by time: ties in file order. Runs overlap and share
+ * times; R from 2 to 20 covers the one-pass merge (up to 8 runs) and the
+ * pairwise passes beyond it. The IP carries each record's file position.
+ */
+static void test_ordering_runs(void **state)
+{
+	static const size_t nr_runs[] = { 2, 3, 8, 9, 20 };
+	(void)state;
+
+	for (size_t t = 0; t < sizeof(nr_runs) / sizeof(nr_runs[0]); t++) {
+		struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC,
+				      .flags = FL_BASIC };
+		static const uint64_t ids0[] = { 1 };
+		const uint64_t *ids[] = { ids0 };
+		size_t nids[] = { 1 };
+		size_t runs = nr_runs[t], per = 7, n = runs * per, got = 0;
+		uint64_t times[20 * 7], want[20 * 7];
+		struct pdb p;
+		struct rdr *r;
+		const struct rdr_event *ev;
+
+		pdb_init(&p, false);
+		pdb_file_begin(&p, &a, ids, nids, 1);
+		for (size_t j = 0; j < runs; j++) {
+			for (size_t i = 0; i < per; i++) {
+				/* each run ascending from a low start: the runs overlap, with ties */
+				times[j * per + i] = 100 + (j % 3) + 2 * i;
+				rec_sample(&p, j * per + i, 1, 1, times[j * per + i], 1, NULL, 0);
+			}
+		}
+		pdb_file_end(&p, NULL, 0);
+		/* the expected order: file positions stably sorted by time (insertion sort) */
+		for (size_t i = 0; i < n; i++) {
+			size_t k = i;
+
+			while (k > 0 && times[want[k - 1]] > times[i]) {
+				want[k] = want[k - 1];
+				k--;
+			}
+			want[k] = i;
+		}
+		r = open_ok(&p);
+		for (;;) {
+			assert_int_equal(rdr_next(r, &ev), CONV_E_OK);
+			if (!ev)
+				break;
+			if (ev->type != PERF_REC_SAMPLE)
+				continue;
+			assert_true(got < n);
+			assert_int_equal(ev->u.sample.ip, want[got]);
+			got++;
+		}
+		assert_int_equal(got, n);
+		assert_int_equal(rdr_stats(r)->time_order_violations, 0);
+		rdr_close(r);
+		pdb_release(&p);
+	}
+}
+
 /* ---- pipe mode metadata records ---- */
 
 static const char sched_switch_fmt[] =
@@ -1005,6 +1066,7 @@ int main(void)
 		cmocka_unit_test(test_not_perf),
 		cmocka_unit_test(test_fd_spool),
 		cmocka_unit_test(test_reorder_limit),
+		cmocka_unit_test(test_ordering_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
