@@ -296,6 +296,7 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 	json_kv_u64(j, "frames", ps->frames);
 	json_kv_u64(j, "frames_resolved", ps->frames_resolved);
 	json_kv_u64(j, "frames_unmapped", ps->frames_unmapped);
+	json_kv_u64(j, "frames_exec_window", ps->frames_exec_window);
 	json_kv_u64(j, "frames_guest", ps->frames_guest);
 	json_key(j, "frames_by_build_id_source");
 	json_obj_begin(j);

@@ -40,8 +40,11 @@ struct pm_proc_int {
 	struct pm_proc pub;
 	struct pm_space space;
 	uint32_t comm_id;
+	uint32_t prev; /* the generation this one's exec replaced (its index), or PM_NONE */
 	bool comm_changed; /* pre-3.16 exec detection: COMM changed, MMAP of it may follow */
 };
+
+#define PM_NONE UINT32_MAX
 
 struct pm_thread {
 	uint32_t tid, pid;
@@ -220,6 +223,7 @@ static struct pm_proc_int *proc_new(struct procmap *pm, uint32_t pid, uint32_t p
 	p->pub.pid = pid;
 	p->pub.ppid = ppid;
 	p->pub.comm = "";
+	p->prev = PM_NONE;
 	if (copy_from && copy_from->n) {
 		p->space.v = malloc(copy_from->n * sizeof(*p->space.v));
 		if (!p->space.v)
@@ -552,6 +556,7 @@ static enum conv_err apply_comm(struct procmap *pm, const struct rdr_event *ev)
 		struct pm_proc_int *old = proc_get(pm, c->pid);
 		uint32_t gen = old ? old->pub.generation + 1 : 0;
 		uint32_t ppid = old ? old->pub.ppid : c->pid;
+		uint32_t prev = old ? old->pub.index : PM_NONE;
 
 		pm->seen_exec_flag = true;
 		if (old)
@@ -560,6 +565,7 @@ static enum conv_err apply_comm(struct procmap *pm, const struct rdr_event *ev)
 		if (!p)
 			return CONV_E_NOMEM;
 		p->pub.generation = gen;
+		p->prev = prev;
 		if (old)
 			pm->st.exec_generations++;
 		proc_set_comm(pm, p, comm_id);
@@ -767,8 +773,18 @@ enum ctx { CTX_KERNEL, CTX_USER, CTX_GUEST, CTX_HV };
  * the kernel was entered), not a return address, so it is not moved back
  * into the call instruction.
  */
+/*
+ * entry: the first user address after kernel frames (the user IP saved at
+ * kernel entry). perf writes the COMM of an exec when the new image
+ * replaces the old address space, but the execve call has not returned:
+ * a sample taken in the kernel until it does (loading the new binary)
+ * still holds the caller's user IP, in the old image. So an entry address
+ * that the new generation does not map is looked up in the generation its
+ * exec replaced (perf keeps the old maps until new ones overlap them, and
+ * names these samples alike).
+ */
 static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *p, enum ctx ctx,
-		       uint64_t addr, bool exact)
+		       uint64_t addr, bool exact, bool entry)
 {
 	struct pm_frame *f;
 	uint32_t map = PM_NO_MAPPING;
@@ -785,6 +801,11 @@ static bool push_frame(struct procmap *pm, size_t *n, const struct pm_proc_int *
 		map = space_find(&pm->kspace, f->addr);
 	} else if (ctx == CTX_USER) {
 		map = space_find(&p->space, f->addr);
+		if (map == PM_NO_MAPPING && entry && p->prev != PM_NONE) {
+			map = space_find(&pm->procs[p->prev].space, f->addr);
+			if (map != PM_NO_MAPPING)
+				pm->st.frames_exec_window++;
+		}
 	} else if (ctx == CTX_GUEST) {
 		f->flags |= PM_FRAME_GUEST;
 		pm->st.frames_guest++;
@@ -860,7 +881,7 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 	p->pub.samples++;
 	pm->st.samples++;
 	if (has_ip) {
-		if (!push_frame(pm, &n, p, ctx, s->ip, true))
+		if (!push_frame(pm, &n, p, ctx, s->ip, true, false))
 			return CONV_E_NOMEM;
 		have_leaf = true;
 		kernel_frames = ctx == CTX_KERNEL;
@@ -895,7 +916,8 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 		}
 		if (a == 0)
 			continue; /* user chains may end with a 0 entry */
-		if (!push_frame(pm, &n, p, ctx, a, !have_leaf || (user_entry && ctx == CTX_USER)))
+		if (!push_frame(pm, &n, p, ctx, a, !have_leaf || (user_entry && ctx == CTX_USER),
+				user_entry && ctx == CTX_USER))
 			return CONV_E_NOMEM;
 		have_leaf = true;
 		user_entry = false;

@@ -100,6 +100,7 @@ struct pm_stats {
 	uint64_t frames;
 	uint64_t frames_resolved;
 	uint64_t frames_unmapped;
+	uint64_t frames_exec_window;  /* user IPs of samples inside execve, found in the old image */
 	uint64_t frames_guest;
 	uint64_t frames_by_bid[PM_BID__COUNT]; /* resolved frames by their mapping's build-id source */
 	uint64_t processes;

@@ -584,14 +584,21 @@ def main():
     for mm in mmaps:
         by_pid[mm["pid"]].append(mm)
 
-    def elf_of(pid, t, ip):
+    def elf_of(pid, t, ip, entry=False):
         """(build-id, ELF address) of runtime address ip in process pid at time t, from perf's
-        MMAP2 records and readelf -l; None outside the objects of known."""
+        MMAP2 records and readelf -l; None outside the objects of known. entry: the user IP
+        saved at kernel entry, which inside execve (the new image's maps already recorded,
+        the call not returned) is still the caller's, in the image the exec replaced: the
+        parent's mappings of a forked child, when its own do not hold it (as conv and perf
+        name it)."""
         own = [m for m in by_pid.get(pid, []) if m["time"] <= t]
         if not own and pid in forks:  # forked, not exec'd yet: the parent's mappings
             ppid, ft = forks[pid]
             return elf_of(ppid, ft, ip)
         hit = [m for m in own if m["start"] <= ip < m["start"] + m["len"]]
+        if not hit and entry and pid in forks:
+            ppid, ft = forks[pid]
+            return elf_of(ppid, ft, ip)
         if not hit:
             return None
         m = max(hit, key=lambda x: x["time"])
@@ -618,7 +625,8 @@ def main():
                 kern = True
                 continue
             if ctx == "user":
-                out.append((role, elf_of(smp["pid"], smp["time"], a - (1 if role == "caller" else 0))))
+                out.append((role, elf_of(smp["pid"], smp["time"], a - (1 if role == "caller" else 0),
+                                         role == "intr")))
         return out
 
     pf = [perf_frames(m) for m in match]

@@ -132,6 +132,39 @@ static void test_fork_exec_exit(void **state)
 	assert_string_equal(leaf_path(pm, 200, 0x400100, &proc_b), "/bin/child");
 	assert_int_equal(procmap_proc(pm, proc_b)->generation, 1);
 	assert_string_equal(procmap_proc(pm, proc_b)->comm, "child");
+	/*
+	 * inside execve (kernel frames, the COMM of the exec already written),
+	 * the user IP saved at kernel entry is the caller's, in the old image:
+	 * the generation the exec replaced names it when the new one maps
+	 * nothing there; a user-mode sample, or a caller frame, does not
+	 */
+	feed_mmap(pm, 300, 0x7f0000000000, 0x10000, 0, "/lib/libold.so", true, 4);
+	feed_comm(pm, 300, 300, "newimage", true);
+	feed_mmap(pm, 300, 0x600000, 0x1000, 0, "/bin/newimage", true, 5);
+	{
+		const uint64_t chain[] = { PERF_CONTEXT_KERNEL, KTEXT + 0x10, PERF_CONTEXT_USER,
+					   0x7f0000000100, 0x7f0000000200 };
+		size_t n;
+		uint32_t pr;
+		const struct pm_frame *f = sample(pm, 300, 300, KTEXT + 0x10, true, chain, 5, &n, &pr);
+
+		assert_int_equal(n, 3);
+		assert_int_not_equal(f[1].mapping, PM_NO_MAPPING);
+		assert_string_equal(procmap_mapping(pm, f[1].mapping)->path, "/lib/libold.so");
+		assert_int_equal(f[1].addr, 0x7f0000000100); /* the entry IP is exact */
+		assert_int_equal(f[2].mapping, PM_NO_MAPPING); /* a caller: not the saved IP */
+		assert_int_equal(procmap_stats(pm)->frames_exec_window, 1);
+		assert_null(leaf_path(pm, 300, 0x7f0000000100, NULL));
+		/* what the new image maps is the new image's, entry or not */
+		{
+			const uint64_t chain2[] = { PERF_CONTEXT_KERNEL, KTEXT + 0x10, PERF_CONTEXT_USER,
+						    0x600100 };
+
+			f = sample(pm, 300, 300, KTEXT + 0x10, true, chain2, 4, &n, &pr);
+			assert_int_equal(n, 2);
+			assert_string_equal(procmap_mapping(pm, f[1].mapping)->path, "/bin/newimage");
+		}
+	}
 	/* exit keeps the process for late samples */
 	feed_fork(pm, PERF_REC_EXIT, 200, 100, 200, 100);
 	assert_string_equal(leaf_path(pm, 200, 0x400100, NULL), "/bin/child");
@@ -139,7 +172,7 @@ static void test_fork_exec_exit(void **state)
 	feed_fork(pm, PERF_REC_FORK, 200, 100, 200, 100);
 	assert_string_equal(leaf_path(pm, 200, 0x400100, &proc_a), "/bin/parent");
 	assert_int_not_equal(proc_a, proc_b);
-	assert_int_equal(procmap_stats(pm)->exec_generations, 1);
+	assert_int_equal(procmap_stats(pm)->exec_generations, 2); /* 200's and 300's */
 	procmap_free(pm);
 }
 
