@@ -849,7 +849,10 @@ def main():
                 m = REMOTE_DESC.match(f["desc"] or "")
                 if f["cls"] in sys_bids and m:
                     ch = sa2l.get((f["cls"], int(m.group(1), 16))) or [("??", 0)]
-                    want += [(sys_bids[f["cls"]], fn, ln) for fn, ln in ch]
+                    # glibc declares its internal functions with an asm name (hidden_proto:
+                    # _Fork is __GI__Fork): addr2line prints that linkage name, conv the
+                    # DW_AT_name when the linkage name is not a mangled one; the same function
+                    want += [(sys_bids[f["cls"]], re.sub(r"^__GI_", "", fn), ln) for fn, ln in ch]
                     outer += [k == len(ch) - 1 for k in range(len(ch))]
             cmpd += len(want)
             # the outermost function of each address: named by conv from .symtab (not compared)
