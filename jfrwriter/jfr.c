@@ -24,6 +24,7 @@
 #include "jfrwriter/jfr.h"
 
 #include "core/dbuf.h"
+#include "core/io.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 #include "core/vec.h"
@@ -833,6 +834,9 @@ static void flush_out(struct w *w)
 		else
 			off += (size_t)k;
 	}
+	/* on its way to the disk while the rest is encoded (core/io.h) */
+	if (!w->io_errno && w->out.len)
+		io_start_writeback(w->fd, w->out_pos, w->out.len);
 	w->out_pos += w->out.len;
 	dbuf_reset(&w->out);
 }

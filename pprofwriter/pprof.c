@@ -29,6 +29,7 @@
 
 #include "core/cursor.h"
 #include "core/dbuf.h"
+#include "core/io.h"
 #include "model/profile.h"
 
 #include <errno.h>
@@ -110,6 +111,8 @@ struct sink {
 
 static void sink_out(struct sink *k, const unsigned char *p, size_t n)
 {
+	uint64_t start = k->bytes;
+
 	k->bytes += n;
 	if (k->mem) {
 		if (!dbuf_append(k->mem, p, n))
@@ -129,6 +132,8 @@ static void sink_out(struct sink *k, const unsigned char *p, size_t n)
 		p += w;
 		n -= (size_t)w;
 	}
+	/* on its way to the disk while the rest is encoded (core/io.h) */
+	io_start_writeback(k->fd, start, k->bytes - start);
 }
 
 static void sink_flush(struct sink *k, bool last)
