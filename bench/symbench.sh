@@ -86,7 +86,7 @@ SYMBENCH=$WORK/symbench
 # shellcheck disable=SC2046
 "$CC" -std=c11 -O2 -Wall -Wextra -I"$SRC" "$HERE/symbench.c" \
 	"$CONV_BUILD/libconv_symbolize.a" "$CONV_BUILD/libconv_core.a" \
-	$(pkg-config --libs libdw libelf libzstd) "${IBERTY:--liberty}" -o "$SYMBENCH"
+	$(pkg-config --libs libdw libelf libzstd libdeflate) "${IBERTY:--liberty}" -o "$SYMBENCH"
 
 # warm the page cache: every tool then reads the file from memory
 cat "$ELF" >/dev/null
