@@ -5,8 +5,9 @@
  * interned (mapping, address, JIT symbol) and registered with the
  * symbolizer once each; stacks are arrays of frame indexes, and samples are
  * aggregated by (stack, event, thread). After the pass the lookup tables are
- * dropped, symjob resolves every unique address once, and the model is
- * built: one pprof location per distinct frame.
+ * dropped and symjob resolves every unique address once on its workers
+ * while this thread builds the model's stacks and samples; then the
+ * locations: one pprof location per distinct frame.
  */
 #include "pipeline/convert.h"
 
