@@ -89,7 +89,7 @@ struct symjob {
 	size_t nr_unres;
 	struct strtab mstrs; /* strings of missing entries */
 	atomic_size_t next_obj; /* in order[] */
-	bool started;           /* symjob_start was called */
+	bool started, finished; /* symjob_start, symjob_finish were called */
 	pthread_t th[SYMJOB_MAX_THREADS];
 	unsigned nr_th;         /* workers running beside the caller */
 	uint32_t *order;        /* objects, costliest first (NULL: index order) */
@@ -799,6 +799,10 @@ static void join_workers(struct symjob *j)
 enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag)
 {
 	(void)diag;
+	/* once: the results' frame indexes are turned into pointers below */
+	if (j->finished)
+		return CONV_E_OK;
+	j->finished = true;
 	symjob_start(j);
 	worker(j);
 	join_workers(j);
