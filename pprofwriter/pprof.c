@@ -95,24 +95,24 @@ static void value_type(struct dbuf *b, unsigned field, const struct prof_value_t
  * descriptor. Memory stays at a few hundred KiB whatever the profile's size.
  */
 #define FLUSH_AT (256u << 10)
+/* Written bytes are handed to the disk in steps of this (core/io.h), as the JFR writer's flushes are. */
+#define WRITEBACK_STEP (1u << 20)
 
 struct sink {
 	struct dbuf buf;
 	struct libdeflate_compressor *gz; /* NULL: raw */
 	unsigned char *zout;              /* one member */
 	size_t zcap;
-	uint64_t members;
 	struct dbuf *mem; /* NULL: write to fd */
 	int fd;
 	int io_errno;
 	bool failed; /* out of memory, deflate error or I/O error (sticky) */
 	uint64_t bytes;
+	uint64_t written_back; /* bytes handed to io_start_writeback */
 };
 
 static void sink_out(struct sink *k, const unsigned char *p, size_t n)
 {
-	uint64_t start = k->bytes;
-
 	k->bytes += n;
 	if (k->mem) {
 		if (!dbuf_append(k->mem, p, n))
@@ -133,7 +133,10 @@ static void sink_out(struct sink *k, const unsigned char *p, size_t n)
 		n -= (size_t)w;
 	}
 	/* on its way to the disk while the rest is encoded (core/io.h) */
-	io_start_writeback(k->fd, start, k->bytes - start);
+	if (k->bytes - k->written_back >= WRITEBACK_STEP) {
+		io_start_writeback(k->fd, k->written_back, k->bytes - k->written_back);
+		k->written_back = k->bytes;
+	}
 }
 
 static void sink_flush(struct sink *k, bool last)
@@ -144,8 +147,8 @@ static void sink_flush(struct sink *k, bool last)
 		return;
 	if (!k->gz) {
 		sink_out(k, k->buf.data, k->buf.len);
-	} else if (k->buf.len || (last && !k->members)) {
-		/* an empty profile is one empty member: still a gzip file */
+	} else if (k->buf.len || (last && !k->bytes)) {
+		/* nothing written yet at the end: one empty member, still a gzip file */
 		size_t bound = libdeflate_gzip_compress_bound(k->gz, k->buf.len), n;
 
 		if (bound > k->zcap) {
@@ -163,7 +166,6 @@ static void sink_flush(struct sink *k, bool last)
 			k->failed = true;
 			return;
 		}
-		k->members++;
 		sink_out(k, k->zout, n);
 	}
 	dbuf_reset(&k->buf);
@@ -316,13 +318,19 @@ enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 	return run(p, -1, out, -1, NULL, NULL);
 }
 
+/* libdeflate's scale, 0-12; below 0 its default (zlib's), 6 */
+static int gz_level(int level)
+{
+	return level < 0 ? 6 : level > 12 ? 12 : level;
+}
+
 enum conv_err pprof_encode_gz(const struct prof *p, int level, struct dbuf *out)
 {
-	return run(p, level < 0 ? 6 : level > 12 ? 12 : level, out, -1, NULL, NULL);
+	return run(p, gz_level(level), out, -1, NULL, NULL);
 }
 
 enum conv_err pprof_write_gz(const struct prof *p, int level, int fd, uint64_t *bytes,
 			     int *io_errno)
 {
-	return run(p, level < 0 ? 6 : level > 12 ? 12 : level, NULL, fd, bytes, io_errno);
+	return run(p, gz_level(level), NULL, fd, bytes, io_errno);
 }
