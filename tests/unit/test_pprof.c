@@ -142,8 +142,7 @@ static void test_gzip_deterministic(void **state)
 	struct prof p, q;
 	struct dbuf raw, gz, gz2;
 	uint8_t back[4096];
-	uLongf blen = sizeof(back);
-	z_stream z;
+	unsigned members;
 	(void)state;
 
 	build(&p);
@@ -161,16 +160,9 @@ static void test_gzip_deterministic(void **state)
 	assert_int_equal(gz.data[1], 0x8b);
 	assert_int_equal(gz.data[3] & 0x08, 0);
 	assert_int_equal(gz.data[4] | gz.data[5] | gz.data[6] | gz.data[7], 0);
-	memset(&z, 0, sizeof(z));
-	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = gz.data;
-	z.avail_in = (uInt)gz.len;
-	z.next_out = back;
-	z.avail_out = (uInt)blen;
-	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-	assert_int_equal(z.total_out, raw.len);
+	assert_int_equal(gunzip_all(gz.data, gz.len, back, sizeof(back), &members), raw.len);
+	assert_int_equal(members, 1); /* under 256 KiB of encoding */
 	assert_memory_equal(back, raw.data, raw.len);
-	inflateEnd(&z);
 	dbuf_release(&raw);
 	dbuf_release(&gz);
 	dbuf_release(&gz2);
