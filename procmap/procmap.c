@@ -772,8 +772,7 @@ enum ctx { CTX_KERNEL, CTX_USER, CTX_GUEST, CTX_HV };
  * exact: addr is where the thread was (the sampled IP, or the user IP where
  * the kernel was entered), not a return address, so it is not moved back
  * into the call instruction.
- */
-/*
+ *
  * entry: the first user address after kernel frames (the user IP saved at
  * kernel entry). perf writes the COMM of an exec when the new image
  * replaces the old address space, but the execve call has not returned:
@@ -916,9 +915,12 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 		}
 		if (a == 0)
 			continue; /* user chains may end with a 0 entry */
-		if (!push_frame(pm, &n, p, ctx, a, !have_leaf || (user_entry && ctx == CTX_USER),
-				user_entry && ctx == CTX_USER))
-			return CONV_E_NOMEM;
+		{
+			bool entry = user_entry && ctx == CTX_USER;
+
+			if (!push_frame(pm, &n, p, ctx, a, !have_leaf || entry, entry))
+				return CONV_E_NOMEM;
+		}
 		have_leaf = true;
 		user_entry = false;
 		kernel_frames = kernel_frames || ctx == CTX_KERNEL;

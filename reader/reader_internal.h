@@ -41,8 +41,10 @@ struct rdr_in {
 	int io_errno;
 };
 
-/* A queued record waiting for its round to be flushed. */
-/* 32 bytes: the round's sort moves each entry a few times (see q_sort). */
+/*
+ * A queued record waiting for its round to be flushed. 32 bytes: the
+ * round's sort moves each entry (see q_sort).
+ */
 struct rdr_qent {
 	uint64_t time;
 	uint64_t offset;
