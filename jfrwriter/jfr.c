@@ -489,6 +489,16 @@ struct w {
 	 */
 	struct fn_memo *fn_memo; /* per model function */
 	uint32_t *map_class;     /* per model mapping: class id + 1, 0 = not yet */
+	/*
+	 * The same for frames without lines (all of them with -n): the class of
+	 * each mapping's build-id, and the symbols every such frame repeats,
+	 * each interned at its first use (as before, so ids keep their order).
+	 * Interning them per frame (hash, compare, strlen) was 60 % of the
+	 * tables thread with -n, which the writer then waited for.
+	 */
+	uint32_t *map_bid_class; /* per model mapping: class id + 1, 0 = not yet */
+	uint32_t cls_none;       /* class "", 0 = not yet */
+	uint32_t sym_remote, sym_desc_native, sym_desc_kernel; /* 0 = not yet */
 	/* per chunk: what its events use */
 	uint8_t *used_stack, *used_thread, *used_method, *used_class, *used_sym, *used_pkg,
 		*used_map;
@@ -562,10 +572,18 @@ static uint32_t class_of(struct w *w, const char *name, bool java)
 	return (uint32_t)++w->nr_classes;
 }
 
-static uint32_t method_of(struct w *w, uint32_t cls, const char *name, const char *desc,
-			  int32_t modifiers)
+/* A symbol interned once into *memo (0 until then). */
+static uint32_t sym_memo(struct w *w, uint32_t *memo, const char *s)
 {
-	uint32_t n = sym(w, name), d = sym(w, desc);
+	if (!*memo)
+		*memo = sym(w, s);
+	return *memo;
+}
+
+/* The method (cls, symbol n, symbol d), made when new. */
+static uint32_t method_of_syms(struct w *w, uint32_t cls, uint32_t n, uint32_t d,
+			       int32_t modifiers)
+{
 	uint64_t h = mix(mix(mix(7, cls), n), d), *v;
 
 	for (v = hmap_get(&w->method_idx, h); v; v = hmap_get(&w->method_idx, ++h)) {
@@ -585,6 +603,32 @@ static uint32_t method_of(struct w *w, uint32_t cls, const char *name, const cha
 	w->methods[w->nr_methods].modifiers = modifiers;
 	hmap_put(&w->method_idx, h, w->nr_methods);
 	return (uint32_t)++w->nr_methods;
+}
+
+static uint32_t method_of(struct w *w, uint32_t cls, const char *name, const char *desc,
+			  int32_t modifiers)
+{
+	uint32_t n = sym(w, name);
+
+	return method_of_syms(w, cls, n, sym(w, desc), modifiers);
+}
+
+/* The class "" (kernel and unmapped frames). */
+static uint32_t class_none(struct w *w)
+{
+	if (!w->cls_none)
+		w->cls_none = class_of(w, "", false);
+	return w->cls_none;
+}
+
+/* The class of a mapping's name (memo: map_class) or build-id (map_bid_class). */
+static uint32_t class_of_mapping(struct w *w, uint32_t *memo, uint32_t mapping, const char *name)
+{
+	if (!memo || mapping == PROF_NONE)
+		return class_of(w, name, false);
+	if (!memo[mapping])
+		memo[mapping] = class_of(w, name, false) + 1;
+	return memo[mapping] - 1;
 }
 
 static void add_frame(struct w *w, uint32_t method, int64_t line, enum frame_type t)
@@ -733,8 +777,11 @@ static uint32_t memo_method(struct w *w, uint32_t fn, uint32_t cls, uint8_t kind
 
 	if (m && m->method && m->cls == cls && m->kind == kind)
 		return m->method;
-	id = method_of(w, cls, strtab_get(&w->p->strs, f->name),
-		       kind == FM_KERNEL ? "(Lk;)L;" : "()L;", ACC_NATIVE);
+	id = sym(w, strtab_get(&w->p->strs, f->name));
+	id = method_of_syms(w, cls, id,
+			    kind == FM_KERNEL ? sym_memo(w, &w->sym_desc_kernel, "(Lk;)L;")
+					      : sym_memo(w, &w->sym_desc_native, "()L;"),
+			    ACC_NATIVE);
 	if (m) {
 		m->cls = cls;
 		m->method = id;
@@ -756,20 +803,31 @@ static void location_frames(struct w *w, uint32_t loc)
 	if (!l->nr_lines) {
 		const char *bid = m ? strtab_get(&p->strs, m->build_id) : "";
 
+		uint32_t cls, n;
+
 		if (kind == PROF_MAP_KERNEL) {
 			hex_name(buf, "", l->address, "");
-			add_frame(w, method_of(w, class_of(w, "", false), buf, "(Lk;)L;", ACC_NATIVE), 0,
-				  FT_KERNEL);
+			cls = class_none(w);
+			n = sym(w, buf);
+			add_frame(w,
+				  method_of_syms(w, cls, n, sym_memo(w, &w->sym_desc_kernel, "(Lk;)L;"),
+						 ACC_NATIVE),
+				  0, FT_KERNEL);
 		} else if (bid[0] && l->has_elf_addr) {
 			/* remote symbolication: build-id + ELF address, resolvable later */
 			hex_name(buf, "(", l->elf_addr, ")");
-			add_frame(w, method_of(w, class_of(w, bid, false), "<remote>", buf, ACC_NATIVE),
-				  0, FT_NATIVE);
+			cls = class_of_mapping(w, w->map_bid_class, l->mapping, bid);
+			n = sym_memo(w, &w->sym_remote, "<remote>");
+			add_frame(w, method_of_syms(w, cls, n, sym(w, buf), ACC_NATIVE), 0, FT_NATIVE);
 			w->remote_frames++;
 		} else {
 			hex_name(buf, "", l->address, "");
-			add_frame(w, method_of(w, class_of(w, lib, false), buf, "()L;", ACC_NATIVE), 0,
-				  FT_NATIVE);
+			cls = class_of_mapping(w, w->map_class, l->mapping, lib);
+			n = sym(w, buf);
+			add_frame(w,
+				  method_of_syms(w, cls, n, sym_memo(w, &w->sym_desc_native, "()L;"),
+						 ACC_NATIVE),
+				  0, FT_NATIVE);
 		}
 	}
 	for (uint32_t i = 0; i < l->nr_lines; i++) {
@@ -778,8 +836,8 @@ static void location_frames(struct w *w, uint32_t loc)
 		const char *name = strtab_get(&p->strs, f->name);
 
 		if (kind == PROF_MAP_KERNEL) {
-			add_frame(w, memo_method(w, ln->function, class_of(w, "", false), FM_KERNEL),
-				  ln->line, FT_KERNEL);
+			add_frame(w, memo_method(w, ln->function, class_none(w), FM_KERNEL), ln->line,
+				  FT_KERNEL);
 		} else if (kind == PROF_MAP_JIT) {
 			struct dbuf c, mt, d;
 			bool java;
@@ -794,7 +852,7 @@ static void location_frames(struct w *w, uint32_t loc)
 						       (char *)mt.data, (char *)d.data, 0),
 					  ln->line, FT_JIT);
 			else
-				add_frame(w, method_of(w, class_of(w, "", false), name, "()L;", ACC_NATIVE),
+				add_frame(w, method_of(w, class_none(w), name, "()L;", ACC_NATIVE),
 					  ln->line, FT_NATIVE);
 			dbuf_release(&c);
 			dbuf_release(&mt);
@@ -803,15 +861,8 @@ static void location_frames(struct w *w, uint32_t loc)
 			/* a demangled name (differs from the linkage name) is C++ or Rust */
 			enum frame_type t = f->system_name && f->system_name != f->name ? FT_CPP
 											 : FT_NATIVE;
-			uint32_t cls;
+			uint32_t cls = class_of_mapping(w, w->map_class, l->mapping, lib);
 
-			if (w->map_class && l->mapping != PROF_NONE) {
-				if (!w->map_class[l->mapping])
-					w->map_class[l->mapping] = class_of(w, lib, false) + 1;
-				cls = w->map_class[l->mapping] - 1;
-			} else {
-				cls = class_of(w, lib, false);
-			}
 			add_frame(w, memo_method(w, ln->function, cls, FM_NATIVE), ln->line, t);
 		}
 	}
@@ -1404,6 +1455,7 @@ static void w_release(struct w *w)
 	free(w->loc_count);
 	free(w->fn_memo);
 	free(w->map_class);
+	free(w->map_bid_class);
 	free(w->used_stack);
 	free(w->used_thread);
 	free(w->used_method);
@@ -1438,6 +1490,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	dbuf_init(&w.out, 0);
 	w.fn_memo = calloc(p->nr_functions + 1, sizeof(*w.fn_memo));
 	w.map_class = calloc(p->nr_mappings + 1, sizeof(uint32_t));
+	w.map_bid_class = calloc(p->nr_mappings + 1, sizeof(uint32_t));
 	w.loc_first = calloc(p->nr_locations + 1, sizeof(uint32_t));
 	w.loc_count = calloc(p->nr_locations + 1, sizeof(uint32_t));
 	if (!w.loc_first || !w.loc_count)
