@@ -30,6 +30,13 @@ struct rdr_opts {
 	size_t reorder_limit;    /* bytes of queued records before a forced flush; 0 = 32 MiB */
 	size_t max_tracing_data; /* bytes of TRACING_DATA kept; 0 = 64 MiB */
 	size_t max_problems;     /* distinct problems kept with their message; 0 = 100 */
+	/*
+	 * Input, decompression and time ordering on a thread of the reader's
+	 * own, a round ahead of decoding and delivery (which stay on the
+	 * caller's thread): the same events in the same order, sooner on a
+	 * machine with a core to spare.
+	 */
+	bool read_ahead;
 };
 
 /* One perf event (perf_event_attr), decoded by its own attr.size. */

@@ -11,6 +11,7 @@
 #include "core/hmap.h"
 #include "reader/reader.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,12 +47,37 @@ struct rdr_in {
  * round's sort moves each entry (see q_sort).
  */
 struct rdr_qent {
-	uint64_t time;
+	uint64_t time;     /* QE_QUEUED; the record's whole length for the other kinds */
 	uint64_t offset;
 	size_t pool_off;   /* bytes in the queue pool */
 	uint16_t len;      /* header.size: only TRACING_DATA runs past it, and it is never queued */
 	bool in_compressed;
+	uint8_t kind;      /* QE_*: what a read-ahead batch entry is */
 	int attr;
+};
+
+/* Entries of a read-ahead batch: a queued record, one delivered as read, a metadata record. */
+enum { QE_QUEUED, QE_NOW, QE_META };
+
+/*
+ * Batches in flight between the read-ahead thread and the caller's, at
+ * most (fewer when they are large: AHEAD_BYTES in reader.c).
+ */
+#define RDR_BATCHES 8
+
+/*
+ * Records the read-ahead thread hands over, in delivery order, with their
+ * bytes; and its counts (struct rdr_stats, input side) at that moment.
+ */
+struct rdr_batch {
+	struct dbuf pool;
+	struct rdr_qent *ents;
+	size_t n, cap;
+	struct rdr_stats st;
+	struct rdr_problem *prob; /* problems found since the last batch (opts.max_problems kinds) */
+	size_t *prob_at;          /* each found before entry prob_at[i] was read */
+	size_t nr_prob, next_prob;
+	uint64_t prob_dropped;
 };
 
 /* A sample held until its deferred user callchain arrives. */
@@ -136,6 +162,38 @@ struct rdr {
 	uint64_t pending_skip; /* payload bytes after the last record (AUXTRACE) to skip */
 	bool immediate_ready; /* ev holds a record that goes out without queueing */
 	bool done;
+	/*
+	 * Counts of the input side (next_raw, decompression, queueing): the
+	 * stats themselves, or with read-ahead the thread's own, merged into
+	 * the stats as its batches arrive (only the caller's thread writes
+	 * them then).
+	 */
+	struct rdr_stats *pst;
+	/* read-ahead (opts.read_ahead; see ahead_main) */
+	bool ahead_started;  /* the thread was started (and is joined on close) */
+	bool ahead_joined;
+	pthread_t ahead_th;
+	pthread_mutex_t ahead_mu; /* guards the fields from here to ahead_stop */
+	pthread_cond_t ahead_cv;
+	uint64_t produced, consumed; /* batches handed over, given back */
+	size_t inflight_bytes;       /* pool bytes of the batches handed over and not given back */
+	bool producer_waiting, consumer_waiting;
+	uint64_t meta_sent, meta_done; /* metadata records the caller must handle before reading on */
+	bool ahead_end;  /* the thread handed over its last batch */
+	bool ahead_stop; /* close: the thread must stop */
+	struct rdr_batch batches[RDR_BATCHES];
+	/* the thread's: records read since the last hand-over that go out unqueued */
+	struct rdr_qent *open;
+	size_t nr_open, cap_open, open_bytes;
+	struct rdr_stats ahead_st;
+	struct rdr_problem *ahead_prob; /* problems since the last hand-over */
+	size_t *ahead_prob_at;          /* each found after nr_open entries (see rdr_batch) */
+	size_t nr_ahead_prob;
+	uint64_t ahead_prob_dropped;
+	/* the caller's: the batch being delivered and the thread's counts merged so far */
+	struct rdr_batch *cur;
+	size_t cur_pos;
+	struct rdr_stats ahead_seen;
 };
 
 /* Values at p in the file's byte order (p need not be aligned; the caller checked the bounds). */

@@ -1,6 +1,7 @@
 /*
  * Reader tests on perf.data bytes built field by field (pdbuild), each run in
  * both byte orders: what the reader decodes must equal what was written.
+ * Every test runs twice: without and with read-ahead (rdr_opts.read_ahead).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +65,9 @@ static void rec_round(struct pdb *p)
 	pdb_rec_end(p);
 }
 
+/* The options of every reader the tests open: read_ahead is set for the second run. */
+static struct rdr_opts g_opts;
+
 struct collected {
 	int n;
 	uint32_t types[64];
@@ -76,7 +80,7 @@ static struct rdr *open_ok(const struct pdb *p)
 	struct conv_diag d;
 
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(rdr_open_mem(&r, p->b.data, p->b.len, NULL, &d), CONV_E_OK);
+	assert_int_equal(rdr_open_mem(&r, p->b.data, p->b.len, &g_opts, &d), CONV_E_OK);
 	assert_non_null(r);
 	return r;
 }
@@ -1013,7 +1017,7 @@ static void test_fd_spool(void **state)
 		_exit(0);
 	}
 	close(fds[1]);
-	assert_int_equal(rdr_open_fd(&r, fds[0], NULL, &d), CONV_E_OK);
+	assert_int_equal(rdr_open_fd(&r, fds[0], &g_opts, &d), CONV_E_OK);
 	drain(r, &c);
 	assert_int_equal(rdr_stats(r)->samples, 1);
 	assert_string_equal(rdr_info(r)->hostname, "testhost");
@@ -1032,7 +1036,7 @@ static void test_reorder_limit(void **state)
 	size_t nids[] = { 1 };
 	struct pdb p;
 	struct rdr *r = NULL;
-	struct rdr_opts o = { .reorder_limit = 256 };
+	struct rdr_opts o = { .reorder_limit = 256, .read_ahead = g_opts.read_ahead };
 	struct conv_diag d;
 	struct collected c;
 	(void)state;
@@ -1047,6 +1051,161 @@ static void test_reorder_limit(void **state)
 	assert_int_equal(rdr_stats(r)->samples, 40);
 	assert_true(rdr_stats(r)->reorder_forced_flushes > 0);
 	rdr_close(r);
+	pdb_release(&p);
+}
+
+/* ---- read-ahead: the same events, counts and problems as without ---- */
+
+struct digest {
+	uint64_t n, sum, meta, problem_sum;
+	struct rdr_stats st;
+	size_t problems;
+};
+
+/* Reads everything, folding each event's type, offset, time, attr and bytes into an order-sensitive sum. */
+static void digest_of(const struct pdb *p, bool ahead, size_t reorder_limit, struct digest *dg)
+{
+	struct rdr_opts o = { .reorder_limit = reorder_limit, .read_ahead = ahead };
+	struct rdr *r = NULL;
+	struct conv_diag d;
+	const struct rdr_event *ev;
+
+	memset(dg, 0, sizeof(*dg));
+	assert_int_equal(rdr_open_mem(&r, p->b.data, p->b.len, &o, &d), CONV_E_OK);
+	while (rdr_next(r, &ev) == CONV_E_OK && ev) {
+		uint64_t h = ev->type * 1000003ull ^ ev->offset * 31 ^ ev->time * 7 ^ (uint64_t)(ev->attr + 1);
+
+		for (size_t i = 0; i < ev->raw_len; i++)
+			h = h * 131 + ev->raw[i];
+		dg->sum = dg->sum * 0x9e3779b97f4a7c15ull + h;
+		dg->n++;
+		if (ev->type == PERF_REC_HEADER_ATTR || ev->type == PERF_REC_EVENT_UPDATE)
+			dg->meta++;
+	}
+	dg->st = *rdr_stats(r);
+	dg->problems = rdr_problem_count(r);
+	/* their order too: first found, first listed */
+	for (size_t i = 0; i < dg->problems; i++) {
+		const struct rdr_problem *pr = rdr_problem_at(r, i);
+
+		for (const char *c = pr->msg; *c; c++)
+			dg->problem_sum = dg->problem_sum * 131 + (unsigned char)*c;
+		dg->problem_sum = dg->problem_sum * 31 + pr->count + pr->offset;
+	}
+	rdr_close(r);
+}
+
+/*
+ * A pipe-mode stream of every kind read-ahead hands over: thousands of
+ * rounds of samples out of order, records without a time (more than one
+ * batch of them in a row), metadata in the middle (a second event, then
+ * its samples), a long round, a malformed record and a truncated end
+ * (problems in the order found); read with a window small
+ * enough to force flushes, and with the default one.
+ */
+static void test_read_ahead_same(void **state)
+{
+	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC | PERF_SAMPLE_ID,
+			      .flags = FL_BASIC };
+	struct pdb_attr b = a;
+	struct pdb p;
+	struct digest x, y;
+	const size_t limits[] = { 0, 4096 };
+	(void)state;
+
+	b.config = 1;
+	pdb_init(&p, false);
+	pdb_pipe_header(&p);
+	pdb_rec_begin(&p, PERF_REC_HEADER_ATTR, 0);
+	pdb_attr(&p, &a);
+	pdb_u64(&p, 1);
+	pdb_rec_end(&p);
+	for (uint64_t i = 0; i < 30000; i++) {
+		uint64_t cpu = i % 4, t = 1000 + i * 10 - cpu * 25; /* four runs interleaved */
+
+		if (i == 12000) {
+			/* a second event: its samples are unknown until this is handled */
+			pdb_rec_begin(&p, PERF_REC_HEADER_ATTR, 0);
+			pdb_attr(&p, &b);
+			pdb_u64(&p, 2);
+			pdb_rec_end(&p);
+		}
+		if (i >= 20000 && i < 32000 && i % 2) {
+			/* no time (no trailer): goes out as read; 12 000 x 24 bytes, over one batch */
+			pdb_rec_begin(&p, PERF_REC_TIME_CONV, 0);
+			pdb_u64(&p, i);
+			pdb_u64(&p, 1);
+			pdb_rec_end(&p);
+		}
+		pdb_rec_begin(&p, PERF_REC_SAMPLE, PERF_MISC_USER);
+		pdb_u64(&p, 0x400000 + i);
+		pdb_u32(&p, 7);
+		pdb_u32(&p, 7);
+		pdb_u64(&p, t);
+		pdb_u64(&p, i >= 12000 && i % 3 == 0 ? 2 : 1); /* id: the second event's after it came */
+		pdb_u64(&p, 1);
+		pdb_rec_end(&p);
+		if (i % 7 == 6 && (i < 5000 || i >= 8000)) /* 3 000 samples in one round: a full window */
+			rec_round(&p);
+	}
+	/* a sample too short for its fields (and its time: it goes out as read), then a record cut short */
+	pdb_rec_begin(&p, PERF_REC_SAMPLE, PERF_MISC_USER);
+	pdb_u64(&p, 0x400000);
+	pdb_rec_end(&p);
+	pdb_u64(&p, 0x0040000000000009ull);
+	for (size_t k = 0; k < 2; k++) {
+		digest_of(&p, false, limits[k], &x);
+		digest_of(&p, true, limits[k], &y);
+		assert_true(x.n > 30000);
+		assert_int_equal(x.meta, 2);
+		assert_int_equal(x.n, y.n);
+		assert_true(x.sum == y.sum);
+		assert_int_equal(x.st.samples, 30000);
+		assert_int_equal(x.st.samples, y.st.samples);
+		assert_memory_equal(x.st.records, y.st.records, sizeof(x.st.records));
+		assert_int_equal(x.st.bytes_read, y.st.bytes_read);
+		assert_int_equal(x.st.time_order_violations, y.st.time_order_violations);
+		assert_int_equal(x.st.reorder_forced_flushes, y.st.reorder_forced_flushes);
+		assert_true(x.st.truncated && y.st.truncated);
+		assert_int_equal(x.problems, y.problems);
+		assert_true(x.problems >= 2);
+		assert_true(x.problem_sum == y.problem_sum);
+		if (k == 1)
+			assert_true(x.st.reorder_forced_flushes > 0);
+	}
+	pdb_release(&p);
+}
+
+/* Closing a reader whose read-ahead thread is still running (the caller stopped early). */
+static void test_read_ahead_close_early(void **state)
+{
+	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC, .flags = FL_BASIC };
+	static const uint64_t ids0[] = { 1 };
+	const uint64_t *ids[] = { ids0 };
+	size_t nids[] = { 1 };
+	struct rdr_opts o = { .reorder_limit = 1024, .read_ahead = true };
+	struct pdb p;
+	struct rdr *r = NULL;
+	struct conv_diag d;
+	const struct rdr_event *ev;
+	(void)state;
+
+	pdb_init(&p, false);
+	pdb_file_begin(&p, &a, ids, nids, 1);
+	for (unsigned i = 0; i < 20000; i++) {
+		rec_sample(&p, 1, 1, 1, 1000 + i, 1, NULL, 0);
+		if (i % 50 == 49)
+			rec_round(&p);
+	}
+	pdb_file_end(&p, NULL, 0);
+	for (int stop_after = 0; stop_after < 3000; stop_after += 1000) {
+		assert_int_equal(rdr_open_mem(&r, p.b.data, p.b.len, &o, &d), CONV_E_OK);
+		for (int i = 0; i < stop_after; i++) {
+			assert_int_equal(rdr_next(r, &ev), CONV_E_OK);
+			assert_non_null(ev);
+		}
+		rdr_close(r);
+	}
 	pdb_release(&p);
 }
 
@@ -1068,6 +1227,15 @@ int main(void)
 		cmocka_unit_test(test_reorder_limit),
 		cmocka_unit_test(test_ordering_runs),
 	};
+	const struct CMUnitTest ahead_tests[] = {
+		cmocka_unit_test(test_read_ahead_same),
+		cmocka_unit_test(test_read_ahead_close_early),
+	};
+	int failed;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	failed = cmocka_run_group_tests_name("reader", tests, NULL, NULL);
+	g_opts.read_ahead = true;
+	failed += cmocka_run_group_tests_name("reader with read-ahead", tests, NULL, NULL);
+	failed += cmocka_run_group_tests_name("read-ahead against none", ahead_tests, NULL, NULL);
+	return failed;
 }
