@@ -902,6 +902,8 @@ int cmd_convert(int argc, char **argv)
 	int opt, rc = CLI_EXIT_OK;
 
 	memset(&c, 0, sizeof(c));
+	/* a core to spare reads, decompresses and orders the input while this one converts */
+	c.ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "o:F:d:nk:p:t:c:e:j:qvh", long_opts, NULL)) != -1) {
