@@ -1222,24 +1222,32 @@ enum step {
 	STEP_META,  /* a metadata record: the caller handles it before reading on */
 };
 
+/* A raw record as read_step read it. */
+struct raw_rec {
+	const uint8_t *rec; /* valid until the next read_step */
+	size_t len;
+	uint64_t off;
+	bool inz; /* from compressed data */
+	int attr;
+};
+
 /*
  * Reads one raw record and queues it when it has a time (a FINISHED_ROUND
- * or a full window makes queued records ready). *rec and the rest describe
- * it for STEP_NOW and STEP_META; *rec is valid until the next call.
+ * or a full window makes queued records ready). *rr describes it for
+ * STEP_NOW and STEP_META.
  */
-static enum step read_step(struct rdr *r, const uint8_t **rec, size_t *len, uint64_t *off,
-			   bool *inz, int *attr)
+static enum step read_step(struct rdr *r, struct raw_rec *rr)
 {
-	enum raw_src src = next_raw(r, rec, len, off);
+	enum raw_src src = next_raw(r, &rr->rec, &rr->len, &rr->off);
 	uint64_t time;
 	uint32_t type;
 	bool has_time;
 
 	if (src == RAW_END)
 		return STEP_END;
-	*inz = src == RAW_ZSTD;
-	*attr = -1;
-	type = rdr_rd32(r, *rec);
+	rr->inz = src == RAW_ZSTD;
+	rr->attr = -1;
+	type = rdr_rd32(r, rr->rec);
 	if (type == PERF_REC_FINISHED_ROUND) {
 		q_flush(r, r->round_limit, false);
 		r->round_limit = r->max_time;
@@ -1249,13 +1257,13 @@ static enum step read_step(struct rdr *r, const uint8_t **rec, size_t *len, uint
 		return STEP_NONE;
 	if (is_meta(type))
 		return STEP_META;
-	rdr_classify(r, *rec, *len, attr, &has_time, &time);
+	rdr_classify(r, rr->rec, rr->len, &rr->attr, &has_time, &time);
 	if (!has_time)
 		return STEP_NOW;
 	if (time < r->last_flushed)
 		r->pst->time_order_violations++;
-	if (!q_push(r, *rec, *len, *off, *inz, *attr, time)) {
-		rdr_problem(r, CONV_E_NOMEM, *off, type, "no memory to queue a record; dropped");
+	if (!q_push(r, rr->rec, rr->len, rr->off, rr->inz, rr->attr, time)) {
+		rdr_problem(r, CONV_E_NOMEM, rr->off, type, "no memory to queue a record; dropped");
 		return STEP_NONE;
 	}
 	/* the pool also holds the bytes of read-ahead's unqueued records (open_bytes) */
@@ -1272,23 +1280,19 @@ static enum step read_step(struct rdr *r, const uint8_t **rec, size_t *len, uint
 /* Reads one raw record without read-ahead; true when r->ev is ready to go out at once. */
 static bool pump(struct rdr *r)
 {
-	const uint8_t *rec;
-	size_t len;
-	uint64_t off;
-	bool inz;
-	int attr;
+	struct raw_rec rr;
 
-	switch (read_step(r, &rec, &len, &off, &inz, &attr)) {
+	switch (read_step(r, &rr)) {
 	case STEP_END:
 		r->done = true;
 		return false;
 	case STEP_META:
-		if (!rdr_decode(r, rec, len, off, inz, -1))
+		if (!rdr_decode(r, rr.rec, rr.len, rr.off, rr.inz, -1))
 			return false;
-		handle_meta(r, rec, len, off);
+		handle_meta(r, rr.rec, rr.len, rr.off);
 		return true;
 	case STEP_NOW:
-		return deliver(r, rec, len, off, inz, attr);
+		return deliver(r, rr.rec, rr.len, rr.off, rr.inz, rr.attr);
 	default:
 		return false;
 	}
@@ -1340,11 +1344,13 @@ static bool ahead_room(const struct rdr *r, bool waited)
 }
 
 /* Adds a record that is not queued to the next batch; false when out of memory (reported). */
-static bool open_add(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz,
-		     int attr, uint8_t kind)
+static bool open_add(struct rdr *r, const struct raw_rec *rr, uint8_t kind)
 {
 	struct rdr_qent *e;
 	size_t pool_off = r->qpool.len;
+	const uint8_t *rec = rr->rec;
+	size_t len = rr->len;
+	uint64_t off = rr->off;
 
 	if (r->nr_open == r->cap_open) {
 		size_t ncap = r->cap_open ? r->cap_open * 2 : 256;
@@ -1368,9 +1374,9 @@ static bool open_add(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off
 	e->time = len;
 	e->offset = off;
 	e->pool_off = pool_off;
-	e->in_compressed = inz;
+	e->in_compressed = rr->inz;
 	e->kind = kind;
-	e->attr = attr;
+	e->attr = kind == QE_META ? -1 : rr->attr;
 	r->open_bytes += len;
 	return true;
 }
@@ -1473,13 +1479,9 @@ static void *ahead_main(void *arg)
 
 	ahead_self = r;
 	while (go) {
-		const uint8_t *rec;
-		size_t len;
-		uint64_t off;
-		bool inz;
-		int attr;
+		struct raw_rec rr;
 
-		switch (read_step(r, &rec, &len, &off, &inz, &attr)) {
+		switch (read_step(r, &rr)) {
 		case STEP_END:
 			q_flush(r, 0, true);
 			go = false;
@@ -1489,11 +1491,11 @@ static void *ahead_main(void *arg)
 			go = ahead_publish(r);
 			break;
 		case STEP_META:
-			if (open_add(r, rec, len, off, inz, -1, QE_META))
+			if (open_add(r, &rr, QE_META))
 				go = ahead_publish(r) && ahead_wait_meta(r);
 			break;
 		case STEP_NOW:
-			if (open_add(r, rec, len, off, inz, attr, QE_NOW) &&
+			if (open_add(r, &rr, QE_NOW) &&
 			    r->open_bytes >= AHEAD_OPEN_MAX)
 				go = ahead_publish(r);
 			break;
