@@ -1321,26 +1321,40 @@ static bool pump(struct rdr *r)
 #define AHEAD_OPEN_MAX (256u << 10)
 
 /*
- * Pool bytes handed over and not given back, at most, beyond two batches:
- * the thread runs ahead by up to RDR_BATCHES rounds while they are small
- * (a round of the 90 MB benchmark file is ~120 KB), by two when perf
- * wrote large ones.
+ * Pool bytes handed over and not given back, with the next batch's, at
+ * most, unless nothing is in flight: the thread runs ahead by up to
+ * RDR_BATCHES rounds while they are small (a round of the 90 MB benchmark
+ * file is ~120 KB), by one when perf wrote large ones (or the reorder
+ * window filled: then the records in memory are what they are without
+ * read-ahead, the batch being delivered and the queue).
  */
 #define AHEAD_BYTES (16u << 20)
 
 /*
- * Whether the thread may hand another batch over. Once it had to wait, it
- * is woken only when half of them are back: waking a thread costs this
- * VM 100-150 us, and a thread woken for every batch given back ran only
- * one batch ahead and the caller waited for it (139 waits, 20 ms a run).
+ * A batch's pool or entries larger than this are freed when it is given
+ * back rather than kept for the next: 8 kept windows of a large reorder
+ * limit would be 8 times its memory (a hostile file of 1 024 SAMPLEs of
+ * 64 KiB in one round: peak RSS 114 MB without read-ahead, 143 MB with
+ * the windows kept).
  */
-static bool ahead_room(const struct rdr *r, bool waited)
+#define AHEAD_KEEP_BYTES (2u << 20)
+
+/*
+ * Whether the thread may hand over another batch of next bytes. Once it
+ * had to wait, it is woken only when half of them are back: waking a
+ * thread costs this VM 100-150 us, and a thread woken for every batch
+ * given back ran only one batch ahead and the caller waited for it (139
+ * waits, 20 ms a run).
+ */
+static bool ahead_room(const struct rdr *r, bool waited, size_t next)
 {
 	uint64_t n = r->produced - r->consumed;
 
+	if (!n)
+		return true;
 	if (waited)
-		return n <= RDR_BATCHES / 2 && (n < 2 || r->inflight_bytes <= AHEAD_BYTES / 2);
-	return n < RDR_BATCHES && (n < 2 || r->inflight_bytes <= AHEAD_BYTES);
+		return n <= RDR_BATCHES / 2 && r->inflight_bytes + next <= AHEAD_BYTES / 2;
+	return n < RDR_BATCHES && r->inflight_bytes + next <= AHEAD_BYTES;
 }
 
 /* Adds a record that is not queued to the next batch; false when out of memory (reported). */
@@ -1393,9 +1407,10 @@ static bool ahead_publish(struct rdr *r)
 	bool stop;
 
 	pthread_mutex_lock(&r->ahead_mu);
-	if (!ahead_room(r, false)) {
+	if (!ahead_room(r, false, r->qpool.len)) {
 		r->producer_waiting = true;
-		while (!ahead_room(r, true) && !r->ahead_stop)
+		r->waiting_bytes = r->qpool.len;
+		while (!ahead_room(r, true, r->waiting_bytes) && !r->ahead_stop)
 			pthread_cond_wait(&r->ahead_cv, &r->ahead_mu);
 		r->producer_waiting = false;
 	}
@@ -1454,8 +1469,21 @@ static bool ahead_publish(struct rdr *r)
 	r->inflight_bytes += b->pool.len;
 	if (r->consumer_waiting)
 		pthread_cond_broadcast(&r->ahead_cv);
+	/*
+	 * A large batch (a full reorder window): read on only once it is
+	 * delivered, so that no more is in memory than without read-ahead
+	 * (the batch, and the records it left queued).
+	 */
+	if (r->inflight_bytes > AHEAD_BYTES) {
+		r->producer_waiting = true;
+		r->waiting_bytes = 0;
+		while (r->produced != r->consumed && !r->ahead_stop)
+			pthread_cond_wait(&r->ahead_cv, &r->ahead_mu);
+		r->producer_waiting = false;
+	}
+	stop = r->ahead_stop;
 	pthread_mutex_unlock(&r->ahead_mu);
-	return true;
+	return !stop;
 }
 
 /* Waits until the caller has handled the metadata records handed over; false when closing. */
@@ -1588,10 +1616,20 @@ static void ahead_problems(struct rdr *r, struct rdr_batch *b, size_t pos)
 /* Gives the delivered batch back to the thread. */
 static void ahead_give_back(struct rdr *r)
 {
+	size_t len = r->cur->pool.len;
+
+	/* a large one goes back to the heap at once (see AHEAD_KEEP_BYTES) */
+	if (r->cur->pool.alloc > AHEAD_KEEP_BYTES)
+		dbuf_release(&r->cur->pool);
+	if (r->cur->cap * sizeof(*r->cur->ents) > AHEAD_KEEP_BYTES) {
+		free(r->cur->ents);
+		r->cur->ents = NULL;
+		r->cur->n = r->cur->cap = 0;
+	}
 	pthread_mutex_lock(&r->ahead_mu);
 	r->consumed++;
-	r->inflight_bytes -= r->cur->pool.len;
-	if (r->producer_waiting && ahead_room(r, true))
+	r->inflight_bytes -= len;
+	if (r->producer_waiting && ahead_room(r, true, r->waiting_bytes))
 		pthread_cond_broadcast(&r->ahead_cv);
 	pthread_mutex_unlock(&r->ahead_mu);
 	r->cur = NULL;

@@ -177,6 +177,7 @@ struct rdr {
 	pthread_cond_t ahead_cv;
 	uint64_t produced, consumed; /* batches handed over, given back */
 	size_t inflight_bytes;       /* pool bytes of the batches handed over and not given back */
+	size_t waiting_bytes;        /* the pool bytes the waiting thread is to hand over */
 	bool producer_waiting, consumer_waiting;
 	uint64_t meta_sent, meta_done; /* metadata records the caller must handle before reading on */
 	bool ahead_end;  /* the thread handed over its last batch */
