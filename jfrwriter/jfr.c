@@ -770,12 +770,12 @@ static uint32_t memo_method(struct w *w, uint32_t fn, uint32_t cls, uint8_t kind
 {
 	const struct prof_function *f = &w->p->functions[fn];
 	struct fn_memo *m = w->fn_memo ? &w->fn_memo[fn] : NULL;
-	uint32_t id;
+	uint32_t n, id;
 
 	if (m && m->method && m->cls == cls && m->kind == kind)
 		return m->method;
-	id = sym(w, strtab_get(&w->p->strs, f->name));
-	id = method_of_syms(w, cls, id,
+	n = sym(w, strtab_get(&w->p->strs, f->name));
+	id = method_of_syms(w, cls, n,
 			    kind == FM_KERNEL ? sym_memo(w, &w->sym_desc_kernel, "(Lk;)L;")
 					      : sym_memo(w, &w->sym_desc_native, "()L;"),
 			    ACC_NATIVE);
@@ -799,33 +799,29 @@ static void location_frames(struct w *w, uint32_t loc)
 	w->loc_first[loc] = (uint32_t)w->nr_frames;
 	if (!l->nr_lines) {
 		const char *bid = m ? strtab_get(&p->strs, m->build_id) : "";
-
-		uint32_t cls, n;
+		enum frame_type t = FT_NATIVE;
+		uint32_t cls, n, d; /* in this order: the symbols' ids follow their first use */
 
 		if (kind == PROF_MAP_KERNEL) {
 			hex_name(buf, "", l->address, "");
 			cls = class_none(w);
 			n = sym(w, buf);
-			add_frame(w,
-				  method_of_syms(w, cls, n, sym_memo(w, &w->sym_desc_kernel, "(Lk;)L;"),
-						 ACC_NATIVE),
-				  0, FT_KERNEL);
+			d = sym_memo(w, &w->sym_desc_kernel, "(Lk;)L;");
+			t = FT_KERNEL;
 		} else if (bid[0] && l->has_elf_addr) {
 			/* remote symbolication: build-id + ELF address, resolvable later */
 			hex_name(buf, "(", l->elf_addr, ")");
 			cls = class_of_mapping(w, w->map_bid_class, l->mapping, bid);
 			n = sym_memo(w, &w->sym_remote, "<remote>");
-			add_frame(w, method_of_syms(w, cls, n, sym(w, buf), ACC_NATIVE), 0, FT_NATIVE);
+			d = sym(w, buf);
 			w->remote_frames++;
 		} else {
 			hex_name(buf, "", l->address, "");
 			cls = class_of_mapping(w, w->map_class, l->mapping, lib);
 			n = sym(w, buf);
-			add_frame(w,
-				  method_of_syms(w, cls, n, sym_memo(w, &w->sym_desc_native, "()L;"),
-						 ACC_NATIVE),
-				  0, FT_NATIVE);
+			d = sym_memo(w, &w->sym_desc_native, "()L;");
 		}
+		add_frame(w, method_of_syms(w, cls, n, d, ACC_NATIVE), 0, t);
 	}
 	for (uint32_t i = 0; i < l->nr_lines; i++) {
 		const struct prof_line *ln = &p->lines[l->first_line + i];
@@ -1025,18 +1021,14 @@ static void build_tables(struct w *w)
 		location_frames(w, (uint32_t)i);
 }
 
-/* Sizes the bitmaps that follow the tables (once); false when out of memory. */
-static bool tables_ready(struct w *w)
+/* The per-chunk bitmaps of what the tables hold, sized by them; false when out of memory. */
+static bool tables_bitmaps(struct w *w)
 {
-	if (w->nomem)
-		return false;
-	if (!w->used_method) {
-		w->used_method = calloc((w->nr_methods + 7) / 8 + 1, 1);
-		w->used_class = calloc((w->nr_classes + 7) / 8 + 1, 1);
-		w->used_sym = calloc((w->syms.count + 7) / 8 + 1, 1);
-		w->used_pkg = calloc((w->nr_packages + 7) / 8 + 1, 1);
-		w->used_map = calloc((w->p->nr_mappings + 7) / 8 + 1, 1);
-	}
+	w->used_method = calloc((w->nr_methods + 7) / 8 + 1, 1);
+	w->used_class = calloc((w->nr_classes + 7) / 8 + 1, 1);
+	w->used_sym = calloc((w->syms.count + 7) / 8 + 1, 1);
+	w->used_pkg = calloc((w->nr_packages + 7) / 8 + 1, 1);
+	w->used_map = calloc((w->p->nr_mappings + 7) / 8 + 1, 1);
 	return w->used_method && w->used_class && w->used_sym && w->used_pkg && w->used_map;
 }
 
@@ -1422,14 +1414,11 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 	maybe_flush(w);
 }
 
-/* Ends a chunk once the tables exist (waiting for them), with what its stacks use; false when out of memory. */
-static bool close_chunk(struct w *w, struct chunk *c, bool last)
+/* Ends a chunk with the pools of what its stacks use. */
+static void close_chunk(struct w *w, struct chunk *c, bool last)
 {
-	if (!tables_ready(w))
-		return false;
 	mark_tables(w);
 	chunk_end(w, c, last);
-	return true;
 }
 
 static void w_release(struct w *w)
@@ -1498,6 +1487,10 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	 * (90 MB benchmark file, conv -v, medians of 12 interleaved runs).
 	 */
 	build_tables(&w);
+	if (w.nomem || !tables_bitmaps(&w)) {
+		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
+		goto out;
+	}
 	if (p->events) {
 		err = prof_events_rewind(p->events, diag);
 		if (err)
@@ -1515,11 +1508,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		}
 		if (c.any && out_tell(&w) - c.start_pos >= chunk_size) {
 			/* this chunk is full and there is more: close it, start the next */
-			if (!close_chunk(&w, &c, false)) {
-				err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX,
-						"no memory for the JFR tables");
-				goto out;
-			}
+			close_chunk(&w, &c, false);
 			chunk_begin(&w, &c);
 			st->chunks++;
 		}
@@ -1564,10 +1553,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "reading the event spool back failed");
 		goto out;
 	}
-	if (!close_chunk(&w, &c, true)) {
-		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
-		goto out;
-	}
+	close_chunk(&w, &c, true);
 	st->remote_frames = w.remote_frames;
 	flush_out(&w);
 	if (w.nomem || w.out.err) {
