@@ -16,7 +16,10 @@
  * Ordering follows perf's ordered-events: records with a time are queued; at
  * each FINISHED_ROUND the queued records up to the largest time seen before
  * the previous round are sorted by (time, file order) and delivered; records
- * without a time are delivered at once; the rest goes out at the end.
+ * without a time go out as read, ahead of the records still queued; the
+ * rest goes out at the end. Records travel from reading to delivery in
+ * batches, read on a thread of their own with opts.read_ahead (see
+ * "batches" below).
  */
 #include "reader/reader_internal.h"
 
@@ -93,16 +96,17 @@ const char *rdr_record_name(uint32_t type)
 }
 
 /*
- * The reader whose read-ahead thread this is (NULL on other threads): the
- * thread's problems go with its batches, so that only the caller's thread
- * writes the list the caller reads.
+ * The reader whose input side runs on this thread now (its read-ahead
+ * thread, or batch_take reading without one): what read_step finds goes
+ * with the batches, so that only the caller's thread writes the list the
+ * caller reads, in the same order either way.
  */
 static _Thread_local struct rdr *ahead_self;
 
 /*
  * Adds problem q (q->count times) to the list v of at most max kinds;
- * false when it was full. With at, a new kind's position in the read-ahead thread's
- * batch (at[i]) is the number of its records handed over before it.
+ * false when it was full. With at, a new kind's position in its batch
+ * (at[i]) is the number of the batch's records read before it.
  */
 static bool problem_add(struct rdr_problem *v, size_t *at, size_t *nr, size_t max,
 			const struct rdr_problem *q, size_t pos)
@@ -137,11 +141,11 @@ void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rt
 	q.offset = offset;
 	q.record_type = rtype;
 	q.count = 1;
-	/* the thread's: delivered before the records read after it (records without a time), as without it */
+	/* the input side's: merged by the caller before the records read after it */
 	if (ahead_self == r) {
-		if (!problem_add(r->ahead_prob, r->ahead_prob_at, &r->nr_ahead_prob,
-				 r->opts.max_problems, &q, r->nr_open))
-			r->ahead_prob_dropped++;
+		if (!problem_add(r->in_prob.v, r->in_prob.at, &r->in_prob.n, r->opts.max_problems, &q,
+				 r->nr_open))
+			r->in_prob.dropped++;
 	} else if (!problem_add(r->problems, NULL, &r->nr_problems, r->opts.max_problems, &q, 0)) {
 		r->problems_dropped++;
 	}
@@ -174,6 +178,21 @@ uint64_t rdr_problems_dropped(const struct rdr *r)
 
 /* ---- open / close ---- */
 
+static bool plist_init(struct rdr_plist *pl, size_t max)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->v = calloc(max, sizeof(*pl->v));
+	pl->at = calloc(max, sizeof(*pl->at));
+	return pl->v && pl->at;
+}
+
+static void plist_release(struct rdr_plist *pl)
+{
+	free(pl->v);
+	free(pl->at);
+	memset(pl, 0, sizeof(*pl));
+}
+
 static struct rdr *rdr_new(const struct rdr_opts *opts)
 {
 	struct rdr *r = calloc(1, sizeof(*r));
@@ -190,27 +209,19 @@ static struct rdr *rdr_new(const struct rdr_opts *opts)
 	if (!r->opts.max_problems)
 		r->opts.max_problems = DEFAULT_MAX_PROBLEMS;
 	r->problems = calloc(r->opts.max_problems, sizeof(*r->problems));
-	r->ahead_prob = calloc(r->opts.max_problems, sizeof(*r->ahead_prob));
-	r->ahead_prob_at = calloc(r->opts.max_problems, sizeof(size_t));
-	ok = r->problems && r->ahead_prob && r->ahead_prob_at;
-	for (size_t i = 0; i < RDR_BATCHES; i++) {
-		r->batches[i].prob = calloc(r->opts.max_problems, sizeof(*r->batches[i].prob));
-		r->batches[i].prob_at = calloc(r->opts.max_problems, sizeof(size_t));
-		ok = ok && r->batches[i].prob && r->batches[i].prob_at;
-	}
+	ok = r->problems && plist_init(&r->in_prob, r->opts.max_problems);
+	for (size_t i = 0; i < RDR_BATCHES; i++)
+		ok = plist_init(&r->batches[i].prob, r->opts.max_problems) && ok;
 	if (!ok) {
 		free(r->problems);
-		free(r->ahead_prob);
-		free(r->ahead_prob_at);
-		for (size_t i = 0; i < RDR_BATCHES; i++) {
-			free(r->batches[i].prob);
-			free(r->batches[i].prob_at);
-		}
+		plist_release(&r->in_prob);
+		for (size_t i = 0; i < RDR_BATCHES; i++)
+			plist_release(&r->batches[i].prob);
 		free(r);
 		return NULL;
 	}
+	r->nr_slots = 1; /* RDR_BATCHES with the read-ahead thread */
 	arena_init(&r->arena, 512u << 20);
-	r->pst = &r->stats;
 	pthread_mutex_init(&r->ahead_mu, NULL);
 	pthread_cond_init(&r->ahead_cv, NULL);
 	for (size_t i = 0; i < RDR_BATCHES; i++)
@@ -221,7 +232,6 @@ static struct rdr *rdr_new(const struct rdr_opts *opts)
 	dbuf_init(&r->zin, 1u << 20);
 	dbuf_init(&r->zout, 4u << 20);
 	dbuf_init(&r->qpool, 0);
-	dbuf_init(&r->qspare, 0);
 	dbuf_init(&r->s_callchain, 0);
 	dbuf_init(&r->s_read, 0);
 	dbuf_init(&r->s_branch, 0);
@@ -250,12 +260,10 @@ void rdr_close(struct rdr *r)
 	for (size_t i = 0; i < RDR_BATCHES; i++) {
 		dbuf_release(&r->batches[i].pool);
 		free(r->batches[i].ents);
-		free(r->batches[i].prob);
-		free(r->batches[i].prob_at);
+		plist_release(&r->batches[i].prob);
 	}
 	free(r->open);
-	free(r->ahead_prob);
-	free(r->ahead_prob_at);
+	plist_release(&r->in_prob);
 	pthread_cond_destroy(&r->ahead_cv);
 	pthread_mutex_destroy(&r->ahead_mu);
 	in_release(&r->in);
@@ -271,7 +279,6 @@ void rdr_close(struct rdr *r)
 	dbuf_release(&r->zin);
 	dbuf_release(&r->zout);
 	dbuf_release(&r->qpool);
-	dbuf_release(&r->qspare);
 	free(r->q);
 	free(r->q_tmp);
 	for (size_t i = 0; i < r->nr_held; i++)
@@ -412,9 +419,9 @@ enum conv_err rdr_open_path(struct rdr **out, const char *path, const struct rdr
 static void count_record(struct rdr *r, uint32_t type)
 {
 	if (type < RDR_RECORD_TYPES && record_names[type])
-		r->pst->records[type]++;
+		r->in_st.records[type]++;
 	else
-		r->pst->records_unknown++;
+		r->in_st.records_unknown++;
 }
 
 static void z_reset(struct rdr *r)
@@ -435,13 +442,13 @@ static void z_feed(struct rdr *r, const uint8_t *rec, size_t len, uint32_t type,
 		uint64_t dsize;
 
 		if (len < 16) {
-			r->pst->records_malformed++;
+			r->in_st.records_malformed++;
 			rdr_problem(r, CONV_E_FORMAT, off, type, "COMPRESSED2 record too short");
 			return;
 		}
 		dsize = rdr_rd64(r, rec + 8);
 		if (dsize > len - 16) {
-			r->pst->records_malformed++;
+			r->in_st.records_malformed++;
 			rdr_problem(r, CONV_E_FORMAT, off, type,
 				    "COMPRESSED2 data_size %" PRIu64 " exceeds its record of %zu bytes",
 				    dsize, len);
@@ -477,7 +484,7 @@ static void z_feed(struct rdr *r, const uint8_t *rec, size_t len, uint32_t type,
 	}
 	r->z_offset = off;
 	r->z_rec_out = 0;
-	r->pst->compressed_bytes_in += plen;
+	r->in_st.compressed_bytes_in += plen;
 }
 
 /*
@@ -535,7 +542,7 @@ static bool z_step(struct rdr *r)
 	}
 	r->zout.len = ob.pos;
 	r->zin_pos = ib.pos;
-	r->pst->compressed_bytes_out += ob.pos - before;
+	r->in_st.compressed_bytes_out += ob.pos - before;
 	r->z_rec_out += ob.pos - before;
 	if (r->z_rec_out > z_record_cap(r)) {
 		/*
@@ -571,7 +578,7 @@ static bool z_record(struct rdr *r, const uint8_t **rec, size_t *len)
 	size = rdr_rd16(r, p + 6);
 	if (size < 8) {
 		r->z_broken = true;
-		r->pst->stopped = true;
+		r->in_st.stopped = true;
 		rdr_problem(r, CONV_E_FORMAT, r->z_offset, rdr_rd32(r, p),
 			    "record of size %u inside compressed data: framing lost, rest of the compressed data skipped",
 			    size);
@@ -605,10 +612,10 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 			uint64_t want = r->pending_skip;
 			uint64_t done = in_skip(&r->in, want);
 
-			r->pst->bytes_read += done;
+			r->in_st.bytes_read += done;
 			r->pending_skip = 0;
 			if (done < want) {
-				r->pst->truncated = true;
+				r->in_st.truncated = true;
 				rdr_problem(r, CONV_E_TRUNCATED, r->in.pos, PERF_REC_AUXTRACE,
 					    "input ends inside AUXTRACE data");
 				return RAW_END;
@@ -626,12 +633,12 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 		got = in_peek(&r->in, 8, &p);
 		if (got < 8) {
 			if (got > 0) {
-				r->pst->truncated = true;
+				r->in_st.truncated = true;
 				rdr_problem(r, CONV_E_TRUNCATED, roff, 0,
 					    "input ends inside a record header (%zu stray bytes)", got);
 			}
 			if (r->zout.len - r->zout_pos > 0 && !r->z_broken) {
-				r->pst->truncated = true;
+				r->in_st.truncated = true;
 				rdr_problem(r, CONV_E_TRUNCATED, r->z_offset, PERF_REC_COMPRESSED,
 					    "compressed data ends inside a record (%zu bytes left)",
 					    r->zout.len - r->zout_pos);
@@ -641,7 +648,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 		type = rdr_rd32(r, p);
 		size = rdr_rd16(r, p + 6);
 		if (size < 8) {
-			r->pst->stopped = true;
+			r->in_st.stopped = true;
 			rdr_problem(r, CONV_E_FORMAT, roff, type,
 				    "record size %u is below the 8-byte header: cannot find the next record, reading stops here",
 				    size);
@@ -649,7 +656,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 		}
 		got = in_peek(&r->in, size, &p);
 		if (got < size) {
-			r->pst->truncated = true;
+			r->in_st.truncated = true;
 			rdr_problem(r, CONV_E_TRUNCATED, roff, type,
 				    "input ends inside a %s record (%zu of %u bytes)",
 				    rdr_record_name(type) ? rdr_record_name(type) : "unknown", got,
@@ -660,7 +667,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 		if (type == PERF_REC_COMPRESSED || type == PERF_REC_COMPRESSED2) {
 			z_feed(r, p, size, type, roff);
 			in_consume(&r->in, size);
-			r->pst->bytes_read += size;
+			r->in_st.bytes_read += size;
 			continue;
 		}
 		if (type == PERF_REC_HEADER_TRACING_DATA && size >= 12) {
@@ -671,7 +678,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 			if (tsize <= r->opts.max_tracing_data) {
 				got = in_peek(&r->in, total, &p);
 				if (got < total) {
-					r->pst->truncated = true;
+					r->in_st.truncated = true;
 					rdr_problem(r, CONV_E_TRUNCATED, roff, type,
 						    "input ends inside tracing data");
 					return RAW_END;
@@ -680,7 +687,7 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 				*len = total;
 				*off = roff;
 				in_consume(&r->in, total);
-				r->pst->bytes_read += total;
+				r->in_st.bytes_read += total;
 				return RAW_FILE;
 			}
 			rdr_problem(r, CONV_E_LIMIT, roff, type,
@@ -688,13 +695,13 @@ static enum raw_src next_raw(struct rdr *r, const uint8_t **rec, size_t *len, ui
 			r->pending_skip = tsize;
 		} else if (type == PERF_REC_AUXTRACE && size >= 16) {
 			r->pending_skip = rdr_rd64(r, p + 8);
-			r->pst->auxtrace_bytes += r->pending_skip;
+			r->in_st.auxtrace_bytes += r->pending_skip;
 		}
 		*rec = p;
 		*len = size;
 		*off = roff;
 		in_consume(&r->in, size);
-		r->pst->bytes_read += size;
+		r->in_st.bytes_read += size;
 		return RAW_FILE;
 	}
 }
@@ -848,7 +855,6 @@ static void q_sort(struct rdr *r)
 /* Marks the first n (sorted) records of the queue ready to go out. */
 static void q_ready_set(struct rdr *r, size_t n)
 {
-	r->q_pos = 0;
 	r->q_ready = n;
 	/* the last one has the latest time; all go out before another record is read */
 	if (n && r->q[n - 1].time > r->last_flushed)
@@ -893,36 +899,6 @@ static bool q_carry(struct rdr *r, const uint8_t *from, struct dbuf *to)
 		e->pool_off = noff;
 	}
 	return true;
-}
-
-/* Drops the delivered records and compacts the pool behind the rest. */
-static void q_drop_ready(struct rdr *r)
-{
-	size_t rest = r->q_len - r->q_ready;
-
-	if (!rest) {
-		dbuf_reset(&r->qpool);
-	} else {
-		/*
-		 * The rest moves to the spare pool, which becomes the pool: two
-		 * buffers kept for the whole file, so a round's records land on
-		 * pages already faulted in instead of a fresh allocation each
-		 * round (its gain was within bench/ab.py's spread; the reset
-		 * also clears the error of an earlier failed reserve).
-		 */
-		dbuf_reset(&r->qspare);
-		if (q_carry(r, r->qpool.data, &r->qspare)) {
-			struct dbuf t = r->qpool;
-
-			r->qpool = r->qspare;
-			r->qspare = t;
-			dbuf_reset(&r->qspare);
-		}
-		memmove(r->q, r->q + r->q_ready, rest * sizeof(*r->q));
-	}
-	r->q_len = rest;
-	r->q_ready = 0;
-	r->q_pos = 0;
 }
 
 /* ---- deferred callchains ---- */
@@ -1261,15 +1237,15 @@ static enum step read_step(struct rdr *r, struct raw_rec *rr)
 	if (!has_time)
 		return STEP_NOW;
 	if (time < r->last_flushed)
-		r->pst->time_order_violations++;
+		r->in_st.time_order_violations++;
 	if (!q_push(r, rr->rec, rr->len, rr->off, rr->inz, rr->attr, time)) {
 		rdr_problem(r, CONV_E_NOMEM, rr->off, type, "no memory to queue a record; dropped");
 		return STEP_NONE;
 	}
-	/* the pool also holds the bytes of read-ahead's unqueued records (open_bytes) */
+	/* the pool also holds the bytes of the next batch's unqueued records (open_bytes) */
 	if (r->qpool.len - r->open_bytes > r->opts.reorder_limit) {
 		/* window full before FINISHED_ROUND: deliver the older half, as perf does */
-		r->pst->reorder_forced_flushes++;
+		r->in_st.reorder_forced_flushes++;
 		q_sort(r);
 		q_ready_set(r, r->q_len / 2 ? r->q_len / 2 : r->q_len);
 		return STEP_READY;
@@ -1277,44 +1253,27 @@ static enum step read_step(struct rdr *r, struct raw_rec *rr)
 	return STEP_NONE;
 }
 
-/* Reads one raw record without read-ahead; true when r->ev is ready to go out at once. */
-static bool pump(struct rdr *r)
-{
-	struct raw_rec rr;
-
-	switch (read_step(r, &rr)) {
-	case STEP_END:
-		r->done = true;
-		return false;
-	case STEP_META:
-		if (!rdr_decode(r, rr.rec, rr.len, rr.off, rr.inz, -1))
-			return false;
-		handle_meta(r, rr.rec, rr.len, rr.off);
-		return true;
-	case STEP_NOW:
-		return deliver(r, rr.rec, rr.len, rr.off, rr.inz, rr.attr);
-	default:
-		return false;
-	}
-}
-
-/* ---- read-ahead ---- */
+/* ---- batches: from reading to delivery ---- */
 
 /*
- * With opts.read_ahead a thread runs read_step (input, decompression,
- * queueing and sorting: a quarter of a run's reading time) and hands the
- * records over in batches, in the order they go out; the caller's thread
- * decodes and delivers them. A batch is what one flush made ready, after
- * the records without a time read before it (as pump delivers them: at
- * once, ahead of the records still queued). The batch takes the pool with
- * the records' bytes; the records still queued move to a pool given back
- * earlier, so the bytes are copied once more only for them, as without
- * read-ahead. Decoded events are not handed over: they are 448 bytes and
- * point into scratch buffers (copying them cost more than decoding, stop
- * 13). A metadata record (pipe mode) changes the events and ids the thread
- * classifies records by: the thread stops after it until the caller has
- * handled it. Counts and problems of the thread travel with its batches,
- * so that only the caller's thread writes what the caller reads.
+ * Records go from read_step to delivery in batches, in the order they go
+ * out: the records without a time read since the last batch (delivered
+ * as read, ahead of the records still queued), then what a flush made
+ * ready. A batch takes the pool with the records' bytes; the records still
+ * queued move to a pool given back earlier, so their bytes are copied once
+ * more, as a round's carry always was. With opts.read_ahead a thread of
+ * the reader's own reads the batches (input, decompression, queueing and
+ * sorting: a quarter of a run's reading time), a few ahead, while the
+ * caller's thread decodes and delivers them; without it, batch_next reads
+ * the next batch itself when the last is delivered. Decoded events are
+ * not handed over: they are 448 bytes and point into scratch buffers
+ * (copying them cost more than decoding, stop 13). A metadata record
+ * (pipe mode) ends its batch: it changes the events and ids records are
+ * classified by, so the thread waits until the caller has handled it. The
+ * input side's counts and problems travel with the batches, merged by the
+ * caller (problems at the entry they were found before), so only the
+ * caller's thread writes what the caller reads, and both come out in the
+ * same order with and without the thread.
  */
 
 /* Bytes of records without a time that are handed over without waiting for a flush. */
@@ -1353,8 +1312,8 @@ static bool ahead_room(const struct rdr *r, bool waited, size_t next)
 	if (!n)
 		return true;
 	if (waited)
-		return n <= RDR_BATCHES / 2 && r->inflight_bytes + next <= AHEAD_BYTES / 2;
-	return n < RDR_BATCHES && r->inflight_bytes + next <= AHEAD_BYTES;
+		return n <= r->nr_slots / 2 && r->inflight_bytes + next <= AHEAD_BYTES / 2;
+	return n < r->nr_slots && r->inflight_bytes + next <= AHEAD_BYTES;
 }
 
 /* Adds a record that is not queued to the next batch; false when out of memory (reported). */
@@ -1362,46 +1321,45 @@ static bool open_add(struct rdr *r, const struct raw_rec *rr, uint8_t kind)
 {
 	struct rdr_qent *e;
 	size_t pool_off = r->qpool.len;
-	const uint8_t *rec = rr->rec;
-	size_t len = rr->len;
-	uint64_t off = rr->off;
 
 	if (r->nr_open == r->cap_open) {
 		size_t ncap = r->cap_open ? r->cap_open * 2 : 256;
 		struct rdr_qent *n = realloc(r->open, ncap * sizeof(*n));
 
 		if (!n) {
-			rdr_problem(r, CONV_E_NOMEM, off, rdr_rd32(r, rec),
+			rdr_problem(r, CONV_E_NOMEM, rr->off, rdr_rd32(r, rr->rec),
 				    "no memory to hand a record over; dropped");
 			return false;
 		}
 		r->open = n;
 		r->cap_open = ncap;
 	}
-	if (!dbuf_append(&r->qpool, rec, len)) {
-		rdr_problem(r, CONV_E_NOMEM, off, rdr_rd32(r, rec),
+	if (!dbuf_append(&r->qpool, rr->rec, rr->len)) {
+		rdr_problem(r, CONV_E_NOMEM, rr->off, rdr_rd32(r, rr->rec),
 			    "no memory to hand a record over; dropped");
 		return false;
 	}
 	e = &r->open[r->nr_open++];
 	memset(e, 0, sizeof(*e));
-	e->time = len;
-	e->offset = off;
+	e->time = rr->len;
+	e->offset = rr->off;
 	e->pool_off = pool_off;
 	e->in_compressed = rr->inz;
 	e->kind = kind;
 	e->attr = kind == QE_META ? -1 : rr->attr;
-	r->open_bytes += len;
+	r->open_bytes += rr->len;
 	return true;
 }
 
 /*
- * Hands the unqueued records and the ready queued ones over as a batch,
- * waiting for a free one; false when the reader is being closed.
+ * Hands the unqueued records and the ready queued ones over as a batch
+ * (the thread waits for a free one); false when the reader is being
+ * closed.
  */
-static bool ahead_publish(struct rdr *r)
+static bool batch_publish(struct rdr *r)
 {
 	struct rdr_batch *b;
+	struct rdr_plist pl;
 	struct dbuf fresh;
 	size_t need = r->nr_open + r->q_ready;
 	bool stop;
@@ -1418,7 +1376,7 @@ static bool ahead_publish(struct rdr *r)
 	pthread_mutex_unlock(&r->ahead_mu);
 	if (stop)
 		return false;
-	b = &r->batches[r->produced % RDR_BATCHES];
+	b = &r->batches[r->produced % r->nr_slots];
 	b->n = 0;
 	if (need > b->cap) {
 		size_t ncap = need + need / 2;
@@ -1453,28 +1411,26 @@ static bool ahead_publish(struct rdr *r)
 		memmove(r->q, r->q + r->q_ready, (r->q_len - r->q_ready) * sizeof(*r->q));
 	r->q_len -= r->q_ready;
 	r->q_ready = 0;
-	r->q_pos = 0;
 	r->nr_open = 0;
 	r->open_bytes = 0;
-	b->st = r->ahead_st;
-	memcpy(b->prob, r->ahead_prob, r->nr_ahead_prob * sizeof(*b->prob));
-	memcpy(b->prob_at, r->ahead_prob_at, r->nr_ahead_prob * sizeof(*b->prob_at));
-	b->nr_prob = r->nr_ahead_prob;
-	b->next_prob = 0;
-	b->prob_dropped = r->ahead_prob_dropped;
-	r->nr_ahead_prob = 0;
-	r->ahead_prob_dropped = 0;
+	/* the counts so far and the problems since the last batch go with it */
+	b->st = r->in_st;
+	pl = b->prob;
+	b->prob = r->in_prob;
+	r->in_prob = pl;
+	r->in_prob.n = r->in_prob.next = 0;
+	r->in_prob.dropped = 0;
 	pthread_mutex_lock(&r->ahead_mu);
 	r->produced++;
 	r->inflight_bytes += b->pool.len;
 	if (r->consumer_waiting)
 		pthread_cond_broadcast(&r->ahead_cv);
 	/*
-	 * A large batch (a full reorder window): read on only once it is
-	 * delivered, so that no more is in memory than without read-ahead
-	 * (the batch, and the records it left queued).
+	 * A large batch (a full reorder window): the thread reads on only once
+	 * it is delivered, so that no more is in memory than without
+	 * read-ahead (the batch, and the records it left queued).
 	 */
-	if (r->inflight_bytes > AHEAD_BYTES) {
+	if (r->nr_slots > 1 && r->inflight_bytes > AHEAD_BYTES) { /* on the thread (set before it started) */
 		r->producer_waiting = true;
 		r->waiting_bytes = 0;
 		while (r->produced != r->consumed && !r->ahead_stop)
@@ -1486,7 +1442,40 @@ static bool ahead_publish(struct rdr *r)
 	return !stop;
 }
 
-/* Waits until the caller has handled the metadata records handed over; false when closing. */
+/* What batch_read ended with. */
+enum produced { PROD_BATCH, PROD_META, PROD_END, PROD_STOP };
+
+/*
+ * Reads until a batch is handed over: at a flush, a metadata record (the
+ * batch ends with it), 256 KiB of records without a time, or the end of
+ * the input (with what was still queued).
+ */
+static enum produced batch_read(struct rdr *r)
+{
+	for (;;) {
+		struct raw_rec rr;
+
+		switch (read_step(r, &rr)) {
+		case STEP_END:
+			q_flush(r, 0, true);
+			return batch_publish(r) ? PROD_END : PROD_STOP;
+		case STEP_READY:
+			return batch_publish(r) ? PROD_BATCH : PROD_STOP;
+		case STEP_META:
+			if (open_add(r, &rr, QE_META))
+				return batch_publish(r) ? PROD_META : PROD_STOP;
+			break;
+		case STEP_NOW:
+			if (open_add(r, &rr, QE_NOW) && r->open_bytes >= AHEAD_OPEN_MAX)
+				return batch_publish(r) ? PROD_BATCH : PROD_STOP;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Waits until the caller has handled the metadata record handed over; false when closing. */
 static bool ahead_wait_meta(struct rdr *r)
 {
 	bool stop;
@@ -1503,37 +1492,12 @@ static bool ahead_wait_meta(struct rdr *r)
 static void *ahead_main(void *arg)
 {
 	struct rdr *r = arg;
-	bool go = true, end = false;
+	enum produced p;
 
 	ahead_self = r;
-	while (go) {
-		struct raw_rec rr;
-
-		switch (read_step(r, &rr)) {
-		case STEP_END:
-			q_flush(r, 0, true);
-			go = false;
-			end = true;
-			break;
-		case STEP_READY:
-			go = ahead_publish(r);
-			break;
-		case STEP_META:
-			if (open_add(r, &rr, QE_META))
-				go = ahead_publish(r) && ahead_wait_meta(r);
-			break;
-		case STEP_NOW:
-			if (open_add(r, &rr, QE_NOW) &&
-			    r->open_bytes >= AHEAD_OPEN_MAX)
-				go = ahead_publish(r);
-			break;
-		default:
-			break;
-		}
-	}
-	/* the last batch: what was left, and the final counts and problems */
-	if (end)
-		ahead_publish(r);
+	do
+		p = batch_read(r);
+	while (p == PROD_BATCH || (p == PROD_META && ahead_wait_meta(r)));
 	pthread_mutex_lock(&r->ahead_mu);
 	r->ahead_end = true;
 	pthread_cond_broadcast(&r->ahead_cv);
@@ -1544,10 +1508,10 @@ static void *ahead_main(void *arg)
 static void ahead_start(struct rdr *r)
 {
 	r->opts.read_ahead = false; /* tried once */
-	r->pst = &r->ahead_st;
+	r->nr_slots = RDR_BATCHES;
 	r->ahead_started = pthread_create(&r->ahead_th, NULL, ahead_main, r) == 0;
 	if (!r->ahead_started)
-		r->pst = &r->stats; /* no thread: read here */
+		r->nr_slots = 1; /* no thread: batch_next reads */
 }
 
 /* Stops the thread (when it still runs) and waits for it. */
@@ -1563,10 +1527,10 @@ static void ahead_join(struct rdr *r)
 	r->ahead_joined = true;
 }
 
-/* Adds what the thread counted since the last batch (the input side's fields only). */
-static void ahead_merge_stats(struct rdr *r, const struct rdr_stats *now)
+/* Adds what the input side counted since the last batch (its fields only). */
+static void merge_in_stats(struct rdr *r, const struct rdr_stats *now)
 {
-	struct rdr_stats *d = &r->stats, *seen = &r->ahead_seen;
+	struct rdr_stats *d = &r->stats, *seen = &r->in_seen;
 
 	for (size_t i = 0; i < RDR_RECORD_TYPES; i++)
 		d->records[i] += now->records[i] - seen->records[i];
@@ -1583,11 +1547,16 @@ static void ahead_merge_stats(struct rdr *r, const struct rdr_stats *now)
 	*seen = *now;
 }
 
-/* The next batch, waiting for it; NULL after the last. */
-static struct rdr_batch *ahead_take(struct rdr *r)
+/* The next batch (read here without the thread, else waited for); NULL after the last. */
+static struct rdr_batch *batch_take(struct rdr *r)
 {
 	struct rdr_batch *b = NULL;
 
+	if (!r->ahead_started && !r->ahead_end) {
+		ahead_self = r; /* what read_step finds goes with the batch, as on the thread */
+		r->ahead_end = batch_read(r) == PROD_END;
+		ahead_self = NULL;
+	}
 	pthread_mutex_lock(&r->ahead_mu);
 	while (r->produced == r->consumed && !r->ahead_end) {
 		r->consumer_waiting = true;
@@ -1595,26 +1564,28 @@ static struct rdr_batch *ahead_take(struct rdr *r)
 	}
 	r->consumer_waiting = false;
 	if (r->produced > r->consumed)
-		b = &r->batches[r->consumed % RDR_BATCHES];
+		b = &r->batches[r->consumed % r->nr_slots];
 	pthread_mutex_unlock(&r->ahead_mu);
 	if (!b)
 		return NULL;
-	ahead_merge_stats(r, &b->st);
-	r->problems_dropped += b->prob_dropped;
+	merge_in_stats(r, &b->st);
+	r->problems_dropped += b->prob.dropped;
 	return b;
 }
 
 /* Takes over the batch's problems found before its entry pos was read. */
-static void ahead_problems(struct rdr *r, struct rdr_batch *b, size_t pos)
+static void batch_problems(struct rdr *r, struct rdr_batch *b, size_t pos)
 {
-	for (; b->next_prob < b->nr_prob && b->prob_at[b->next_prob] <= pos; b->next_prob++)
+	struct rdr_plist *pl = &b->prob;
+
+	for (; pl->next < pl->n && pl->at[pl->next] <= pos; pl->next++)
 		if (!problem_add(r->problems, NULL, &r->nr_problems, r->opts.max_problems,
-				 &b->prob[b->next_prob], 0))
-			r->problems_dropped += b->prob[b->next_prob].count;
+				 &pl->v[pl->next], 0))
+			r->problems_dropped += pl->v[pl->next].count;
 }
 
-/* Gives the delivered batch back to the thread. */
-static void ahead_give_back(struct rdr *r)
+/* Gives the delivered batch back for the next. */
+static void batch_give_back(struct rdr *r)
 {
 	size_t len = r->cur->pool.len;
 
@@ -1645,17 +1616,17 @@ static void ahead_meta_done(struct rdr *r)
 }
 
 /* The next record of the batches; true when r->ev is ready to go out. */
-static bool ahead_next(struct rdr *r)
+static bool batch_next(struct rdr *r)
 {
 	const struct rdr_qent *e;
 	const uint8_t *rec;
 
 	if (r->cur)
-		ahead_problems(r, r->cur, r->cur_pos);
+		batch_problems(r, r->cur, r->cur_pos);
 	if (!r->cur || r->cur_pos == r->cur->n) {
 		if (r->cur)
-			ahead_give_back(r);
-		r->cur = ahead_take(r);
+			batch_give_back(r);
+		r->cur = batch_take(r);
 		r->cur_pos = 0;
 		if (!r->cur) {
 			ahead_join(r);
@@ -1681,11 +1652,10 @@ static bool ahead_next(struct rdr *r)
 static void q_release(struct rdr *r)
 {
 	dbuf_release(&r->qpool);
-	dbuf_release(&r->qspare);
 	free(r->q);
 	free(r->q_tmp);
 	r->q = r->q_tmp = NULL;
-	r->q_len = r->q_cap = r->q_ready = r->q_pos = 0;
+	r->q_len = r->q_cap = r->q_ready = 0;
 	for (size_t i = 0; i < RDR_BATCHES; i++) {
 		dbuf_release(&r->batches[i].pool);
 		free(r->batches[i].ents);
@@ -1715,43 +1685,21 @@ enum conv_err rdr_next(struct rdr *r, const struct rdr_event **out)
 			held_free(&r->cur_emit);
 			continue;
 		}
-		if (r->ahead_started && !r->done) {
-			if (ahead_next(r)) {
+		if (!r->done) {
+			if (batch_next(r)) {
 				*out = &r->ev;
 				return CONV_E_OK;
 			}
 			continue;
 		}
-		if (r->q_pos < r->q_ready) {
-			const struct rdr_qent *e = &r->q[r->q_pos++];
-
-			if (deliver(r, r->qpool.data + e->pool_off, e->len, e->offset,
-				    e->in_compressed, e->attr)) {
-				*out = &r->ev;
-				return CONV_E_OK;
-			}
+		if (r->nr_held) {
+			held_release(r, 0, true, false, 0, NULL, 0);
 			continue;
 		}
-		if (r->q_ready)
-			q_drop_ready(r);
-		if (r->done) {
-			if (r->q_len) {
-				q_flush(r, 0, true);
-				continue;
-			}
-			if (r->nr_held) {
-				held_release(r, 0, true, false, 0, NULL, 0);
-				continue;
-			}
-			if (r->in.io_errno && r->in.io_errno != ENOMEM)
-				rdr_problem(r, CONV_E_IO, r->in.pos, 0, "read error: %s",
-					    strerror(r->in.io_errno));
-			q_release(r);
-			return CONV_E_OK;
-		}
-		if (pump(r)) {
-			*out = &r->ev;
-			return CONV_E_OK;
-		}
+		if (r->in.io_errno && r->in.io_errno != ENOMEM)
+			rdr_problem(r, CONV_E_IO, r->in.pos, 0, "read error: %s",
+				    strerror(r->in.io_errno));
+		q_release(r);
+		return CONV_E_OK;
 	}
 }

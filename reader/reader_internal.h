@@ -65,19 +65,25 @@ enum { QE_QUEUED, QE_NOW, QE_META };
  */
 #define RDR_BATCHES 8
 
+/* Problems the input side found for one batch (opts.max_problems kinds). */
+struct rdr_plist {
+	struct rdr_problem *v;
+	size_t *at;      /* v[i] was found before entry at[i] of the batch was read */
+	size_t n, next;  /* next: the first not yet merged by the caller */
+	uint64_t dropped;
+};
+
 /*
- * Records the read-ahead thread hands over, in delivery order, with their
- * bytes; and its counts (struct rdr_stats, input side) at that moment.
+ * Records handed from reading to delivery, in delivery order, with their
+ * bytes; the input side's counts (struct rdr_stats) at that moment and
+ * its problems since the last batch.
  */
 struct rdr_batch {
 	struct dbuf pool;
 	struct rdr_qent *ents;
 	size_t n, cap;
 	struct rdr_stats st;
-	struct rdr_problem *prob; /* problems found since the last batch (opts.max_problems kinds) */
-	size_t *prob_at;          /* each found before entry prob_at[i] was read */
-	size_t nr_prob, next_prob;
-	uint64_t prob_dropped;
+	struct rdr_plist prob;
 };
 
 /* A sample held until its deferred user callchain arrives. */
@@ -142,9 +148,8 @@ struct rdr {
 	struct rdr_qent *q;
 	size_t q_len, q_cap;
 	struct rdr_qent *q_tmp; /* merge buffer of q_sort, q_cap entries */
-	size_t q_ready, q_pos; /* q[q_pos..q_ready) are sorted and ready to deliver */
+	size_t q_ready;        /* q[0..q_ready) are sorted and go in the next batch */
 	struct dbuf qpool;
-	struct dbuf qspare; /* the next round's pool (see q_drop_ready) */
 	uint64_t max_time;        /* largest time queued so far */
 	uint64_t round_limit;     /* flush up to this at the next FINISHED_ROUND */
 	uint64_t last_flushed;    /* time of the last delivered queued record */
@@ -160,16 +165,12 @@ struct rdr {
 	struct rdr_event ev;
 	struct dbuf s_callchain, s_read, s_branch, s_regs_user, s_regs_intr, s_counters, s_stitch;
 	uint64_t pending_skip; /* payload bytes after the last record (AUXTRACE) to skip */
-	bool immediate_ready; /* ev holds a record that goes out without queueing */
 	bool done;
 	/*
-	 * Counts of the input side (next_raw, decompression, queueing): the
-	 * stats themselves, or with read-ahead the thread's own, merged into
-	 * the stats as its batches arrive (only the caller's thread writes
-	 * them then).
+	 * Batches (see batch_publish in reader.c): nr_slots in turn, all of
+	 * them with the read-ahead thread (opts.read_ahead), one without.
 	 */
-	struct rdr_stats *pst;
-	/* read-ahead (opts.read_ahead; see ahead_main) */
+	size_t nr_slots;
 	bool ahead_started;  /* the thread was started (and is joined on close) */
 	bool ahead_joined;
 	pthread_t ahead_th;
@@ -180,21 +181,18 @@ struct rdr {
 	size_t waiting_bytes;        /* the pool bytes the waiting thread is to hand over */
 	bool producer_waiting, consumer_waiting;
 	uint64_t meta_sent, meta_done; /* metadata records the caller must handle before reading on */
-	bool ahead_end;  /* the thread handed over its last batch */
+	bool ahead_end;  /* the last batch was handed over */
 	bool ahead_stop; /* close: the thread must stop */
 	struct rdr_batch batches[RDR_BATCHES];
-	/* the thread's: records read since the last hand-over that go out unqueued */
+	/* the input side's: records read since the last batch that go out unqueued */
 	struct rdr_qent *open;
 	size_t nr_open, cap_open, open_bytes;
-	struct rdr_stats ahead_st;
-	struct rdr_problem *ahead_prob; /* problems since the last hand-over */
-	size_t *ahead_prob_at;          /* each found after nr_open entries (see rdr_batch) */
-	size_t nr_ahead_prob;
-	uint64_t ahead_prob_dropped;
-	/* the caller's: the batch being delivered and the thread's counts merged so far */
+	struct rdr_stats in_st;    /* its counts (next_raw, decompression, queueing) */
+	struct rdr_plist in_prob;  /* its problems since the last batch */
+	/* the caller's: the batch being delivered, the input side's counts merged so far */
 	struct rdr_batch *cur;
 	size_t cur_pos;
-	struct rdr_stats ahead_seen;
+	struct rdr_stats in_seen;
 };
 
 /* Values at p in the file's byte order (p need not be aligned; the caller checked the bounds). */
