@@ -8,6 +8,8 @@
  */
 #include "cli/cli.h"
 
+#include "core/io.h"
+
 #include "core/dbuf.h"
 #include "core/json.h"
 #include "jfrwriter/jfr.h"
@@ -172,20 +174,47 @@ static int out_open(const char *path, char *tmp, size_t n)
 }
 
 /*
- * Puts a finished temp file in place (fsync, rename) or, for "-", copies it
- * to stdout; on failure removes it. Closes fd. -1 with errno on failure.
+ * The background flusher of an output's temp file (core/io.h): none for
+ * "-", whose temp file is only copied to stdout.
  */
-static int out_commit(int fd, const char *tmp, const char *path)
+static struct io_flush *out_flusher(int fd, const char *path)
+{
+	return strcmp(path, "-") ? io_flush_new(fd) : NULL;
+}
+
+/*
+ * Makes a finished temp file durable before it is renamed: its mode, the
+ * flusher's background syncs (joined and freed here), the final fsync.
+ * -1 with errno on failure.
+ */
+static int out_sync(int fd, struct io_flush *fl)
+{
+	int e = io_flush_finish(fl, NULL);
+
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return fchmod(fd, 0644) || fsync(fd) ? -1 : 0;
+}
+
+/*
+ * Puts a finished temp file in place (out_sync unless synced, then rename)
+ * or, for "-", copies it to stdout; on failure removes it. Closes fd. -1
+ * with errno on failure.
+ */
+static int out_commit(int fd, const char *tmp, const char *path, struct io_flush *fl, bool synced)
 {
 	int e;
 
 	if (!strcmp(path, "-")) {
+		(void)io_flush_finish(fl, NULL);
 		e = copy_to_stdout(fd) ? errno : 0;
 		close(fd);
 		errno = e;
 		return e ? -1 : 0;
 	}
-	if (fchmod(fd, 0644) || fsync(fd)) {
+	if (!synced && out_sync(fd, fl)) {
 		e = errno;
 		close(fd);
 		goto fail;
@@ -201,11 +230,13 @@ fail:
 	return -1;
 }
 
-/* Gives up a temp file from out_open (errno kept). */
-static void out_abandon(int fd, const char *tmp, const char *path)
+/* Gives up a temp file from out_open and its flusher (errno kept). */
+static void out_abandon(int fd, const char *tmp, const char *path, struct io_flush *fl)
 {
 	int e = errno;
 
+	/* joined before the close: its thread may be syncing fd */
+	(void)io_flush_finish(fl, NULL);
 	close(fd);
 	if (strcmp(path, "-"))
 		unlink(tmp);
@@ -225,6 +256,8 @@ struct pprof_job {
 	const char *path;
 	char tmp[4096];
 	int fd;
+	struct io_flush *flush; /* NULL once out_sync has run */
+	bool synced;
 	uint64_t bytes;
 	int io_errno;
 	enum conv_err err;
@@ -234,7 +267,22 @@ static void *pprof_job_run(void *arg)
 {
 	struct pprof_job *j = arg;
 
-	j->err = pprof_write_gz(j->p, PPROF_GZ_LEVEL, j->fd, &j->bytes, &j->io_errno);
+	j->synced = false;
+	j->err = pprof_write_gz(j->p, PPROF_GZ_LEVEL, j->fd, j->flush, &j->bytes, &j->io_errno);
+	/*
+	 * Made durable here, beside the JFR writer, instead of after it; the
+	 * rename stays with the caller, which decides on both outputs. A sync
+	 * that fails is a write error (ENOSPC included: see the caller's retry).
+	 */
+	if (!j->err && strcmp(j->path, "-")) {
+		if (out_sync(j->fd, j->flush)) {
+			j->err = CONV_E_IO;
+			j->io_errno = errno;
+		} else {
+			j->synced = true;
+		}
+		j->flush = NULL;
+	}
 	return NULL;
 }
 
@@ -255,12 +303,13 @@ static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	jo.flush = out_flusher(fd, path);
 	if (jfr_write(p, &jo, fd, js, &diag) != CONV_E_OK) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
-		out_abandon(fd, tmp, path);
+		out_abandon(fd, tmp, path, jo.flush);
 		return -1;
 	}
-	if (out_commit(fd, tmp, path)) {
+	if (out_commit(fd, tmp, path, jo.flush, false)) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", !strcmp(path, "-") ? "the JFR output" : path,
 			strerror(errno));
 		return -1;
@@ -620,11 +669,13 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		if (pj.fd < 0) {
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
-		} else if (jfr_path && c->co.sj.jobs != 1 &&
-			   pthread_create(&pj_thread, NULL, pprof_job_run, &pj) == 0) {
-			pj_started = true;
 		} else {
-			pprof_job_run(&pj);
+			pj.flush = out_flusher(pj.fd, pprof_path);
+			if (jfr_path && c->co.sj.jobs != 1 &&
+			    pthread_create(&pj_thread, NULL, pprof_job_run, &pj) == 0)
+				pj_started = true;
+			else
+				pprof_job_run(&pj);
 		}
 	}
 	if (jfr_path) {
@@ -649,7 +700,8 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	 */
 	if (pj_started && pj.err == CONV_E_IO &&
 	    (pj.io_errno == ENOSPC || pj.io_errno == EDQUOT)) {
-		out_abandon(pj.fd, pj.tmp, pprof_path);
+		out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
+		pj.flush = NULL;
 		pj.bytes = 0;
 		pj.io_errno = 0;
 		pj.fd = out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
@@ -657,6 +709,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
+			pj.flush = out_flusher(pj.fd, pprof_path);
 			pprof_job_run(&pj);
 		}
 	}
@@ -665,9 +718,9 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path,
 				pj.err == CONV_E_IO ? strerror(pj.io_errno) : conv_strerror(pj.err));
 			errno = pj.io_errno;
-			out_abandon(pj.fd, pj.tmp, pprof_path);
+			out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
 			rc = CLI_EXIT_OUTPUT;
-		} else if (out_commit(pj.fd, pj.tmp, pprof_path)) {
+		} else if (out_commit(pj.fd, pj.tmp, pprof_path, pj.flush, pj.synced)) {
 			fprintf(stderr, "conv: cannot write %s: %s\n",
 				!strcmp(pprof_path, "-") ? "the pprof output" : pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;

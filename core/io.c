@@ -1,15 +1,111 @@
 #include "core/io.h"
 
-#include <fcntl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
 
-void io_start_writeback(int fd, uint64_t off, uint64_t len)
+struct io_flush {
+	int fd;
+	pthread_t thread;
+	bool started;   /* the thread exists (or could not be made: then never again) */
+	bool failed_start;
+	uint64_t asked; /* writer's side: bytes written at its last request */
+	/* under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned requests, done, syncs;
+	bool stop;
+	int err; /* errno of the first failed fdatasync */
+};
+
+static void *flush_main(void *arg)
 {
-#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
-	/* errors (ESPIPE for a pipe, EINVAL for a special file) only mean no hint */
-	(void)sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
-#else
-	(void)fd;
-	(void)off;
-	(void)len;
-#endif
+	struct io_flush *f = arg;
+
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		unsigned want;
+		int e;
+
+		while (!f->stop && f->requests == f->done)
+			pthread_cond_wait(&f->cv, &f->mu);
+		if (f->requests == f->done)
+			break;
+		want = f->requests;
+		pthread_mutex_unlock(&f->mu);
+		e = fdatasync(f->fd) ? errno : 0;
+		pthread_mutex_lock(&f->mu);
+		if (e && !f->err)
+			f->err = e;
+		f->syncs++;
+		f->done = want;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+struct io_flush *io_flush_new(int fd)
+{
+	struct io_flush *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if (pthread_mutex_init(&f->mu, NULL)) {
+		free(f);
+		return NULL;
+	}
+	if (pthread_cond_init(&f->cv, NULL)) {
+		pthread_mutex_destroy(&f->mu);
+		free(f);
+		return NULL;
+	}
+	f->fd = fd;
+	return f;
+}
+
+void io_flush_wrote(struct io_flush *f, uint64_t bytes)
+{
+	if (!f || f->failed_start || bytes - f->asked < IO_FLUSH_STEP)
+		return;
+	if (!f->started) {
+		if (pthread_create(&f->thread, NULL, flush_main, f)) {
+			f->failed_start = true; /* the final fsync does it all, as without a flusher */
+			return;
+		}
+		f->started = true;
+	}
+	pthread_mutex_lock(&f->mu);
+	/* only when idle: a request queued behind a running fdatasync would sync twice what one sync covers */
+	if (f->requests == f->done) {
+		f->requests++;
+		f->asked = bytes;
+		pthread_cond_signal(&f->cv);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+int io_flush_finish(struct io_flush *f, unsigned *syncs)
+{
+	int err;
+
+	if (syncs)
+		*syncs = 0;
+	if (!f)
+		return 0;
+	if (f->started) {
+		pthread_mutex_lock(&f->mu);
+		f->stop = true;
+		pthread_cond_signal(&f->cv);
+		pthread_mutex_unlock(&f->mu);
+		pthread_join(f->thread, NULL);
+	}
+	err = f->err;
+	if (syncs)
+		*syncs = f->syncs;
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+	return err;
 }

@@ -467,6 +467,7 @@ enum { FM_NATIVE = 1, FM_KERNEL = 2 };
 
 struct w {
 	const struct prof *p;
+	struct io_flush *flush;
 	struct strtab syms; /* symbol key = id + 1 */
 	struct jmethod *methods;
 	size_t nr_methods, cap_methods;
@@ -878,10 +879,10 @@ static void flush_out(struct w *w)
 		else
 			off += (size_t)k;
 	}
-	/* on its way to the disk while the rest is encoded (core/io.h) */
-	if (!w->io_errno && w->out.len)
-		io_start_writeback(w->fd, w->out_pos, w->out.len);
 	w->out_pos += w->out.len;
+	/* made durable while the rest is encoded (core/io.h) */
+	if (!w->io_errno)
+		io_flush_wrote(w->flush, w->out_pos);
 	dbuf_reset(&w->out);
 }
 
@@ -1460,6 +1461,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	memset(st, 0, sizeof(*st));
 	w.p = p;
 	w.fd = fd;
+	w.flush = o ? o->flush : NULL;
 	strtab_init(&w.syms);
 	hmap_init(&w.method_idx);
 	hmap_init(&w.class_idx);

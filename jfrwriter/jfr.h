@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct prof;
+struct io_flush;
 
 #define JFR_CHUNK_SIZE_DEFAULT (64u << 20)
 
@@ -20,6 +21,8 @@ struct jfr_opts {
 	 * Readers load a chunk at a time; JMC copies each into one Java array.
 	 */
 	uint64_t chunk_size;
+	/* told what is written (core/io.h); NULL: none */
+	struct io_flush *flush;
 };
 
 struct jfr_stats {

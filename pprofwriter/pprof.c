@@ -95,8 +95,6 @@ static void value_type(struct dbuf *b, unsigned field, const struct prof_value_t
  * descriptor. Memory stays at a few hundred KiB whatever the profile's size.
  */
 #define FLUSH_AT (256u << 10)
-/* Written bytes are handed to the disk in steps of this (core/io.h), as the JFR writer's flushes are. */
-#define WRITEBACK_STEP (1u << 20)
 
 struct sink {
 	struct dbuf buf;
@@ -108,7 +106,7 @@ struct sink {
 	int io_errno;
 	bool failed; /* out of memory, deflate error or I/O error (sticky) */
 	uint64_t bytes;
-	uint64_t written_back; /* bytes handed to io_start_writeback */
+	struct io_flush *flush; /* NULL: none */
 };
 
 static void sink_out(struct sink *k, const unsigned char *p, size_t n)
@@ -132,11 +130,8 @@ static void sink_out(struct sink *k, const unsigned char *p, size_t n)
 		p += w;
 		n -= (size_t)w;
 	}
-	/* on its way to the disk while the rest is encoded (core/io.h) */
-	if (k->bytes - k->written_back >= WRITEBACK_STEP) {
-		io_start_writeback(k->fd, k->written_back, k->bytes - k->written_back);
-		k->written_back = k->bytes;
-	}
+	/* made durable while the rest is encoded (core/io.h) */
+	io_flush_wrote(k->flush, k->bytes);
 }
 
 static void sink_flush(struct sink *k, bool last)
@@ -285,7 +280,7 @@ static enum conv_err encode(const struct prof *p, struct sink *k)
 }
 
 static enum conv_err run(const struct prof *p, int level, struct dbuf *mem, int fd,
-			 uint64_t *bytes, int *io_errno)
+			 struct io_flush *flush, uint64_t *bytes, int *io_errno)
 {
 	struct sink *k = calloc(1, sizeof(*k));
 	enum conv_err err;
@@ -295,6 +290,7 @@ static enum conv_err run(const struct prof *p, int level, struct dbuf *mem, int 
 	dbuf_init(&k->buf, 0);
 	k->mem = mem;
 	k->fd = fd;
+	k->flush = flush;
 	/* libdeflate's gzip header has mtime 0 and no name: the same bytes every run */
 	if (level >= 0 && !(k->gz = libdeflate_alloc_compressor(level))) {
 		free(k);
@@ -315,7 +311,7 @@ static enum conv_err run(const struct prof *p, int level, struct dbuf *mem, int 
 
 enum conv_err pprof_encode(const struct prof *p, struct dbuf *out)
 {
-	return run(p, -1, out, -1, NULL, NULL);
+	return run(p, -1, out, -1, NULL, NULL, NULL);
 }
 
 /* libdeflate's scale, 0-12; below 0 its default (zlib's), 6 */
@@ -326,11 +322,11 @@ static int gz_level(int level)
 
 enum conv_err pprof_encode_gz(const struct prof *p, int level, struct dbuf *out)
 {
-	return run(p, gz_level(level), out, -1, NULL, NULL);
+	return run(p, gz_level(level), out, -1, NULL, NULL, NULL);
 }
 
-enum conv_err pprof_write_gz(const struct prof *p, int level, int fd, uint64_t *bytes,
-			     int *io_errno)
+enum conv_err pprof_write_gz(const struct prof *p, int level, int fd, struct io_flush *flush,
+			     uint64_t *bytes, int *io_errno)
 {
-	return run(p, gz_level(level), NULL, fd, bytes, io_errno);
+	return run(p, gz_level(level), NULL, fd, flush, bytes, io_errno);
 }

@@ -11,6 +11,7 @@
 
 struct prof;
 struct dbuf;
+struct io_flush;
 
 /* Encodes the profile (uncompressed protobuf) into out. CONV_E_NOMEM. */
 enum conv_err pprof_encode(const struct prof *p, struct dbuf *out);
@@ -24,11 +25,12 @@ enum conv_err pprof_encode_gz(const struct prof *p, int level, struct dbuf *out)
 
 /*
  * Encodes and gzips to fd as it goes (a few hundred KiB of memory whatever
- * the profile's size). *bytes: bytes written; CONV_E_IO with *io_errno when
- * a write fails, CONV_E_NOMEM. Reads the profile only: another thread may
- * read the same profile meanwhile (the JFR writer does).
+ * the profile's size), telling flush (core/io.h; NULL: none) what it wrote.
+ * *bytes: bytes written; CONV_E_IO with *io_errno when a write fails,
+ * CONV_E_NOMEM. Reads the profile only: another thread may read the same
+ * profile meanwhile (the JFR writer does).
  */
-enum conv_err pprof_write_gz(const struct prof *p, int level, int fd, uint64_t *bytes,
-			     int *io_errno);
+enum conv_err pprof_write_gz(const struct prof *p, int level, int fd, struct io_flush *flush,
+			     uint64_t *bytes, int *io_errno);
 
 #endif

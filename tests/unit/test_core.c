@@ -12,9 +12,13 @@
 #include "core/strtab.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/io.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static void test_cursor_reads(void **state)
 {
@@ -314,6 +318,59 @@ static void test_strtab(void **state)
 	strtab_release(&t);
 }
 
+/* Writes n MiB to fd, telling f after each; returns the bytes written. */
+static uint64_t write_mib(int fd, struct io_flush *f, unsigned n)
+{
+	static unsigned char mib[1 << 20];
+	uint64_t total = 0;
+
+	memset(mib, 0x5a, sizeof(mib));
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(write(fd, mib, sizeof(mib)), (ssize_t)sizeof(mib));
+		total += sizeof(mib);
+		io_flush_wrote(f, total);
+	}
+	return total;
+}
+
+static void test_io_flush(void **state)
+{
+	char path[] = "/tmp/conv-test-io-XXXXXX";
+	int fd = mkstemp(path), pfd[2];
+	unsigned syncs = 99;
+	struct io_flush *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	/* past a step the thread syncs what was written: at least once, whatever the timing */
+	f = io_flush_new(fd);
+	assert_non_null(f);
+	assert_int_equal(write_mib(fd, f, 7), (uint64_t)7 << 20);
+	assert_int_equal(io_flush_finish(f, &syncs), 0);
+	assert_true(syncs >= 1 && syncs <= 3);
+	/* below a step: no thread, no sync */
+	f = io_flush_new(fd);
+	assert_non_null(f);
+	io_flush_wrote(f, IO_FLUSH_STEP - 1);
+	assert_int_equal(io_flush_finish(f, &syncs), 0);
+	assert_int_equal(syncs, 0);
+	close(fd);
+	/* none at all */
+	io_flush_wrote(NULL, (uint64_t)1 << 30);
+	assert_int_equal(io_flush_finish(NULL, &syncs), 0);
+	assert_int_equal(syncs, 0);
+	/* a sync that fails (a pipe cannot be synced) is reported by finish */
+	assert_int_equal(pipe(pfd), 0);
+	f = io_flush_new(pfd[1]);
+	assert_non_null(f);
+	io_flush_wrote(f, IO_FLUSH_STEP);
+	assert_int_equal(io_flush_finish(f, &syncs), EINVAL);
+	assert_int_equal(syncs, 1);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_io_flush),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

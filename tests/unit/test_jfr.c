@@ -140,7 +140,7 @@ static void write_jfr(const struct prof *p, uint64_t chunk_size, struct out *o, 
 	long n;
 
 	assert_non_null(f);
-	struct jfr_opts jo = { chunk_size };
+	struct jfr_opts jo = { .chunk_size = chunk_size };
 	assert_int_equal(jfr_write(p, &jo, fileno(f), st, NULL), CONV_E_OK);
 	n = lseek(fileno(f), 0, SEEK_END);
 	assert_true(n > 68);

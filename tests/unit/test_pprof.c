@@ -233,7 +233,7 @@ static void test_stream(void **state)
 	assert_int_equal(pprof_encode_gz(&p, 1, &gz), CONV_E_OK);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
-	assert_int_equal(pprof_write_gz(&p, 1, fd, &bytes, &io_errno), CONV_E_OK);
+	assert_int_equal(pprof_write_gz(&p, 1, fd, NULL, &bytes, &io_errno), CONV_E_OK);
 	assert_int_equal(io_errno, 0);
 	close(fd);
 	f = fopen(path, "rb");
@@ -264,11 +264,11 @@ static void test_stream(void **state)
 	/* a full disk and a bad descriptor: CONV_E_IO with errno */
 	fd = open("/dev/full", O_WRONLY);
 	if (fd >= 0) {
-		assert_int_equal(pprof_write_gz(&p, 1, fd, &bytes, &io_errno), CONV_E_IO);
+		assert_int_equal(pprof_write_gz(&p, 1, fd, NULL, &bytes, &io_errno), CONV_E_IO);
 		assert_int_equal(io_errno, ENOSPC);
 		close(fd);
 	}
-	assert_int_equal(pprof_write_gz(&p, 1, -1, &bytes, &io_errno), CONV_E_IO);
+	assert_int_equal(pprof_write_gz(&p, 1, -1, NULL, &bytes, &io_errno), CONV_E_IO);
 	assert_int_equal(io_errno, EBADF);
 	/* label lists are shared: two distinct lists per tid parity, not one per sample */
 	assert_true(p.nr_labels <= 2 * 14);
