@@ -16,6 +16,7 @@
 #include "core/vec.h"
 
 #include "buildid/buildid.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "model/events.h"
 #include "model/profile.h"
@@ -63,20 +64,20 @@ struct rawkey {
 struct cv {
 	struct rawframe *frames; /* distinct frames */
 	size_t nr_frames, cap_frames;
-	struct hmap frame_idx;
+	struct hidx frame_idx;
 	uint32_t *pool; /* raw stacks: frame indexes of each stack, consecutive */
 	size_t pool_len, pool_cap;
 	uint32_t *stack_off, *stack_len;
 	uint8_t *stack_trunc;  /* the recorder cut the stack at its depth limit */
 	size_t nr_stacks, cap_stacks;
-	struct hmap stack_idx;
+	struct hidx stack_idx;
 	/* threads of the samples: (process index, tid), in order of first sample */
 	uint64_t *threads;
 	size_t nr_threads, cap_threads;
-	struct hmap thread_idx;
+	struct hidx thread_idx;
 	struct rawkey *keys;
 	size_t nr_keys, cap_keys;
-	struct hmap key_idx;
+	struct hidx key_idx;
 	uint64_t *raw_pool;
 	size_t raw_len, raw_cap;
 	uint32_t *stack_buf; /* frame indexes of the sample being resolved */
@@ -107,13 +108,14 @@ static uint64_t mix_fast(uint64_t h, uint64_t v)
 static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob *sj)
 {
 	uint64_t h = mix(mix(mix(1, pf->mapping), pf->addr), (uint64_t)(uintptr_t)pf->jit);
-	uint64_t *v;
+	struct hidx_iter it;
 	struct rawframe *f;
 
-	for (v = hmap_get(&c->frame_idx, h); v; v = hmap_get(&c->frame_idx, ++h)) {
-		f = &c->frames[*v];
+	for (uint32_t v = hidx_first(&c->frame_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&c->frame_idx, &it)) {
+		f = &c->frames[v];
 		if (f->mapping == pf->mapping && f->addr == pf->addr && f->jit == pf->jit)
-			return (uint32_t)*v;
+			return v;
 	}
 	if (c->nr_frames >= UINT32_MAX - 1 ||
 	    !vec_reserve((void **)&c->frames, &c->cap_frames, c->nr_frames + 1, sizeof(*f)))
@@ -124,7 +126,7 @@ static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob 
 	f->jit = pf->jit;
 	/* --no-symbolize registers too: the binaries' program headers still give ELF addresses */
 	f->addr_id = pf->jit ? SYMJOB_NONE : symjob_add(sj, pf->mapping, pf->file_offset);
-	if (!hmap_put(&c->frame_idx, h, c->nr_frames))
+	if (!hidx_add(&c->frame_idx, h, (uint32_t)c->nr_frames))
 		return UINT32_MAX;
 	return (uint32_t)c->nr_frames++;
 }
@@ -133,18 +135,19 @@ static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob 
 static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 {
 	uint64_t h = 7;
-	uint64_t *v;
+	struct hidx_iter it;
 	size_t old_cap = c->cap_stacks;
 
 	for (uint32_t i = 0; i < n; i++)
 		h = mix_fast(h, f[i]);
 	h = hmap_hash(h);
-	for (v = hmap_get(&c->stack_idx, h); v; v = hmap_get(&c->stack_idx, ++h)) {
-		if (c->stack_len[*v] == n &&
-		    (!n || !memcmp(c->pool + c->stack_off[*v], f, n * sizeof(*f))))
-			return (uint32_t)*v;
+	for (uint32_t v = hidx_first(&c->stack_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&c->stack_idx, &it)) {
+		if (c->stack_len[v] == n &&
+		    (!n || !memcmp(c->pool + c->stack_off[v], f, n * sizeof(*f))))
+			return v;
 	}
-	if (c->pool_len + n > UINT32_MAX ||
+	if (c->pool_len + n > UINT32_MAX || c->nr_stacks >= UINT32_MAX - 1 ||
 	    !vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
 	    !vec_reserve((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
 		return UINT32_MAX;
@@ -168,7 +171,7 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 	c->stack_off[c->nr_stacks] = (uint32_t)c->pool_len;
 	c->stack_len[c->nr_stacks] = n;
 	c->pool_len += n;
-	if (!hmap_put(&c->stack_idx, h, c->nr_stacks))
+	if (!hidx_add(&c->stack_idx, h, (uint32_t)c->nr_stacks))
 		return UINT32_MAX;
 	return (uint32_t)c->nr_stacks++;
 }
@@ -237,7 +240,7 @@ static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, uint64_t h, boo
 			       s->callchain_nr * sizeof(uint64_t));
 			c->raw_len += s->callchain_nr;
 		}
-		if (!hmap_put(&c->key_idx, h, c->nr_keys))
+		if (!hidx_add(&c->key_idx, h, (uint32_t)c->nr_keys))
 			return UINT32_MAX;
 	}
 	return (uint32_t)c->nr_keys++;
@@ -256,10 +259,10 @@ static void cv_drop_indexes(struct cv *c)
 	free(c->stack_buf);
 	c->stack_buf = NULL;
 	c->stack_buf_cap = 0;
-	hmap_release(&c->key_idx);
-	hmap_release(&c->frame_idx);
-	hmap_release(&c->stack_idx);
-	hmap_release(&c->thread_idx);
+	hidx_release(&c->key_idx);
+	hidx_release(&c->frame_idx);
+	hidx_release(&c->stack_idx);
+	hidx_release(&c->thread_idx);
 }
 
 static void cv_release(struct cv *c)
@@ -273,24 +276,28 @@ static void cv_release(struct cv *c)
 	free(c->keys);
 	free(c->raw_pool);
 	free(c->stack_buf);
-	hmap_release(&c->frame_idx);
-	hmap_release(&c->stack_idx);
-	hmap_release(&c->thread_idx);
-	hmap_release(&c->key_idx);
+	hidx_release(&c->frame_idx);
+	hidx_release(&c->stack_idx);
+	hidx_release(&c->thread_idx);
+	hidx_release(&c->key_idx);
 }
 
 /* The thread index of (process, tid), added on first sight; UINT32_MAX when out of memory. */
 static uint32_t thread_of(struct cv *c, uint32_t proc, uint32_t tid)
 {
-	uint64_t key = (uint64_t)proc << 32 | tid, h = hmap_hash(key), *v;
+	uint64_t key = (uint64_t)proc << 32 | tid, h = hmap_hash(key);
+	struct hidx_iter it;
 
-	for (v = hmap_get(&c->thread_idx, h); v; v = hmap_get(&c->thread_idx, ++h))
-		if (c->threads[*v] == key)
-			return (uint32_t)*v;
-	if (!vec_reserve((void **)&c->threads, &c->cap_threads, c->nr_threads + 1, sizeof(uint64_t)))
+	for (uint32_t v = hidx_first(&c->thread_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&c->thread_idx, &it))
+		if (c->threads[v] == key)
+			return v;
+	if (c->nr_threads >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&c->threads, &c->cap_threads, c->nr_threads + 1, sizeof(uint64_t)))
 		return UINT32_MAX;
 	c->threads[c->nr_threads] = key;
-	hmap_put(&c->thread_idx, h, c->nr_threads);
+	if (!hidx_add(&c->thread_idx, h, (uint32_t)c->nr_threads))
+		return UINT32_MAX;
 	return (uint32_t)c->nr_threads++;
 }
 
@@ -715,10 +722,10 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 
 	memset(&c, 0, sizeof(c));
 	memset(st, 0, sizeof(*st));
-	hmap_init(&c.frame_idx);
-	hmap_init(&c.stack_idx);
-	hmap_init(&c.thread_idx);
-	hmap_init(&c.key_idx);
+	hidx_init(&c.frame_idx);
+	hidx_init(&c.stack_idx);
+	hidx_init(&c.thread_idx);
+	hidx_init(&c.key_idx);
 	if (!pm)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
 	if (o->keep_events && !p->events) {
@@ -767,7 +774,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			const struct rdr_sample *s = &ev->u.sample;
 			struct pm_space_key sk;
 			struct rawkey k;
-			uint64_t h = 0, *v = NULL;
+			uint64_t h = 0;
 			bool known = procmap_space_key(pm, s->pid, &sk);
 
 			memset(&k, 0, sizeof(k));
@@ -789,14 +796,16 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				    rawkey_same(&c, &c.keys[c.last_key[lk] - 1], &k, s)) {
 					found = c.last_key[lk] - 1;
 				} else {
+					struct hidx_iter it;
+
 					h = rawkey_hash(&k, s);
-					for (v = hmap_get(&c.key_idx, h); v;
-					     v = hmap_get(&c.key_idx, ++h))
-						if (rawkey_same(&c, &c.keys[*v], &k, s))
+					for (uint32_t ki = hidx_first(&c.key_idx, h, &it); ki != HIDX_NONE;
+					     ki = hidx_next(&c.key_idx, &it)) {
+						if (rawkey_same(&c, &c.keys[ki], &k, s)) {
+							found = ki;
+							c.last_key[lk] = found + 1;
 							break;
-					if (v) {
-						found = (uint32_t)*v;
-						c.last_key[lk] = found + 1;
+						}
 					}
 				}
 			}

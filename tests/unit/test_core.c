@@ -8,6 +8,7 @@
 #include "core/arena.h"
 #include "core/cursor.h"
 #include "core/dbuf.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 #include "core/err.h"
@@ -276,6 +277,65 @@ static void test_hmap_reserve(void **state)
 }
 
 /*
+ * The hash index: every value comes back among the candidates of its hash,
+ * across growth; values added under one hash all come back; other values
+ * come back only when their tag collides (rare); an empty index has none.
+ */
+static void test_hidx(void **state)
+{
+	struct hidx x;
+	struct hidx_iter it;
+	const uint64_t same = hmap_hash(0xfeedull);
+	size_t extra = 0;
+	uint64_t seen = 0;
+	(void)state;
+
+	hidx_init(&x);
+	assert_int_equal(hidx_first(&x, 1, &it), HIDX_NONE);
+	assert_false(hidx_add(&x, 1, HIDX_NONE));
+	for (uint32_t i = 0; i < 200000; i++) {
+		assert_true(hidx_add(&x, hmap_hash(i), i));
+		if (i % 4000 == 0) /* 50 more under one hash, among the rest */
+			assert_true(hidx_add(&x, same, 1000000 + i / 4000));
+	}
+	assert_int_equal(x.count, 200050);
+	assert_true(x.count * 10 <= x.cap * 7);
+	for (uint32_t i = 0; i < 200000; i++) {
+		bool found = false;
+
+		for (uint32_t v = hidx_first(&x, hmap_hash(i), &it); v != HIDX_NONE;
+		     v = hidx_next(&x, &it)) {
+			if (v == i)
+				found = true;
+			else
+				extra++;
+		}
+		assert_true(found);
+	}
+	/*
+	 * Other values among the candidates: only on equal tags. Neighbours'
+	 * tags share the home's ~18 bits (331 776 slots), so about once per
+	 * 2^14 slots scanned: ~50 here; without the tag filter every slot of
+	 * a run would be a candidate (hundreds of thousands).
+	 */
+	print_message("hidx: %zu other values among the candidates of 200 000 lookups\n", extra);
+	assert_true(extra < 200);
+	extra = 0;
+	for (uint32_t v = hidx_first(&x, same, &it); v != HIDX_NONE; v = hidx_next(&x, &it)) {
+		if (v >= 1000000 && v < 1000050)
+			seen |= (uint64_t)1 << (v - 1000000);
+		else
+			extra++;
+	}
+	assert_int_equal(seen, ((uint64_t)1 << 50) - 1);
+	assert_true(extra < 5);
+	assert_int_equal(hidx_first(&x, hmap_hash(7777777), &it), HIDX_NONE);
+	hidx_release(&x);
+	assert_int_equal(x.cap, 0);
+	assert_int_equal(hidx_first(&x, same, &it), HIDX_NONE);
+}
+
+/*
  * Interning: one id per distinct string, in insertion order, whatever the
  * length (the hash reads 8 bytes a step: strings that differ only in a last
  * partial word, or only in length, must stay apart), across reservation and
@@ -382,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_arena),
 		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_hmap_reserve),
+		cmocka_unit_test(test_hidx),
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_errors),
