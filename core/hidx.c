@@ -72,9 +72,9 @@ static void place(uint64_t *slots, uint64_t *used, size_t cap, uint64_t slot)
 	slots[i] = slot;
 }
 
-static bool grow(struct hidx *x)
+/* Moves the values into a table of ncap slots. */
+static bool rehash(struct hidx *x, size_t ncap)
 {
-	size_t ncap = !x->cap ? 64 : x->cap < 65536 ? x->cap * 2 : x->cap + x->cap / 2;
 	uint64_t *ns, *nu;
 
 	if (ncap > UINT32_MAX)
@@ -105,11 +105,23 @@ static bool grow(struct hidx *x)
 	return true;
 }
 
+bool hidx_reserve(struct hidx *x, size_t n)
+{
+	size_t need;
+
+	if (n > UINT32_MAX)
+		return false;
+	/* the load hidx_add keeps: (count + 1) * 10 <= cap * 7 */
+	need = (n * 10 + 6) / 7 + 1;
+	return need <= x->cap || rehash(x, need);
+}
+
 bool hidx_add(struct hidx *x, uint64_t h, uint32_t val)
 {
 	if (val == HIDX_NONE)
 		return false;
-	if ((x->count + 1) * 10 > x->cap * 7 && !grow(x))
+	if ((x->count + 1) * 10 > x->cap * 7 &&
+	    !rehash(x, !x->cap ? 64 : x->cap < 65536 ? x->cap * 2 : x->cap + x->cap / 2))
 		return false;
 	place(x->slots, x->used, x->cap, (uint64_t)tag_of(h) << 32 | val);
 	x->count++;

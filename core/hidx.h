@@ -57,4 +57,7 @@ uint32_t hidx_next(const struct hidx *x, struct hidx_iter *it);
 /* Adds val (below HIDX_NONE) under hash h; equal hashes may be added again. False when out of memory. */
 bool hidx_add(struct hidx *x, uint64_t h, uint32_t val);
 
+/* Makes room for n values in all, so that they are added without growing; false when out of memory. */
+bool hidx_reserve(struct hidx *x, size_t n);
+
 #endif

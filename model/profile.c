@@ -15,10 +15,10 @@ void prof_init(struct prof *p)
 {
 	memset(p, 0, sizeof(*p));
 	strtab_init(&p->strs);
-	hmap_init(&p->func_idx);
-	hmap_init(&p->loc_idx);
-	hmap_init(&p->stack_idx);
-	hmap_init(&p->sample_idx);
+	hidx_init(&p->func_idx);
+	hidx_init(&p->loc_idx);
+	hidx_init(&p->stack_idx);
+	hidx_init(&p->sample_idx);
 	hmap_init(&p->labelset_idx);
 }
 
@@ -40,10 +40,10 @@ void prof_release(struct prof *p)
 	free(p->threads);
 	free(p->events_desc);
 	prof_events_free(p->events);
-	hmap_release(&p->func_idx);
-	hmap_release(&p->loc_idx);
-	hmap_release(&p->stack_idx);
-	hmap_release(&p->sample_idx);
+	hidx_release(&p->func_idx);
+	hidx_release(&p->loc_idx);
+	hidx_release(&p->stack_idx);
+	hidx_release(&p->sample_idx);
 	hmap_release(&p->labelset_idx);
 	memset(p, 0, sizeof(*p));
 }
@@ -72,24 +72,26 @@ uint32_t prof_function(struct prof *p, uint32_t name, uint32_t system_name, uint
 		       int64_t start_line)
 {
 	uint64_t h = mix(mix(mix(mix(1, name), system_name), filename), (uint64_t)start_line);
-	uint64_t *v = hmap_get(&p->func_idx, h);
+	struct hidx_iter it;
 	struct prof_function *f;
 
-	for (uint64_t probe = h; v; v = hmap_get(&p->func_idx, ++probe)) {
-		f = &p->functions[*v];
+	for (uint32_t v = hidx_first(&p->func_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&p->func_idx, &it)) {
+		f = &p->functions[v];
 		if (f->name == name && f->system_name == system_name && f->filename == filename &&
 		    f->start_line == start_line)
-			return (uint32_t)*v;
-		h = probe + 1;
+			return v;
 	}
-	if (!vec_reserve((void **)&p->functions, &p->cap_functions, p->nr_functions + 1, sizeof(*f)))
+	if (p->nr_functions >= PROF_NONE - 1 ||
+	    !vec_reserve((void **)&p->functions, &p->cap_functions, p->nr_functions + 1, sizeof(*f)))
 		return PROF_NONE;
 	f = &p->functions[p->nr_functions];
 	f->name = name;
 	f->system_name = system_name;
 	f->filename = filename;
 	f->start_line = start_line;
-	hmap_put(&p->func_idx, h, p->nr_functions);
+	if (!hidx_add(&p->func_idx, h, (uint32_t)p->nr_functions))
+		return PROF_NONE;
 	return (uint32_t)p->nr_functions++;
 }
 
@@ -118,17 +120,18 @@ uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
 		       const struct prof_line *lines, uint32_t nr_lines)
 {
 	uint64_t h = mix(mix(2, mapping), address);
-	uint64_t *v;
+	struct hidx_iter it;
 	uint32_t id;
 
-	for (v = hmap_get(&p->loc_idx, h); v; v = hmap_get(&p->loc_idx, ++h)) {
-		const struct prof_location *l = &p->locations[*v];
+	for (uint32_t v = hidx_first(&p->loc_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&p->loc_idx, &it)) {
+		const struct prof_location *l = &p->locations[v];
 
 		if (l->mapping == mapping && l->address == address)
-			return (uint32_t)*v;
+			return v;
 	}
 	id = location_new(p, mapping, address, lines, nr_lines);
-	if (id != PROF_NONE && !hmap_put(&p->loc_idx, h, id))
+	if (id != PROF_NONE && !hidx_add(&p->loc_idx, h, id))
 		return PROF_NONE;
 	return id;
 }
@@ -156,19 +159,20 @@ static uint32_t stack_new(struct prof *p, const uint32_t *locs, uint32_t n)
 uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 {
 	uint64_t h = 3;
-	uint64_t *v;
+	struct hidx_iter it;
 	uint32_t id;
 
 	for (uint32_t i = 0; i < n; i++)
 		h = mix(h, locs[i]);
-	for (v = hmap_get(&p->stack_idx, h); v; v = hmap_get(&p->stack_idx, ++h)) {
-		const uint32_t *s = p->stack_pool + p->stacks[*v];
+	for (uint32_t v = hidx_first(&p->stack_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&p->stack_idx, &it)) {
+		const uint32_t *s = p->stack_pool + p->stacks[v];
 
 		if (s[0] == n && (!n || !memcmp(s + 1, locs, n * sizeof(*locs))))
-			return (uint32_t)*v;
+			return v;
 	}
 	id = stack_new(p, locs, n);
-	if (id != PROF_NONE && !hmap_put(&p->stack_idx, h, id))
+	if (id != PROF_NONE && !hidx_add(&p->stack_idx, h, id))
 		return PROF_NONE;
 	return id;
 }
@@ -239,27 +243,29 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
 			   sizeof(*p->samples)) &&
 	       vec_reserve_exact((void **)&p->values, &p->cap_values,
 			   p->nr_values + samples * p->nr_types, sizeof(*p->values)) &&
-	       hmap_reserve(&p->sample_idx, p->nr_samples + samples);
+	       hidx_reserve(&p->sample_idx, p->nr_samples + samples);
 }
 
 bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
 		     uint32_t nr_labels, const int64_t *values)
 {
 	uint64_t h = mix(4, stack);
-	uint64_t *v;
+	struct hidx_iter it;
 	struct prof_sample *s;
 
 	for (uint32_t i = 0; i < nr_labels; i++)
 		h = mix(mix(mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num);
-	for (v = hmap_get(&p->sample_idx, h); v; v = hmap_get(&p->sample_idx, ++h)) {
-		s = &p->samples[*v];
+	for (uint32_t v = hidx_first(&p->sample_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&p->sample_idx, &it)) {
+		s = &p->samples[v];
 		if (s->stack == stack && labels_eq(p, s, labels, nr_labels)) {
 			for (size_t k = 0; k < p->nr_types; k++)
 				p->values[s->first_value + k] += values[k];
 			return true;
 		}
 	}
-	if (!vec_reserve((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
+	if (p->nr_samples >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
 	    !vec_reserve((void **)&p->values, &p->cap_values, p->nr_values + p->nr_types, sizeof(*values)))
 		return false;
 	s = &p->samples[p->nr_samples];
@@ -272,7 +278,8 @@ bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *la
 	if (p->nr_types) /* a recording without events has no values (and maybe no array) */
 		memcpy(p->values + p->nr_values, values, p->nr_types * sizeof(*values));
 	p->nr_values += p->nr_types;
-	hmap_put(&p->sample_idx, h, p->nr_samples);
+	if (!hidx_add(&p->sample_idx, h, (uint32_t)p->nr_samples))
+		return false;
 	p->nr_samples++;
 	return true;
 }

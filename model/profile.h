@@ -8,6 +8,7 @@
 #ifndef CONV_MODEL_PROFILE_H
 #define CONV_MODEL_PROFILE_H
 
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 
@@ -147,7 +148,7 @@ struct prof {
 	/* every sample in recording order, for writers that keep them (JFR); may be NULL */
 	struct prof_events *events;
 	/* dedup indexes (builder only) */
-	struct hmap func_idx, loc_idx, stack_idx, sample_idx;
+	struct hidx func_idx, loc_idx, stack_idx, sample_idx;
 	struct hmap labelset_idx; /* label sets already in the pool: samples share them */
 };
 

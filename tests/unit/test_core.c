@@ -333,6 +333,23 @@ static void test_hidx(void **state)
 	hidx_release(&x);
 	assert_int_equal(x.cap, 0);
 	assert_int_equal(hidx_first(&x, same, &it), HIDX_NONE);
+	/* reserved: no growth while the reserved values go in, and nothing is lost */
+	{
+		size_t cap;
+
+		assert_true(hidx_add(&x, 42, 7));
+		assert_true(hidx_reserve(&x, 100000));
+		cap = x.cap;
+		assert_true(cap * 7 >= 100001 * 10);
+		for (uint32_t i = 0; i < 99999; i++)
+			assert_true(hidx_add(&x, hmap_hash(i + 1000), i));
+		assert_int_equal(x.cap, cap);
+		assert_int_equal(hidx_first(&x, 42, &it), 7);
+		assert_true(hidx_reserve(&x, 10)); /* smaller: nothing moves */
+		assert_int_equal(x.cap, cap);
+		assert_false(hidx_reserve(&x, (size_t)UINT32_MAX + 1));
+		hidx_release(&x);
+	}
 }
 
 /*
