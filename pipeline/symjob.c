@@ -14,6 +14,7 @@
 #include "buildid/buildid.h"
 #include "buildid/debuginfod.h"
 #include "buildid/locate.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 #include "procmap/procmap.h"
@@ -57,7 +58,7 @@ struct sj_obj {
 	uint8_t bid[PM_BUILD_ID_MAX];
 	uint8_t bid_len;
 	const char *path;   /* as recorded */
-	struct hmap offs;   /* f_off -> addr id */
+	struct hidx offs;   /* f_off -> addr id */
 	uint32_t *addrs;    /* addr ids of this object */
 	size_t nr_addrs, cap_addrs;
 	struct strtab strs; /* result strings (filled by one worker) */
@@ -155,7 +156,7 @@ void symjob_free(struct symjob *j)
 	/* started and not finished (the caller failed in between): the workers end by themselves */
 	join_workers(j);
 	for (size_t i = 0; i < j->nr_objs; i++) {
-		hmap_release(&j->objs[i].offs);
+		hidx_release(&j->objs[i].offs);
 		free(j->objs[i].addrs);
 		strtab_release(&j->objs[i].strs);
 		free(j->objs[i].frames);
@@ -351,7 +352,7 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	ob->bid_len = m->build_id_size;
 	memcpy(ob->bid, m->build_id, m->build_id_size);
 	ob->path = m->path;
-	hmap_init(&ob->offs);
+	hidx_init(&ob->offs);
 	strtab_init(&ob->strs);
 	if (!v)
 		hmap_put(&j->obj_by_key, h, j->nr_objs);
@@ -387,7 +388,8 @@ static uint32_t obj_of_mapping(struct symjob *j, uint32_t mapping, const struct 
 uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 {
 	const struct pm_mapping *m = procmap_mapping(j->pm, mapping);
-	uint64_t key, *ov;
+	uint64_t key;
+	struct hidx_iter it;
 	uint32_t oi;
 	struct sj_obj *ob;
 	struct sj_addr *a;
@@ -403,10 +405,11 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	ob = &j->objs[oi];
 	/* kernel objects are keyed by the runtime address itself */
 	key = ob->kind == OBJ_KERNEL ? f_off - m->pgoff + m->start : f_off;
-	ov = hmap_get(&ob->offs, key);
-	if (ov)
-		return (uint32_t)*ov;
-	if (!vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
+	for (uint32_t v = hidx_first(&ob->offs, hmap_hash(key), &it); v != HIDX_NONE;
+	     v = hidx_next(&ob->offs, &it))
+		if (j->addrs[v].f_off == key)
+			return v;
+	if (j->nr_addrs >= SYMJOB_NONE - 1 || !vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
 	    !vec_reserve((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
 		return SYMJOB_NONE;
 	a = &j->addrs[j->nr_addrs];
@@ -415,7 +418,7 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	a->first_map = mapping;
 	a->f_off = key;
 	a->pgoff = m->pgoff;
-	if (!hmap_put(&ob->offs, key, j->nr_addrs))
+	if (!hidx_add(&ob->offs, hmap_hash(key), (uint32_t)j->nr_addrs))
 		return SYMJOB_NONE;
 	ob->addrs[ob->nr_addrs++] = (uint32_t)j->nr_addrs;
 	return (uint32_t)j->nr_addrs++;
