@@ -739,7 +739,7 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 			continue;
 		}
 		memset(&fr, 0, sizeof(fr));
-		fr.function = strtab_get(&j->ks.strs, k->name);
+		fr.function = kallsyms_str(&j->ks, k->name);
 		fr.system_name = fr.function;
 		fr.file = "";
 		sr.how = SYM_SYMTAB;

@@ -40,7 +40,7 @@ static uint64_t check_lookup(const struct kallsyms *k, uint64_t addr)
 	FUZZ_CHECK(s >= k->syms && s < k->syms + k->nr);
 	FUZZ_CHECK(s->addr == want->addr);
 	FUZZ_CHECK(s->addr <= addr);
-	return s->addr + fuzz_touch_str(strtab_get(&k->strs, s->name));
+	return s->addr + fuzz_touch_str(kallsyms_str(k, s->name));
 }
 
 static uint64_t check_table(const struct kallsyms *k)
@@ -49,14 +49,14 @@ static uint64_t check_table(const struct kallsyms *k)
 
 	for (size_t i = 0; i < k->nr; i++) {
 		const struct ksym *s = &k->syms[i];
-		const char *name = strtab_get(&k->strs, s->name);
+		const char *name = kallsyms_str(k, s->name);
 
 		FUZZ_CHECK(s->addr != 0); /* address 0 is kptr_restrict's: never kept */
 		FUZZ_CHECK(i == 0 || k->syms[i - 1].addr <= s->addr);
-		FUZZ_CHECK(s->name < k->strs.count && s->module < k->strs.count);
+		FUZZ_CHECK(s->name < k->buf_len && s->module < k->buf_len);
 		/* a NUL byte in a name is kept (the name reads shorter), unlike in perf maps */
 		FUZZ_CHECK(strchr(name, '\n') == NULL && strchr(name, '\t') == NULL);
-		t += fuzz_touch_str(name) + fuzz_touch_str(strtab_get(&k->strs, s->module));
+		t += fuzz_touch_str(name) + fuzz_touch_str(kallsyms_str(k, s->module));
 	}
 	/* around every symbol, but bounded: a few thousand lookups per input */
 	for (size_t i = 0; i < k->nr && i < 512; i++) {

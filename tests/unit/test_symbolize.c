@@ -1796,15 +1796,15 @@ static void check_kallsyms(const char *text, const char *const *order, size_t n)
 	assert_int_equal(kallsyms_parse(&k, text, strlen(text)), CONV_E_OK);
 	assert_int_equal(k.nr, n);
 	for (size_t i = 0; i < n; i++)
-		assert_string_equal(strtab_get(&k.strs, k.syms[i].name), order[i]);
+		assert_string_equal(kallsyms_str(&k, k.syms[i].name), order[i]);
 	for (size_t i = 1; i < n; i++)
 		assert_true(k.syms[i - 1].addr <= k.syms[i].addr);
 	assert_int_equal(k.text, 0xffffffff81000000ull);
-	assert_string_equal(strtab_get(&k.strs, kallsyms_lookup(&k, 0xffffffff81000150ull)->name),
+	assert_string_equal(kallsyms_str(&k, kallsyms_lookup(&k, 0xffffffff81000150ull)->name),
 			    "alias_b");
-	assert_string_equal(strtab_get(&k.strs, kallsyms_lookup(&k, 0xffffffff81000010ull)->name),
+	assert_string_equal(kallsyms_str(&k, kallsyms_lookup(&k, 0xffffffff81000010ull)->name),
 			    "_text");
-	assert_string_equal(strtab_get(&k.strs, kallsyms_lookup(&k, 0xffffffffc0000010ull)->module),
+	assert_string_equal(kallsyms_str(&k, kallsyms_lookup(&k, 0xffffffffc0000010ull)->module),
 			    "ext4");
 	kallsyms_release(&k);
 }
