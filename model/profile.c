@@ -182,22 +182,8 @@ uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n)
 	return stack_new(p, locs, n);
 }
 
-static bool labels_eq(const struct prof *p, const struct prof_sample *s,
-		      const struct prof_label *labels, uint32_t n)
-{
-	if (s->nr_labels != n)
-		return false;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct prof_label *a = &p->labels[s->first_label + i], *b = &labels[i];
-
-		if (a->key != b->key || a->str != b->str || a->num != b->num || a->unit != b->unit)
-			return false;
-	}
-	return true;
-}
-
 /* Where the label list lives in the pool: an equal earlier list, else a new copy; UINT32_MAX when out of memory. */
-static uint32_t label_set(struct prof *p, const struct prof_label *labels, uint32_t n)
+uint32_t prof_label_set(struct prof *p, const struct prof_label *labels, uint32_t n)
 {
 	uint64_t h = mix(6, n), *v;
 	uint32_t at;
@@ -246,19 +232,17 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
 	       hidx_reserve(&p->sample_idx, p->nr_samples + samples);
 }
 
-bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
-		     uint32_t nr_labels, const int64_t *values)
+bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uint32_t nr_labels,
+			 const int64_t *values)
 {
-	uint64_t h = mix(4, stack);
+	uint64_t h = mix(mix(mix(4, stack), label_set), nr_labels);
 	struct hidx_iter it;
 	struct prof_sample *s;
 
-	for (uint32_t i = 0; i < nr_labels; i++)
-		h = mix(mix(mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num);
 	for (uint32_t v = hidx_first(&p->sample_idx, h, &it); v != HIDX_NONE;
 	     v = hidx_next(&p->sample_idx, &it)) {
 		s = &p->samples[v];
-		if (s->stack == stack && labels_eq(p, s, labels, nr_labels)) {
+		if (s->stack == stack && s->first_label == label_set && s->nr_labels == nr_labels) {
 			for (size_t k = 0; k < p->nr_types; k++)
 				p->values[s->first_value + k] += values[k];
 			return true;
@@ -270,9 +254,7 @@ bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *la
 		return false;
 	s = &p->samples[p->nr_samples];
 	s->stack = stack;
-	s->first_label = label_set(p, labels, nr_labels);
-	if (s->first_label == UINT32_MAX)
-		return false;
+	s->first_label = label_set;
 	s->nr_labels = nr_labels;
 	s->first_value = (uint32_t)p->nr_values;
 	if (p->nr_types) /* a recording without events has no values (and maybe no array) */
@@ -282,6 +264,14 @@ bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *la
 		return false;
 	p->nr_samples++;
 	return true;
+}
+
+bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
+		     uint32_t nr_labels, const int64_t *values)
+{
+	uint32_t ls = prof_label_set(p, labels, nr_labels);
+
+	return ls != UINT32_MAX && prof_add_sample_set(p, stack, ls, nr_labels, values);
 }
 
 bool prof_add_comment(struct prof *p, const char *s)

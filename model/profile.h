@@ -203,6 +203,18 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
  */
 bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
 		     uint32_t nr_labels, const int64_t *values);
+
+/*
+ * The same in two steps, for a caller that adds many samples with a few
+ * label lists (a thread's): prof_label_set gives the list's place in the
+ * pool (an equal earlier list's, else a new copy's; UINT32_MAX when out of
+ * memory), and prof_add_sample_set adds values to the sample of (stack,
+ * that list of nr_labels). Equal lists have one place, so the sample is
+ * found by comparing places instead of labels.
+ */
+uint32_t prof_label_set(struct prof *p, const struct prof_label *labels, uint32_t nr_labels);
+bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uint32_t nr_labels,
+			 const int64_t *values);
 bool prof_add_comment(struct prof *p, const char *s);
 
 #endif

@@ -986,7 +986,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		p->events_desc[i].samples = i < nr_kept ? kept_by_attr[i] : 0;
 	loc_base = p->nr_locations;
 	{
-		uint32_t *locs = NULL, *th_comm = NULL, *th_name = NULL;
+		uint32_t *locs = NULL, *th_comm = NULL, *th_name = NULL, *th_ls = NULL;
 		size_t locs_cap = 0;
 		int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
 		uint32_t k_pid = prof_str(p, "pid"), k_tid = prof_str(p, "tid");
@@ -1032,8 +1032,16 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		/* threads of the sample events, in the spool's numbering */
 		th_comm = malloc((c.nr_threads + 1) * sizeof(*th_comm));
 		th_name = malloc((c.nr_threads + 1) * sizeof(*th_name));
-		if (!th_comm || !th_name)
+		/*
+		 * The label list of a thread's samples without a cpu or event
+		 * label, placed in the pool once (prof_label_set) instead of
+		 * hashed and compared for each of its distinct samples.
+		 */
+		th_ls = malloc((c.nr_threads + 1) * sizeof(*th_ls));
+		if (!th_comm || !th_name || !th_ls)
 			err = CONV_E_NOMEM;
+		else
+			memset(th_ls, 0xff, (c.nr_threads + 1) * sizeof(*th_ls));
 		for (size_t t = 0; !err && t < c.nr_threads; t++) {
 			uint32_t proc = (uint32_t)(c.threads[t] >> 32), tid = (uint32_t)c.threads[t];
 			const struct pm_proc *pr = procmap_proc(pm, proc);
@@ -1053,7 +1061,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		for (size_t i = 0; !err && i < c.nr_keys; i++) {
 			const struct rawkey *a = &c.keys[i];
 			struct prof_label lb[6];
-			uint32_t nlb = 0;
+			uint32_t nlb = 0, ls;
+			bool thread_only = true;
 
 			memset(vals, 0, p->nr_types * sizeof(*vals));
 			if (2 * (size_t)a->attr + 1 < p->nr_types) {
@@ -1076,13 +1085,21 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			if (o->label_cpu && a->cpu != UINT32_MAX) {
 				lb[nlb].key = k_cpu;
 				lb[nlb++].num = a->cpu;
+				thread_only = false;
 			}
 			if (a->attr < info->nr_attrs &&
 			    info->attrs[a->attr].type == PERF_TYPE_TRACEPOINT) {
 				lb[nlb].key = k_event;
 				lb[nlb++].str = prof_str(p, info->attrs[a->attr].name);
+				thread_only = false;
 			}
-			if (!prof_add_sample(p, stack_map[a->stack], lb, nlb, vals)) {
+			ls = thread_only ? th_ls[a->thread] : UINT32_MAX;
+			if (ls == UINT32_MAX) {
+				ls = prof_label_set(p, lb, nlb);
+				if (thread_only)
+					th_ls[a->thread] = ls;
+			}
+			if (ls == UINT32_MAX || !prof_add_sample_set(p, stack_map[a->stack], ls, nlb, vals)) {
 				err = CONV_E_NOMEM;
 				break;
 			}
@@ -1090,6 +1107,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		st->unique_stacks = c.nr_stacks;
 		free(th_comm);
 		free(th_name);
+		free(th_ls);
 		free(locs);
 		free(vals);
 		free(stack_map);

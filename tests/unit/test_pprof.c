@@ -279,12 +279,69 @@ static void test_stream(void **state)
 	prof_release(&p);
 }
 
+/*
+ * Samples by label-list place (prof_label_set + prof_add_sample_set) are
+ * the samples prof_add_sample makes from the lists themselves: equal lists
+ * share a place, a list and its prefix do not, values add up per (stack,
+ * list), and the pools come out the same.
+ */
+static void test_sample_label_sets(void **state)
+{
+	struct prof a, b;
+	struct prof_label l[3][2];
+	const uint32_t n[3] = { 2, 1, 2 };
+	uint32_t place[3];
+	(void)state;
+
+	prof_init(&a);
+	prof_init(&b);
+	a.nr_types = b.nr_types = 1;
+	memset(l, 0, sizeof(l));
+	l[0][0].key = l[1][0].key = l[2][0].key = 1;
+	l[0][0].num = l[1][0].num = l[2][0].num = 42; /* list 1 is list 0's prefix */
+	l[0][1].key = l[2][1].key = 2;
+	l[0][1].num = 7;
+	l[2][1].num = 8;
+	for (uint32_t i = 0; i < 3; i++)
+		place[i] = prof_label_set(&b, l[i], n[i]);
+	assert_int_not_equal(place[0], place[1]);
+	assert_int_not_equal(place[0], place[2]);
+	assert_int_not_equal(place[1], place[2]);
+	assert_int_equal(prof_label_set(&b, l[0], 2), place[0]);
+	for (int64_t round = 1; round <= 3; round++) {
+		for (uint32_t stack = 0; stack < 4; stack++) {
+			for (uint32_t i = 0; i < 3; i++) {
+				int64_t v = round * 100 + stack * 10 + i;
+
+				assert_true(prof_add_sample(&a, stack, l[i], n[i], &v));
+				assert_true(prof_add_sample_set(&b, stack, place[i], n[i], &v));
+			}
+		}
+	}
+	assert_int_equal(a.nr_samples, 12);
+	assert_int_equal(b.nr_samples, 12);
+	assert_int_equal(a.nr_labels, b.nr_labels);
+	assert_memory_equal(a.labels, b.labels, a.nr_labels * sizeof(*a.labels));
+	for (size_t i = 0; i < 12; i++) {
+		assert_int_equal(a.samples[i].stack, b.samples[i].stack);
+		assert_int_equal(a.samples[i].first_label, b.samples[i].first_label);
+		assert_int_equal(a.samples[i].nr_labels, b.samples[i].nr_labels);
+		assert_int_equal(a.values[a.samples[i].first_value], b.values[b.samples[i].first_value]);
+		/* 100 + 200 + 300 plus three times stack * 10 + list */
+		assert_int_equal(b.values[b.samples[i].first_value],
+				 600 + 3 * (int64_t)(b.samples[i].stack * 10 + i % 3));
+	}
+	prof_release(&a);
+	prof_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_raw),
 		cmocka_unit_test(test_gzip_deterministic),
 		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_sample_label_sets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
