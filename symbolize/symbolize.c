@@ -91,12 +91,18 @@ struct cu_info {
 struct symtab_ent {
 	uint64_t lo, hi;
 	uint64_t sec_end; /* end of the symbol's section, 0 if unknown */
-	uint32_t name;  /* strtab id */
+	/*
+	 * In the ELF's string table (valid until the file is closed), or
+	 * interned for a PLT stub: interning the names of cc1's 45 k symbols
+	 * for a lookup that needs a few thousand of them was a fifth of
+	 * building its table.
+	 */
+	const char *name;
 	uint32_t order; /* index in the symbol table: sorting is stable by it */
 	uint8_t bind;   /* STB_* */
 	uint8_t label;  /* STT_NOTYPE code label: named only where no function is */
-	/* strtab id + 1 of the demangled name, once a lookup asked (0: not yet) */
-	uint32_t function;
+	/* the demangled name (or name), once a lookup asked (NULL: not yet) */
+	const char *function;
 };
 
 struct cached {
@@ -1188,10 +1194,9 @@ static size_t underscores(const char *s)
  * perf's choice among symbols at one address (choose_best_symbol): not weak
  * over weak, global over local, fewer leading underscores, longer name.
  */
-static bool sym_better(const struct sym_file *f, const struct symtab_ent *a,
-		       const struct symtab_ent *b)
+static bool sym_better(const struct symtab_ent *a, const struct symtab_ent *b)
 {
-	const char *na = strtab_get(&f->strs, a->name), *nb = strtab_get(&f->strs, b->name);
+	const char *na = a->name, *nb = b->name;
 	size_t ua, ub;
 
 	if (a->label != b->label)
@@ -1270,7 +1275,7 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			f->syms[f->nr_syms].lo = s.st_value;
 			f->syms[f->nr_syms].hi = s.st_value + s.st_size;
 			f->syms[f->nr_syms].sec_end = 0;
-			f->syms[f->nr_syms].function = 0;
+			f->syms[f->nr_syms].function = NULL;
 			if (s.st_shndx < SHN_LORESERVE) {
 				Elf_Scn *ss = elf_getscn(e, s.st_shndx);
 				GElf_Shdr ssh;
@@ -1278,7 +1283,7 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 				if (ss && gelf_getshdr(ss, &ssh) && (ssh.sh_flags & SHF_ALLOC))
 					f->syms[f->nr_syms].sec_end = ssh.sh_addr + ssh.sh_size;
 			}
-			f->syms[f->nr_syms].name = intern(f, name);
+			f->syms[f->nr_syms].name = name;
 			f->syms[f->nr_syms].bind = (uint8_t)GELF_ST_BIND(s.st_info);
 			f->syms[f->nr_syms].label = type == STT_NOTYPE;
 			f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
@@ -1486,9 +1491,9 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 		}
 		f->syms[f->nr_syms].lo = at;
 		f->syms[f->nr_syms].hi = at + 16;
-		f->syms[f->nr_syms].function = 0;
+		f->syms[f->nr_syms].function = NULL;
 		f->syms[f->nr_syms].sec_end = psh.sh_addr + psh.sh_size;
-		f->syms[f->nr_syms].name = intern(f, buf);
+		f->syms[f->nr_syms].name = strtab_get(&f->strs, intern(f, buf));
 		f->syms[f->nr_syms].bind = STB_GLOBAL;
 		f->syms[f->nr_syms].label = 0;
 		f->syms[f->nr_syms].order = (uint32_t)f->nr_syms;
@@ -1515,7 +1520,7 @@ static void build_symtab(struct sym_file *f)
 
 		for (size_t i = 1; i < f->nr_syms; i++) {
 			if (f->syms[i].lo == f->syms[k].lo) {
-				if (sym_better(f, &f->syms[i], &f->syms[k]) ||
+				if (sym_better(&f->syms[i], &f->syms[k]) ||
 				    (f->syms[i].hi > f->syms[k].hi && f->syms[k].hi == f->syms[k].lo))
 					f->syms[k] = f->syms[i];
 				continue;
@@ -1586,14 +1591,14 @@ static struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
  */
 static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, struct symtab_ent *se)
 {
-	fr->system_name = strtab_get(&f->strs, se->name);
+	fr->system_name = se->name;
 	if (!se->function) {
-		char *dem = sym_demangle(fr->system_name);
+		char *dem = sym_demangle(se->name);
 
-		se->function = (dem ? intern(f, dem) : se->name) + 1;
+		se->function = dem ? strtab_get(&f->strs, intern(f, dem)) : se->name;
 		free(dem);
 	}
-	fr->function = strtab_get(&f->strs, se->function - 1);
+	fr->function = se->function;
 }
 
 static bool lookup_symtab(struct sym_file *f, uint64_t pc, struct sym_result *res)
