@@ -25,6 +25,7 @@
 
 #include "core/dbuf.h"
 #include "core/io.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 #include "core/vec.h"
@@ -471,7 +472,7 @@ struct w {
 	struct strtab syms; /* symbol key = id + 1 */
 	struct jmethod *methods;
 	size_t nr_methods, cap_methods;
-	struct hmap method_idx;
+	struct hidx method_idx; /* the methods, by (class, name, descriptor) */
 	struct jclass *classes;
 	size_t nr_classes, cap_classes;
 	struct hmap class_idx;
@@ -582,15 +583,18 @@ static uint32_t sym_memo(struct w *w, uint32_t *memo, const char *s)
 static uint32_t method_of_syms(struct w *w, uint32_t cls, uint32_t n, uint32_t d,
 			       int32_t modifiers)
 {
-	uint64_t h = mix(mix(mix(7, cls), n), d), *v;
+	uint64_t h = mix(mix(mix(7, cls), n), d);
+	struct hidx_iter it;
 
-	for (v = hmap_get(&w->method_idx, h); v; v = hmap_get(&w->method_idx, ++h)) {
-		const struct jmethod *m = &w->methods[*v];
+	for (uint32_t v = hidx_first(&w->method_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&w->method_idx, &it)) {
+		const struct jmethod *m = &w->methods[v];
 
 		if (m->cls == cls && m->name == n && m->desc == d)
-			return (uint32_t)*v + 1;
+			return v + 1;
 	}
-	if (!vec_reserve((void **)&w->methods, &w->cap_methods, w->nr_methods + 1,
+	if (w->nr_methods >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&w->methods, &w->cap_methods, w->nr_methods + 1,
 			 sizeof(*w->methods))) {
 		w->nomem = true;
 		return 0;
@@ -599,7 +603,10 @@ static uint32_t method_of_syms(struct w *w, uint32_t cls, uint32_t n, uint32_t d
 	w->methods[w->nr_methods].name = n;
 	w->methods[w->nr_methods].desc = d;
 	w->methods[w->nr_methods].modifiers = modifiers;
-	hmap_put(&w->method_idx, h, w->nr_methods);
+	if (!hidx_add(&w->method_idx, h, (uint32_t)w->nr_methods)) {
+		w->nomem = true;
+		return 0;
+	}
 	return (uint32_t)++w->nr_methods;
 }
 
@@ -1015,7 +1022,7 @@ static void build_tables(struct w *w)
 	methods = p->nr_functions + unlined + 16;
 	if (!vec_reserve_exact((void **)&w->frames, &w->cap_frames, frames, sizeof(*w->frames)) ||
 	    !vec_reserve_exact((void **)&w->methods, &w->cap_methods, methods, sizeof(*w->methods)) ||
-	    !hmap_reserve(&w->method_idx, methods) ||
+	    !hidx_reserve(&w->method_idx, methods) ||
 	    !strtab_reserve(&w->syms, methods + p->nr_mappings + 64))
 		w->nomem = true;
 	for (size_t i = 0; i < p->nr_locations && !w->nomem; i++)
@@ -1441,7 +1448,7 @@ static void w_release(struct w *w)
 	free(w->used_sym);
 	free(w->used_pkg);
 	free(w->used_map);
-	hmap_release(&w->method_idx);
+	hidx_release(&w->method_idx);
 	hmap_release(&w->class_idx);
 	hmap_release(&w->package_idx);
 	dbuf_release(&w->out);
@@ -1463,7 +1470,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	w.fd = fd;
 	w.flush = o ? o->flush : NULL;
 	strtab_init(&w.syms);
-	hmap_init(&w.method_idx);
+	hidx_init(&w.method_idx);
 	hmap_init(&w.class_idx);
 	hmap_init(&w.package_idx);
 	dbuf_init(&w.out, 0);
