@@ -8,9 +8,8 @@
  */
 #include "cli/cli.h"
 
-#include "core/io.h"
-
 #include "core/dbuf.h"
+#include "core/io.h"
 #include "core/json.h"
 #include "jfrwriter/jfr.h"
 #include "model/profile.h"

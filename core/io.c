@@ -9,8 +9,8 @@
 struct io_flush {
 	int fd;
 	pthread_t thread;
-	bool started;   /* the thread exists (or could not be made: then never again) */
-	bool failed_start;
+	bool started;      /* the thread exists */
+	bool failed_start; /* it could not be made: no early syncs, the final fsync does them */
 	uint64_t asked; /* writer's side: bytes written at its last request */
 	/* under mu */
 	pthread_mutex_t mu;

@@ -252,6 +252,9 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 	    !vec_reserve((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
 	    !vec_reserve((void **)&p->values, &p->cap_values, p->nr_values + p->nr_types, sizeof(*values)))
 		return false;
+	/* indexed first: a failure leaves the profile as it was */
+	if (!hidx_add(&p->sample_idx, h, (uint32_t)p->nr_samples))
+		return false;
 	s = &p->samples[p->nr_samples];
 	s->stack = stack;
 	s->first_label = label_set;
@@ -260,8 +263,6 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 	if (p->nr_types) /* a recording without events has no values (and maybe no array) */
 		memcpy(p->values + p->nr_values, values, p->nr_types * sizeof(*values));
 	p->nr_values += p->nr_types;
-	if (!hidx_add(&p->sample_idx, h, (uint32_t)p->nr_samples))
-		return false;
 	p->nr_samples++;
 	return true;
 }

@@ -388,7 +388,7 @@ static uint32_t obj_of_mapping(struct symjob *j, uint32_t mapping, const struct 
 uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 {
 	const struct pm_mapping *m = procmap_mapping(j->pm, mapping);
-	uint64_t key;
+	uint64_t key, h;
 	struct hidx_iter it;
 	uint32_t oi;
 	struct sj_obj *ob;
@@ -405,11 +405,13 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	ob = &j->objs[oi];
 	/* kernel objects are keyed by the runtime address itself */
 	key = ob->kind == OBJ_KERNEL ? f_off - m->pgoff + m->start : f_off;
-	for (uint32_t v = hidx_first(&ob->offs, hmap_hash(key), &it); v != HIDX_NONE;
+	h = hmap_hash(key);
+	for (uint32_t v = hidx_first(&ob->offs, h, &it); v != HIDX_NONE;
 	     v = hidx_next(&ob->offs, &it))
 		if (j->addrs[v].f_off == key)
 			return v;
-	if (j->nr_addrs >= SYMJOB_NONE - 1 || !vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
+	if (j->nr_addrs >= SYMJOB_NONE - 1 ||
+	    !vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
 	    !vec_reserve((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
 		return SYMJOB_NONE;
 	a = &j->addrs[j->nr_addrs];
@@ -418,7 +420,7 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	a->first_map = mapping;
 	a->f_off = key;
 	a->pgoff = m->pgoff;
-	if (!hidx_add(&ob->offs, hmap_hash(key), (uint32_t)j->nr_addrs))
+	if (!hidx_add(&ob->offs, h, (uint32_t)j->nr_addrs))
 		return SYMJOB_NONE;
 	ob->addrs[ob->nr_addrs++] = (uint32_t)j->nr_addrs;
 	return (uint32_t)j->nr_addrs++;

@@ -58,6 +58,14 @@ static bool hexval(const char *s, size_t n, uint64_t *v)
 	return true;
 }
 
+/* Appends n bytes of src and a NUL at buf + *w (src at or past it: a move). */
+static void put_str(char *buf, size_t *w, const char *src, size_t n)
+{
+	memmove(buf + *w, src, n);
+	*w += n;
+	buf[(*w)++] = '\0';
+}
+
 /*
  * Parses buf (taken over: freed by kallsyms_release): "" at buf[0], then
  * len bytes of text, then one spare byte. The kept symbols' names (and
@@ -138,14 +146,10 @@ static enum conv_err parse_owned(struct kallsyms *k, char *buf, size_t len)
 		}
 		k->syms[k->nr].addr = addr;
 		k->syms[k->nr].name = (uint32_t)w;
-		memmove(buf + w, name, nlen);
-		w += nlen;
-		buf[w++] = '\0';
+		put_str(buf, &w, name, nlen);
 		if (mod && !(last_mod && !strncmp(buf + last_mod, mod, mlen) && !buf[last_mod + mlen])) {
 			last_mod = (uint32_t)w;
-			memmove(buf + w, mod, mlen);
-			w += mlen;
-			buf[w++] = '\0';
+			put_str(buf, &w, mod, mlen);
 		}
 		k->syms[k->nr].module = mod ? last_mod : 0;
 		k->nr++;
@@ -191,41 +195,37 @@ enum conv_err kallsyms_load(struct kallsyms *k, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	char *buf;
+	size_t len = 0, cap = 1u << 20;
 
 	if (fd < 0)
 		return errno == ENOENT ? CONV_E_NOTFOUND : CONV_E_IO;
-	/* a file read in one go at its size; /proc/kallsyms reports 0: read until EOF */
+	/*
+	 * A file is read at its size in one go (+ 1: EOF is seen without
+	 * growing); /proc/kallsyms reports 0 and is read until EOF. The
+	 * buffer has room for parse_owned's leading "" and spare byte.
+	 */
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    (uint64_t)st.st_size < KALLSYMS_MAX)
-		cap = (size_t)st.st_size + 1; /* + 1: EOF is seen without growing */
+		cap = (size_t)st.st_size + 1;
+	buf = malloc(cap + 2);
+	if (!buf) {
+		close(fd);
+		return CONV_E_NOMEM;
+	}
 	for (;;) {
 		ssize_t n;
 
 		if (len == cap) {
-			size_t nc = cap ? cap * 2 : (1u << 20);
-			char *p;
+			char *p = cap * 2 > KALLSYMS_MAX ? NULL : realloc(buf, cap * 2 + 2);
 
-			if (nc > KALLSYMS_MAX) {
-				free(buf);
-				close(fd);
-				return CONV_E_LIMIT;
-			}
-			p = realloc(buf, nc + 2);
 			if (!p) {
 				free(buf);
 				close(fd);
-				return CONV_E_NOMEM;
+				return cap * 2 > KALLSYMS_MAX ? CONV_E_LIMIT : CONV_E_NOMEM;
 			}
 			buf = p;
-			cap = nc;
-		} else if (!buf) {
-			buf = malloc(cap + 2);
-			if (!buf) {
-				close(fd);
-				return CONV_E_NOMEM;
-			}
+			cap *= 2;
 		}
 		n = read(fd, buf + 1 + len, cap - len);
 		if (n < 0 && errno == EINTR)

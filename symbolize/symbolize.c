@@ -93,9 +93,9 @@ struct symtab_ent {
 	uint64_t sec_end; /* end of the symbol's section, 0 if unknown */
 	/*
 	 * In the ELF's string table (valid until the file is closed), or
-	 * interned for a PLT stub: interning the names of cc1's 45 k symbols
-	 * for a lookup that needs a few thousand of them was a fifth of
-	 * building its table.
+	 * interned for a PLT entry's made-up name: interning the names of
+	 * cc1's 45 k symbols for a lookup that needs a few thousand of them
+	 * was a fifth of building its table.
 	 */
 	const char *name;
 	uint32_t order; /* index in the symbol table: sorting is stable by it */
