@@ -5,6 +5,10 @@
  * A note is a GNU build-id when its owner is "GNU" and its type is 3
  * (NT_GNU_BUILD_ID).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
+#endif
+
 #include "buildid/buildid.h"
 
 #include "core/cursor.h"
@@ -12,8 +16,11 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <string.h>
@@ -213,4 +220,59 @@ enum conv_err buildid_from_notes_file(const char *path, uint8_t *out, size_t *le
 	}
 	close(fd);
 	return buildid_from_notes(buf, got, out, len);
+}
+
+enum conv_err buildid_running_vdso(const void **image, size_t *size, uint8_t *id, size_t *len)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	unsigned long lo, hi;
+	char line[512];
+	enum conv_err e = CONV_E_NOTFOUND;
+	FILE *f;
+
+	if (!base)
+		return CONV_E_NOTFOUND;
+	/* the image's extent: its mapping, as the kernel lists it */
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return CONV_E_NOTFOUND;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
+		    hi > lo) {
+			e = buildid_from_mem((const void *)base, hi - lo, id, len, NULL);
+			*image = (const void *)base;
+			*size = hi - lo;
+			break;
+		}
+	}
+	fclose(f);
+	return e == CONV_E_OK ? CONV_E_OK : CONV_E_NOTFOUND;
+}
+
+enum conv_err buildid_running_vdso_fd(const uint8_t *id, size_t len, int *fd)
+{
+	const void *image;
+	size_t size, have_len, done = 0;
+	uint8_t have[BUILDID_MAX];
+	int mfd;
+
+	if (buildid_running_vdso(&image, &size, have, &have_len) != CONV_E_OK || have_len != len ||
+	    memcmp(have, id, len))
+		return CONV_E_NOTFOUND;
+	mfd = memfd_create("conv-vdso", MFD_CLOEXEC);
+	if (mfd < 0)
+		return CONV_E_IO;
+	while (done < size) {
+		ssize_t k = write(mfd, (const char *)image + done, size - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			close(mfd);
+			return CONV_E_IO;
+		}
+		done += (size_t)k;
+	}
+	*fd = mfd;
+	return CONV_E_OK;
 }

@@ -36,6 +36,22 @@ enum conv_err buildid_from_notes(const void *notes, size_t size, uint8_t *out, s
 enum conv_err buildid_from_notes_file(const char *path, uint8_t *out, size_t *len);
 
 /*
+ * The vDSO the running kernel gave this process: its ELF image in memory
+ * (borrowed, valid for the life of the process) and its build-id. It is the
+ * image every process on this kernel maps as [vdso] (perf saves the same
+ * bytes under ~/.debug/[vdso]/<build-id>/vdso). CONV_E_NOTFOUND without one.
+ */
+enum conv_err buildid_running_vdso(const void **image, size_t *size, uint8_t *id, size_t *len);
+
+/*
+ * An unnamed in-memory file (memfd) holding the running vDSO's image when
+ * its build-id is `id`, so that code opening objects by path can open it as
+ * "/proc/self/fd/<fd>". The caller closes the fd. CONV_E_NOTFOUND: no vDSO,
+ * or another build-id; CONV_E_IO: the memfd could not be made.
+ */
+enum conv_err buildid_running_vdso_fd(const uint8_t *id, size_t len, int *fd);
+
+/*
  * Whether the ELF file at path is whole: its program and section header
  * tables and every section with file contents lie inside the file (a
  * download or cache entry cut short passes the build-id check but not this).

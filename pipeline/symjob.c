@@ -58,6 +58,8 @@ struct sj_obj {
 	uint8_t bid[PM_BUILD_ID_MAX];
 	uint8_t bid_len;
 	const char *path;   /* as recorded */
+	bool vdso;          /* mapped as the vDSO */
+	int mem_fd;         /* >= 0: the running vDSO's image, opened as /proc/self/fd/N */
 	struct hidx offs;   /* f_off -> addr id */
 	uint32_t *addrs;    /* addr ids of this object */
 	size_t nr_addrs, cap_addrs;
@@ -156,6 +158,8 @@ void symjob_free(struct symjob *j)
 	/* started and not finished (the caller failed in between): the workers end by themselves */
 	join_workers(j);
 	for (size_t i = 0; i < j->nr_objs; i++) {
+		if (j->objs[i].mem_fd >= 0)
+			close(j->objs[i].mem_fd);
 		hidx_release(&j->objs[i].offs);
 		free(j->objs[i].addrs);
 		strtab_release(&j->objs[i].strs);
@@ -215,6 +219,26 @@ static enum symsrc src_of(enum loc_source s)
 }
 
 /*
+ * The running kernel's vDSO stands in for a recorded one with its build-id:
+ * perf keeps a copy only in its ~/.debug cache (none with record -N), and
+ * this process maps the very image. Its .dynsym is the vDSO's whole symbol
+ * table, so it counts as found (not as a stand-in for missing debug info).
+ */
+static bool locate_running_vdso(struct sj_obj *ob)
+{
+	struct located *l = &ob->loc;
+	int fd;
+
+	if (!ob->vdso || !ob->bid_len ||
+	    buildid_running_vdso_fd(ob->bid, ob->bid_len, &fd) != CONV_E_OK)
+		return false;
+	ob->mem_fd = fd;
+	snprintf(l->runtime, sizeof(l->runtime), "/proc/self/fd/%d", fd);
+	l->have_runtime = true;
+	return true;
+}
+
+/*
  * Finds an object's files on this machine as soon as it is first seen, and
  * asks debuginfod for what is missing, so downloads overlap the reading.
  */
@@ -236,6 +260,10 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
 		snprintf(l->runtime, sizeof(l->runtime), "%s", r.path);
 		l->have_runtime = true;
+	} else if (locate_running_vdso(ob) && !l->have_debug) {
+		snprintf(l->debug, sizeof(l->debug), "%s", l->runtime);
+		l->have_debug = true;
+		l->src = SYMSRC_LOCAL; /* an image on this machine, like a local binary */
 	}
 	if (j->dfd && ob->bid_len) {
 		if (!l->have_debug || !l->debug_has_dwarf)
@@ -271,6 +299,8 @@ static void locate_runtime(struct symjob *j, struct sj_obj *ob)
 	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
 		snprintf(ob->loc.runtime, sizeof(ob->loc.runtime), "%s", r.path);
 		ob->loc.have_runtime = true;
+	} else {
+		locate_running_vdso(ob);
 	}
 }
 
@@ -352,6 +382,8 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	ob->bid_len = m->build_id_size;
 	memcpy(ob->bid, m->build_id, m->build_id_size);
 	ob->path = m->path;
+	ob->vdso = m->kind == PM_KIND_VDSO;
+	ob->mem_fd = -1;
 	hidx_init(&ob->offs);
 	strtab_init(&ob->strs);
 	if (!v)

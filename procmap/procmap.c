@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #define PID_KERNEL 0xffffffffu
 #define PROT_EXEC_BIT 0x4u
@@ -456,6 +455,13 @@ static struct pm_mapping *mapping_new(struct procmap *pm, uint32_t proc, uint64_
 	m->path = strtab_get(&pm->strs, path_id);
 	m->time = time;
 	m->kind = classify(kernel_space, m->path, &m->dso, pm);
+	/*
+	 * The vDSO's bytes are its ELF image from offset 0, whatever pgoff the
+	 * record holds (perf's map__new sets it to 0 too), so that its file
+	 * offsets are offsets into the image.
+	 */
+	if (m->kind == PM_KIND_VDSO)
+		m->pgoff = 0;
 	pm->nr_maps++;
 	pm->st.mappings++;
 	return m;
@@ -932,39 +938,11 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 
 /* ---- finish and queries ---- */
 
-/*
- * The vdso of the running kernel, read from this process's own copy (as
- * perf does): the recording's [vdso] is the same image when the recording
- * was made on this kernel.
- */
-static bool running_vdso_build_id(uint8_t *id, size_t *len)
-{
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	FILE *f;
-	char line[512];
-	unsigned long lo, hi;
-	bool ok = false;
-
-	if (!base)
-		return false;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
-		    hi > lo) {
-			ok = buildid_from_mem((const void *)base, hi - lo, id, len, NULL) == CONV_E_OK;
-			break;
-		}
-	}
-	fclose(f);
-	return ok;
-}
-
 void procmap_finish(struct procmap *pm)
 {
 	uint8_t id[BUILDID_MAX];
-	size_t len;
+	size_t len, image_size;
+	const void *image;
 	struct hmap disk; /* path id -> 0 none, else 1 + index into maps of a mapping holding the id */
 
 	hmap_init(&disk);
@@ -1009,7 +987,8 @@ void procmap_finish(struct procmap *pm)
 		}
 		if (m->bid_source == PM_BID_NONE && pm->opts.buildid_from_disk &&
 		    pm->opts.running_kernel && m->kind == PM_KIND_VDSO && !strcmp(m->path, "[vdso]") &&
-		    running_vdso_build_id(id, &len) && len <= PM_BUILD_ID_MAX) {
+		    buildid_running_vdso(&image, &image_size, id, &len) == CONV_E_OK &&
+		    len <= PM_BUILD_ID_MAX) {
 			memcpy(m->build_id, id, len);
 			m->build_id_size = (uint8_t)len;
 			m->bid_source = PM_BID_DISK;
