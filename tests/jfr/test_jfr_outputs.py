@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """conv's JFR output, read by JDK 17's own tools, agrees with its pprof output.
 
-usage: test_jfr_outputs.py CONV WORKDIR
+usage: test_jfr_outputs.py CONV WORKDIR [--part fixtures|corpus]
 
-Inputs: tests/fixtures/*.data, tests/fixtures/attr/*.data, samples/perf.data
-and every perf.data file of the shared corpus (../shared/corpus, or
-$CONV_CORPUS: quipper/, perfparser/ (all levels), linux-perf-data/;
-quipper-fuzz/ is left out; skipped cleanly when absent). When perf can
-record here, also a Java recording with a HotSpot perf map
-(tests/jfr/JfrJitWork.java), so that JIT frames are compared too. Files conv
-does not convert (exit 2: not a perf.data file) are counted as skipped.
+Inputs (--part fixtures): tests/fixtures/*.data, tests/fixtures/attr/*.data,
+samples/perf.data and, when perf can record here, a Java recording with a
+HotSpot perf map (tests/jfr/JfrJitWork.java), so that JIT frames are
+compared too. (--part corpus): every perf.data file of the shared corpus
+(../shared/corpus, or $CONV_CORPUS: quipper/, perfparser/ (all levels),
+linux-perf-data/; quipper-fuzz/ is left out); without the corpus the part
+is skipped (exit 77). Without --part: both. Files conv does not convert
+(exit 2: not a perf.data file) are counted as skipped. WORKDIR is emptied
+first.
 
 Per file, with `CONV -q --offline --jit-dir EMPTY --pprof P --jfr J FILE`
 (the Java recording: the default --jit-dir /tmp, where its JVM wrote its map):
@@ -43,14 +45,19 @@ is > 0. From a pprof Location:
     `<ret> <pkg.Class>.<method>(<params>)` or the agents' form
     `L<pkg/Class>;::<method>[<descriptor>]`: `<pkg.Class>.<method>`; any
     other: `<basename of the mapping>.<function>` (no mapping: `<function>`);
-  * without Lines: kernel mappings: `0x<address>`; a mapping with a
-    build-id whose object conv has a file of (it is not in conv info --top's
-    not_found list, or the recorded binary is on this machine with that
-    build-id: its path, /usr/lib/debug/.build-id/NN/REST or perf's
-    ~/.debug cache): `<build-id>.<remote>(0x<address - loadBias>)`, the
-    loadBias being jdk.NativeLibrary's for that mapping (itself checked
-    against the ELF file below); otherwise `<basename>.0x<address>` (no
-    mapping: `0x<address>`).
+  * without Lines: kernel mappings: `0x<address>`; other mappings either
+    `<build-id>.<remote>(0x<address - loadBias>)` (the object's ELF address,
+    loadBias being jdk.NativeLibrary's for that mapping) or
+    `<basename>.0x<address>` (no mapping: `0x<address>`). Which of the two
+    depends on whether conv had the object's program headers; the test does
+    not guess that (what files conv finds is conv's business): a mapping's
+    frames are remote when the JFR holds the remote form of them, and then
+    every frame of that mapping must be (one address form per mapping, with
+    the mapping's build-id and a single loadBias). A remote frame's address
+    must be an ELF address: inside a PT_LOAD of the object when it is here
+    with that build-id (the recorded path, /usr/lib/debug, $HOME/.debug, or
+    for the vDSO this kernel's own image), and for a vDSO inside the image
+    (below the mapping's size) always.
 Strings the JFR writer cannot store (invalid UTF-8) have every non-ASCII byte
 as '?'.
 
@@ -78,7 +85,20 @@ import subprocess
 import sys
 import time
 
-CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+def _args():
+    a = sys.argv[1:]
+    part = None
+    if "--part" in a:
+        i = a.index("--part")
+        part = a[i + 1] if i + 1 < len(a) else ""
+        del a[i:i + 2]
+    if len(a) != 2 or part not in (None, "fixtures", "corpus"):
+        sys.stderr.write("usage: test_jfr_outputs.py CONV WORKDIR [--part fixtures|corpus]\n")
+        sys.exit(2)
+    return os.path.abspath(a[0]), os.path.abspath(a[1]), part
+
+
+CONV, WORK, PART = _args()
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
@@ -326,16 +346,47 @@ def java_method(name):
     return cls, name[dot + 1:op]
 
 
+REMOTE_RE = re.compile(r"(?:^|;)([0-9a-f]{2,128})\.<remote>\(0x([0-9a-f]+)\)(?=;|:|$)")
+
+
+def jfr_remote_frames(stacks):
+    """{(build-id, ELF address)} of the JFR's <remote> frames."""
+    out = set()
+    for k in stacks:
+        for m in REMOTE_RE.finditer(k):
+            out.add((m.group(1), int(m.group(2), 16)))
+    return out
+
+
 class Namer:
     """Frame names of pprof locations, as conv's JFR writer names the same frames."""
 
-    def __init__(self, prof, not_found, libs):
+    def __init__(self, prof, remote, libs):
         self.p = prof
-        self.not_found = not_found        # build-ids conv did not find an object for
+        self.jfr_remote = remote          # {(build-id, ELF address)} the JFR holds
         self.libs = libs                  # (file, start, limit) -> set of loadBias
         self.cache = {}
         self.remote = 0
+        self.forms = collections.defaultdict(set)  # mapping id -> {True (remote), False}
         self.problems = []
+
+    def unsymbolized(self, mid, m, addr):
+        """The frame of a location without lines in a user mapping."""
+        fname = m["file"]
+        bias = self.libs.get((jstr(fname), m["start"], m["limit"]), set())
+        if m["bid"] and len(bias) == 1:
+            b = next(iter(bias))
+            elf = (addr - b) % (1 << 64)
+            if (m["bid"], elf) in self.jfr_remote:
+                self.forms[mid].add(True)
+                why = elf_address_problem(m, elf)
+                if why:
+                    self.problems.append("%s [%#x): <remote>(%#x) for %#x is not an ELF "
+                                         "address: %s" % (jstr(fname), m["start"], elf, addr, why))
+                self.remote += 1
+                return frame(m["bid"], "<remote>", 0, "(0x%x)" % elf)
+        self.forms[mid].add(False)
+        return frame(jstr(basename(fname)), "0x%x" % addr)
 
     def loc(self, lid):
         if lid in self.cache:
@@ -350,20 +401,10 @@ class Namer:
         if not lines:
             if kernel:
                 out.append(frame("", "0x%x" % addr))
-            elif m and m["bid"] and (m["bid"] not in self.not_found
-                                     or binary_on_disk(fname, m["bid"])):
-                bias = self.libs.get((jstr(fname), m["start"], m["limit"]), set())
-                if len(bias) != 1:
-                    self.problems.append("no single jdk.NativeLibrary loadBias for %s "
-                                         "[%#x, %#x): %s" % (jstr(fname), m["start"],
-                                                             m["limit"], sorted(bias)))
-                    b = 0
-                else:
-                    b = next(iter(bias))
-                out.append(frame(m["bid"], "<remote>", 0, "(0x%x)" % ((addr - b) % (1 << 64))))
-                self.remote += 1
+            elif m:
+                out.append(self.unsymbolized(mid, m, addr))
             else:
-                out.append(frame(lib, "0x%x" % addr))
+                out.append(frame("", "0x%x" % addr))
         for fid, line in lines:
             name = jstr(self.p["funcs"].get(fid, b""))
             if kernel:
@@ -376,6 +417,16 @@ class Namer:
             else:
                 out.append(frame(lib, name, line))
         self.cache[lid] = out
+        return out
+
+    def mixed_forms(self):
+        """Mappings whose unnamed frames are written in both forms."""
+        out = []
+        for mid, f in sorted(self.forms.items()):
+            if len(f) > 1:
+                m = self.p["maps"][mid]
+                out.append("%s [%#x, %#x) build-id %s: some frames <remote>, some not"
+                           % (jstr(m["file"]), m["start"], m["limit"], m["bid"] or "none"))
         return out
 
 
@@ -461,23 +512,39 @@ def elf_info(path):
         return None
 
 
-_on_disk = {}
+VDSO_NAMES = (b"[vdso]", b"[vdso32]", b"[vdsox32]")
+_elf_found = {}
 
 
-def binary_on_disk(path, bid):
-    """Whether conv can open the recorded binary itself (buildid/locate.c loc_find_binary:
-    the recorded path, /usr/lib/debug/.build-id/NN/REST, perf's ~/.debug cache), its
-    build-id checked. conv info lists such an object as not found when it has no
-    symbols beyond .dynsym, yet conv reads its program headers: its frames are remote."""
+def running_vdso():
+    """(build-id hex, segments) of this kernel's vDSO, read from this process, or None."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if line.rstrip().endswith("[vdso]"):
+                    lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                    with open("/proc/self/mem", "rb") as mem:
+                        mem.seek(lo)
+                        img = mem.read(hi - lo)
+                    path = os.path.join(WORK, "running-vdso.img")
+                    with open(path, "wb") as out:
+                        out.write(img)
+                    return elf_info(path)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def find_elf(path, bid):
+    """Segments of the object with this build-id where it may be here: the recorded path,
+    /usr/lib/debug/.build-id, perf's cache in $HOME/.debug, this kernel's vDSO; or None."""
     key = (path, bid)
-    if key not in _on_disk:
+    if key not in _elf_found:
         p = path.decode(errors="surrogateescape")
         home = os.environ.get("HOME", "")
         cands = []
         if p.startswith("/"):
             cands.append(p)
-        # perf's cache names the binary "elf", or "vdso" for the vDSO that perf record
-        # saves there (buildid/locate.c binary_names)
         if len(bid) >= 4:
             cands.append("/usr/lib/debug/.build-id/%s/%s" % (bid[:2], bid[2:]))
             if home:
@@ -488,13 +555,27 @@ def binary_on_disk(path, bid):
             for leaf in ("elf", "vdso"):
                 cands.append(os.path.join(home, ".debug") + ("" if p[0] == "/" else "/") + p +
                              "/" + bid + "/" + leaf)
-        _on_disk[key] = False
+        _elf_found[key] = None
         for c in cands:
             ei = elf_info(c) if os.path.isfile(c) else None
             if ei and ei[0] == bid:
-                _on_disk[key] = True
+                _elf_found[key] = ei[1]
                 break
-    return _on_disk[key]
+        if _elf_found[key] is None and path in VDSO_NAMES:
+            ei = running_vdso()
+            if ei and ei[0] == bid:
+                _elf_found[key] = ei[1]
+    return _elf_found[key]
+
+
+def elf_address_problem(m, elf):
+    """Why `elf` cannot be an ELF address of mapping m's object ("" when it can)."""
+    if m["file"] in VDSO_NAMES and elf >= m["limit"] - m["start"]:
+        return "past the vDSO image (%#x bytes)" % (m["limit"] - m["start"])
+    segs = find_elf(m["file"], m["bid"])
+    if segs is not None and not any(va <= elf < va + fsz for _, va, fsz, _ in segs):
+        return "in no PT_LOAD of the object %s" % [(hex(va), hex(fsz)) for _, va, fsz, _ in segs]
+    return ""
 
 
 def expected_bias(segs, start, pgoff):
@@ -640,7 +721,7 @@ def perf_files():
                     with open(f, "rb") as fh:
                         if fh.read(8) in (b"PERFILE2", b"2ELIFREP"):
                             corpus.append(f)
-    else:
+    elif PART != "fixtures":
         skip("shared corpus", "no directory %s (repo recordings only)" % CORPUS)
     return [f for f in files if os.path.isfile(f)], corpus
 
@@ -718,14 +799,21 @@ def main():
     global skipped, NO_JIT, JIT_DATA
     if not shutil.which("java") or not shutil.which("jfr"):
         print("SKIP: java or jfr is not installed\n0 passed, 0 failed, 1 skipped")
-        return 0
-    os.makedirs(WORK, exist_ok=True)
+        return 77
+    if PART == "corpus" and not os.path.isdir(CORPUS):
+        print("SKIP: corpus not found at %s\n0 passed, 0 failed, 1 skipped" % CORPUS)
+        return 77
+    # nothing an earlier run left plays a part
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
     NO_JIT = os.path.join(WORK, "no-jit")
     os.makedirs(NO_JIT, exist_ok=True)
     repo_files, corpus = perf_files()
-    inputs = repo_files + corpus
-    jit_data, jit_maps = java_recording()
-    atexit.register(remove_files, sorted(jit_maps) + ([jit_data] if jit_data else []))
+    inputs = (repo_files if PART != "corpus" else []) + (corpus if PART != "fixtures" else [])
+    jit_data = None
+    if PART != "corpus":
+        jit_data, jit_maps = java_recording()
+        atexit.register(remove_files, sorted(jit_maps) + ([jit_data] if jit_data else []))
     JIT_DATA = jit_data
     if jit_data:
         inputs.append(jit_data)
@@ -835,19 +923,9 @@ def main():
         if not check("%s: JfrCollapse reads it" % name, c is not None and c["end"] is not None
                      and not c["errors"], (c or {}).get("errors", [])[:5] if c else coll_why):
             continue
-        # not_found objects: only needed when there are unsymbolized frames with a build-id
-        not_found = set()
-        if any(not lines and mid and prof["maps"].get(mid, {}).get("bid")
-               for mid, _, lines in prof["locs"].values()):
-            jit = [] if j["f"] == JIT_DATA else ["--jit-dir", NO_JIT]
-            r = sh([CONV, "info", "--json", "--offline"] + jit + ["--top", "1", j["f"]], timeout=300)
-            try:
-                sym = json.loads(r.stdout).get("symbolization", {})
-                not_found = {x.get("build_id") for x in sym.get("not_found", [])}
-            except ValueError:
-                check("%s: conv info --top 1 --json" % name, False, tail(r.stderr))
-        namer = Namer(prof, not_found, c["libs"])
+        namer = Namer(prof, jfr_remote_frames(c["stacks"]), c["libs"])
         pst = pprof_collapse(prof, names, namer)
+        namer.problems += namer.mixed_forms()
         n_samples = sum(c["stacks"].values())
         ok = check("%s: collapsed stacks of JFR and pprof are equal (%d stacks, %d samples, "
                    "%d remote frames)" % (name, len(c["stacks"]), n_samples, namer.remote),
