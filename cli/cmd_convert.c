@@ -368,6 +368,12 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 	}
 	fprintf(stderr, "%s, %" PRIu64 " unresolved, %" PRIu64 " unmapped\n", first ? "" : ")", unres,
 		cs->frames_unmapped);
+	if (cs->frames_by_bid[PM_BID_PATH] || cs->frames_by_bid[PM_BID_DISK])
+		fprintf(stderr, "  build-ids   %" PRIu64 " frames in objects the recording has no build-id for: "
+			"read from the files at their recorded paths (%s)\n",
+			cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK],
+			cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk"
+						       : "recorded on this machine, same files");
 	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
 	    cs->sym.dfd_errors)
 		fprintf(stderr, "  debuginfod  %" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
@@ -456,6 +462,12 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 		json_kv_u64(&j, symjob_src_name((enum symsrc)s),
 			    !cs ? 0 : s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s]);
 	}
+	json_obj_end(&j);
+	json_key(&j, "build_id_sources");
+	json_obj_begin(&j);
+	for (int b = 0; b < PM_BID__COUNT; b++)
+		json_kv_u64(&j, procmap_bid_source_name((enum pm_bid_source)b),
+			    cs ? cs->frames_by_bid[b] : 0);
 	json_obj_end(&j);
 	json_key(&j, "debuginfod");
 	json_obj_begin(&j);

@@ -714,11 +714,12 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			    ps->mappings_replaced);
 		dbuf_printf(out, "frames:        %" PRIu64 " resolved to a mapping, %" PRIu64
 			    " unmapped, %" PRIu64 " named by JIT maps; build-ids from mmap2 %" PRIu64
-			    ", table %" PRIu64 ", disk %" PRIu64 ", none %" PRIu64 "\n",
+			    ", table %" PRIu64 ", disk %" PRIu64 ", path %" PRIu64 ", none %" PRIu64
+			    "\n",
 			    ps->frames_resolved, ps->frames_unmapped, ps->frames_jit,
 			    ps->frames_by_bid[PM_BID_MMAP2],
 			    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
-			    ps->frames_by_bid[PM_BID_NONE]);
+			    ps->frames_by_bid[PM_BID_PATH], ps->frames_by_bid[PM_BID_NONE]);
 	}
 	if (st->top) {
 		size_t n;
@@ -860,6 +861,8 @@ int cmd_info(int argc, char **argv)
 			fprintf(stderr, "conv: %s: %s: %s\n", path, conv_strerror(err), diag.msg);
 		return CLI_EXIT_INPUT;
 	}
+	pmo.same_machine = host_is_recording_machine(rdr_info(r)->hostname, rdr_info(r)->osrelease);
+	pmo.recorded_by_ns = rdr_info(r)->file_mtime_ns;
 	st.pm = procmap_new(&pmo);
 	if (!st.pm) {
 		fprintf(stderr, "conv: out of memory\n");

@@ -1252,7 +1252,8 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 	const struct prof *p = w->p;
 	struct mb m;
 	struct hmap dups; /* perf.<Name> -> how often seen */
-	size_t nperf = p->nr_events_desc ? p->nr_events_desc - 1 : 0;
+	/* every perf event but the one written as jdk.ExecutionSample, if any */
+	size_t nperf = p->nr_events_desc - (p->primary_event < p->nr_events_desc);
 	char (*names)[160] = calloc(nperf + 1, sizeof(*names));
 	char (*labels)[160] = calloc(nperf + 1, sizeof(*labels));
 

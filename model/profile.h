@@ -143,7 +143,7 @@ struct prof {
 	size_t nr_threads, cap_threads;
 	struct prof_event_desc *events_desc; /* nr_types / 2 of them */
 	size_t nr_events_desc;
-	uint32_t primary_event; /* the CPU-time event (index into events_desc) */
+	uint32_t primary_event; /* the CPU-time event (index into events_desc); PROF_NONE: none */
 	struct prof_sysinfo sys;
 	/* every sample in recording order, for writers that keep them (JFR); may be NULL */
 	struct prof_events *events;

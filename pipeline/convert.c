@@ -56,6 +56,7 @@ struct rawkey {
 	uint32_t proc, tid, attr, cpu;
 	uint32_t mode; /* cpumode | RK_HAS_IP */
 	uint32_t stack, thread;
+	uint32_t comm; /* the thread's name when sampled (procmap_thread_comm): perf's comm */
 };
 
 #define RK_HAS_IP 0x10000u
@@ -181,7 +182,7 @@ static uint64_t rawkey_hash(const struct rawkey *k, const struct rdr_sample *s)
 {
 	uint64_t h = mix_fast(mix_fast(mix_fast(mix_fast(11, k->proc), k->version), k->kversion),
 			      (uint64_t)k->tid << 32 | k->attr);
-	h = mix_fast(mix_fast(h, (uint64_t)k->cpu << 32 | k->mode), s->callchain_nr);
+	h = mix_fast(mix_fast(h, (uint64_t)k->cpu << 32 | k->mode), (uint64_t)k->comm << 32 | s->callchain_nr);
 	if (k->mode & RK_HAS_IP)
 		h = mix_fast(h, s->ip);
 	for (uint64_t i = 0; i < s->callchain_nr; i++)
@@ -197,7 +198,7 @@ static bool rawkey_same(const struct cv *c, const struct rawkey *e, const struct
 
 	if (e->version != k->version || e->kversion != k->kversion || e->proc != k->proc ||
 	    e->tid != k->tid || e->attr != k->attr || e->cpu != k->cpu || e->mode != k->mode ||
-	    e->n != n)
+	    e->comm != k->comm || e->n != n)
 		return false;
 	/* no addresses (no IP, empty callchain): raw_pool may not exist yet, and there is nothing to compare */
 	if (!n)
@@ -366,7 +367,7 @@ static void set_types(struct prof *p, const struct rdr_info *info)
 	p->events_desc = calloc(info->nr_attrs ? info->nr_attrs : 1, sizeof(*p->events_desc));
 	if (p->events_desc)
 		p->nr_events_desc = info->nr_attrs;
-	p->primary_event = 0;
+	p->primary_event = PROF_NONE;
 	for (size_t i = 0; i < p->nr_events_desc; i++) {
 		const struct rdr_attr *a = &info->attrs[i];
 		struct prof_event_desc *e = &p->events_desc[i];
@@ -383,7 +384,11 @@ static void set_types(struct prof *p, const struct rdr_info *info)
 			e->period = a->sample_period;
 		e->samples = a->samples;
 	}
-	/* the CPU-time event: cpu-clock, task-clock, then cycles, else the first */
+	/*
+	 * The CPU-time event: cpu-clock, task-clock, then cycles (or ref-cycles),
+	 * else none: a tracepoint or another count shown as CPU samples would
+	 * tell JFR tools that threads ran where they waited or switched.
+	 */
 	for (int pass = 0; pass < 2; pass++) {
 		bool found = false;
 
@@ -392,7 +397,8 @@ static void set_types(struct prof *p, const struct rdr_info *info)
 
 			if (pass == 0 ? is_clock_event(a)
 				      : a->type == PERF_TYPE_HARDWARE &&
-						(a->config & 0xffffffffu) == 0 /* cycles, any PMU */) {
+						((a->config & 0xffffffffu) == 0 /* cycles, any PMU */ ||
+						 (a->config & 0xffffffffu) == 9 /* ref-cycles */)) {
 				p->primary_event = (uint32_t)i;
 				found = true;
 			}
@@ -702,15 +708,27 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The process model's options: the caller's, and whether the recording was made here. */
+static struct procmap *convert_new_procmap(struct rdr *r, const struct convert_opts *o)
+{
+	struct procmap_opts po = o->pm;
+	const struct rdr_info *info = rdr_info(r);
+
+	po.same_machine = host_is_recording_machine(info->hostname, info->osrelease);
+	po.recorded_by_ns = info->file_mtime_ns;
+	return procmap_new(&po);
+}
+
 enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
 			  struct convert_stats *st, struct conv_diag *diag)
 {
-	struct procmap *pm = procmap_new(&o->pm);
+	struct procmap *pm = convert_new_procmap(r, o);
 	struct symjob *sj = NULL;
 	struct cv c;
 	enum conv_err err = CONV_E_OK;
 	const struct rdr_info *info;
 	uint32_t *map_ids = NULL;
+	uint64_t *map_hits = NULL; /* frames of kept samples per mapping */
 	uint64_t nrec = 0, first_time = 0;
 	size_t known_stacks = 0; /* raw stacks seen before this sample */
 	uint64_t t0, t_model, t_sym;
@@ -779,6 +797,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 
 			memset(&k, 0, sizeof(k));
 			k.tid = s->tid;
+			k.comm = procmap_thread_comm(pm, s->tid);
 			k.attr = (uint32_t)ev->attr;
 			/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
 			k.cpu = !o->label_cpu ? 0
@@ -916,7 +935,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	{
 		uint64_t *hits = calloc(c.nr_frames + 1, sizeof(*hits));
 
-		if (!hits) {
+		map_hits = calloc(procmap_mapping_count(pm) + 1, sizeof(*map_hits));
+		if (!hits || !map_hits) {
+			free(hits);
 			err = CONV_E_NOMEM;
 			goto out;
 		}
@@ -933,6 +954,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 
 			if (!hits[i])
 				continue;
+			if (f->mapping != PM_NO_MAPPING)
+				map_hits[f->mapping] += hits[i];
 			if (f->addr_id != SYMJOB_NONE)
 				symjob_hit(sj, f->addr_id, hits[i]);
 			else if (f->mapping == PM_NO_MAPPING)
@@ -977,6 +1000,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		symjob_set_running_kernel(sj, running);
 	}
 	procmap_finish(pm);
+	/* where the build-ids came from, once the last ones are known (pipe mode: at the end) */
+	for (uint32_t i = 0; i < procmap_mapping_count(pm); i++)
+		st->frames_by_bid[procmap_mapping(pm, i)->bid_source] += map_hits[i];
 	t_sym = now_ns();
 	symjob_start(sj);
 	t_model = now_ns();
@@ -986,11 +1012,11 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		p->events_desc[i].samples = i < nr_kept ? kept_by_attr[i] : 0;
 	loc_base = p->nr_locations;
 	{
-		uint32_t *locs = NULL, *th_comm = NULL, *th_name = NULL, *th_ls = NULL;
+		uint32_t *locs = NULL, *th_comm = NULL, *th_proc = NULL, *th_ls = NULL, *th_cid = NULL;
 		size_t locs_cap = 0;
 		int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
 		uint32_t k_pid = prof_str(p, "pid"), k_tid = prof_str(p, "tid");
-		uint32_t k_comm = prof_str(p, "comm"), k_thread = prof_str(p, "thread");
+		uint32_t k_comm = prof_str(p, "comm"), k_process = prof_str(p, "process");
 		uint32_t k_cpu = prof_str(p, "cpu"), k_event = prof_str(p, "event");
 		uint32_t *stack_map = malloc((c.nr_stacks + 1) * sizeof(*stack_map));
 
@@ -1031,14 +1057,15 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		}
 		/* threads of the sample events, in the spool's numbering */
 		th_comm = malloc((c.nr_threads + 1) * sizeof(*th_comm));
-		th_name = malloc((c.nr_threads + 1) * sizeof(*th_name));
+		th_proc = malloc((c.nr_threads + 1) * sizeof(*th_proc));
+		th_cid = malloc((c.nr_threads + 1) * sizeof(*th_cid));
 		/*
 		 * The label list of a thread's samples without a cpu or event
 		 * label, placed in the pool once (prof_label_set) instead of
 		 * hashed and compared for each of its distinct samples.
 		 */
 		th_ls = malloc((c.nr_threads + 1) * sizeof(*th_ls));
-		if (!th_comm || !th_name || !th_ls)
+		if (!th_comm || !th_proc || !th_ls || !th_cid)
 			err = CONV_E_NOMEM;
 		else
 			memset(th_ls, 0xff, (c.nr_threads + 1) * sizeof(*th_ls));
@@ -1052,9 +1079,14 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			th.pid = pr ? pr->pid : tid;
 			th.name = prof_str(p, tn ? tn : pr && pr->comm ? pr->comm : "");
 			th.process_name = prof_str(p, pr && pr->comm ? pr->comm : "");
-			/* the labels of the thread's samples, interned once */
-			th_comm[t] = th.process_name;
-			th_name[t] = prof_str(p, tn ? tn : "");
+			/*
+			 * the labels of the thread's samples, interned once: comm is
+			 * the thread's, as perf's comm (perf report --comms), and the
+			 * process's name is a label of its own
+			 */
+			th_comm[t] = th.name;
+			th_proc[t] = th.process_name;
+			th_cid[t] = procmap_thread_comm(pm, tid);
 			if (prof_add_thread(p, &th) == PROF_NONE)
 				err = CONV_E_NOMEM;
 		}
@@ -1078,9 +1110,15 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 				lb[nlb].key = k_tid;
 				lb[nlb++].num = a->tid;
 				lb[nlb].key = k_comm;
-				lb[nlb++].str = th_comm[a->thread];
-				lb[nlb].key = k_thread;
-				lb[nlb++].str = th_name[a->thread];
+				/* a sample taken before the thread's last rename has the name it had then */
+				if (a->comm == th_cid[a->thread] || a->comm == PM_NO_COMM) {
+					lb[nlb++].str = th_comm[a->thread];
+				} else {
+					lb[nlb++].str = prof_str(p, procmap_comm_str(pm, a->comm));
+					thread_only = false;
+				}
+				lb[nlb].key = k_process;
+				lb[nlb++].str = th_proc[a->thread];
 			}
 			if (o->label_cpu && a->cpu != UINT32_MAX) {
 				lb[nlb].key = k_cpu;
@@ -1106,7 +1144,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		}
 		st->unique_stacks = c.nr_stacks;
 		free(th_comm);
-		free(th_name);
+		free(th_proc);
+		free(th_cid);
 		free(th_ls);
 		free(locs);
 		free(vals);
@@ -1220,6 +1259,7 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 out:
 	free(kept_by_attr);
 	free(map_ids);
+	free(map_hits);
 	cv_release(&c);
 	symjob_free(sj);
 	procmap_free(pm);

@@ -67,6 +67,7 @@ struct convert_stats {
 	uint64_t frames_unmapped;  /* in no mapping */
 	uint64_t frames_jit;       /* named by a JIT map */
 	uint64_t frames_nofile;    /* in a mapping with no file (anonymous, JIT without map) */
+	uint64_t frames_by_bid[PM_BID__COUNT]; /* frames in mappings, by where their build-id came from */
 	uint64_t unique_stacks;
 	uint64_t lost_samples;
 	uint64_t processes, threads; /* distinct pids and tids with kept samples */

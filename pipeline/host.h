@@ -14,4 +14,11 @@
  */
 bool host_runs_kernel(const char *release);
 
+/*
+ * Whether the recording names this machine: its hostname and the running
+ * kernel's release (perf's HOSTNAME and OSRELEASE). Files here may then be
+ * the recorded ones, each still to be shown the mapped file (procmap).
+ */
+bool host_is_recording_machine(const char *hostname, const char *release);
+
 #endif

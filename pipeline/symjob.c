@@ -250,7 +250,12 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 
 	lo.debug_dirs = j->o.debug_dirs;
 	lo.nr_debug_dirs = j->o.nr_debug_dirs;
-	lo.use_original_path = true;
+	/*
+	 * Without a build-id nothing shows that the file at the recorded path is
+	 * the one that was mapped; procmap gives the object one from that file
+	 * when it can show it (same machine, same inode).
+	 */
+	lo.use_original_path = ob->bid_len > 0;
 	if (loc_find_debug(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
 		snprintf(l->debug, sizeof(l->debug), "%s", r.path);
 		l->have_debug = true;
@@ -295,7 +300,7 @@ static void locate_runtime(struct symjob *j, struct sj_obj *ob)
 
 	lo.debug_dirs = j->o.debug_dirs;
 	lo.nr_debug_dirs = j->o.nr_debug_dirs;
-	lo.use_original_path = true;
+	lo.use_original_path = ob->bid_len > 0; /* as in locate() */
 	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
 		snprintf(ob->loc.runtime, sizeof(ob->loc.runtime), "%s", r.path);
 		ob->loc.have_runtime = true;

@@ -17,9 +17,15 @@
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define PID_KERNEL 0xffffffffu
 #define PROT_EXEC_BIT 0x4u
@@ -54,7 +60,11 @@ struct pm_bid {
 	uint8_t id[PM_BUILD_ID_MAX];
 	uint8_t size;
 	bool ambiguous;
+	uint32_t path; /* strtab id of a user-space file's path; STRTAB_NONE otherwise */
 };
+
+/* Whether the files here are the recording's, decided once (trust_files). */
+enum pm_trust { PM_TRUST_UNKNOWN, PM_TRUST_YES, PM_TRUST_NO };
 
 /* JIT symbols of one pid, loaded the first time a frame needs them */
 struct pm_jit {
@@ -83,6 +93,8 @@ struct procmap {
 	struct pm_bid *bids;
 	size_t nr_bids, cap_bids;
 	bool seen_exec_flag; /* the recording marks execs itself (perf >= 3.16) */
+	enum pm_trust trust;
+	struct hmap path_bid;   /* strtab id of a path -> 0 unreadable, else 1 + index of a mapping with its id */
 	struct pm_frame *frames;
 	size_t cap_frames;
 	struct pm_stats st;
@@ -101,6 +113,7 @@ struct procmap *procmap_new(const struct procmap_opts *opts)
 	hmap_init(&pm->tid2thr);
 	hmap_init(&pm->bid_by_key);
 	hmap_init(&pm->jit_by_pid);
+	hmap_init(&pm->path_bid);
 	return pm;
 }
 
@@ -126,6 +139,7 @@ void procmap_free(struct procmap *pm)
 	}
 	free(pm->jits);
 	hmap_release(&pm->jit_by_pid);
+	hmap_release(&pm->path_bid);
 	strtab_release(&pm->strs);
 	free(pm);
 }
@@ -378,6 +392,9 @@ void procmap_add_build_ids(struct procmap *pm, const struct rdr_build_id *ids, s
 		memset(e, 0, sizeof(*e));
 		e->size = b->size > PM_BUILD_ID_MAX ? PM_BUILD_ID_MAX : b->size;
 		memcpy(e->id, b->id, e->size);
+		e->path = mode == PERF_MISC_KERNEL || b->filename[0] != '/'
+				  ? STRTAB_NONE
+				  : strtab_intern_cstr(&pm->strs, b->filename);
 	}
 }
 
@@ -400,6 +417,120 @@ static void mapping_bid_from_table(struct procmap *pm, struct pm_mapping *m)
 	memcpy(m->build_id, e->id, e->size);
 	m->build_id_size = e->size;
 	m->bid_source = PM_BID_TABLE;
+}
+
+/* ---- build-ids of files on this machine ---- */
+
+#define TRUST_CHECKS 32 /* recorded build-ids compared with the files here, at most */
+
+/*
+ * Whether this machine's files are the recording's: it was made here (the
+ * caller's same_machine) and no build-id the recording holds for a file
+ * that is here differs from that file's (a package upgraded since, or a
+ * copy of another machine's recording under the same hostname).
+ */
+static bool trust_files(struct procmap *pm)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t len, checked = 0;
+
+	if (pm->trust != PM_TRUST_UNKNOWN)
+		return pm->trust == PM_TRUST_YES;
+	pm->trust = pm->opts.same_machine ? PM_TRUST_YES : PM_TRUST_NO;
+	for (size_t i = 0; i < pm->nr_bids && pm->trust == PM_TRUST_YES && checked < TRUST_CHECKS;
+	     i++) {
+		const struct pm_bid *e = &pm->bids[i];
+
+		if (e->path == STRTAB_NONE || e->ambiguous ||
+		    buildid_from_path(strtab_get(&pm->strs, e->path), id, &len, NULL) != CONV_E_OK)
+			continue;
+		checked++;
+		if (len != e->size || memcmp(id, e->id, len))
+			pm->trust = PM_TRUST_NO;
+	}
+	return pm->trust == PM_TRUST_YES;
+}
+
+/*
+ * Whether the file at the mapping's path is the file that was mapped: for
+ * MMAP2, the same device, inode and (where the file system tells it) inode
+ * generation; a file replaced since has another inode, or the same number
+ * in another generation. MMAP records name no inode: the mapping must at
+ * least fit in the file. Either way the file must not have changed after
+ * the recording was written (its ctime: a copy written over it in place
+ * keeps the inode).
+ */
+static bool file_is_mapped_one(const struct procmap *pm, const struct pm_mapping *m, int fd,
+			       const struct stat *st)
+{
+	unsigned int gen;
+	uint64_t ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+
+	if (!S_ISREG(st->st_mode) || (pm->opts.recorded_by_ns && ctime_ns > pm->opts.recorded_by_ns))
+		return false;
+	if (!m->has_inode)
+		return m->pgoff < (uint64_t)st->st_size;
+	if (major(st->st_dev) != m->maj || minor(st->st_dev) != m->min ||
+	    (uint64_t)st->st_ino != m->ino)
+		return false;
+	/* FS_IOC_GETVERSION: file systems without generations (ENOTTY) leave the inode's word */
+	if (m->ino_generation && ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 &&
+	    (uint64_t)gen != m->ino_generation)
+		return false;
+	return true;
+}
+
+/*
+ * A mapped file's build-id read from the file at its recorded path, when
+ * the recording has none for it: with --buildid-from-disk (the user says
+ * the recording was made here), or when the recording names this machine
+ * and its known build-ids match. Either way only a file that is the mapped
+ * one (file_is_mapped_one). A path's answer is kept for its other mappings.
+ */
+static void mapping_bid_from_path(struct procmap *pm, struct pm_mapping *m)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t len;
+	uint32_t pid;
+	uint64_t *v, val = 0;
+	struct stat st;
+	int fd;
+
+	if (m->bid_source != PM_BID_NONE || m->kind != PM_KIND_FILE || !m->exec ||
+	    m->path[0] != '/' || (!pm->opts.buildid_from_disk && !trust_files(pm)))
+		return;
+	pid = strtab_intern_cstr(&pm->strs, m->path);
+	if (pid == STRTAB_NONE)
+		return;
+	v = hmap_get(&pm->path_bid, pid);
+	if (v && *v) {
+		const struct pm_mapping *src = &pm->maps[*v - 1];
+
+		/* the same file for this mapping too (another process may have mapped an older one) */
+		if (src->has_inode == m->has_inode && src->maj == m->maj && src->min == m->min &&
+		    src->ino == m->ino && src->ino_generation == m->ino_generation &&
+		    src->pgoff <= m->pgoff) {
+			memcpy(m->build_id, src->build_id, src->build_id_size);
+			m->build_id_size = src->build_id_size;
+			m->bid_source = src->bid_source;
+			return;
+		}
+	} else if (v) {
+		return;
+	}
+	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && fstat(fd, &st) == 0 && file_is_mapped_one(pm, m, fd, &st) &&
+	    buildid_from_path(m->path, id, &len, NULL) == CONV_E_OK && len <= PM_BUILD_ID_MAX) {
+		memcpy(m->build_id, id, len);
+		m->build_id_size = (uint8_t)len;
+		m->bid_source = pm->opts.buildid_from_disk ? PM_BID_DISK : PM_BID_PATH;
+		val = 1 + m->id;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* a failed insert only means the file is read again for its next mapping */
+	if (!v)
+		(void)hmap_put(&pm->path_bid, pid, val);
 }
 
 /* ---- mappings ---- */
@@ -512,12 +643,21 @@ static enum conv_err apply_mmap(struct procmap *pm, const struct rdr_event *ev)
 		m->dso = strtab_get(&pm->strs, strtab_intern_cstr(&pm->strs, jname));
 		m->jit_pid = mm->pid;
 	}
+	if (mm->is_mmap2 && !mm->has_build_id) {
+		m->has_inode = true;
+		m->maj = mm->maj;
+		m->min = mm->min;
+		m->ino = mm->ino;
+		m->ino_generation = mm->ino_generation;
+	}
 	if (mm->has_build_id) {
 		m->build_id_size = mm->build_id_size;
 		memcpy(m->build_id, mm->build_id, mm->build_id_size);
 		m->bid_source = PM_BID_MMAP2;
 	} else {
 		mapping_bid_from_table(pm, m);
+		/* now, not at the end: the symbolizer finds an object when its first frame comes */
+		mapping_bid_from_path(pm, m);
 	}
 	if (p && p->comm_changed && m->exec && m->kind == PM_KIND_FILE && !pm->seen_exec_flag) {
 		/* pre-3.16 perf has no exec flag: a COMM naming a binary, then its MMAP, is an exec */
@@ -943,38 +1083,13 @@ void procmap_finish(struct procmap *pm)
 	uint8_t id[BUILDID_MAX];
 	size_t len, image_size;
 	const void *image;
-	struct hmap disk; /* path id -> 0 none, else 1 + index into maps of a mapping holding the id */
 
-	hmap_init(&disk);
 	memset(pm->st.frames_by_bid, 0, sizeof(pm->st.frames_by_bid));
 	for (size_t i = 0; i < pm->nr_maps; i++) {
 		struct pm_mapping *m = &pm->maps[i];
 
 		mapping_bid_from_table(pm, m);
-		if (m->bid_source == PM_BID_NONE && pm->opts.buildid_from_disk &&
-		    m->kind == PM_KIND_FILE && m->exec) {
-			uint32_t pid = strtab_intern_cstr(&pm->strs, m->path);
-			uint64_t *v = hmap_get(&disk, pid);
-
-			if (!v) {
-				uint64_t val = 0;
-
-				if (buildid_from_path(m->path, id, &len, NULL) == CONV_E_OK &&
-				    len <= PM_BUILD_ID_MAX) {
-					memcpy(m->build_id, id, len);
-					m->build_id_size = (uint8_t)len;
-					m->bid_source = PM_BID_DISK;
-					val = 1 + i;
-				}
-				hmap_put(&disk, pid, val);
-			} else if (*v) {
-				const struct pm_mapping *src = &pm->maps[*v - 1];
-
-				memcpy(m->build_id, src->build_id, src->build_id_size);
-				m->build_id_size = src->build_id_size;
-				m->bid_source = PM_BID_DISK;
-			}
-		}
+		mapping_bid_from_path(pm, m);
 		if (m->bid_source == PM_BID_NONE && pm->opts.buildid_from_disk &&
 		    pm->opts.running_kernel && m->kind == PM_KIND_KERNEL &&
 		    buildid_from_notes_file(pm->opts.kernel_notes ? pm->opts.kernel_notes
@@ -995,7 +1110,6 @@ void procmap_finish(struct procmap *pm)
 		}
 		pm->st.frames_by_bid[m->bid_source] += m->frames;
 	}
-	hmap_release(&disk);
 }
 
 void procmap_set_running_kernel(struct procmap *pm, bool running)
@@ -1052,6 +1166,18 @@ void procmap_count_sample(struct procmap *pm, uint32_t proc)
 	}
 }
 
+uint32_t procmap_thread_comm(const struct procmap *pm, uint32_t tid)
+{
+	uint64_t *v = hmap_get(&pm->tid2thr, tid);
+
+	return v ? pm->thr[*v].comm_id : PM_NO_COMM;
+}
+
+const char *procmap_comm_str(const struct procmap *pm, uint32_t comm)
+{
+	return comm == PM_NO_COMM ? NULL : strtab_get(&pm->strs, comm);
+}
+
 const struct pm_stats *procmap_stats(const struct procmap *pm)
 {
 	return &pm->st;
@@ -1066,6 +1192,8 @@ const char *procmap_bid_source_name(enum pm_bid_source s)
 		return "build_id_table";
 	case PM_BID_DISK:
 		return "disk";
+	case PM_BID_PATH:
+		return "path";
 	default:
 		return "none";
 	}

@@ -42,6 +42,7 @@ enum pm_bid_source {
 	PM_BID_MMAP2, /* inline in the MMAP2 record */
 	PM_BID_TABLE, /* the file's build-id table (feature section or pipe records) */
 	PM_BID_DISK,  /* read from the file on disk (--buildid-from-disk) */
+	PM_BID_PATH,  /* the recorded path's file, shown to be the mapped one (same machine) */
 	PM_BID__COUNT
 };
 
@@ -56,6 +57,9 @@ struct pm_mapping {
 	enum pm_kind kind;
 	bool exec;          /* PROT_EXEC (kernel, modules, vdso and BPF count as exec) */
 	uint32_t prot, flags;
+	bool has_inode;     /* MMAP2's device and inode form */
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
 	uint64_t time;      /* when it was mapped (0 = synthesized at start) */
 	uint8_t build_id[PM_BUILD_ID_MAX];
 	uint8_t build_id_size;
@@ -120,6 +124,15 @@ struct pm_stats {
 struct procmap_opts {
 	bool buildid_from_disk; /* read build-ids of mapped files from this machine's disk */
 	bool running_kernel;    /* the recording's kernel is the one running here (same release) */
+	/*
+	 * The recording names this machine (hostname and kernel release): a
+	 * mapped file without a recorded build-id may then be read at its path
+	 * when its device, inode and generation (MMAP2) are the mapped file's and
+	 * the build-ids the recording holds match the files here.
+	 */
+	bool same_machine;
+	/* when the recording was last written (the input file's mtime), ns; 0: unknown */
+	uint64_t recorded_by_ns;
 	const char *kernel_notes; /* file with the running kernel's notes; NULL = /sys/kernel/notes */
 	const char *jit_dir;      /* where perf-PID.map and jit-PID.dump files are; NULL = /tmp */
 	bool jit_any_owner;       /* accept JIT files owned by other users (perf's -f) */
@@ -181,6 +194,14 @@ size_t procmap_proc_count(const struct procmap *pm);
 const struct pm_proc *procmap_proc(const struct procmap *pm, uint32_t index);
 /* Name of the thread tid (its latest COMM), or NULL. */
 const char *procmap_thread_name(const struct procmap *pm, uint32_t tid);
+/*
+ * The same as a number that stays the name's while the procmap lives
+ * (PM_NO_COMM: none), for keys that must tell a thread's names over time
+ * apart; procmap_comm_str() gives the name back.
+ */
+#define PM_NO_COMM UINT32_MAX
+uint32_t procmap_thread_comm(const struct procmap *pm, uint32_t tid);
+const char *procmap_comm_str(const struct procmap *pm, uint32_t comm);
 const struct pm_stats *procmap_stats(const struct procmap *pm);
 const char *procmap_bid_source_name(enum pm_bid_source s);
 

@@ -80,7 +80,7 @@ static void check_model(const struct prof *p, const struct convert_stats *cs)
 
 	FUZZ_CHECK(p->nr_types == 2 * p->nr_events_desc);
 	FUZZ_CHECK(p->nr_types == 0 || p->default_type < p->nr_types);
-	FUZZ_CHECK(p->nr_events_desc == 0 || p->primary_event < p->nr_events_desc);
+	FUZZ_CHECK(p->primary_event == PROF_NONE || p->primary_event < p->nr_events_desc);
 	for (size_t i = 0; i < p->nr_types; i++)
 		FUZZ_CHECK(p->types[i].type < p->strs.count && p->types[i].unit < p->strs.count);
 	for (size_t i = 0; i < p->nr_samples; i++) {

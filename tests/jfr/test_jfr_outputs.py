@@ -21,7 +21,7 @@ Per file, with `CONV -q --offline --jit-dir EMPTY --pprof P --jfr J FILE`
   * the JFR event type names of the file's perf events are distinct;
   * the number of jdk.ExecutionSample and of each perf.<Name> event in
     jfr summary equals conv info's sample count of that perf event (the
-    primary event cpu-clock, task-clock, cycles or the first is
+    CPU-time event cpu-clock, task-clock, cycles or ref-cycles, if any, is
     jdk.ExecutionSample; the others perf.<Name>, <Name> the event's base
     name with anything but [A-Za-z0-9_] as '_' and the first letter upper
     case; events of the same name are summed);
@@ -431,18 +431,15 @@ class Namer:
 
 
 def primary_event(events):
-    """Index of the event conv writes as jdk.ExecutionSample (pipeline/convert.c)."""
-    primary = 0
+    """Index of the event conv writes as jdk.ExecutionSample (pipeline/convert.c): the
+    CPU-time event (cpu-clock, task-clock, then cycles or ref-cycles), or None."""
     for i, e in enumerate(events):
         if e.get("type") == 1 and e.get("config") in (0, 1):
-            primary = i
-            break
-    else:
-        for i, e in enumerate(events):
-            if e.get("type") == 0 and (e.get("config", -1) & 0xffffffff) == 0:
-                primary = i
-                break
-    return primary
+            return i
+    for i, e in enumerate(events):
+        if e.get("type") == 0 and (e.get("config", -1) & 0xffffffff) in (0, 9):
+            return i
+    return None
 
 
 def perf_type_name(base):
