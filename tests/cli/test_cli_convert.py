@@ -19,9 +19,8 @@ checks that need a recording of our own are skipped):
               in pipe mode), fg.data/plain.data/zstd.data (globs, -o DIR)
 
 What is checked (ok/FAIL line per check):
-  * every option of the long_opts table in cli/cmd_convert.c is used by some
-    check here; -h fits in 40 lines and names every long and short option;
-    --version;
+  * every option `conv --help` lists is used by some check here, and conv.1
+    documents each; -h fits in 40 lines; --version;
   * outputs: default input perf.data, -o BASE, -o DIR (one input, several
     inputs, created), quoted globs expanded by conv, a glob matching nothing,
     -F/--format, --pprof/--jfr PATH and '-' (gzip magic, "FLR\\0" on stdout),
@@ -484,32 +483,26 @@ def check_stats(name, st, files=True):
 
 
 # ===========================================================================
-# 1. help, version, the option table
-src = open(os.path.join(REPO, "cli", "cmd_convert.c"), encoding="utf-8").read()
-tbl = src[src.index("long_opts[]"):]
-tbl = tbl[:tbl.index("};")]
-LONG = re.findall(r'\{"([A-Za-z0-9-]+)",\s*(\w+),\s*NULL,\s*([^}]+?)\s*\}', tbl)
-SHORT_OF = {n: v.strip("'") for n, _, v in LONG if v.startswith("'")}
-OPTS = {n for n, _, _ in LONG}
-m = re.search(r'getopt_long\(argc, argv, "\+?([^"]*)"', src)
-SHORTS = re.sub(r"[:+]", "", m.group(1)) if m else ""
-check("source: long_opts table parsed", len(LONG) >= 20, LONG)
-
+# 1. help, version, the options conv --help lists
 r = conv("-h")
 htext = r.stdout.decode("utf-8", "replace")
 hl = htext.splitlines()
 check("-h: exit 0, usage on stdout, nothing on stderr", r.returncode == 0 and
       htext.startswith("usage: conv") and not r.stderr, desc(r))
 check("-h: at most 40 lines", len(hl) <= 40, "%d lines" % len(hl))
-missing = [n for n, _, _ in LONG if not re.search(r"(?<![\w-])--%s(?![\w-])" % re.escape(n), htext)]
-check("-h: lists every long option of long_opts (%d)" % len(LONG), not missing, missing)
-missing = [c for c in SHORTS if not re.search(r"(?<![\w-])-%s\b" % re.escape(c), htext)]
-check("-h: lists every short option (%s)" % SHORTS, not missing, missing)
+# "-o, --output BASE", "--pprof PATH", "-p, --pid LIST   -t, --tid LIST", "-h, --help    --version"
+LONG = sorted(set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", htext)))
+SHORT_OF = {lng: sh_ for sh_, lng in re.findall(r"(?<![\w-])-([A-Za-z0-9]), --([a-z][a-z0-9-]*)", htext)}
+SHORTS = "".join(sorted(set(re.findall(r"(?<![\w'-])-([A-Za-z0-9])(?=[, ])", htext))))
+OPTS = set(LONG)
+check("-h: lists long options (%d) and short ones (%s), each short one beside its long form"
+      % (len(LONG), SHORTS), len(LONG) >= 20 and SHORTS and set(SHORTS) == set(SHORT_OF.values()),
+      (LONG, SHORTS, SHORT_OF))
 # the man page and the README say the same: every long option is in conv.1 (as troff writes
 # it, "\-\-name") and in the README's text or its pointer to the man page
 man = open(os.path.join(REPO, "doc", "conv.1"), encoding="utf-8").read().replace("\\-", "-")
-missing = [n for n, _, _ in LONG if not re.search(r"(?<![\w-])--%s(?![\w-])" % re.escape(n), man)]
-check("doc/conv.1: documents every long option of long_opts", not missing, missing)
+missing = [n for n in LONG if not re.search(r"(?<![\w-])--%s(?![\w-])" % re.escape(n), man)]
+check("doc/conv.1: documents every long option conv --help lists", not missing, missing)
 missing = [c for c in SHORTS if not re.search(r"(?<![\w-])-%s\b" % re.escape(c), man)]
 check("doc/conv.1: documents every short option (%s)" % SHORTS, not missing, missing)
 readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
@@ -772,7 +765,7 @@ check("options after FILE: `conv FILE -q --offline -o BASE` works",
 
 # --max-reorder: a small reorder buffer still gives every sample
 d = fresh("reorder")
-if "max-reorder" in [n for n, _, _ in LONG]:
+if "max-reorder" in OPTS:
     r = conv("-q", "--offline", "--max-reorder", "64k", "--stats", "-F", "pprof", "-o", os.path.join(d, "r"), MAIN)
     st = stats_of(r)
     check("--max-reorder 64k: accepted, every sample kept", r.returncode == 0 and
@@ -1322,11 +1315,11 @@ else:
     skip("terminal checks", "no working script(1) (util-linux) to give conv a terminal")
 
 # ===========================================================================
-# every option of the table was used
-unused = [n for n, _, _ in LONG if n not in USED and ("-" + SHORT_OF.get(n, "?")) not in USED]
-check("every option in long_opts is exercised by this test", not unused, unused)
+# every option conv --help lists was used
+unused = [n for n in LONG if n not in USED and ("-" + SHORT_OF.get(n, "?")) not in USED]
+check("every long option conv --help lists is exercised by this test", not unused, unused)
 unused_short = [c for c in SHORTS if "-" + c not in USED]
-check("every short option is exercised by this test", not unused_short, unused_short)
+check("every short option conv --help lists is exercised by this test", not unused_short, unused_short)
 
 print("note: %.1f s" % (time.monotonic() - T0))
 print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
