@@ -45,8 +45,13 @@ HANG = 600  # seconds: a subprocess that takes longer is stuck, not slow
 KERNEL_HALF = 1 << 63
 passed = failed = 0
 
-ENV = dict(os.environ, LC_ALL="C", PERF_PAGER="cat", PAGER="cat")
-for k in ("DEBUGINFOD_URLS", "PERF_EXEC_PATH"):
+# ours alone, nothing an earlier run left: cleared every time. perf and conv get a HOME
+# of their own in it (no ~/.debug build-id cache of earlier runs answers for either)
+WORK = os.path.join(WORK0, "run")
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(os.path.join(WORK, "home"))
+ENV = dict(os.environ, HOME=os.path.join(WORK, "home"), LC_ALL="C", PERF_PAGER="cat", PAGER="cat")
+for k in ("DEBUGINFOD_URLS", "DEBUGINFOD_CACHE_PATH", "XDG_CACHE_HOME", "PERF_EXEC_PATH"):
     ENV.pop(k, None)
 
 
@@ -118,10 +123,6 @@ except (OSError, StopIteration):
 if all(l.startswith("0000000000000000") for l in head):
     skip("/proc/kallsyms hides addresses here (kptr_restrict)")
 
-# ours alone, nothing an earlier run left: cleared every time
-WORK = os.path.join(WORK0, "run")
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
 data = os.path.join(WORK, "kernel.data")
 perf = None
 for attempt in range(1, RECORD_TRIES + 1):
