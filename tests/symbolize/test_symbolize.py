@@ -618,7 +618,7 @@ def main():
     port = s.getsockname()[1]
     s.close()
     # LIFETIME only bounds a server this script failed to stop
-    env = dict(os.environ, LIFETIME=str(3 * HANG))
+    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
     server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=env)
