@@ -82,7 +82,21 @@ else
 fi
 
 # -- Rust (optional) ---------------------------------------------------------------
-if command -v rustc >/dev/null 2>&1; then
+# rustup's rustc is a proxy that finds its toolchains under $RUSTUP_HOME, by
+# default ~/.rustup of the user who installed it: under a private HOME (as the
+# tests run) it finds none. The installation beside the proxy's .cargo/bin is
+# the one PATH meant, so that is where it is pointed if it does not run as is.
+rustc_ok() { rustc --version >/dev/null 2>&1; }
+if command -v rustc >/dev/null 2>&1 && ! rustc_ok && [ -z "${RUSTUP_HOME:-}" ]; then
+	proxy=$(command -v rustc)
+	root=$(dirname "$(dirname "$(dirname "$proxy")")")
+	if [ "$(basename "$(dirname "$(dirname "$proxy")")")" = .cargo ] && [ -d "$root/.rustup" ]; then
+		export RUSTUP_HOME="$root/.rustup"
+	fi
+fi
+if command -v rustc >/dev/null 2>&1 && ! rustc_ok; then
+	echo "build.sh: rustc does not run here ($(rustc --version 2>&1 | head -1)): rshot skipped" >&2
+elif command -v rustc >/dev/null 2>&1; then
 	rustc -C opt-level=2 -g -C force-frame-pointers=yes -C link-arg=-Wl,--build-id=sha1 \
 		-o "$U/rshot" "$SRC/hot.rs"
 	built="$built rshot"

@@ -50,7 +50,7 @@ SEP = "\x1f"
 
 def run(cmd, env=None, cwd=None, check=True):
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=env, cwd=cwd, timeout=120)
+                       stderr=subprocess.PIPE, env=env, cwd=cwd, timeout=600)  # against hangs only
     if check and p.returncode:
         raise SystemExit("perf_reference: %s failed (%d): %s" % (
             " ".join(cmd), p.returncode, p.stderr.decode(errors="replace")[-2000:]))

@@ -81,7 +81,7 @@ def main():
             pr.run(["perf", "buildid-cache", "-a", path], env=env, check=False)
         rows = pr.report(data, env, tmp, [])
         by_name = collections.Counter()
-        for dso, level, name, n in rows:
+        for dso, level, name, n, period in rows:
             by_name["[unknown]" if pr.HEX.match(name) else name] += n
         # inline frames at the leaf addresses, from the debug files found
         debug_of = {}

@@ -32,7 +32,7 @@ set -eu
 OUT=$(cd "$1" && pwd)
 PORT=$2
 LIFETIME=${LIFETIME:-600}
-INDEX_TIMEOUT=${INDEX_TIMEOUT:-60}
+INDEX_TIMEOUT=${INDEX_TIMEOUT:-600}  # against a server that never gets there, not a speed limit
 command -v debuginfod >/dev/null 2>&1 || { echo "serve_debuginfod.sh: debuginfod not installed (Debian package debuginfod)" >&2; exit 3; }
 [ -s "$OUT/buildids" ] || { echo "serve_debuginfod.sh: $OUT/buildids missing: run build.sh first" >&2; exit 2; }
 

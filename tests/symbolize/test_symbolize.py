@@ -28,12 +28,32 @@ info installed, fetching that debug info from a real debuginfod by build-id.
 All of it runs in a private network namespace (unshare -n; loopback only) when
 the kernel allows it, since debuginfod 0.188 listens on every interface.
 
+  6. conv's pprof output, read here (pprof_read.py): at every sampled leaf
+     address in the code of the programs built here, the function and its
+     inline frames are exactly `addr2line -f -i -C -e UNSTRIPPED ADDRESS`'s,
+     innermost first; so conv reports each inlined helper at exactly the
+     addresses where addr2line does.
+
+Nothing here depends on where the samples of one recording happen to land, on
+the machine's speed or on an earlier run: conv is compared with perf and
+addr2line on the same recording. The few checks that need the recording to
+contain something (a sample in each hot function, for the checks that no
+other source leaks their names; a sample on an inlined address, for the check
+that conv reports the helper there) record that program again, at most
+RECORD_TRIES times in all, and are reported as skipped if it still lacks it.
+Subprocesses have generous timeouts against hangs; there is no time limit on
+the test itself (CTest has its own). Everything is written under OUTDIR/run,
+which is cleared first.
+
 usage: test_symbolize.py [--selftest] [--programs a,b] CONV OUTDIR
   --selftest uses selftest_conv.py (perf-based, same interface) as CONV to test
-  this harness. Prints ok/FAIL/SKIP lines and "N passed, M failed"; exits 1 on
-  any failure. SKIP (exit 0) when perf cannot record or debuginfod is missing.
+  this harness (the checks on conv's pprof output are then skipped). Prints
+  ok/FAIL/SKIP lines and "N passed, M failed, K skipped"; exits 1 on any
+  failure. When it cannot run at all (perf cannot record, a tool is missing)
+  it prints "SKIP: reason" and exits 77.
 """
 import argparse
+import collections
 import fcntl
 import json
 import os
@@ -44,14 +64,18 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 import perf_reference as pr  # noqa: E402
+import pprof_read  # noqa: E402
 
 TOP = 20
-DEADLINE = time.time() + 170  # the whole suite stays under 3 minutes
+RECORD_TRIES = 3  # recordings of one program at most, when one lacks what a check needs
+HANG = 600        # seconds: a subprocess that takes longer is stuck, not slow
 
 # The hot functions of each program, as perf names them (demangled).
 HOT = {
@@ -64,17 +88,30 @@ HOT = {
 # Hot functions whose names only the debug info has: the stripped binaries
 # keep no symbol for them (libhot_run, the one export, is not hot).
 HIDDEN = HOT
-# function -> the helper the compiler inlined into it (where most of its
-# samples land).
+# function -> the helper the compiler inlined into it.
 INLINED = {
     "pie_main": {"hot_mix": "mix_round"},
     "lldhot": {"lld_crc32": "crc_byte"},
     "rshot": {"rs_scramble": "hot::rs_step"},
 }
-# Programs whose every inline frame conv must list exactly as addr2line does.
-# Rust's are std generics whose spelling differs between DWARF's DW_AT_name
-# and the demangled linkage name addr2line prints, so only the helper counts.
-EXACT_INLINE = {"pie_main", "nopie", "lldhot", "gohot"}
+
+
+def own_code(binary, function):
+    """True for the functions whose source is in src/ (or, for the C binaries,
+    everything linked in: crt files and libgcc have no inline frames).
+
+    conv is held to addr2line's frames there. Outside them the two readers of
+    DWARF legitimately differ: in Go's runtime binutils repeats the caller where
+    libdw names the inlined callee (internal/cpu.processOptions at 0x4010a1:
+    addr2line [processOptions, processOptions], conv [indexByte,
+    processOptions]), and Rust's std has identical-code-folded generics whose
+    one address carries several names. Which functions are "ours" is fixed by
+    the program, not by where samples landed."""
+    if binary == "gohot":
+        return function.startswith("main.")
+    if binary == "rshot":
+        return function == "rs_scramble" or function.startswith("hot::")
+    return True
 TOOLS = {"lldhot": ("ld.lld", "lld"), "gohot": ("go", "golang-go"), "rshot": ("rustc", "rustc")}
 
 passed = failed = skipped = 0
@@ -100,20 +137,23 @@ def note(msg):
 
 
 def finish():
-    print("%d passed, %d failed" % (passed, failed) + (", %d skipped" % skipped if skipped else ""))
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     sys.exit(1 if failed else 0)
 
 
-def sh(cmd, timeout=120, env=None, cwd=None):
+def cannot_run(why):
+    """The test cannot run here at all: skipped (CTest's SKIP_RETURN_CODE 77)."""
+    print("SKIP: %s" % why)
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped + 1))
+    sys.exit(1 if failed else 77)
+
+
+def sh(cmd, timeout=HANG, env=None, cwd=None):
     try:
         return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd)
     except subprocess.TimeoutExpired as e:
         return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
-
-
-def time_left():
-    return DEADLINE - time.time()
 
 
 # -- network namespace -------------------------------------------------------------
@@ -161,6 +201,18 @@ def reference(out, name, method="buildid-cache"):
     return json.loads(p.stdout), ""
 
 
+def lacking(ref, n):
+    """What recording n lacks for the checks that need it: hot functions perf
+    (with the debug info) gives no sample, and (function, helper) pairs with no
+    sample on an address where addr2line puts the helper inside the function."""
+    got = {e["name"] for e in ref["top"] if e["samples"] > 0}
+    cold = [h for h in HOT[n] if h not in got]
+    no_inline = [(fn, helper) for fn, helper in INLINED.get(n, {}).items()
+                 if not any(same_inline(h, helper) and c > 0
+                            for h, c in ref["inline"].get(fn, {}).items())]
+    return cold, no_inline
+
+
 def ours(ref, out):
     """{name: samples} of the entries of ref in the binaries built here."""
     bins = set(pr.buildids(out))
@@ -188,7 +240,7 @@ def conv_env(out):
 def run_conv(conv, out, data, *extra):
     cmd = conv + ["info", "--json", "--top", str(TOP)] + list(extra) + [data]
     t0 = time.time()
-    p = sh(cmd, timeout=max(10, min(90, time_left())), env=conv_env(out), cwd=out)
+    p = sh(cmd, env=conv_env(out), cwd=out)
     dt = time.time() - t0
     if p.returncode:
         return None, "exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace").strip()[-600:]), dt
@@ -202,24 +254,25 @@ def run_conv(conv, out, data, *extra):
     return doc, "", dt
 
 
-def pprof_top(conv, out, data, *extra, index=0):
-    """conv's pprof output of data, read back with go tool pprof: {function: flat value}."""
-    go = shutil.which("go")
-    if not go:
-        return None, "go is not installed"
+def conv_pprof(conv, out, data, *extra):
+    """conv's pprof output of data: (path, error)."""
     pb = data[:-5] + ".pb.gz"
-    p = sh(conv + ["-q", "--pprof", pb] + list(extra) + [data],
-           timeout=max(10, min(90, time_left())), env=conv_env(out), cwd=out)
+    p = sh(conv + ["-q", "--pprof", pb] + list(extra) + [data], env=conv_env(out), cwd=out)
     if p.returncode:
         return None, "conv exit %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[-300:])
+    return pb, ""
+
+
+def pprof_top(out, pb, index=0):
+    """conv's pprof output read back with go tool pprof: {function: flat value}."""
+    go = shutil.which("go")
     empty = os.path.join(out, "pprof-empty")
     os.makedirs(empty, exist_ok=True)
     env = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(out, "gocache"))
     unit = ["-unit=nanoseconds"] if index == 1 else []
     r = sh([go, "tool", "pprof", "-top", "-noinlines", "-nodecount=1000",
                  "-nodefraction=0", "-edgefraction=0"] + unit +
-           ["-sample_index=%d" % index, "-symbolize=none", pb],
-           timeout=60, env=env)
+           ["-sample_index=%d" % index, "-symbolize=none", pb], env=env)
     if r.returncode:
         return None, "go tool pprof: %s" % r.stderr.decode(errors="replace")[-300:]
     flat = {}
@@ -230,6 +283,81 @@ def pprof_top(conv, out, data, *extra, index=0):
     return flat, ""
 
 
+def elf_loads(path):
+    """[(p_offset, p_vaddr, p_filesz)] of the PT_LOADs of a 64-bit little-endian ELF file."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return []
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        f.seek(phoff)
+        ph = f.read(phentsize * phnum)
+    segs = []
+    for i in range(phnum):
+        p_type, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", ph, i * phentsize)
+        if p_type == 1:
+            segs.append((off, vaddr, filesz))
+    return segs
+
+
+def leaf_frames(pb, out, ids):
+    """{binary: {(ELF address, (function, ...)): samples}} of the leaf frames of
+    conv's pprof output in the binaries built here: the runtime address made an
+    ELF virtual address through the pprof mapping (start, file offset) and the
+    binary's program headers, and conv's names there, innermost first."""
+    prof = pprof_read.read(pb)
+    by_id = {bid: name for name, bid in ids.items()}
+    loads = {}
+    per = collections.defaultdict(collections.Counter)
+    for locs, vals in prof["samples"]:
+        if not locs:
+            continue
+        mid, addr, names = prof["locations"][locs[0]]
+        m = prof["mappings"].get(mid)
+        name = by_id.get(m["build_id"]) if m else None
+        if not name:
+            continue
+        if name not in loads:
+            loads[name] = elf_loads(os.path.join(out, "unstripped", name))
+        fo = addr - m["start"] + m["offset"]
+        va = next((v + fo - o for o, v, sz in loads[name] if o <= fo < o + sz), None)
+        per[name][(va, tuple(names))] += vals[0] if vals else 0
+    return per
+
+
+def inline_vs_addr2line(per, out, n):
+    """conv's frames at every sampled leaf address against addr2line -f -i -C
+    on the unstripped binary: (addresses compared, differences, addresses
+    outside own_code, where[(function, helper)] = (addr2line's address set,
+    conv's address set))."""
+    compared, diff, outside = 0, [], 0
+    where = {pair: (set(), set()) for pair in INLINED.get(n, {}).items()}
+    for name, c in sorted(per.items()):
+        addrs = sorted({va for va, _ in c if va is not None})
+        a2l = pr.addr2line(os.path.join(out, "unstripped", name), addrs)
+        for (va, names), cnt in sorted(c.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+            if va is None:
+                diff.append("%s: conv's address is in no PT_LOAD of the file (%s, %d samples)"
+                            % (name, names, cnt))
+                continue
+            want = a2l.get(va) or ["??"]
+            if want[-1] == "??":
+                continue  # in no function's DWARF (PLT, padding): nothing to compare
+            if not own_code(name, want[-1]):
+                outside += 1
+                continue
+            compared += 1
+            if list(names) != want:
+                diff.append("%s 0x%x (%d samples): conv %s, addr2line %s" % (name, va, cnt, list(names), want))
+            for (fn, helper), (a_set, c_set) in where.items():
+                if want[-1] == fn and any(same_inline(h, helper) for h in want[:-1]):
+                    a_set.add((name, va))
+                if names and names[-1] == fn and any(same_inline(h, helper) for h in names[:-1]):
+                    c_set.add((name, va))
+    return compared, diff, outside, where
+
+
 def conv_lacks(conv, out, data, url):
     """The first option conv rejects, or None."""
     probes = [["--top", "1"], ["--top", "1", "--cache-dir", os.path.join(out, "cache-probe")],
@@ -237,7 +365,7 @@ def conv_lacks(conv, out, data, url):
               ["--top", "1", "--debuginfod", url],
               ["--top", "1", "--offline", "--debug-dir", os.path.join(out, "debug-dir")]]
     for args in probes:
-        p = sh(conv + ["info", "--json"] + args + [data], timeout=60, env=conv_env(out), cwd=out)
+        p = sh(conv + ["info", "--json"] + args + [data], env=conv_env(out), cwd=out)
         err = p.stderr.decode(errors="replace")
         if p.returncode == 1 and ("unknown option" in err or "usage" in err.lower()):
             m = re.search(r"unknown option '?(--[a-z-]+)", err)
@@ -309,12 +437,30 @@ def inlined_of(doc):
     return {e.get("name"): list(e.get("inlined") or []) for e in doc["top_functions"]}
 
 
-def debuginfod_requests(logpath, start):
-    """[(build-id, kind, status)] of the /buildid requests in the log after byte start."""
-    with open(logpath, "rb") as f:
-        f.seek(start)
-        txt = f.read().decode(errors="replace")
-    return re.findall(r"GET /buildid/([0-9a-f]+)/(\w+)\S* (\d{3})", txt)
+SENTINEL = "0" * 40  # a build-id nobody has
+
+
+def debuginfod_requests(logpath, start, url):
+    """[(build-id, kind, status)] of the /buildid requests in the log after byte start,
+    once the server has logged every request made before this call.
+
+    debuginfod logs a request after answering it, so the requests of a conv that
+    has exited may not be in the log yet. This asks for SENTINEL's debuginfo
+    and waits (HANG s at most) for that request in the log: the earlier ones
+    were answered before it was even sent."""
+    try:
+        urllib.request.urlopen("%s/buildid/%s/debuginfo" % (url, SENTINEL), timeout=HANG).read()
+    except (urllib.error.URLError, OSError):
+        pass  # 404 is the answer
+    t0 = time.time()
+    while True:
+        with open(logpath, "rb") as f:
+            f.seek(start)
+            txt = f.read().decode(errors="replace")
+        reqs = re.findall(r"GET /buildid/([0-9a-f]+)/(\w+)\S* (\d{3})", txt)
+        if any(b == SENTINEL for b, _, _ in reqs) or time.time() - t0 > HANG:
+            return [r for r in reqs if r[0] != SENTINEL]
+        time.sleep(0.05)
 
 
 def log_size(path):
@@ -322,6 +468,25 @@ def log_size(path):
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def record(out, names):
+    """record.sh OUTDIR NAMES: None, or why it failed."""
+    p = sh([os.path.join(HERE, "record.sh"), out] + list(names))
+    if p.returncode:
+        msg = p.stderr.decode(errors="replace").strip().splitlines()
+        return msg[-1] if msg else "exit %d" % p.returncode
+    return None
+
+
+def perf_can_record(out):
+    """None if perf records user-space samples here, else why not."""
+    probe = os.path.join(out, "probe.data")
+    p = sh(["perf", "record", "-N", "-q", "-e", "cpu-clock:u", "-o", probe, "--", "true"])
+    if p.returncode:
+        msg = p.stderr.decode(errors="replace").strip().splitlines()
+        return "perf record failed here: %s" % (msg[-1] if msg else p.returncode)
+    return None
 
 
 def main():
@@ -332,8 +497,10 @@ def main():
     ap.add_argument("outdir")
     a = ap.parse_args()
     where = enter_netns()
-    out = os.path.abspath(a.outdir)
-    os.makedirs(out, exist_ok=True)
+    # ours alone, and nothing an earlier run left may count: cleared every time
+    out = os.path.join(os.path.abspath(a.outdir), "run")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
     if a.selftest:
         conv = [sys.executable, os.path.join(HERE, "selftest_conv.py")]
     elif not a.conv:
@@ -345,12 +512,14 @@ def main():
     for tool, pkg in [("perf", "linux-perf"), ("gcc", "gcc"), ("objcopy", "binutils"),
                       ("addr2line", "binutils"), ("debuginfod", "debuginfod")]:
         if not shutil.which(tool):
-            skip("symbolize", "%s is not installed (Debian package %s)" % (tool, pkg))
-            finish()
+            cannot_run("%s is not installed (Debian package %s)" % (tool, pkg))
+    why = perf_can_record(out)
+    if why:
+        cannot_run(why)
 
     # 1. build
     t0 = time.time()
-    p = sh([os.path.join(HERE, "build.sh"), out], timeout=150)
+    p = sh([os.path.join(HERE, "build.sh"), out])
     if not check("build.sh builds, strips and splits every program", p.returncode == 0,
                  p.stderr.decode(errors="replace")[-1500:]):
         finish()
@@ -361,33 +530,52 @@ def main():
     progs = [n for n in HOT if n in ids]
     for n, (tool, pkg) in TOOLS.items():
         if n not in ids:
-            skip(n, "%s not found (Debian package %s)" % (tool, pkg))
+            skip(n, "%s not found or not usable (Debian package %s): %s" % (
+                tool, pkg, " ".join(l for l in p.stderr.decode(errors="replace").splitlines()
+                                    if n in l or tool in l)[-300:]))
     if a.programs:
         progs = [n for n in progs if n in a.programs.split(",")]
 
     # 2. record
-    p = sh([os.path.join(HERE, "record.sh"), out] + progs, timeout=120)
-    if p.returncode:
-        msg = p.stderr.decode(errors="replace").strip().splitlines()
-        skip("symbolize", "perf record failed here: %s" % (msg[-1] if msg else p.returncode))
+    why = record(out, progs)
+    if not check("record.sh records every program", why is None, why):
         finish()
 
     # 3. perf's side
     refs = {}
     for n in progs:
-        ref, err = reference(out, n)
+        # a recording that lacks a sample the checks below need is made again
+        for attempt in range(1, RECORD_TRIES + 1):
+            ref, err = reference(out, n)
+            if ref is None:
+                break
+            cold, no_inline = lacking(ref, n)
+            if not (cold or no_inline) or attempt == RECORD_TRIES:
+                break
+            note("%s: recording %d has no sample in %s; recording again" % (
+                n, attempt, ", ".join(cold + ["%s inlined into %s" % (h, f) for f, h in no_inline])))
+            why = record(out, [n])
+            if why:
+                ref, err = None, "record.sh: " + why
+                break
         if not check("%s: perf report with the .debug files in a build-id cache" % n, ref, err):
             continue
         refs[n] = ref
         total = ref["total_samples"]
         note("%s: %d samples; perf: %s" % (n, total, ", ".join(
             "%s %d" % (e["name"], e["samples"]) for e in ref["top"][:8])))
-        bare = perf_names_stripped(out, n)
-        leaked = [h for h in HIDDEN[n] if h in bare]
-        check("%s: the stripped binaries alone give perf none of the hot names" % n, not leaked, leaked)
-        got = {e["name"]: e["samples"] for e in ref["top"]}
-        weak = {h: got.get(h, 0) for h in HOT[n] if got.get(h, 0) * 100 < 3 * total}
-        check("%s: perf names every hot function (>= 3%% of samples each)" % n, not weak, weak)
+        cold, no_inline = lacking(ref, n)
+        for h in cold:
+            skip("%s: %s has samples" % (n, h), "none in %d recordings" % RECORD_TRIES)
+        for fn, helper in no_inline:
+            skip("%s: a sample on an address where %s is inlined into %s" % (n, helper, fn),
+                 "none in %d recordings" % RECORD_TRIES)
+        present = [h for h in HIDDEN[n] if h not in cold]
+        if present:
+            bare = perf_names_stripped(out, n)
+            leaked = [h for h in present if h in bare]
+            check("%s: the stripped binaries alone give perf none of the hot names %s" % (n, present),
+                  not leaked, leaked)
         truth, err = reference(out, n, "symfs")
         if truth is not None:
             # perf names a sample "sym+0xOFF" when no sized symbol covers it; which
@@ -409,16 +597,18 @@ def main():
                 refs[n] = truth
         else:
             check("%s: perf with the unstripped binaries (--symfs)" % n, False, err)
-        check("%s: addr2line's outermost frame at each leaf is perf's symbol" % n,
-              not ref["inline_mismatch"], ref["inline_mismatch"])
+        # (in the programs' own functions: see own_code for where the two readers of
+        # DWARF differ, which is not conv's business)
+        mism = [m for m in ref["inline_mismatch"] if own_code(n, m["addr2line"])]
+        check("%s: addr2line's outermost frame at each leaf in its own code is perf's symbol" % n,
+              not mism, mism)
+        if len(mism) != len(ref["inline_mismatch"]):
+            note("%s: addr2line and perf name %d leaves outside the program's own functions "
+                 "differently (not compared): %s" % (n, len(ref["inline_mismatch"]) - len(mism),
+                                                     ref["inline_mismatch"]))
         if ref["artifacts"]:
             note("%s: perf names samples outside every sized symbol after the symbol before "
                  "them (ignored): %s" % (n, ref["artifacts"]))
-        for fn, helper in INLINED.get(n, {}).items():
-            inl = ref["inline"].get(fn, {})
-            cnt = max((c for h, c in inl.items() if same_inline(h, helper)), default=0)
-            check("%s: %s is inlined into %s at %d of its %d samples (addr2line -i)" % (
-                n, helper, fn, cnt, got.get(fn, 0)), cnt * 2 >= got.get(fn, 1), inl)
         if ref["inline"]:
             note("%s: inline frames at leaf addresses: %s" % (n, json.dumps(ref["inline"])))
 
@@ -427,13 +617,13 @@ def main():
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    env = dict(os.environ, LIFETIME=str(int(max(30, time_left() + 20))))
+    # LIFETIME only bounds a server this script failed to stop
+    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
     server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=env)
     url, lines = None, []
-    t0 = time.time()
-    while time.time() - t0 < 90:
+    while True:
         line = server.stdout.readline().decode()
         if not line:
             break
@@ -453,7 +643,7 @@ def main():
         if server.poll() is None:
             server.terminate()
             try:
-                server.wait(timeout=15)
+                server.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 server.kill()
 
@@ -462,10 +652,10 @@ def main():
         if not progs:
             finish()
         first = os.path.join(out, progs[0] + ".data")
-        lacking, err = conv_lacks(conv, out, first, url)
-        if lacking:
+        lacking_opt, err = conv_lacks(conv, out, first, url)
+        if lacking_opt:
             check("conv lacks %s: `conv info --json --top N --debuginfod URL --cache-dir DIR "
-                  "[--offline]` is needed for the conv checks" % lacking, False, err[-300:])
+                  "[--offline]` is needed for the conv checks" % lacking_opt, False, err[-300:])
             finish()
         bins = set(ids)
         cache = os.path.join(out, "cache")
@@ -477,19 +667,24 @@ def main():
             data = os.path.join(out, n + ".data")
             mark = log_size(log)
             doc, err, dt = run_conv(conv, out, data, "--debuginfod", url, "--cache-dir", cache)
-            flat, perr = pprof_top(conv, out, data, "--debuginfod", url, "--cache-dir", cache)
-            if flat is None:
-                check("%s: conv's pprof output reads back (go tool pprof)" % n, False, perr)
+            pb, perr = (None, "--selftest: the stand-in writes no pprof") if a.selftest else \
+                conv_pprof(conv, out, data, "--debuginfod", url, "--cache-dir", cache)
+            if a.selftest:
+                skip("%s: conv's pprof output" % n, perr)
+            elif not check("%s: conv writes its pprof output" % n, pb, perr):
+                pass
+            elif not shutil.which("go"):
+                skip("%s: pprof output read back with go tool pprof" % n, "go is not installed")
             elif doc:
+                flat, perr = pprof_top(out, pb)
                 # functions with one sample are left out: go tool pprof shortens some
                 # system-library names (e.g. clone suffixes) that perf keeps
                 want = {e["name"]: e["samples"] for e in doc["top_functions"] if e["samples"] > 1}
-                got = {k: v for k, v in flat.items() if k in want}
+                got = {k: v for k, v in (flat or {}).items() if k in want}
                 check("%s: pprof output's flat samples per function equal the top %d (go tool pprof -top)"
-                      % (n, TOP), got == want, {"pprof": got, "top": want})
+                      % (n, TOP), flat is not None and got == want, perr or {"pprof": got, "top": want})
                 # the weighted value (sum of sample periods, ns) against perf's Period column
-                wflat, werr = pprof_top(conv, out, data, "--debuginfod", url, "--cache-dir", cache,
-                                        index=1)
+                wflat, werr = pprof_top(out, pb, index=1)
                 # the functions of the programs built here (system code is compared by count above)
                 perf_w = {e["name"]: e.get("period") for e in refs[n]["top"]
                           if e["samples"] > 1 and e["dsos"] and set(e["dsos"]) <= bins}
@@ -498,42 +693,65 @@ def main():
                 check("%s: pprof's weighted value per function equals perf's period (top %d)"
                       % (n, TOP), wflat is not None and wgot == {k: perf_w[k] for k in top20},
                       werr or {"pprof": wgot, "perf": {k: perf_w[k] for k in top20}})
+            if pb:
+                # 6. every sampled address, frame by frame, against addr2line
+                compared, diff, outside, where = inline_vs_addr2line(leaf_frames(pb, out, ids), out, n)
+                name = "%s: at each of the %d sampled leaf addresses in its own code, conv's function " \
+                       "and inline frames are addr2line -f -i's" % (n, compared)
+                if compared or diff:
+                    check(name, not diff, "; ".join(diff[:8]))
+                else:
+                    skip(name, "no sample in the program's own code")
+                if outside:
+                    note("%s: %d sampled addresses outside the program's own functions (Go runtime, "
+                         "Rust std) not compared" % (n, outside))
+                for (fn, helper), (a_set, c_set) in sorted(where.items()):
+                    name = "%s: conv reports %s inlined into %s exactly where addr2line does" % (n, helper, fn)
+                    if not a_set:
+                        skip(name, "no sample on such an address in %d recordings" % RECORD_TRIES)
+                    else:
+                        check(name + " (%d addresses)" % len(a_set), a_set == c_set,
+                              {"addr2line only": sorted("0x%x" % v for _, v in a_set - c_set),
+                               "conv only": sorted("0x%x" % v for _, v in c_set - a_set)})
             if not check("%s: conv runs with --debuginfod (%.1f s)" % (n, dt), doc, err):
                 continue
             results[n] = doc
-            time.sleep(0.3)  # the server logs a request after answering it
-            asked = {b for b, _, st in debuginfod_requests(log, mark) if st == "200"}
-            mine = {ids[x] for x in ids if x == n or x == "libhot.so" and n == "pie_main"}
-            check("%s: conv fetched its debug info from debuginfod" % n, mine <= asked,
-                  "build-ids served: %s, wanted %s" % (sorted(asked), sorted(mine)))
+            asked = {b for b, _, st in debuginfod_requests(log, mark, url) if st == "200"}
+            # conv needs the debug info of every binary built here that has a sample (its
+            # leaf in it, as perf reports); those with frames in call chains only may be
+            # fetched too
+            sampled = {d for e in refs[n]["top"] for d in e["dsos"]} | \
+                      {u["dso"] for u in refs[n]["unresolved"]}
+            mine = {ids[x] for x in ids if x in sampled}
+            if not mine:
+                skip("%s: conv fetched the debug info of every sampled binary" % n,
+                     "no sample in a binary built here")
+            else:
+                check("%s: conv fetched the debug info of every sampled binary from debuginfod (%s)"
+                      % (n, ", ".join(sorted(x for x in ids if ids[x] in mine))), mine <= asked,
+                      "build-ids served: %s, wanted %s" % (sorted(asked), sorted(mine)))
             mine_p, other_p = compare(refs[n], doc, bins)
             check("%s: conv's top %d equals perf's for the functions of the binaries built here"
                   % (n, TOP), not mine_p, "; ".join(mine_p))
             check("%s: ... and for the rest (system libraries, vdso)" % n, not other_p, "; ".join(other_p))
-            inl = inlined_of(doc)
-            for fn, helper in INLINED.get(n, {}).items():
-                check("%s: %s is in the inlined frames of %s" % (n, helper, fn),
-                      any(same_inline(h, helper) for h in inl.get(fn, [])),
-                      "conv: %s" % inl.get(fn))
-            if n in EXACT_INLINE:
-                diff = {}
-                # only functions of the binaries built here: addr2line runs on their files;
-                # system libraries may have debug info conv finds in /usr/lib/debug
-                built = {e["name"] for e in refs[n]["top"] if e["dsos"] and set(e["dsos"]) <= bins}
-                for e in doc["top_functions"]:
-                    # single samples in Go's runtime (signal preemption code) are read
-                    # differently by libdw and binutils; the hot functions decide
-                    if e.get("name") not in built or e.get("samples", 0) < 3:
-                        continue
-                    want = sorted(refs[n]["inline"].get(e.get("name"), {}))
-                    if sorted(set(e.get("inlined") or [])) != want:
-                        diff[e.get("name")] = {"conv": e.get("inlined"), "addr2line": want}
-                check("%s: every function's inlined frames equal addr2line -i's" % n, not diff, diff)
+            # conv info's "inlined" per function: addr2line's frames at the leaves perf
+            # attributes to it, in the functions of the programs' own source
+            diff = {}
+            built = {e["name"] for e in refs[n]["top"] if e["dsos"] and set(e["dsos"]) <= bins}
+            for e in doc["top_functions"]:
+                fname = e.get("name")
+                if fname not in built or not any(own_code(d, fname) for d in
+                                                 next(x["dsos"] for x in refs[n]["top"] if x["name"] == fname)):
+                    continue
+                want = sorted(refs[n]["inline"].get(fname, {}))
+                if sorted(set(e.get("inlined") or [])) != want:
+                    diff[fname] = {"conv": e.get("inlined"), "addr2line": want}
+            check("%s: each function's inlined frames (conv info) are addr2line -i's at its sampled leaves"
+                  % n, not diff, diff)
             # the same again from the cache
             mark = log_size(log)
             doc2, err, dt = run_conv(conv, out, data, "--debuginfod", url, "--cache-dir", cache)
-            time.sleep(0.3)
-            reqs = debuginfod_requests(log, mark)
+            reqs = debuginfod_requests(log, mark, url)
             again = [r for r in reqs if r[0] in ids.values()]
             others = [r for r in reqs if r[0] not in ids.values()]
             check("%s: a second run is served from the cache (%.1f s, no request for our build-ids)"
@@ -544,9 +762,6 @@ def main():
             if doc2:
                 check("%s: the cached run gives the same top functions" % n,
                       doc2["top_functions"] == doc["top_functions"])
-            if time_left() < 20:
-                check("time: the suite ran out of its 3 minutes", False)
-                break
         stop_server()
         for n, doc in results.items():
             data = os.path.join(out, n + ".data")
@@ -557,9 +772,15 @@ def main():
             shutil.rmtree(empty, ignore_errors=True)
             doc4, err, dt = run_conv(conv, out, data, "--offline", "--cache-dir", empty)
             names = {e.get("name") for e in (doc4 or {}).get("top_functions", [])}
-            leaked = [h for h in HIDDEN[n] if h in names]
-            check("%s: --offline with an empty cache finds no hot names (no other source of debug info)" % n,
-                  doc4 and not leaked, err or leaked)
+            # the hidden names conv found with the debug info: without it none may show
+            found = [h for h in HIDDEN[n] if h in {e.get("name") for e in doc["top_functions"]}]
+            leaked = [h for h in found if h in names]
+            if found:
+                check("%s: --offline with an empty cache finds none of %s (no other source of debug info)"
+                      % (n, found), doc4 and not leaked, err or leaked)
+            else:
+                skip("%s: --offline with an empty cache finds no hot names" % n,
+                     "no hot function has a sample")
             shutil.rmtree(empty, ignore_errors=True)
             doc5, err, dt = run_conv(conv, out, data, "--offline", "--cache-dir", empty,
                                      "--debug-dir", os.path.join(out, "debug-dir"))

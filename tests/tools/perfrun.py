@@ -1,10 +1,18 @@
 """Running perf on a recording, for the conformance tools: one place for how perf
 is invoked (environment, -f, pipe files through stdin), when its output means it
 could not read the file, and how long it may take. Python 3 standard library only.
+
+perf runs with a HOME of its own, empty (made once per process, removed at
+exit): what it reports must not depend on a ~/.debug build-id cache that
+earlier perf runs on this machine left behind, and no debuginfod server is
+asked (DEBUGINFOD_URLS removed).
 """
+import atexit
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 
 # stderr lines that mean perf did not read the file (perf report often still exits 0).
 ERROR_PATTERNS = [
@@ -40,12 +48,25 @@ def perf_available():
     return False
 
 
+_HOME = []
+
+
+def perf_home():
+    """The empty HOME perf runs with (one per process)."""
+    if not _HOME:
+        _HOME.append(tempfile.mkdtemp(prefix="perfrun-home-"))
+        atexit.register(shutil.rmtree, _HOME[0], True)
+    return _HOME[0]
+
+
 def perf_env():
     env = dict(os.environ)
+    env["HOME"] = perf_home()
     env["LC_ALL"] = "C"
     env["PERF_PAGER"] = "cat"
     env["PAGER"] = "cat"
     env.pop("PERF_EXEC_PATH", None)
+    env.pop("DEBUGINFOD_URLS", None)
     return env
 
 
