@@ -60,8 +60,6 @@ struct progress {
 	const char *input;
 	bool shown;
 	double last;
-	unsigned dl_active, dl_queued;
-	uint64_t dl_done;
 };
 
 static double now_s(void)
@@ -100,18 +98,19 @@ static void progress_convert(void *ctx, const struct convert_progress *p)
 }
 
 static void progress_download(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			      unsigned active, unsigned queued, bool done)
+			      unsigned active, unsigned queued, bool done,
+			      const struct symjob_stats *st)
 {
 	struct progress *pg = ctx;
 	double t = now_s();
 
-	pg->dl_done += done;
 	if (!done && pg->shown && t - pg->last < 0.1)
 		return;
 	pg->last = t;
 	pg->shown = true;
-	fprintf(stderr, "\r\033[Kconv: %s: debuginfod: %" PRIu64 " fetched, %u downloading, %u queued",
-		pg->input, pg->dl_done, active, queued);
+	/* the counters the summary will show, not every finished request as "fetched" */
+	fprintf(stderr, "\r\033[Kconv: %s: debuginfod: %" PRIu64 " fetched, %" PRIu64 " errors, %u "
+		"downloading, %u queued", pg->input, st->dfd_fetched, st->dfd_errors, active, queued);
 	if (build_id && !done)
 		fprintf(stderr, "; %.12s %" PRIu64 "/%" PRIu64 " kB", build_id, received / 1000,
 			total / 1000);
@@ -368,8 +367,12 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 	}
 	fprintf(stderr, "%s, %" PRIu64 " unresolved, %" PRIu64 " unmapped\n", first ? "" : ")", unres,
 		cs->frames_unmapped);
-	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
-	    cs->sym.dfd_errors)
+	if (!cs->sym.dfd_servers && (cs->sym.dfd_cache_hits || cs->sym.dfd_not_asked))
+		fprintf(stderr, "  debuginfod  no server asked: %" PRIu64 " from cache, %" PRIu64
+			" not cached\n", cs->sym.dfd_cache_hits,
+			cs->sym.dfd_not_asked + cs->sym.dfd_not_found);
+	else if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
+		 cs->sym.dfd_errors)
 		fprintf(stderr, "  debuginfod  %" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
 			" not found, %" PRIu64 " errors\n", cs->sym.dfd_fetched,
 			human(cs->sym.dfd_bytes, b, sizeof(b)), cs->sym.dfd_cache_hits,
@@ -464,6 +467,7 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_kv_u64(&j, "not_found", cs ? cs->sym.dfd_not_found : 0);
 	json_kv_u64(&j, "errors", cs ? cs->sym.dfd_errors : 0);
 	json_kv_u64(&j, "bytes", cs ? cs->sym.dfd_bytes : 0);
+	json_kv_u64(&j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
 	json_obj_end(&j);
 	json_key(&j, "unresolved_objects");
 	json_arr_begin(&j);

@@ -76,26 +76,24 @@ static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame 
 
 /* One progress line on a terminal while debug info downloads; erased when done. */
 struct progress {
-	uint64_t done;
 	bool shown;
 };
 
 static void progress_line(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			  unsigned active, unsigned queued, bool done)
+			  unsigned active, unsigned queued, bool done, const struct symjob_stats *st)
 {
 	struct progress *p = ctx;
 
-	if (done)
-		p->done++;
+	(void)done;
 	if (!active && !queued) {
 		if (p->shown)
 			fputs("\r\033[K", stderr);
 		p->shown = false;
 		return;
 	}
-	fprintf(stderr, "\r\033[Kconv: debuginfod: %" PRIu64 " done, %u downloading, %u queued; %.12s %" PRIu64
-		" KiB%s", p->done, active, queued, build_id ? build_id : "", received / 1024,
-		total ? "" : "");
+	fprintf(stderr, "\r\033[Kconv: debuginfod: %" PRIu64 " fetched, %" PRIu64 " errors, %u downloading, "
+		"%u queued; %.12s %" PRIu64 " KiB%s", st->dfd_fetched, st->dfd_errors, active, queued,
+		build_id ? build_id : "", received / 1024, total ? "" : "");
 	p->shown = true;
 }
 
@@ -240,6 +238,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_kv_u64(j, "not_found", ss->dfd_not_found);
 	json_kv_u64(j, "errors", ss->dfd_errors);
 	json_kv_u64(j, "bytes", ss->dfd_bytes);
+	json_kv_u64(j, "not_asked", ss->dfd_not_asked);
 	json_obj_end(j);
 	json_key(j, "not_found");
 	json_arr_begin(j);
