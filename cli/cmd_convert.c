@@ -7,6 +7,7 @@
  * JSON (one object per input, one per line).
  */
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 #include "core/dbuf.h"
 #include "core/io.h"
@@ -29,22 +30,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_LIST 256
+#define MAX_LIST CLI_MAX_LIST
 
 enum { F_PPROF = 1, F_JFR = 2 };
 
 struct cvopts {
 	struct convert_opts co;
+	struct cli_common com;    /* symbol sources, -j, -q, -v, --strict */
 	const char *out;          /* -o BASE or DIR/ */
 	const char *pprof_path, *jfr_path;
 	unsigned formats;         /* F_* ; 0 = from the paths given, else both */
 	const char *stats_path;   /* NULL: none; "-": stdout */
 	struct rdr_opts ro;
-	bool quiet, verbose, strict, tty;
+	bool tty;
 	uint64_t chunk_size;
-	const char *dirs[MAX_LIST], *urls[MAX_LIST], *comms[MAX_LIST], *events[MAX_LIST];
+	const char *comms[MAX_LIST], *events[MAX_LIST];
 	uint32_t pids[MAX_LIST], tids[MAX_LIST];
-	size_t nr_dirs, nr_urls, nr_comms, nr_events, nr_pids, nr_tids;
+	size_t nr_comms, nr_events, nr_pids, nr_tids;
 	FILE *stats;
 };
 
@@ -344,7 +346,7 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 {
 	uint64_t sym = frames_symbolized(cs),
 		 unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile;
-	size_t show = c->verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
+	size_t show = c->com.verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
 	bool first = true;
 	char b[32];
 
@@ -390,7 +392,7 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 		fprintf(stderr, "             and %zu more objects (-v lists them)\n", cs->nr_missing - show);
 	if (rdr_problem_count(r))
 		fprintf(stderr, "  problems    %zu kinds (warnings above)\n", rdr_problem_count(r));
-	if (c->verbose)
+	if (c->com.verbose)
 		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s\n",
 			(double)cs->ns_read / 1e9, (double)cs->ns_symbolize / 1e9,
 			(double)cs->ns_model / 1e9, (double)write_ns / 1e9);
@@ -605,7 +607,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	if (c->formats & F_JFR)
 		jfr_path = c->jfr_path ? c->jfr_path : jbuf;
 	c->co.keep_events = jfr_path != NULL;
-	if (c->tty && !c->quiet) {
+	if (c->tty && !c->com.quiet) {
 		c->co.progress = progress_convert;
 		c->co.progress_ctx = &pg;
 		c->co.sj.progress = progress_download;
@@ -743,9 +745,9 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		write_ns = (uint64_t)(t.tv_sec - t_write.tv_sec) * 1000000000u +
 			   (uint64_t)t.tv_nsec - (uint64_t)t_write.tv_nsec;
 	}
-	if (c->strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
+	if (c->com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
 		rc = CLI_EXIT_LOSS;
-	if ((c->tty && !c->quiet) || c->verbose)
+	if ((c->tty && !c->com.quiet) || c->com.verbose)
 		print_summary(write_ns, c, in, r, &p, &cs, w, nw);
 out:
 	if (c->stats)
@@ -763,22 +765,12 @@ out:
 static void usage(FILE *f)
 {
 	fputs("usage: conv [OPTIONS] [FILE...]   (default perf.data; '-' = stdin; globs allowed)\n"
-	      "       conv info [OPTIONS] FILE  (what a recording holds; conv info --help)\n"
+	      "       conv info [OPTIONS] [FILE] (what a recording holds; conv info --help)\n"
 	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
 	      " -o, --output BASE|DIR   output base name, or directory for several inputs\n"
 	      "     --pprof PATH, --jfr PATH   name one output ('-' = stdout); only those\n"
 	      " -F, --format LIST       pprof,jfr (default: both)\n"
-	      "     --stats[=FILE]      JSON facts per input (stdout without FILE)\n"
-	      "Symbols:\n"
-	      " -d, --debug-dir DIR     debug files here first (repeatable)\n"
-	      "     --debuginfod URL    server (repeatable; default $DEBUGINFOD_URLS)\n"
-	      "     --offline           no network    --cache-dir DIR  download cache\n"
-	      " -n, --no-symbolize      keep build-ids and addresses only\n"
-	      " -k, --kallsyms FILE     kernel symbols of the recording machine\n"
-	      "     --jit-dir DIR       perf-PID.map / jit-PID.dump files (default /tmp)\n"
-	      "     --buildid-from-disk take missing build-ids from this machine's files\n"
-	      "     --max-download N    largest debuginfod file (default 4G; $DEBUGINFOD_MAXSIZE)\n"
-	      "     --timeout S         debuginfod: give up after S s without data (90)\n"
+	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n"
 	      "Filters (lists are comma-separated, options repeatable):\n"
 	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
 	      "     --time START,END    seconds after the first sample; @T = perf time\n"
@@ -786,37 +778,27 @@ static void usage(FILE *f)
 	      "     --no-labels         no pid/tid/comm/thread labels (pprof)\n"
 	      "     --label cpu         add a cpu label (pprof)\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
-	      "     --max-reorder N     memory for time-ordering records (default 32M)\n"
-	      "Run:\n"
-	      " -j, --jobs N            symbolize with N threads (default: CPUs)\n"
-	      " -q, --quiet             no progress or summary   -v, --verbose  more summary\n"
-	      "     --strict            exit 3 when the input had problems\n"
-	      " -h, --help    --version\n"
+	      "     --max-reorder N     memory for time-ordering records (default 32M)\n",
+	      f);
+	fputs(cli_common_help, f);
+	fputs(" -h, --help    --version\n"
 	      "Exit: 0 ok, 1 usage, 2 input unreadable, 3 data lost (--strict), 4 output\n"
 	      "not written. See conv(1).\n",
 	      f);
 }
 
 enum {
-	O_PPROF = 256, O_JFR, O_STATS, O_DEBUGINFOD, O_OFFLINE, O_CACHE_DIR, O_JIT_DIR,
-	O_BID_DISK, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_STRICT, O_VERSION, O_MAX_REORDER,
-	O_MAX_DOWNLOAD, O_TIMEOUT
+	O_PPROF = 256, O_JFR, O_STATS, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_VERSION,
+	O_MAX_REORDER
 };
 
+/* conv's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
 static const struct option long_opts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"pprof", required_argument, NULL, O_PPROF},
 	{"jfr", required_argument, NULL, O_JFR},
 	{"format", required_argument, NULL, 'F'},
 	{"stats", optional_argument, NULL, O_STATS},
-	{"debug-dir", required_argument, NULL, 'd'},
-	{"debuginfod", required_argument, NULL, O_DEBUGINFOD},
-	{"offline", no_argument, NULL, O_OFFLINE},
-	{"cache-dir", required_argument, NULL, O_CACHE_DIR},
-	{"no-symbolize", no_argument, NULL, 'n'},
-	{"kallsyms", required_argument, NULL, 'k'},
-	{"jit-dir", required_argument, NULL, O_JIT_DIR},
-	{"buildid-from-disk", no_argument, NULL, O_BID_DISK},
 	{"pid", required_argument, NULL, 'p'},
 	{"tid", required_argument, NULL, 't'},
 	{"comm", required_argument, NULL, 'c'},
@@ -826,12 +808,6 @@ static const struct option long_opts[] = {
 	{"label", required_argument, NULL, O_LABEL},
 	{"jfr-chunk-size", required_argument, NULL, O_CHUNK},
 	{"max-reorder", required_argument, NULL, O_MAX_REORDER},
-	{"max-download", required_argument, NULL, O_MAX_DOWNLOAD},
-	{"timeout", required_argument, NULL, O_TIMEOUT},
-	{"jobs", required_argument, NULL, 'j'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"strict", no_argument, NULL, O_STRICT},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, O_VERSION},
 	{NULL, 0, NULL, 0},
@@ -904,23 +880,6 @@ static bool parse_window(const char *arg, struct convert_filter *f)
 	return !(f->has_start && f->has_end && f->end_ns < f->start_ns);
 }
 
-static bool parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 10);
-
-	if (end == s)
-		return false;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'M')
-		v <<= 20, end++;
-	else if (*end == 'G')
-		v <<= 30, end++;
-	*out = v;
-	return !*end && v;
-}
-
 /* mkdir -p: every missing directory of path; 0 or -1 with errno. */
 static int mkdir_p(const char *path)
 {
@@ -951,6 +910,7 @@ static bool has_glob_chars(const char *s)
 int cmd_convert(int argc, char **argv)
 {
 	static struct cvopts c; /* big lists: not on the stack */
+	static struct option opts[64];
 	char **inputs = NULL;
 	size_t nr_inputs = 0, cap_inputs = 0;
 	glob_t gl;
@@ -960,9 +920,20 @@ int cmd_convert(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	/* a core to spare reads, decompresses and orders the input while this one converts */
 	c.ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	if (!cli_opts_join(long_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
+		fprintf(stderr, "conv: too many options\n");
+		return CLI_EXIT_USAGE;
+	}
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:F:d:nk:p:t:c:e:j:qvh", long_opts, NULL)) != -1) {
+	/* the leading ':' tells a missing value (':') from an unknown option ('?') */
+	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "o:F:p:t:c:e:h", opts, NULL)) != -1) {
+		int taken = cli_common_take(&c.com, "conv", opt, optarg);
+
+		if (taken < 0)
+			return CLI_EXIT_USAGE;
+		if (taken)
+			continue;
 		switch (opt) {
 		case 'o':
 			c.out = optarg;
@@ -997,33 +968,14 @@ int cmd_convert(int argc, char **argv)
 			break;
 		}
 		case O_STATS:
+			/*
+			 * --stats FILE as well as --stats=FILE, as the options with a
+			 * value take it; a bare --stats (last, or before an option or
+			 * '-') writes to stdout.
+			 */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
 			c.stats_path = optarg ? optarg : "-";
-			break;
-		case 'd':
-			if (c.nr_dirs < MAX_LIST)
-				c.dirs[c.nr_dirs++] = optarg;
-			break;
-		case O_DEBUGINFOD:
-			if (c.nr_urls < MAX_LIST)
-				c.urls[c.nr_urls++] = optarg;
-			break;
-		case O_OFFLINE:
-			c.co.sj.offline = true;
-			break;
-		case O_CACHE_DIR:
-			c.co.sj.cache_dir = optarg;
-			break;
-		case 'n':
-			c.co.sj.no_symbolize = true;
-			break;
-		case 'k':
-			c.co.sj.kallsyms = optarg;
-			break;
-		case O_JIT_DIR:
-			c.co.pm.jit_dir = optarg;
-			break;
-		case O_BID_DISK:
-			c.co.pm.buildid_from_disk = true;
 			break;
 		case 'p':
 		case 't':
@@ -1061,57 +1013,21 @@ int cmd_convert(int argc, char **argv)
 			c.co.label_cpu = true;
 			break;
 		case O_CHUNK:
-			if (!parse_size(optarg, &c.chunk_size)) {
+			if (!cli_parse_size(optarg, &c.chunk_size)) {
 				fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
-		case O_MAX_REORDER:
-		case O_MAX_DOWNLOAD: {
+		case O_MAX_REORDER: {
 			uint64_t v;
 
-			if (!parse_size(optarg, &v) || v > SIZE_MAX) {
-				fprintf(stderr, "conv: --%s: not a size: '%s'\n",
-					opt == O_MAX_REORDER ? "max-reorder" : "max-download", optarg);
+			if (!cli_parse_size(optarg, &v) || v > SIZE_MAX) {
+				fprintf(stderr, "conv: --max-reorder: not a size: '%s'\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
-			if (opt == O_MAX_REORDER)
-				c.ro.reorder_limit = (size_t)v;
-			else
-				c.co.sj.max_download = v;
+			c.ro.reorder_limit = (size_t)v;
 			break;
 		}
-		case O_TIMEOUT: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v < 1) {
-				fprintf(stderr, "conv: --timeout: expected seconds, got '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			c.co.sj.timeout_s = v;
-			break;
-		}
-		case 'j': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || !v || v > 64) {
-				fprintf(stderr, "conv: -j: expected 1 to 64 threads, got '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			c.co.sj.jobs = (unsigned)v;
-			break;
-		}
-		case 'q':
-			c.quiet = true;
-			break;
-		case 'v':
-			c.verbose = true;
-			break;
-		case O_STRICT:
-			c.strict = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return CLI_EXIT_OK;
@@ -1119,24 +1035,30 @@ int cmd_convert(int argc, char **argv)
 			printf("conv %s\n", CONV_VERSION_STRING);
 			return CLI_EXIT_OK;
 		default:
-			if (optopt && optopt < 256)
-				fprintf(stderr, "conv: option -%c %s\n\n", optopt,
-					strchr("oFdkptcej", optopt) ? "needs a value" : "is unknown");
-			else
-				fprintf(stderr, "conv: option '%s' is unknown or needs a value\n\n",
-					argv[optind - 1]);
-			usage(stderr);
+			cli_opt_error("conv", opt, argv);
 			return CLI_EXIT_USAGE;
 		}
+	}
+	if (!cli_common_finish(&c.com, "conv"))
+		return CLI_EXIT_USAGE;
+	/* an output named, and a format list that leaves it out: which one was meant? */
+	if (c.formats && ((c.pprof_path && !(c.formats & F_PPROF)) ||
+			  (c.jfr_path && !(c.formats & F_JFR)))) {
+		fprintf(stderr, "conv: --%s names an output that -F (--format) leaves out: give one\n",
+			c.pprof_path && !(c.formats & F_PPROF) ? "pprof" : "jfr");
+		return CLI_EXIT_USAGE;
 	}
 	if (!c.formats)
 		c.formats = c.pprof_path || c.jfr_path
 				    ? (c.pprof_path ? F_PPROF : 0) | (c.jfr_path ? F_JFR : 0)
 				    : F_PPROF | F_JFR;
-	c.co.sj.debug_dirs = c.dirs;
-	c.co.sj.nr_debug_dirs = c.nr_dirs;
-	c.co.sj.debuginfod_urls = c.urls;
-	c.co.sj.nr_debuginfod_urls = c.nr_urls;
+	if (c.out && (!(c.formats & F_PPROF) || c.pprof_path) && (!(c.formats & F_JFR) || c.jfr_path)) {
+		fprintf(stderr, "conv: -o (--output) would name nothing: --pprof/--jfr name every "
+				"output written\n");
+		return CLI_EXIT_USAGE;
+	}
+	c.co.sj = c.com.sj;
+	c.co.pm = c.com.pm;
 	c.co.filter.pids = c.pids;
 	c.co.filter.nr_pids = c.nr_pids;
 	c.co.filter.tids = c.tids;
@@ -1235,11 +1157,11 @@ int cmd_convert(int argc, char **argv)
 		rc = CLI_EXIT_INPUT;
 		goto done;
 	}
-	for (size_t i = 0; i < c.nr_dirs; i++) {
+	for (size_t i = 0; i < c.com.nr_dirs; i++) {
 		struct stat stt;
 
-		if (stat(c.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
-			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.dirs[i]);
+		if (stat(c.com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
+			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.com.dirs[i]);
 	}
 	if (c.out && nr_inputs > 1 && mkdir_p(c.out)) {
 		fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));
