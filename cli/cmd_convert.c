@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/text.h"
 
 #include "core/dbuf.h"
 #include "core/io.h"
@@ -47,6 +48,7 @@ struct cvopts {
 	const char *comms[MAX_LIST], *events[MAX_LIST];
 	uint32_t pids[MAX_LIST], tids[MAX_LIST];
 	size_t nr_comms, nr_events, nr_pids, nr_tids;
+	char filters[512];        /* the filter options as given, for the warning when none is kept */
 	FILE *stats;
 };
 
@@ -62,6 +64,7 @@ struct progress {
 	const char *input;
 	bool shown;
 	double last;
+	bool offline;
 };
 
 static double now_s(void)
@@ -76,6 +79,7 @@ static void progress_convert(void *ctx, const struct convert_progress *p)
 {
 	struct progress *pg = ctx;
 	double t = now_s();
+	char pre[64], post[128], b1[32], b2[32];
 
 	if (p->phase == CONVERT_READING && pg->shown && t - pg->last < 0.1)
 		return;
@@ -83,19 +87,21 @@ static void progress_convert(void *ctx, const struct convert_progress *p)
 	pg->shown = true;
 	if (p->phase == CONVERT_READING && p->total_bytes != UINT64_MAX && p->total_bytes) {
 		double f = (double)p->bytes / (double)p->total_bytes;
-		int w = (int)(f * 30 + 0.5);
 
-		fprintf(stderr, "\r\033[Kconv: %s: reading [%.*s%*s] %3.0f%% %.1f/%.1f MB, %" PRIu64
-			" samples", pg->input, w, "==============================", 30 - w, "",
-			f * 100, (double)p->bytes / 1e6, (double)p->total_bytes / 1e6, p->samples);
+		snprintf(post, sizeof(post), "%.0f%% %s of %s, %" PRIu64 " %s", f * 100,
+			 cli_size(p->bytes, b1, sizeof(b1)), cli_size(p->total_bytes, b2, sizeof(b2)),
+			 p->samples, cli_plural(p->samples, "sample", "samples"));
+		cli_progress_line(pg->input, "reading ", f, post);
 	} else if (p->phase == CONVERT_READING) {
-		fprintf(stderr, "\r\033[Kconv: %s: reading %.1f MB, %" PRIu64 " samples", pg->input,
-			(double)p->bytes / 1e6, p->samples);
+		snprintf(post, sizeof(post), "%s, %" PRIu64 " %s", cli_size(p->bytes, b1, sizeof(b1)),
+			 p->samples, cli_plural(p->samples, "sample", "samples"));
+		cli_progress_line(pg->input, "reading ", -1, post);
 	} else if (p->phase == CONVERT_SYMBOLIZING) {
-		fprintf(stderr, "\r\033[Kconv: %s: symbolizing (%" PRIu64 " samples read)", pg->input,
-			p->samples);
+		snprintf(pre, sizeof(pre), "symbolizing (%" PRIu64 " %s read)", p->samples,
+			 cli_plural(p->samples, "sample", "samples"));
+		cli_progress_line(pg->input, pre, -1, "");
 	} else {
-		fprintf(stderr, "\r\033[Kconv: %s: writing", pg->input);
+		cli_progress_line(pg->input, "writing", -1, "");
 	}
 }
 
@@ -105,23 +111,27 @@ static void progress_download(void *ctx, const char *build_id, uint64_t received
 {
 	struct progress *pg = ctx;
 	double t = now_s();
+	char counts[160], post[256], b1[32], b2[32];
 
 	if (!done && pg->shown && t - pg->last < 0.1)
 		return;
 	pg->last = t;
 	pg->shown = true;
-	/* the counters the summary will show, not every finished request as "fetched" */
-	fprintf(stderr, "\r\033[Kconv: %s: debuginfod: %" PRIu64 " fetched, %" PRIu64 " errors, %u "
-		"downloading, %u queued", pg->input, st->dfd_fetched, st->dfd_errors, active, queued);
+	/* the summary's own words and counters: the two cannot disagree */
+	cli_dfd_counts(counts, sizeof(counts), st, pg->offline);
 	if (build_id && !done)
-		fprintf(stderr, "; %.12s %" PRIu64 "/%" PRIu64 " kB", build_id, received / 1000,
-			total / 1000);
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued; %.12s %s of %s", counts,
+			 active, queued, build_id, cli_size(received, b1, sizeof(b1)),
+			 total ? cli_size(total, b2, sizeof(b2)) : "?");
+	else
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued", counts, active, queued);
+	cli_progress_line(pg->input, "debuginfod ", -1, post);
 }
 
 static void progress_clear(struct progress *pg)
 {
 	if (pg->shown)
-		fputs("\r\033[K", stderr);
+		cli_progress_clear();
 	pg->shown = false;
 }
 
@@ -329,17 +339,6 @@ static uint64_t frames_symbolized(const struct convert_stats *cs)
 	return n;
 }
 
-static const char *human(uint64_t bytes, char *buf, size_t n)
-{
-	if (bytes < 10000)
-		snprintf(buf, n, "%" PRIu64 " B", bytes);
-	else if (bytes < 10000000)
-		snprintf(buf, n, "%.1f kB", (double)bytes / 1e3);
-	else
-		snprintf(buf, n, "%.1f MB", (double)bytes / 1e6);
-	return buf;
-}
-
 static void print_summary(uint64_t write_ns, const struct cvopts *c, const char *in, const struct rdr *r,
 			  const struct prof *p, const struct convert_stats *cs,
 			  const struct written *w, size_t nw)
@@ -348,16 +347,24 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 		 unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile;
 	size_t show = c->com.verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
 	bool first = true;
-	char b[32];
+	char b[160];
 
-	fprintf(stderr, "%s: %" PRIu64 " samples (", in, cs->samples);
-	for (size_t i = 0; i < p->nr_events_desc; i++)
-		fprintf(stderr, "%s%s %" PRIu64, i ? ", " : "",
+	fprintf(stderr, "%s: %" PRIu64 " %s", in, cs->samples, cli_plural(cs->samples, "sample", "samples"));
+	/* events without samples (perf's dummy:HG, or filtered out) are not listed as if they had some */
+	for (size_t i = 0; i < p->nr_events_desc; i++) {
+		if (!p->events_desc[i].samples)
+			continue;
+		fprintf(stderr, "%s%s %" PRIu64, first ? " (" : ", ",
 			strtab_get(&p->strs, p->events_desc[i].full_name), p->events_desc[i].samples);
-	fprintf(stderr, ") in %" PRIu64 " processes, %" PRIu64 " threads", cs->processes, cs->threads);
+		first = false;
+	}
+	fprintf(stderr, "%s in %" PRIu64 " %s, %" PRIu64 " %s", first ? "" : ")", cs->processes,
+		cli_plural(cs->processes, "process", "processes"), cs->threads,
+		cli_plural(cs->threads, "thread", "threads"));
 	if (cs->samples_filtered)
 		fprintf(stderr, "; %" PRIu64 " filtered out", cs->samples_filtered);
 	fprintf(stderr, "; %" PRIu64 " lost\n", cs->lost_samples);
+	first = true;
 	fprintf(stderr, "  frames      %" PRIu64 ": %" PRIu64 " symbolized", cs->frames, sym);
 	for (int s = 0; s < SYMSRC__COUNT; s++) {
 		uint64_t n = s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s];
@@ -369,16 +376,15 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 	}
 	fprintf(stderr, "%s, %" PRIu64 " unresolved, %" PRIu64 " unmapped\n", first ? "" : ")", unres,
 		cs->frames_unmapped);
-	if (!cs->sym.dfd_servers && (cs->sym.dfd_cache_hits || cs->sym.dfd_not_asked))
-		fprintf(stderr, "  debuginfod  no server asked: %" PRIu64 " from cache, %" PRIu64
-			" not cached\n", cs->sym.dfd_cache_hits,
-			cs->sym.dfd_not_asked + cs->sym.dfd_not_found);
-	else if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
-		 cs->sym.dfd_errors)
-		fprintf(stderr, "  debuginfod  %" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
-			" not found, %" PRIu64 " errors\n", cs->sym.dfd_fetched,
-			human(cs->sym.dfd_bytes, b, sizeof(b)), cs->sym.dfd_cache_hits,
-			cs->sym.dfd_not_found, cs->sym.dfd_errors);
+	if (cs->samples_not_unwound)
+		fprintf(stderr, "  stacks      leaf only for %" PRIu64 " %s: --call-graph dwarf stack dumps "
+				"are not unwound yet\n", cs->samples_not_unwound,
+			cli_plural(cs->samples_not_unwound, "sample", "samples"));
+	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
+	    cs->sym.dfd_errors || cs->sym.dfd_not_asked) {
+		cli_dfd_counts(b, sizeof(b), &cs->sym, c->com.sj.offline);
+		fprintf(stderr, "  debuginfod  %s\n", b);
+	}
 	for (size_t i = 0; i < show; i++) {
 		const struct convert_missing *m = &cs->missing[i];
 
@@ -389,20 +395,24 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 			m->reason);
 	}
 	if (cs->nr_missing > show)
-		fprintf(stderr, "             and %zu more objects (-v lists them)\n", cs->nr_missing - show);
+		fprintf(stderr, "             and %zu more %s (-v lists them)\n", cs->nr_missing - show,
+			cli_plural(cs->nr_missing - show, "object", "objects"));
 	if (rdr_problem_count(r))
-		fprintf(stderr, "  problems    %zu kinds (warnings above)\n", rdr_problem_count(r));
+		fprintf(stderr, "  problems    %zu %s (warnings above)\n", rdr_problem_count(r),
+			cli_plural(rdr_problem_count(r), "kind", "kinds"));
 	if (c->com.verbose)
 		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s\n",
 			(double)cs->ns_read / 1e9, (double)cs->ns_symbolize / 1e9,
 			(double)cs->ns_model / 1e9, (double)write_ns / 1e9);
 	for (size_t i = 0; i < nw; i++) {
 		fprintf(stderr, "  %s %s (%s)", i ? "           " : "wrote      ", w[i].path,
-			human(w[i].bytes, b, sizeof(b)));
+			cli_size(w[i].bytes, b, sizeof(b)));
 		if (!strcmp(w[i].format, "pprof"))
 			fprintf(stderr, "   go tool pprof -http=: %s\n", w[i].path);
 		else
-			fprintf(stderr, "   jfr print %s, or JDK Mission Control\n", w[i].path);
+			/* jfr print cuts stacks at 5 frames by default */
+			fprintf(stderr, "   jfr print --stack-depth 64 %s, or JDK Mission Control\n",
+				w[i].path);
 	}
 }
 
@@ -445,6 +455,7 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_kv_u64(&j, "processes", cs ? cs->processes : 0);
 	json_kv_u64(&j, "threads", cs ? cs->threads : 0);
 	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
+	json_kv_u64(&j, "samples_not_unwound", cs ? cs->samples_not_unwound : 0);
 	json_key(&j, "frames");
 	json_obj_begin(&j);
 	json_kv_u64(&j, "total", cs ? cs->frames : 0);
@@ -550,17 +561,20 @@ static void warn_filters(const struct cvopts *c, const char *in, const struct rd
 {
 	for (size_t i = 0; i < c->nr_events; i++) {
 		bool found = false;
+		char names[256];
+		size_t len = 0;
 
-		for (size_t a = 0; a < info->nr_attrs && !found; a++) {
-			const char *n = info->attrs[a].name;
-			size_t len = strlen(c->events[i]);
-
-			found = n && (!strcmp(n, c->events[i]) ||
-				      (!strncmp(n, c->events[i], len) && n[len] == ':'));
-		}
-		if (!found)
-			fprintf(stderr, "conv: warning: %s: no event named '%s' in this recording\n", in,
-				c->events[i]);
+		/* the filter's own matcher: the warning and the filter cannot disagree */
+		for (size_t a = 0; a < info->nr_attrs && !found; a++)
+			found = convert_event_matches(info->attrs[a].name, c->events[i]);
+		if (found)
+			continue;
+		names[0] = 0;
+		for (size_t a = 0; a < info->nr_attrs && len < sizeof(names); a++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", a ? ", " : "",
+						info->attrs[a].name ? info->attrs[a].name : "?");
+		fprintf(stderr, "conv: warning: %s: no event named '%s' in this recording (it has %s)\n",
+			in, c->events[i], info->nr_attrs ? names : "none");
 	}
 	if (c->co.label_cpu) {
 		bool cpu = false;
@@ -572,6 +586,41 @@ static void warn_filters(const struct cvopts *c, const char *in, const struct rd
 					"(perf record --sample-cpu or -a records it)\n",
 				in);
 	}
+}
+
+/*
+ * What the reading pass found that the outputs cannot show: filters that
+ * kept nothing, stacks left unwound. Warnings, so said also with -q.
+ */
+static void warn_result(const struct cvopts *c, const char *in, const struct rdr *r,
+			const struct convert_stats *cs)
+{
+	if (!cs->samples && cs->samples_filtered) {
+		const struct rdr_stats *rs = rdr_stats(r);
+		const struct convert_filter *f = &c->co.filter;
+		char span[128] = "";
+
+		if ((f->has_start || f->has_end) && rs->has_sample_time) {
+			uint64_t a = rs->first_sample_time, z = rs->last_sample_time;
+
+			if (f->time_absolute)
+				snprintf(span, sizeof(span), "; the samples span @%" PRIu64 ".%06" PRIu64
+					 ",@%" PRIu64 ".%06" PRIu64, a / 1000000000u,
+					 a % 1000000000u / 1000, z / 1000000000u, z % 1000000000u / 1000);
+			else
+				snprintf(span, sizeof(span), "; the samples span 0 to %.3f s",
+					 (double)(z - a) / 1e9);
+		}
+		fprintf(stderr, "conv: warning: %s: the filters kept none of the %" PRIu64 " %s (%s)%s\n",
+			in, cs->samples_filtered, cli_plural(cs->samples_filtered, "sample", "samples"),
+			c->filters, span);
+	}
+	if (cs->samples_not_unwound)
+		fprintf(stderr, "conv: warning: %s: %" PRIu64 " %s recorded with --call-graph dwarf: conv "
+				"does not unwind their stack dumps yet, so their stacks hold the sampled "
+				"address and kernel frames only (record with -g or --call-graph fp)\n",
+			in, cs->samples_not_unwound,
+			cli_plural(cs->samples_not_unwound, "sample", "samples"));
 }
 
 static int convert_one(struct cvopts *c, const char *in, bool many)
@@ -601,6 +650,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	memset(&diag, 0, sizeof(diag));
 	memset(&pg, 0, sizeof(pg));
 	pg.input = in;
+	pg.offline = c->com.sj.offline;
 	output_paths(c, in, many, pbuf, jbuf, sizeof(pbuf));
 	if (c->formats & F_PPROF)
 		pprof_path = c->pprof_path ? c->pprof_path : pbuf;
@@ -613,24 +663,10 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		c->co.sj.progress = progress_download;
 		c->co.sj.progress_ctx = &pg;
 	}
-	{
-		struct stat stt;
-
-		if (strcmp(in, "-") && stat(in, &stt) == 0 && S_ISDIR(stt.st_mode)) {
-			fprintf(stderr, "conv: %s: is a directory, not a perf.data file\n", in);
-			rc = CLI_EXIT_INPUT;
-			goto out;
-		}
-	}
-	err = !strcmp(in, "-") ? rdr_open_fd(&r, STDIN_FILENO, &c->ro, &diag)
-			       : rdr_open_path(&r, in, &c->ro, &diag);
-	if (!err)
-		warn_filters(c, in, rdr_info(r));
-	if (err) {
-		fprintf(stderr, "conv: %s: %s: %s\n", in, conv_strerror(err), diag.msg);
-		rc = CLI_EXIT_INPUT;
+	rc = cli_open_input(in, &c->ro, &r);
+	if (rc)
 		goto out;
-	}
+	warn_filters(c, in, rdr_info(r));
 	prof_init(&p);
 	prof_ready = true;
 	err = convert_run(r, &c->co, &p, &cs, &diag);
@@ -650,17 +686,21 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	}
 	for (size_t i = 0; i < rdr_problem_count(r); i++) {
 		const struct rdr_problem *pr = rdr_problem_at(r, i);
-
 		char where[64] = "";
+		char times[40] = "";
 
 		if (pr->offset != UINT64_MAX)
 			snprintf(where, sizeof(where), "offset %" PRIu64 "%s", pr->offset,
 				 pr->record_type ? ", " : ": ");
-		fprintf(stderr, "conv: warning: %s: %s%s%s%s%s (%" PRIu64 " time%s)\n", in, where,
+		/* a count says something only when it is not one */
+		if (pr->count > 1)
+			snprintf(times, sizeof(times), " (%" PRIu64 " times)", pr->count);
+		fprintf(stderr, "conv: warning: %s: %s%s%s%s%s%s\n", in, where,
 			pr->record_type ? "record " : "",
 			record_name(pr->record_type),
-			pr->record_type ? ": " : "", pr->msg, pr->count, pr->count == 1 ? "" : "s");
+			pr->record_type ? ": " : "", pr->msg, times);
 	}
+	warn_result(c, in, r, &cs);
 	/*
 	 * The two writers only read the finished model: with more than one job
 	 * the pprof output is encoded and gzipped on a second thread while this
@@ -880,6 +920,16 @@ static bool parse_window(const char *arg, struct convert_filter *f)
 	return !(f->has_start && f->has_end && f->end_ns < f->start_ns);
 }
 
+/* Keeps a filter option's words for the warning when the filters keep nothing. */
+static void note_filter(struct cvopts *c, const char *opt, const char *arg)
+{
+	size_t len = strlen(c->filters);
+
+	if (len < sizeof(c->filters))
+		snprintf(c->filters + len, sizeof(c->filters) - len, "%s%s %s", len ? ", " : "", opt,
+			 arg);
+}
+
 /* mkdir -p: every missing directory of path; 0 or -1 with errno. */
 static int mkdir_p(const char *path)
 {
@@ -979,6 +1029,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'p':
 		case 't':
+			note_filter(&c, opt == 'p' ? "--pid" : "--tid", optarg);
 			if (!split_ids(optarg, opt == 'p' ? c.pids : c.tids,
 				       opt == 'p' ? &c.nr_pids : &c.nr_tids)) {
 				fprintf(stderr, "conv: --%s: not a list of numbers: '%s'\n",
@@ -988,6 +1039,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'c':
 		case 'e':
+			note_filter(&c, opt == 'c' ? "--comm" : "--event", optarg);
 			if (!split_list(optarg, opt == 'c' ? c.comms : c.events,
 					opt == 'c' ? &c.nr_comms : &c.nr_events)) {
 				fprintf(stderr, "conv: too many --%s values\n", opt == 'c' ? "comm" : "event");
@@ -995,6 +1047,7 @@ int cmd_convert(int argc, char **argv)
 			}
 			break;
 		case O_TIME:
+			note_filter(&c, "--time", optarg);
 			if (!parse_window(optarg, &c.co.filter)) {
 				fprintf(stderr, "conv: --time: expected START,END in seconds after the "
 						"first sample (or @perf-time for both), got '%s'\n",

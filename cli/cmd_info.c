@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/tally.h"
+#include "cli/text.h"
 
 #include "buildid/buildid.h"
 #include "core/dbuf.h"
@@ -46,6 +47,7 @@ struct info_state {
 	bool want_mappings;
 	bool want_jit;
 	bool verbose; /* every object without symbols, not the first 10 */
+	bool offline;
 	struct tally jit; /* (pid, name, dso) -> leaf samples */
 	/* symbolization (--top) */
 	struct symjob *sj;
@@ -79,24 +81,31 @@ static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame 
 
 /* One progress line on a terminal while debug info downloads; erased when done. */
 struct progress {
-	bool shown;
+	bool shown, offline;
 };
 
 static void progress_line(void *ctx, const char *build_id, uint64_t received, uint64_t total,
 			  unsigned active, unsigned queued, bool done, const struct symjob_stats *st)
 {
 	struct progress *p = ctx;
+	char counts[160], post[256], b1[32], b2[32];
 
 	(void)done;
 	if (!active && !queued) {
 		if (p->shown)
-			fputs("\r\033[K", stderr);
+			cli_progress_clear();
 		p->shown = false;
 		return;
 	}
-	fprintf(stderr, "\r\033[Kconv: debuginfod: %" PRIu64 " fetched, %" PRIu64 " errors, %u downloading, "
-		"%u queued; %.12s %" PRIu64 " KiB%s", st->dfd_fetched, st->dfd_errors, active, queued,
-		build_id ? build_id : "", received / 1024, total ? "" : "");
+	/* conv's words and counters (cli/text.c) */
+	cli_dfd_counts(counts, sizeof(counts), st, p->offline);
+	if (build_id)
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued; %.12s %s of %s", counts,
+			 active, queued, build_id, cli_size(received, b1, sizeof(b1)),
+			 total ? cli_size(total, b2, sizeof(b2)) : "?");
+	else
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued", counts, active, queued);
+	cli_progress_line(NULL, "debuginfod ", -1, post);
 	p->shown = true;
 }
 
@@ -733,11 +742,13 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			if (ss->frames_by_src[s2])
 				dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
 					    ss->frames_by_src[s2]);
-		if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors)
-			dbuf_printf(out, "\ndebuginfod:    %" PRIu64 " fetched (%" PRIu64 " KiB), %" PRIu64
-				    " from cache, %" PRIu64 " not found, %" PRIu64 " errors",
-				    ss->dfd_fetched, ss->dfd_bytes / 1024, ss->dfd_cache_hits,
-				    ss->dfd_not_found, ss->dfd_errors);
+		if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors ||
+		    ss->dfd_not_asked) {
+			char counts[160];
+
+			cli_dfd_counts(counts, sizeof(counts), ss, st->offline);
+			dbuf_printf(out, "\ndebuginfod:    %s", counts);
+		}
 		for (size_t i = 0; i < symjob_missing_count(st->sj) && (st->verbose || i < 10); i++) {
 			const struct symjob_missing *m = symjob_missing_at(st->sj, i);
 
@@ -764,7 +775,7 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			dbuf_printf(out, "  %7s %#" PRIx64 "-%#" PRIx64 " %s  build-id %s (%s)  %" PRIu64
 				    " %s\n", p ? pid : "kernel", m->start, m->limit, m->path,
 				    hex[0] ? hex : "none", procmap_bid_source_name(m->bid_source),
-				    m->samples, m->samples == 1 ? "sample" : "samples");
+				    m->samples, cli_plural(m->samples, "sample", "samples"));
 		}
 	}
 	if (st->want_jit) {
@@ -912,19 +923,12 @@ int cmd_info(int argc, char **argv)
 	pmo = com.pm;
 	sjo = com.sj;
 	st.verbose = com.verbose;
+	st.offline = com.sj.offline;
+	prog.offline = com.sj.offline;
+	rc = cli_open_input(path, NULL, &r);
+	if (rc)
+		return rc;
 	memset(&diag, 0, sizeof(diag));
-	if (!strcmp(path, "-"))
-		err = rdr_open_fd(&r, STDIN_FILENO, NULL, &diag);
-	else
-		err = rdr_open_path(&r, path, NULL, &diag);
-	if (err) {
-		if (diag.offset != UINT64_MAX && err != CONV_E_IO)
-			fprintf(stderr, "conv: %s: %s at offset %" PRIu64 ": %s\n", path,
-				conv_strerror(err), diag.offset, diag.msg);
-		else
-			fprintf(stderr, "conv: %s: %s: %s\n", path, conv_strerror(err), diag.msg);
-		return CLI_EXIT_INPUT;
-	}
 	st.pm = procmap_new(&pmo);
 	if (!st.pm) {
 		fprintf(stderr, "conv: out of memory\n");
