@@ -920,6 +920,8 @@ int cmd_info(int argc, char **argv)
 	}
 	if (optind < argc)
 		path = argv[optind];
+	if (!strcmp(path, "-") && !cli_stdin_usable("conv info"))
+		return CLI_EXIT_USAGE;
 	pmo = com.pm;
 	sjo = com.sj;
 	st.verbose = com.verbose;

@@ -171,3 +171,12 @@ int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r)
 			diag.msg);
 	return CLI_EXIT_INPUT;
 }
+
+bool cli_stdin_usable(const char *cmd)
+{
+	if (!isatty(STDIN_FILENO))
+		return true;
+	fprintf(stderr, "%s: standard input is a terminal, not a recording: pipe one in "
+			"(perf record -o - ... | conv -) or name a file\n", cmd);
+	return false;
+}

@@ -54,4 +54,10 @@ void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool off
  */
 int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r);
 
+/*
+ * Refuses (says, false) standard input on a terminal: a recording is binary
+ * and comes from a file or a pipe; a terminal would only wait.
+ */
+bool cli_stdin_usable(const char *cmd);
+
 #endif
