@@ -1322,3 +1322,9 @@ const struct dfd_stats *dfd_stats(const struct dfd_client *c)
 {
 	return &c->st;
 }
+
+size_t dfd_server_count(const struct dfd_client *c)
+{
+	/* c->multi exists exactly when a server can be asked (dfd_new) */
+	return c->multi ? c->nr_urls : 0;
+}

@@ -159,4 +159,11 @@ enum conv_err dfd_wait(struct dfd_client *c, const uint8_t *bid, size_t len, enu
 /* The client's counters, updated as requests finish; owned by the client. */
 const struct dfd_stats *dfd_stats(const struct dfd_client *c);
 
+/*
+ * How many servers requests can go to: 0 when offline or none is configured
+ * (then a request the caches cannot answer ends NOTFOUND without any server
+ * having been asked, and callers should not say "not found on a server").
+ */
+size_t dfd_server_count(const struct dfd_client *c);
+
 #endif

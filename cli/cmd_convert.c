@@ -7,6 +7,8 @@
  * JSON (one object per input, one per line).
  */
 #include "cli/cli.h"
+#include "cli/opts.h"
+#include "cli/text.h"
 
 #include "core/dbuf.h"
 #include "core/io.h"
@@ -21,6 +23,7 @@
 #include <getopt.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,22 +32,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_LIST 256
+#define MAX_LIST CLI_MAX_LIST
 
 enum { F_PPROF = 1, F_JFR = 2 };
 
 struct cvopts {
 	struct convert_opts co;
+	struct cli_common com;    /* symbol sources, -j, -q, -v, --strict */
 	const char *out;          /* -o BASE or DIR/ */
 	const char *pprof_path, *jfr_path;
 	unsigned formats;         /* F_* ; 0 = from the paths given, else both */
 	const char *stats_path;   /* NULL: none; "-": stdout */
 	struct rdr_opts ro;
-	bool quiet, verbose, strict, tty;
+	bool tty;
 	uint64_t chunk_size;
-	const char *dirs[MAX_LIST], *urls[MAX_LIST], *comms[MAX_LIST], *events[MAX_LIST];
+	const char *comms[MAX_LIST], *events[MAX_LIST];
 	uint32_t pids[MAX_LIST], tids[MAX_LIST];
-	size_t nr_dirs, nr_urls, nr_comms, nr_events, nr_pids, nr_tids;
+	size_t nr_comms, nr_events, nr_pids, nr_tids;
+	char filters[512];        /* the filter options as given, for the warning when none is kept */
 	FILE *stats;
 };
 
@@ -60,8 +65,7 @@ struct progress {
 	const char *input;
 	bool shown;
 	double last;
-	unsigned dl_active, dl_queued;
-	uint64_t dl_done;
+	bool offline;
 };
 
 static double now_s(void)
@@ -76,6 +80,7 @@ static void progress_convert(void *ctx, const struct convert_progress *p)
 {
 	struct progress *pg = ctx;
 	double t = now_s();
+	char pre[64], post[128], b1[32], b2[32];
 
 	if (p->phase == CONVERT_READING && pg->shown && t - pg->last < 0.1)
 		return;
@@ -83,44 +88,51 @@ static void progress_convert(void *ctx, const struct convert_progress *p)
 	pg->shown = true;
 	if (p->phase == CONVERT_READING && p->total_bytes != UINT64_MAX && p->total_bytes) {
 		double f = (double)p->bytes / (double)p->total_bytes;
-		int w = (int)(f * 30 + 0.5);
 
-		fprintf(stderr, "\r\033[Kconv: %s: reading [%.*s%*s] %3.0f%% %.1f/%.1f MB, %" PRIu64
-			" samples", pg->input, w, "==============================", 30 - w, "",
-			f * 100, (double)p->bytes / 1e6, (double)p->total_bytes / 1e6, p->samples);
+		snprintf(post, sizeof(post), "%.0f%% %s of %s, %" PRIu64 " %s", f * 100,
+			 cli_size(p->bytes, b1, sizeof(b1)), cli_size(p->total_bytes, b2, sizeof(b2)),
+			 p->samples, cli_plural(p->samples, "sample", "samples"));
+		cli_progress_line(pg->input, "reading ", f, post);
 	} else if (p->phase == CONVERT_READING) {
-		fprintf(stderr, "\r\033[Kconv: %s: reading %.1f MB, %" PRIu64 " samples", pg->input,
-			(double)p->bytes / 1e6, p->samples);
+		snprintf(post, sizeof(post), "%s, %" PRIu64 " %s", cli_size(p->bytes, b1, sizeof(b1)),
+			 p->samples, cli_plural(p->samples, "sample", "samples"));
+		cli_progress_line(pg->input, "reading ", -1, post);
 	} else if (p->phase == CONVERT_SYMBOLIZING) {
-		fprintf(stderr, "\r\033[Kconv: %s: symbolizing (%" PRIu64 " samples read)", pg->input,
-			p->samples);
+		snprintf(pre, sizeof(pre), "symbolizing (%" PRIu64 " %s read)", p->samples,
+			 cli_plural(p->samples, "sample", "samples"));
+		cli_progress_line(pg->input, pre, -1, "");
 	} else {
-		fprintf(stderr, "\r\033[Kconv: %s: writing", pg->input);
+		cli_progress_line(pg->input, "writing", -1, "");
 	}
 }
 
 static void progress_download(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			      unsigned active, unsigned queued, bool done)
+			      unsigned active, unsigned queued, bool done,
+			      const struct symjob_stats *st)
 {
 	struct progress *pg = ctx;
 	double t = now_s();
+	char counts[160], post[256], b1[32], b2[32];
 
-	pg->dl_done += done;
 	if (!done && pg->shown && t - pg->last < 0.1)
 		return;
 	pg->last = t;
 	pg->shown = true;
-	fprintf(stderr, "\r\033[Kconv: %s: debuginfod: %" PRIu64 " fetched, %u downloading, %u queued",
-		pg->input, pg->dl_done, active, queued);
+	/* the summary's own words and counters: the two cannot disagree */
+	cli_dfd_counts(counts, sizeof(counts), st, pg->offline);
 	if (build_id && !done)
-		fprintf(stderr, "; %.12s %" PRIu64 "/%" PRIu64 " kB", build_id, received / 1000,
-			total / 1000);
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued; %.12s %s of %s", counts,
+			 active, queued, build_id, cli_size(received, b1, sizeof(b1)),
+			 total ? cli_size(total, b2, sizeof(b2)) : "?");
+	else
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued", counts, active, queued);
+	cli_progress_line(pg->input, "debuginfod ", -1, post);
 }
 
 static void progress_clear(struct progress *pg)
 {
 	if (pg->shown)
-		fputs("\r\033[K", stderr);
+		cli_progress_clear();
 	pg->shown = false;
 }
 
@@ -328,35 +340,32 @@ static uint64_t frames_symbolized(const struct convert_stats *cs)
 	return n;
 }
 
-static const char *human(uint64_t bytes, char *buf, size_t n)
-{
-	if (bytes < 10000)
-		snprintf(buf, n, "%" PRIu64 " B", bytes);
-	else if (bytes < 10000000)
-		snprintf(buf, n, "%.1f kB", (double)bytes / 1e3);
-	else
-		snprintf(buf, n, "%.1f MB", (double)bytes / 1e6);
-	return buf;
-}
-
 static void print_summary(uint64_t write_ns, const struct cvopts *c, const char *in, const struct rdr *r,
 			  const struct prof *p, const struct convert_stats *cs,
 			  const struct written *w, size_t nw)
 {
 	uint64_t sym = frames_symbolized(cs),
 		 unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile;
-	size_t show = c->verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
+	size_t show = c->com.verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
 	bool first = true;
-	char b[32];
+	char b[160];
 
-	fprintf(stderr, "%s: %" PRIu64 " samples (", in, cs->samples);
-	for (size_t i = 0; i < p->nr_events_desc; i++)
-		fprintf(stderr, "%s%s %" PRIu64, i ? ", " : "",
+	fprintf(stderr, "%s: %" PRIu64 " %s", in, cs->samples, cli_plural(cs->samples, "sample", "samples"));
+	/* events without samples (perf's dummy:HG, or filtered out) are not listed as if they had some */
+	for (size_t i = 0; i < p->nr_events_desc; i++) {
+		if (!p->events_desc[i].samples)
+			continue;
+		fprintf(stderr, "%s%s %" PRIu64, first ? " (" : ", ",
 			strtab_get(&p->strs, p->events_desc[i].full_name), p->events_desc[i].samples);
-	fprintf(stderr, ") in %" PRIu64 " processes, %" PRIu64 " threads", cs->processes, cs->threads);
+		first = false;
+	}
+	fprintf(stderr, "%s in %" PRIu64 " %s, %" PRIu64 " %s", first ? "" : ")", cs->processes,
+		cli_plural(cs->processes, "process", "processes"), cs->threads,
+		cli_plural(cs->threads, "thread", "threads"));
 	if (cs->samples_filtered)
 		fprintf(stderr, "; %" PRIu64 " filtered out", cs->samples_filtered);
 	fprintf(stderr, "; %" PRIu64 " lost\n", cs->lost_samples);
+	first = true;
 	fprintf(stderr, "  frames      %" PRIu64 ": %" PRIu64 " symbolized", cs->frames, sym);
 	for (int s = 0; s < SYMSRC__COUNT; s++) {
 		uint64_t n = s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s];
@@ -374,12 +383,15 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 			cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK],
 			cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk"
 						       : "recorded on this machine, same files");
+	if (cs->samples_not_unwound)
+		fprintf(stderr, "  stacks      leaf only for %" PRIu64 " %s: --call-graph dwarf stack dumps "
+				"are not unwound yet\n", cs->samples_not_unwound,
+			cli_plural(cs->samples_not_unwound, "sample", "samples"));
 	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
-	    cs->sym.dfd_errors)
-		fprintf(stderr, "  debuginfod  %" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
-			" not found, %" PRIu64 " errors\n", cs->sym.dfd_fetched,
-			human(cs->sym.dfd_bytes, b, sizeof(b)), cs->sym.dfd_cache_hits,
-			cs->sym.dfd_not_found, cs->sym.dfd_errors);
+	    cs->sym.dfd_errors || cs->sym.dfd_not_asked) {
+		cli_dfd_counts(b, sizeof(b), &cs->sym, c->com.sj.offline);
+		fprintf(stderr, "  debuginfod  %s\n", b);
+	}
 	for (size_t i = 0; i < show; i++) {
 		const struct convert_missing *m = &cs->missing[i];
 
@@ -390,20 +402,24 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 			m->reason);
 	}
 	if (cs->nr_missing > show)
-		fprintf(stderr, "             and %zu more objects (-v lists them)\n", cs->nr_missing - show);
+		fprintf(stderr, "             and %zu more %s (-v lists them)\n", cs->nr_missing - show,
+			cli_plural(cs->nr_missing - show, "object", "objects"));
 	if (rdr_problem_count(r))
-		fprintf(stderr, "  problems    %zu kinds (warnings above)\n", rdr_problem_count(r));
-	if (c->verbose)
+		fprintf(stderr, "  problems    %zu %s (warnings above)\n", rdr_problem_count(r),
+			cli_plural(rdr_problem_count(r), "kind", "kinds"));
+	if (c->com.verbose)
 		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s\n",
 			(double)cs->ns_read / 1e9, (double)cs->ns_symbolize / 1e9,
 			(double)cs->ns_model / 1e9, (double)write_ns / 1e9);
 	for (size_t i = 0; i < nw; i++) {
 		fprintf(stderr, "  %s %s (%s)", i ? "           " : "wrote      ", w[i].path,
-			human(w[i].bytes, b, sizeof(b)));
+			cli_size(w[i].bytes, b, sizeof(b)));
 		if (!strcmp(w[i].format, "pprof"))
 			fprintf(stderr, "   go tool pprof -http=: %s\n", w[i].path);
 		else
-			fprintf(stderr, "   jfr print %s, or JDK Mission Control\n", w[i].path);
+			/* jfr print cuts stacks at 5 frames by default */
+			fprintf(stderr, "   jfr print --stack-depth 64 %s, or JDK Mission Control\n",
+				w[i].path);
 	}
 }
 
@@ -446,6 +462,7 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_kv_u64(&j, "processes", cs ? cs->processes : 0);
 	json_kv_u64(&j, "threads", cs ? cs->threads : 0);
 	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
+	json_kv_u64(&j, "samples_not_unwound", cs ? cs->samples_not_unwound : 0);
 	json_key(&j, "frames");
 	json_obj_begin(&j);
 	json_kv_u64(&j, "total", cs ? cs->frames : 0);
@@ -476,6 +493,7 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_kv_u64(&j, "not_found", cs ? cs->sym.dfd_not_found : 0);
 	json_kv_u64(&j, "errors", cs ? cs->sym.dfd_errors : 0);
 	json_kv_u64(&j, "bytes", cs ? cs->sym.dfd_bytes : 0);
+	json_kv_u64(&j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
 	json_obj_end(&j);
 	json_key(&j, "unresolved_objects");
 	json_arr_begin(&j);
@@ -522,6 +540,9 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 
 /* ---- one input ---- */
 
+/* what conv appends to an output's base name */
+static const char *const out_suffixes[] = { ".pb.gz", ".jfr" };
+
 static void output_paths(const struct cvopts *c, const char *in, bool many, char *pp, char *jp,
 			 size_t n)
 {
@@ -547,8 +568,26 @@ static void output_paths(const struct cvopts *c, const char *in, bool many, char
 	len = strlen(base);
 	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
 		base[len - 5] = 0;
+	/* -o foo.pb.gz means the base foo, not foo.pb.gz.pb.gz and foo.pb.gz.jfr */
+	for (size_t i = 0; !from_input && i < sizeof(out_suffixes) / sizeof(out_suffixes[0]); i++) {
+		size_t sl = strlen(out_suffixes[i]);
+
+		if (len > sl && !strcmp(base + len - sl, out_suffixes[i]) && base[len - sl - 1] != '/') {
+			base[len - sl] = 0;
+			break;
+		}
+	}
 	snprintf(pp, n, "%s.pb.gz", base);
 	snprintf(jp, n, "%s.jfr", base);
+}
+
+/* The outputs of one input: NULL for a format not written. */
+static void outputs_of(const struct cvopts *c, const char *in, bool many, char *pbuf, char *jbuf,
+		       size_t n, const char **pprof_path, const char **jfr_path)
+{
+	output_paths(c, in, many, pbuf, jbuf, n);
+	*pprof_path = c->formats & F_PPROF ? (c->pprof_path ? c->pprof_path : pbuf) : NULL;
+	*jfr_path = c->formats & F_JFR ? (c->jfr_path ? c->jfr_path : jbuf) : NULL;
 }
 
 /* Filters and options that cannot match this recording: said, not silently empty. */
@@ -556,17 +595,20 @@ static void warn_filters(const struct cvopts *c, const char *in, const struct rd
 {
 	for (size_t i = 0; i < c->nr_events; i++) {
 		bool found = false;
+		char names[256];
+		size_t len = 0;
 
-		for (size_t a = 0; a < info->nr_attrs && !found; a++) {
-			const char *n = info->attrs[a].name;
-			size_t len = strlen(c->events[i]);
-
-			found = n && (!strcmp(n, c->events[i]) ||
-				      (!strncmp(n, c->events[i], len) && n[len] == ':'));
-		}
-		if (!found)
-			fprintf(stderr, "conv: warning: %s: no event named '%s' in this recording\n", in,
-				c->events[i]);
+		/* the filter's own matcher: the warning and the filter cannot disagree */
+		for (size_t a = 0; a < info->nr_attrs && !found; a++)
+			found = convert_event_matches(info->attrs[a].name, c->events[i]);
+		if (found)
+			continue;
+		names[0] = 0;
+		for (size_t a = 0; a < info->nr_attrs && len < sizeof(names); a++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", a ? ", " : "",
+						info->attrs[a].name ? info->attrs[a].name : "?");
+		fprintf(stderr, "conv: warning: %s: no event named '%s' in this recording (it has %s)\n",
+			in, c->events[i], info->nr_attrs ? names : "none");
 	}
 	if (c->co.label_cpu) {
 		bool cpu = false;
@@ -580,10 +622,45 @@ static void warn_filters(const struct cvopts *c, const char *in, const struct rd
 	}
 }
 
+/*
+ * What the reading pass found that the outputs cannot show: filters that
+ * kept nothing, stacks left unwound. Warnings, so said also with -q.
+ */
+static void warn_result(const struct cvopts *c, const char *in, const struct rdr *r,
+			const struct convert_stats *cs)
+{
+	if (!cs->samples && cs->samples_filtered) {
+		const struct rdr_stats *rs = rdr_stats(r);
+		const struct convert_filter *f = &c->co.filter;
+		char span[128] = "";
+
+		if ((f->has_start || f->has_end) && rs->has_sample_time) {
+			uint64_t a = rs->first_sample_time, z = rs->last_sample_time;
+
+			if (f->time_absolute)
+				snprintf(span, sizeof(span), "; the samples span @%" PRIu64 ".%06" PRIu64
+					 ",@%" PRIu64 ".%06" PRIu64, a / 1000000000u,
+					 a % 1000000000u / 1000, z / 1000000000u, z % 1000000000u / 1000);
+			else
+				snprintf(span, sizeof(span), "; the samples span 0 to %.3f s",
+					 (double)(z - a) / 1e9);
+		}
+		fprintf(stderr, "conv: warning: %s: the filters kept none of the %" PRIu64 " %s (%s)%s\n",
+			in, cs->samples_filtered, cli_plural(cs->samples_filtered, "sample", "samples"),
+			c->filters, span);
+	}
+	if (cs->samples_not_unwound)
+		fprintf(stderr, "conv: warning: %s: %" PRIu64 " %s recorded with --call-graph dwarf: conv "
+				"does not unwind their stack dumps yet, so their stacks hold the sampled "
+				"address and kernel frames only (record with -g or --call-graph fp)\n",
+			in, cs->samples_not_unwound,
+			cli_plural(cs->samples_not_unwound, "sample", "samples"));
+}
+
 static int convert_one(struct cvopts *c, const char *in, bool many)
 {
 	char pbuf[4096], jbuf[4096];
-	const char *pprof_path = NULL, *jfr_path = NULL;
+	const char *pprof_path, *jfr_path;
 	struct pprof_job pj;
 	struct timespec t_write;
 	uint64_t write_ns = 0;
@@ -607,36 +684,19 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	memset(&diag, 0, sizeof(diag));
 	memset(&pg, 0, sizeof(pg));
 	pg.input = in;
-	output_paths(c, in, many, pbuf, jbuf, sizeof(pbuf));
-	if (c->formats & F_PPROF)
-		pprof_path = c->pprof_path ? c->pprof_path : pbuf;
-	if (c->formats & F_JFR)
-		jfr_path = c->jfr_path ? c->jfr_path : jbuf;
+	pg.offline = c->com.sj.offline;
+	outputs_of(c, in, many, pbuf, jbuf, sizeof(pbuf), &pprof_path, &jfr_path);
 	c->co.keep_events = jfr_path != NULL;
-	if (c->tty && !c->quiet) {
+	if (c->tty && !c->com.quiet) {
 		c->co.progress = progress_convert;
 		c->co.progress_ctx = &pg;
 		c->co.sj.progress = progress_download;
 		c->co.sj.progress_ctx = &pg;
 	}
-	{
-		struct stat stt;
-
-		if (strcmp(in, "-") && stat(in, &stt) == 0 && S_ISDIR(stt.st_mode)) {
-			fprintf(stderr, "conv: %s: is a directory, not a perf.data file\n", in);
-			rc = CLI_EXIT_INPUT;
-			goto out;
-		}
-	}
-	err = !strcmp(in, "-") ? rdr_open_fd(&r, STDIN_FILENO, &c->ro, &diag)
-			       : rdr_open_path(&r, in, &c->ro, &diag);
-	if (!err)
-		warn_filters(c, in, rdr_info(r));
-	if (err) {
-		fprintf(stderr, "conv: %s: %s: %s\n", in, conv_strerror(err), diag.msg);
-		rc = CLI_EXIT_INPUT;
+	rc = cli_open_input(in, &c->ro, &r);
+	if (rc)
 		goto out;
-	}
+	warn_filters(c, in, rdr_info(r));
 	prof_init(&p);
 	prof_ready = true;
 	err = convert_run(r, &c->co, &p, &cs, &diag);
@@ -656,17 +716,21 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	}
 	for (size_t i = 0; i < rdr_problem_count(r); i++) {
 		const struct rdr_problem *pr = rdr_problem_at(r, i);
-
 		char where[64] = "";
+		char times[40] = "";
 
 		if (pr->offset != UINT64_MAX)
 			snprintf(where, sizeof(where), "offset %" PRIu64 "%s", pr->offset,
 				 pr->record_type ? ", " : ": ");
-		fprintf(stderr, "conv: warning: %s: %s%s%s%s%s (%" PRIu64 " time%s)\n", in, where,
+		/* a count says something only when it is not one */
+		if (pr->count > 1)
+			snprintf(times, sizeof(times), " (%" PRIu64 " times)", pr->count);
+		fprintf(stderr, "conv: warning: %s: %s%s%s%s%s%s\n", in, where,
 			pr->record_type ? "record " : "",
 			record_name(pr->record_type),
-			pr->record_type ? ": " : "", pr->msg, pr->count, pr->count == 1 ? "" : "s");
+			pr->record_type ? ": " : "", pr->msg, times);
 	}
+	warn_result(c, in, r, &cs);
 	/*
 	 * The two writers only read the finished model: with more than one job
 	 * the pprof output is encoded and gzipped on a second thread while this
@@ -751,9 +815,9 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		write_ns = (uint64_t)(t.tv_sec - t_write.tv_sec) * 1000000000u +
 			   (uint64_t)t.tv_nsec - (uint64_t)t_write.tv_nsec;
 	}
-	if (c->strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
+	if (c->com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
 		rc = CLI_EXIT_LOSS;
-	if ((c->tty && !c->quiet) || c->verbose)
+	if ((c->tty && !c->com.quiet) || c->com.verbose)
 		print_summary(write_ns, c, in, r, &p, &cs, w, nw);
 out:
 	if (c->stats)
@@ -771,22 +835,12 @@ out:
 static void usage(FILE *f)
 {
 	fputs("usage: conv [OPTIONS] [FILE...]   (default perf.data; '-' = stdin; globs allowed)\n"
-	      "       conv info [OPTIONS] FILE  (what a recording holds; conv info --help)\n"
+	      "       conv info [OPTIONS] [FILE] (what a recording holds; conv info --help)\n"
 	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
 	      " -o, --output BASE|DIR   output base name, or directory for several inputs\n"
 	      "     --pprof PATH, --jfr PATH   name one output ('-' = stdout); only those\n"
 	      " -F, --format LIST       pprof,jfr (default: both)\n"
-	      "     --stats[=FILE]      JSON facts per input (stdout without FILE)\n"
-	      "Symbols:\n"
-	      " -d, --debug-dir DIR     debug files here first (repeatable)\n"
-	      "     --debuginfod URL    server (repeatable; default $DEBUGINFOD_URLS)\n"
-	      "     --offline           no network    --cache-dir DIR  download cache\n"
-	      " -n, --no-symbolize      keep build-ids and addresses only\n"
-	      " -k, --kallsyms FILE     kernel symbols of the recording machine\n"
-	      "     --jit-dir DIR       perf-PID.map / jit-PID.dump files (default /tmp)\n"
-	      "     --buildid-from-disk take missing build-ids from this machine's files\n"
-	      "     --max-download N    largest debuginfod file (default 4G; $DEBUGINFOD_MAXSIZE)\n"
-	      "     --timeout S         debuginfod: give up after S s without data (90)\n"
+	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n"
 	      "Filters (lists are comma-separated, options repeatable):\n"
 	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
 	      "     --time START,END    seconds after the first sample; @T = perf time\n"
@@ -794,37 +848,27 @@ static void usage(FILE *f)
 	      "     --no-labels         no pid/tid/comm/thread labels (pprof)\n"
 	      "     --label cpu         add a cpu label (pprof)\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
-	      "     --max-reorder N     memory for time-ordering records (default 32M)\n"
-	      "Run:\n"
-	      " -j, --jobs N            symbolize with N threads (default: CPUs)\n"
-	      " -q, --quiet             no progress or summary   -v, --verbose  more summary\n"
-	      "     --strict            exit 3 when the input had problems\n"
-	      " -h, --help    --version\n"
+	      "     --max-reorder N     memory for time-ordering records (default 32M)\n",
+	      f);
+	fputs(cli_common_help, f);
+	fputs(" -h, --help    --version\n"
 	      "Exit: 0 ok, 1 usage, 2 input unreadable, 3 data lost (--strict), 4 output\n"
 	      "not written. See conv(1).\n",
 	      f);
 }
 
 enum {
-	O_PPROF = 256, O_JFR, O_STATS, O_DEBUGINFOD, O_OFFLINE, O_CACHE_DIR, O_JIT_DIR,
-	O_BID_DISK, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_STRICT, O_VERSION, O_MAX_REORDER,
-	O_MAX_DOWNLOAD, O_TIMEOUT
+	O_PPROF = 256, O_JFR, O_STATS, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_VERSION,
+	O_MAX_REORDER
 };
 
+/* conv's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
 static const struct option long_opts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"pprof", required_argument, NULL, O_PPROF},
 	{"jfr", required_argument, NULL, O_JFR},
 	{"format", required_argument, NULL, 'F'},
 	{"stats", optional_argument, NULL, O_STATS},
-	{"debug-dir", required_argument, NULL, 'd'},
-	{"debuginfod", required_argument, NULL, O_DEBUGINFOD},
-	{"offline", no_argument, NULL, O_OFFLINE},
-	{"cache-dir", required_argument, NULL, O_CACHE_DIR},
-	{"no-symbolize", no_argument, NULL, 'n'},
-	{"kallsyms", required_argument, NULL, 'k'},
-	{"jit-dir", required_argument, NULL, O_JIT_DIR},
-	{"buildid-from-disk", no_argument, NULL, O_BID_DISK},
 	{"pid", required_argument, NULL, 'p'},
 	{"tid", required_argument, NULL, 't'},
 	{"comm", required_argument, NULL, 'c'},
@@ -834,12 +878,6 @@ static const struct option long_opts[] = {
 	{"label", required_argument, NULL, O_LABEL},
 	{"jfr-chunk-size", required_argument, NULL, O_CHUNK},
 	{"max-reorder", required_argument, NULL, O_MAX_REORDER},
-	{"max-download", required_argument, NULL, O_MAX_DOWNLOAD},
-	{"timeout", required_argument, NULL, O_TIMEOUT},
-	{"jobs", required_argument, NULL, 'j'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"strict", no_argument, NULL, O_STRICT},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, O_VERSION},
 	{NULL, 0, NULL, 0},
@@ -912,21 +950,14 @@ static bool parse_window(const char *arg, struct convert_filter *f)
 	return !(f->has_start && f->has_end && f->end_ns < f->start_ns);
 }
 
-static bool parse_size(const char *s, uint64_t *out)
+/* Keeps a filter option's words for the warning when the filters keep nothing. */
+static void note_filter(struct cvopts *c, const char *opt, const char *arg)
 {
-	char *end;
-	uint64_t v = strtoull(s, &end, 10);
+	size_t len = strlen(c->filters);
 
-	if (end == s)
-		return false;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'M')
-		v <<= 20, end++;
-	else if (*end == 'G')
-		v <<= 30, end++;
-	*out = v;
-	return !*end && v;
+	if (len < sizeof(c->filters))
+		snprintf(c->filters + len, sizeof(c->filters) - len, "%s%s %s", len ? ", " : "", opt,
+			 arg);
 }
 
 /* mkdir -p: every missing directory of path; 0 or -1 with errno. */
@@ -956,9 +987,222 @@ static bool has_glob_chars(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
+/* ---- outputs against inputs, before any work ---- */
+
+/* A file named on the command line, known by what it is on the disk. */
+struct named_file {
+	bool exists;      /* then dev and ino say which file, whatever the name or link */
+	dev_t dev;
+	ino_t ino;
+	char *path;       /* not there yet: the path with its directory resolved (owned) */
+	bool output;
+	const char *what; /* for messages: "the pprof output", "the input" */
+	char *name;       /* as given or made (owned) */
+	size_t input;     /* the input it is or belongs to; SIZE_MAX: none */
+};
+
+/*
+ * Fills f for a name, or for fd (standard input or output) when fd >= 0;
+ * false when there is nothing on the disk to compare (a pipe, a terminal)
+ * or no memory.
+ */
+static bool named_file_init(struct named_file *f, const char *name, int fd)
+{
+	struct stat st;
+	const char *slash = strrchr(name, '/');
+	char dir[4096], real[PATH_MAX];
+	size_t dl = slash ? (size_t)(slash - name) : 0;
+
+	memset(f, 0, sizeof(*f));
+	f->name = strdup(name);
+	if (!f->name)
+		return false;
+	if (fd >= 0 ? fstat(fd, &st) == 0 && S_ISREG(st.st_mode) : stat(name, &st) == 0) {
+		f->exists = true;
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		return true;
+	}
+	if (fd < 0) {
+		/* to be made: a/../x and x name one file */
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash && !dl ? 1 : dl), slash ? name : ".");
+		if (realpath(dir, real)) {
+			size_t n = strlen(real) + strlen(slash ? slash + 1 : name) + 2;
+
+			f->path = malloc(n);
+			if (f->path)
+				snprintf(f->path, n, "%s/%s", real, slash ? slash + 1 : name);
+		} else {
+			f->path = strdup(name);
+		}
+		if (f->path)
+			return true;
+	}
+	free(f->name);
+	f->name = NULL;
+	return false;
+}
+
+static int named_file_cmp(const void *a, const void *b)
+{
+	const struct named_file *x = a, *y = b;
+
+	if (x->exists != y->exists)
+		return x->exists ? -1 : 1;
+	if (x->exists) {
+		if (x->dev != y->dev)
+			return x->dev < y->dev ? -1 : 1;
+		if (x->ino != y->ino)
+			return x->ino < y->ino ? -1 : 1;
+		return 0;
+	}
+	return strcmp(x->path, y->path);
+}
+
+/* Whether an existing file starts as perf.data does (either byte order, or perf's first format). */
+static bool is_perf_data(const char *path)
+{
+	char magic[8];
+	FILE *f = fopen(path, "rb");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fread(magic, 1, 8, f) == 8 &&
+	      (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8) ||
+	       !memcmp(magic, "PERFFILE", 8));
+	fclose(f);
+	return yes;
+}
+
+/* Adds one file to the list (nothing when there is nothing on the disk to compare). */
+static bool add_named(struct named_file *f, size_t *nf, const char *name, int fd, bool output,
+		      const char *what, size_t input)
+{
+	if (!named_file_init(&f[*nf], name, fd))
+		return fd >= 0; /* a pipe or terminal: nothing to compare; else no memory */
+	f[*nf].output = output;
+	f[*nf].what = what;
+	f[*nf].input = input;
+	(*nf)++;
+	return true;
+}
+
+/*
+ * Before any work: refuses (usage error, said) an output that is an input
+ * (by name, link or hard link), two outputs that are one file (which would
+ * leave only the last), an output over a perf.data recording, binary
+ * output to a terminal, and a terminal as the input. Returns the exit code.
+ */
+static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs)
+{
+	/* each input, its two outputs, the --kallsyms file, the --stats file */
+	size_t cap = 3 * nr_inputs + 2, nf = 0;
+	struct named_file *f = calloc(cap, sizeof(*f));
+	bool many = nr_inputs > 1;
+	int rc = CLI_EXIT_USAGE;
+
+	if (!f) {
+		fprintf(stderr, "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	for (size_t i = 0; i < nr_inputs; i++) {
+		bool std = !strcmp(inputs[i], "-");
+
+		if (std && !cli_stdin_usable("conv"))
+			goto out;
+		/* one that is not there too: an output must not create it (it fails on its own turn) */
+		if (!add_named(f, &nf, inputs[i], std ? STDIN_FILENO : -1, false, "the input", i))
+			goto nomem;
+	}
+	if (c->co.sj.kallsyms && !add_named(f, &nf, c->co.sj.kallsyms, -1, false, "the --kallsyms file",
+					     SIZE_MAX))
+		goto nomem;
+	for (size_t i = 0; i < nr_inputs; i++) {
+		char pbuf[4096], jbuf[4096];
+		const char *out[2];
+		static const char *const what[2] = { "the pprof output", "the JFR output" };
+
+		outputs_of(c, inputs[i], many, pbuf, jbuf, sizeof(pbuf), &out[0], &out[1]);
+		for (int k = 0; k < 2; k++) {
+			bool std = out[k] && !strcmp(out[k], "-");
+
+			if (!out[k])
+				continue;
+			if (std && isatty(STDOUT_FILENO)) {
+				fprintf(stderr, "conv: --%s -: standard output is a terminal: no binary "
+						"data written to it (redirect it, or name a file)\n",
+					k ? "jfr" : "pprof");
+				goto out;
+			}
+			if (!add_named(f, &nf, out[k], std ? STDOUT_FILENO : -1, true, what[k], i))
+				goto nomem;
+		}
+	}
+	if (c->stats_path &&
+	    !add_named(f, &nf, c->stats_path, strcmp(c->stats_path, "-") ? -1 : STDOUT_FILENO, true,
+		       "the --stats file", SIZE_MAX))
+		goto nomem;
+	qsort(f, nf, sizeof(*f), named_file_cmp);
+	for (size_t i = 0; i < nf;) {
+		size_t e = i + 1;
+		const struct named_file *o = NULL, *o2 = NULL, *in = NULL;
+
+		while (e < nf && !named_file_cmp(&f[i], &f[e]))
+			e++;
+		for (size_t k = i; k < e; k++) {
+			if (!f[k].output)
+				in = in ? in : &f[k];
+			else if (!o)
+				o = &f[k];
+			else if (!o2)
+				o2 = &f[k];
+		}
+		i = e;
+		if (o && in) {
+			fprintf(stderr, "conv: %s %s is %s %s: refusing to overwrite it\n", o->what,
+				strcmp(o->name, "-") ? o->name : "(standard output)", in->what, in->name);
+			goto out;
+		}
+		if (o2 && o->input != o2->input && o->input != SIZE_MAX && o2->input != SIZE_MAX) {
+			fprintf(stderr, "conv: %s and %s would both be written to %s: convert them one "
+					"at a time, each with its own -o\n",
+				inputs[o->input < o2->input ? o->input : o2->input],
+				inputs[o->input < o2->input ? o2->input : o->input], o->name);
+			goto out;
+		}
+		if (o2) {
+			fprintf(stderr, "conv: %s and %s are both %s: each output needs a file of its own\n",
+				o->what, o2->what, strcmp(o->name, "-") ? o->name : "standard output");
+			goto out;
+		}
+	}
+	/* not an input here, but a recording all the same: a slip of the fingers, not a wish */
+	for (size_t i = 0; i < nf; i++) {
+		if (f[i].output && f[i].exists && strcmp(f[i].name, "-") && is_perf_data(f[i].name)) {
+			fprintf(stderr, "conv: %s %s is a perf.data recording: refusing to overwrite it\n",
+				f[i].what, f[i].name);
+			goto out;
+		}
+	}
+	rc = CLI_EXIT_OK;
+	goto out;
+nomem:
+	fprintf(stderr, "conv: out of memory\n");
+	rc = CLI_EXIT_INPUT;
+out:
+	for (size_t i = 0; i < nf; i++) {
+		free(f[i].name);
+		free(f[i].path);
+	}
+	free(f);
+	return rc;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static struct cvopts c; /* big lists: not on the stack */
+	static struct option opts[64];
 	char **inputs = NULL;
 	size_t nr_inputs = 0, cap_inputs = 0;
 	glob_t gl;
@@ -968,9 +1212,20 @@ int cmd_convert(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	/* a core to spare reads, decompresses and orders the input while this one converts */
 	c.ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	if (!cli_opts_join(long_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
+		fprintf(stderr, "conv: too many options\n");
+		return CLI_EXIT_USAGE;
+	}
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:F:d:nk:p:t:c:e:j:qvh", long_opts, NULL)) != -1) {
+	/* the leading ':' tells a missing value (':') from an unknown option ('?') */
+	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "o:F:p:t:c:e:h", opts, NULL)) != -1) {
+		int taken = cli_common_take(&c.com, "conv", opt, optarg);
+
+		if (taken < 0)
+			return CLI_EXIT_USAGE;
+		if (taken)
+			continue;
 		switch (opt) {
 		case 'o':
 			c.out = optarg;
@@ -1005,36 +1260,18 @@ int cmd_convert(int argc, char **argv)
 			break;
 		}
 		case O_STATS:
+			/*
+			 * --stats FILE as well as --stats=FILE, as the options with a
+			 * value take it; a bare --stats (last, or before an option or
+			 * '-') writes to stdout.
+			 */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
 			c.stats_path = optarg ? optarg : "-";
-			break;
-		case 'd':
-			if (c.nr_dirs < MAX_LIST)
-				c.dirs[c.nr_dirs++] = optarg;
-			break;
-		case O_DEBUGINFOD:
-			if (c.nr_urls < MAX_LIST)
-				c.urls[c.nr_urls++] = optarg;
-			break;
-		case O_OFFLINE:
-			c.co.sj.offline = true;
-			break;
-		case O_CACHE_DIR:
-			c.co.sj.cache_dir = optarg;
-			break;
-		case 'n':
-			c.co.sj.no_symbolize = true;
-			break;
-		case 'k':
-			c.co.sj.kallsyms = optarg;
-			break;
-		case O_JIT_DIR:
-			c.co.pm.jit_dir = optarg;
-			break;
-		case O_BID_DISK:
-			c.co.pm.buildid_from_disk = true;
 			break;
 		case 'p':
 		case 't':
+			note_filter(&c, opt == 'p' ? "--pid" : "--tid", optarg);
 			if (!split_ids(optarg, opt == 'p' ? c.pids : c.tids,
 				       opt == 'p' ? &c.nr_pids : &c.nr_tids)) {
 				fprintf(stderr, "conv: --%s: not a list of numbers: '%s'\n",
@@ -1044,6 +1281,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'c':
 		case 'e':
+			note_filter(&c, opt == 'c' ? "--comm" : "--event", optarg);
 			if (!split_list(optarg, opt == 'c' ? c.comms : c.events,
 					opt == 'c' ? &c.nr_comms : &c.nr_events)) {
 				fprintf(stderr, "conv: too many --%s values\n", opt == 'c' ? "comm" : "event");
@@ -1051,6 +1289,7 @@ int cmd_convert(int argc, char **argv)
 			}
 			break;
 		case O_TIME:
+			note_filter(&c, "--time", optarg);
 			if (!parse_window(optarg, &c.co.filter)) {
 				fprintf(stderr, "conv: --time: expected START,END in seconds after the "
 						"first sample (or @perf-time for both), got '%s'\n",
@@ -1069,57 +1308,21 @@ int cmd_convert(int argc, char **argv)
 			c.co.label_cpu = true;
 			break;
 		case O_CHUNK:
-			if (!parse_size(optarg, &c.chunk_size)) {
+			if (!cli_parse_size(optarg, &c.chunk_size)) {
 				fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
-		case O_MAX_REORDER:
-		case O_MAX_DOWNLOAD: {
+		case O_MAX_REORDER: {
 			uint64_t v;
 
-			if (!parse_size(optarg, &v) || v > SIZE_MAX) {
-				fprintf(stderr, "conv: --%s: not a size: '%s'\n",
-					opt == O_MAX_REORDER ? "max-reorder" : "max-download", optarg);
+			if (!cli_parse_size(optarg, &v) || v > SIZE_MAX) {
+				fprintf(stderr, "conv: --max-reorder: not a size: '%s'\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
-			if (opt == O_MAX_REORDER)
-				c.ro.reorder_limit = (size_t)v;
-			else
-				c.co.sj.max_download = v;
+			c.ro.reorder_limit = (size_t)v;
 			break;
 		}
-		case O_TIMEOUT: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v < 1) {
-				fprintf(stderr, "conv: --timeout: expected seconds, got '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			c.co.sj.timeout_s = v;
-			break;
-		}
-		case 'j': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || !v || v > 64) {
-				fprintf(stderr, "conv: -j: expected 1 to 64 threads, got '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			c.co.sj.jobs = (unsigned)v;
-			break;
-		}
-		case 'q':
-			c.quiet = true;
-			break;
-		case 'v':
-			c.verbose = true;
-			break;
-		case O_STRICT:
-			c.strict = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return CLI_EXIT_OK;
@@ -1127,24 +1330,30 @@ int cmd_convert(int argc, char **argv)
 			printf("conv %s\n", CONV_VERSION_STRING);
 			return CLI_EXIT_OK;
 		default:
-			if (optopt && optopt < 256)
-				fprintf(stderr, "conv: option -%c %s\n\n", optopt,
-					strchr("oFdkptcej", optopt) ? "needs a value" : "is unknown");
-			else
-				fprintf(stderr, "conv: option '%s' is unknown or needs a value\n\n",
-					argv[optind - 1]);
-			usage(stderr);
+			cli_opt_error("conv", opt, argv);
 			return CLI_EXIT_USAGE;
 		}
+	}
+	if (!cli_common_finish(&c.com, "conv"))
+		return CLI_EXIT_USAGE;
+	/* an output named, and a format list that leaves it out: which one was meant? */
+	if (c.formats && ((c.pprof_path && !(c.formats & F_PPROF)) ||
+			  (c.jfr_path && !(c.formats & F_JFR)))) {
+		fprintf(stderr, "conv: --%s names an output that -F (--format) leaves out: give one\n",
+			c.pprof_path && !(c.formats & F_PPROF) ? "pprof" : "jfr");
+		return CLI_EXIT_USAGE;
 	}
 	if (!c.formats)
 		c.formats = c.pprof_path || c.jfr_path
 				    ? (c.pprof_path ? F_PPROF : 0) | (c.jfr_path ? F_JFR : 0)
 				    : F_PPROF | F_JFR;
-	c.co.sj.debug_dirs = c.dirs;
-	c.co.sj.nr_debug_dirs = c.nr_dirs;
-	c.co.sj.debuginfod_urls = c.urls;
-	c.co.sj.nr_debuginfod_urls = c.nr_urls;
+	if (c.out && (!(c.formats & F_PPROF) || c.pprof_path) && (!(c.formats & F_JFR) || c.jfr_path)) {
+		fprintf(stderr, "conv: -o (--output) would name nothing: --pprof/--jfr name every "
+				"output written\n");
+		return CLI_EXIT_USAGE;
+	}
+	c.co.sj = c.com.sj;
+	c.co.pm = c.com.pm;
 	c.co.filter.pids = c.pids;
 	c.co.filter.nr_pids = c.nr_pids;
 	c.co.filter.tids = c.tids;
@@ -1230,6 +1439,14 @@ int cmd_convert(int argc, char **argv)
 		rc = CLI_EXIT_USAGE;
 		goto done;
 	}
+	{
+		int r1 = check_outputs(&c, inputs, nr_inputs);
+
+		if (r1) {
+			rc = r1;
+			goto done;
+		}
+	}
 	if (c.stats_path) {
 		c.stats = strcmp(c.stats_path, "-") ? fopen(c.stats_path, "w") : stdout;
 		if (!c.stats) {
@@ -1243,11 +1460,11 @@ int cmd_convert(int argc, char **argv)
 		rc = CLI_EXIT_INPUT;
 		goto done;
 	}
-	for (size_t i = 0; i < c.nr_dirs; i++) {
+	for (size_t i = 0; i < c.com.nr_dirs; i++) {
 		struct stat stt;
 
-		if (stat(c.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
-			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.dirs[i]);
+		if (stat(c.com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
+			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.com.dirs[i]);
 	}
 	if (c.out && nr_inputs > 1 && mkdir_p(c.out)) {
 		fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));

@@ -4,7 +4,9 @@
  * is the oracle the tests compare with perf's own counts.
  */
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/tally.h"
+#include "cli/text.h"
 
 #include "buildid/buildid.h"
 #include "core/dbuf.h"
@@ -19,6 +21,7 @@
 #include "symbolize/symbolize.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,6 +46,8 @@ struct info_state {
 	bool want_dso;
 	bool want_mappings;
 	bool want_jit;
+	bool verbose; /* every object without symbols, not the first 10 */
+	bool offline;
 	struct tally jit; /* (pid, name, dso) -> leaf samples */
 	/* symbolization (--top) */
 	struct symjob *sj;
@@ -76,26 +81,31 @@ static void note_jit(struct info_state *st, uint32_t pid, const struct pm_frame 
 
 /* One progress line on a terminal while debug info downloads; erased when done. */
 struct progress {
-	uint64_t done;
-	bool shown;
+	bool shown, offline;
 };
 
 static void progress_line(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			  unsigned active, unsigned queued, bool done)
+			  unsigned active, unsigned queued, bool done, const struct symjob_stats *st)
 {
 	struct progress *p = ctx;
+	char counts[160], post[256], b1[32], b2[32];
 
-	if (done)
-		p->done++;
+	(void)done;
 	if (!active && !queued) {
 		if (p->shown)
-			fputs("\r\033[K", stderr);
+			cli_progress_clear();
 		p->shown = false;
 		return;
 	}
-	fprintf(stderr, "\r\033[Kconv: debuginfod: %" PRIu64 " done, %u downloading, %u queued; %.12s %" PRIu64
-		" KiB%s", p->done, active, queued, build_id ? build_id : "", received / 1024,
-		total ? "" : "");
+	/* conv's words and counters (cli/text.c) */
+	cli_dfd_counts(counts, sizeof(counts), st, p->offline);
+	if (build_id)
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued; %.12s %s of %s", counts,
+			 active, queued, build_id, cli_size(received, b1, sizeof(b1)),
+			 total ? cli_size(total, b2, sizeof(b2)) : "?");
+	else
+		snprintf(post, sizeof(post), "%s; %u downloading, %u queued", counts, active, queued);
+	cli_progress_line(NULL, "debuginfod ", -1, post);
 	p->shown = true;
 }
 
@@ -240,6 +250,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_kv_u64(j, "not_found", ss->dfd_not_found);
 	json_kv_u64(j, "errors", ss->dfd_errors);
 	json_kv_u64(j, "bytes", ss->dfd_bytes);
+	json_kv_u64(j, "not_asked", ss->dfd_not_asked);
 	json_obj_end(j);
 	json_key(j, "not_found");
 	json_arr_begin(j);
@@ -732,12 +743,14 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			if (ss->frames_by_src[s2])
 				dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
 					    ss->frames_by_src[s2]);
-		if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors)
-			dbuf_printf(out, "\ndebuginfod:    %" PRIu64 " fetched (%" PRIu64 " KiB), %" PRIu64
-				    " from cache, %" PRIu64 " not found, %" PRIu64 " errors",
-				    ss->dfd_fetched, ss->dfd_bytes / 1024, ss->dfd_cache_hits,
-				    ss->dfd_not_found, ss->dfd_errors);
-		for (size_t i = 0; i < symjob_missing_count(st->sj) && i < 10; i++) {
+		if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors ||
+		    ss->dfd_not_asked) {
+			char counts[160];
+
+			cli_dfd_counts(counts, sizeof(counts), ss, st->offline);
+			dbuf_printf(out, "\ndebuginfod:    %s", counts);
+		}
+		for (size_t i = 0; i < symjob_missing_count(st->sj) && (st->verbose || i < 10); i++) {
 			const struct symjob_missing *m = symjob_missing_at(st->sj, i);
 
 			dbuf_printf(out, "\nno symbols:    %s %s (%" PRIu64 " frames)",
@@ -747,6 +760,34 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 		for (size_t i = 0; i < n && i < st->top; i++)
 			dbuf_printf(out, "  %10" PRIu64 "  %s\n", t[i].samples, t[i].name);
 		free(t);
+	}
+	if (st->want_mappings) {
+		dbuf_puts(out, "executable mappings:\n");
+		for (uint32_t i = 0; i < procmap_mapping_count(st->pm); i++) {
+			const struct pm_mapping *m = procmap_mapping(st->pm, i);
+			const struct pm_proc *p = m->proc == PM_KERNEL_PROC ? NULL
+									  : procmap_proc(st->pm, m->proc);
+			char pid[16];
+
+			if (!m->exec)
+				continue;
+			buildid_hex(m->build_id, m->build_id_size, hex);
+			snprintf(pid, sizeof(pid), "%" PRIu32, p ? p->pid : 0);
+			dbuf_printf(out, "  %7s %#" PRIx64 "-%#" PRIx64 " %s  build-id %s (%s)  %" PRIu64
+				    " %s\n", p ? pid : "kernel", m->start, m->limit, m->path,
+				    hex[0] ? hex : "none", procmap_bid_source_name(m->bid_source),
+				    m->samples, cli_plural(m->samples, "sample", "samples"));
+		}
+	}
+	if (st->want_jit) {
+		dbuf_puts(out, "samples by JIT symbol:\n");
+		for (size_t i = 0; i < st->jit.n; i++) {
+			const struct tally_ent *e = &st->jit.v[i];
+
+			dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu64 " %s (%s)\n", e->count, e->key[0],
+				    (const char *)(uintptr_t)e->key[1],
+				    (const char *)(uintptr_t)e->key[2]);
+		}
 	}
 	if (st->want_dso) {
 		dbuf_puts(out, "samples by thread and DSO:\n");
@@ -776,91 +817,121 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 		dbuf_puts(out, "reading stopped before the end of the input\n");
 }
 
+static void usage(FILE *f)
+{
+	fputs("usage: conv info [OPTIONS] [FILE]   (default perf.data; '-' = stdin)\n"
+	      "Reads a perf.data recording (file or pipe mode, either byte order,\n"
+	      "zstd-compressed or not) and prints what it holds: perf version, host,\n"
+	      "command line, events with their sample counts, records by type, lost\n"
+	      "samples, build-ids and every problem found in the file, with its offset.\n"
+	      "     --json              print the same facts as one JSON object\n"
+	      "     --dso               also count samples by thread and DSO\n"
+	      "     --mappings          list executable mappings: build-id, its source, samples\n"
+	      "     --jit               count samples by JIT symbol (perf-PID.map, jit-PID.dump)\n"
+	      "     --top N             symbolize; the N functions with most self samples\n",
+	      f);
+	fputs(cli_common_help, f);
+	fputs(" -h, --help\n"
+	      "Exit: 0 read (problems are listed), 1 usage, 2 input unreadable or not perf\n"
+	      "data, 3 problems found with --strict. See conv(1).\n",
+	      f);
+}
+
+enum { O_JSON = 256, O_DSO, O_MAPPINGS, O_JIT, O_TOP };
+
+/* conv info's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
+static const struct option info_opts[] = {
+	{"json", no_argument, NULL, O_JSON},
+	{"dso", no_argument, NULL, O_DSO},
+	{"mappings", no_argument, NULL, O_MAPPINGS},
+	{"jit", no_argument, NULL, O_JIT},
+	{"top", required_argument, NULL, O_TOP},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
 int cmd_info(int argc, char **argv)
 {
-	bool json = false, strict = false;
-	struct procmap_opts pmo = { 0 };
-	struct symjob_opts sjo = { 0 };
-	const char *dirs[32];
-	size_t nr_dirs = 0;
-	const char *urls[32];
-	size_t nr_urls = 0;
-	bool quiet = false;
+	static struct cli_common com; /* big lists: not on the stack */
+	static struct option opts[48];
+	bool json = false;
+	struct procmap_opts pmo;
+	struct symjob_opts sjo;
 	struct progress prog = { 0 };
-	const char *path = NULL;
+	const char *path = "perf.data";
 	struct rdr *r = NULL;
 	struct conv_diag diag;
 	struct info_state st = { 0 };
 	enum conv_err err;
 	struct dbuf out;
-	int rc = CLI_EXIT_OK;
+	int opt, rc = CLI_EXIT_OK;
 	bool complete = true;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--strict")) {
-			strict = true;
-		} else if (!strcmp(argv[i], "--dso")) {
-			st.want_dso = true;
-		} else if (!strcmp(argv[i], "--mappings")) {
-			st.want_mappings = true;
-		} else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-			st.top = (unsigned)strtoul(argv[++i], NULL, 10);
-		} else if (!strcmp(argv[i], "--debug-dir") && i + 1 < argc) {
-			if (nr_dirs < 32)
-				dirs[nr_dirs++] = argv[++i];
-		} else if (!strcmp(argv[i], "--debuginfod") && i + 1 < argc) {
-			if (nr_urls < 32)
-				urls[nr_urls++] = argv[++i];
-		} else if (!strcmp(argv[i], "--offline")) {
-			sjo.offline = true;
-		} else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) {
-			sjo.cache_dir = argv[++i];
-		} else if (!strcmp(argv[i], "-q")) {
-			quiet = true;
-		} else if (!strcmp(argv[i], "--kallsyms") && i + 1 < argc) {
-			sjo.kallsyms = argv[++i];
-		} else if (!strcmp(argv[i], "--no-symbolize")) {
-			sjo.no_symbolize = true;
-		} else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-			sjo.jobs = (unsigned)strtoul(argv[++i], NULL, 10);
-		} else if (!strcmp(argv[i], "--jit")) {
-			st.want_jit = true;
-		} else if (!strcmp(argv[i], "--jit-dir") && i + 1 < argc) {
-			pmo.jit_dir = argv[++i];
-		} else if (!strcmp(argv[i], "--buildid-from-disk")) {
-			pmo.buildid_from_disk = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] [--top N] [--debug-dir DIR] [--debuginfod URL] [--offline] [--cache-dir DIR] [--kallsyms FILE] [--no-symbolize] [-j N] FILE|-\n");
-			return CLI_EXIT_OK;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "conv info: unknown option '%s'\n", argv[i]);
+	memset(&com, 0, sizeof(com));
+	if (!cli_opts_join(info_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
+		fprintf(stderr, "conv info: too many options\n");
+		return CLI_EXIT_USAGE;
+	}
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "h", opts, NULL)) != -1) {
+		int taken = cli_common_take(&com, "conv info", opt, optarg);
+
+		if (taken < 0)
 			return CLI_EXIT_USAGE;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			fprintf(stderr, "conv info: one input file at a time\n");
+		if (taken)
+			continue;
+		switch (opt) {
+		case O_JSON:
+			json = true;
+			break;
+		case O_DSO:
+			st.want_dso = true;
+			break;
+		case O_MAPPINGS:
+			st.want_mappings = true;
+			break;
+		case O_JIT:
+			st.want_jit = true;
+			break;
+		case O_TOP: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || end == optarg || v > 1000000) {
+				fprintf(stderr, "conv info: --top: expected a number, got '%s'\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			st.top = (unsigned)v;
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			cli_opt_error("conv info", opt, argv);
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!path) {
-		fprintf(stderr, "usage: conv info [--json] [--strict] [--dso] [--mappings] [--jit] [--jit-dir DIR] [--buildid-from-disk] [--top N] [--debug-dir DIR] [--debuginfod URL] [--offline] [--cache-dir DIR] [--kallsyms FILE] [--no-symbolize] [-j N] FILE|-\n");
+	if (!cli_common_finish(&com, "conv info"))
+		return CLI_EXIT_USAGE;
+	if (argc - optind > 1) {
+		fprintf(stderr, "conv info: one input file at a time; try 'conv info --help'\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (optind < argc)
+		path = argv[optind];
+	if (!strcmp(path, "-") && !cli_stdin_usable("conv info"))
+		return CLI_EXIT_USAGE;
+	pmo = com.pm;
+	sjo = com.sj;
+	st.verbose = com.verbose;
+	st.offline = com.sj.offline;
+	prog.offline = com.sj.offline;
+	rc = cli_open_input(path, NULL, &r);
+	if (rc)
+		return rc;
 	memset(&diag, 0, sizeof(diag));
-	if (!strcmp(path, "-"))
-		err = rdr_open_fd(&r, STDIN_FILENO, NULL, &diag);
-	else
-		err = rdr_open_path(&r, path, NULL, &diag);
-	if (err) {
-		if (diag.offset != UINT64_MAX && err != CONV_E_IO)
-			fprintf(stderr, "conv: %s: %s at offset %" PRIu64 ": %s\n", path,
-				conv_strerror(err), diag.offset, diag.msg);
-		else
-			fprintf(stderr, "conv: %s: %s: %s\n", path, conv_strerror(err), diag.msg);
-		return CLI_EXIT_INPUT;
-	}
 	pmo.same_machine = host_is_recording_machine(rdr_info(r)->hostname, rdr_info(r)->osrelease);
 	pmo.recorded_by_ns = rdr_info(r)->file_mtime_ns;
 	st.pm = procmap_new(&pmo);
@@ -869,11 +940,7 @@ int cmd_info(int argc, char **argv)
 		rdr_close(r);
 		return CLI_EXIT_INPUT;
 	}
-	sjo.debug_dirs = dirs;
-	sjo.nr_debug_dirs = nr_dirs;
-	sjo.debuginfod_urls = urls;
-	sjo.nr_debuginfod_urls = nr_urls;
-	if (isatty(STDERR_FILENO) && !quiet) {
+	if (isatty(STDERR_FILENO) && !com.quiet) {
 		sjo.progress = progress_line;
 		sjo.progress_ctx = &prog;
 	}
@@ -945,7 +1012,7 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "conv: writing the report failed: %s\n", strerror(errno));
 		rc = CLI_EXIT_OUTPUT;
 	}
-	if (strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || !complete))
+	if (com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || !complete))
 		rc = CLI_EXIT_LOSS;
 	dbuf_release(&out);
 	for (size_t i = 0; i < st.nr_bids; i++)

@@ -579,6 +579,18 @@ static bool in_str(const char *const *v, size_t n, const char *x)
 	return false;
 }
 
+bool convert_event_matches(const char *recorded, const char *wanted)
+{
+	char base[200];
+
+	if (!recorded || !wanted)
+		return false;
+	if (!strcmp(recorded, wanted))
+		return true;
+	base_name(recorded, base, sizeof(base));
+	return !strcmp(base, wanted);
+}
+
 /* Whether a sample passes the user's filters (first: the first sample's time). */
 static bool keep_sample(const struct convert_filter *f, const struct procmap *pm,
 			const struct rdr_info *info, const struct rdr_event *ev, uint64_t first)
@@ -593,12 +605,11 @@ static bool keep_sample(const struct convert_filter *f, const struct procmap *pm
 		return false;
 	if (f->nr_events) {
 		const char *name = (size_t)ev->attr < info->nr_attrs ? info->attrs[ev->attr].name : NULL;
-		char base[200];
+		bool match = false;
 
-		if (!name)
-			return false;
-		base_name(name, base, sizeof(base));
-		if (!in_str(f->events, f->nr_events, name) && !in_str(f->events, f->nr_events, base))
+		for (size_t i = 0; i < f->nr_events && !match; i++)
+			match = convert_event_matches(name, f->events[i]);
+		if (!match)
 			return false;
 	}
 	if (f->has_start || f->has_end) {
@@ -920,6 +931,9 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			pe.event = (uint32_t)ev->attr;
 			prof_events_add(p->events, &pe);
 		}
+		/* a user stack dump (--call-graph dwarf) that nothing unwinds yet: said, not hidden */
+		if (ev->u.sample.stack_user_size)
+			st->samples_not_unwound++;
 		st->samples++;
 	}
 	if (err)

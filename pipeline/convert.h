@@ -24,7 +24,7 @@ struct convert_filter {
 	size_t nr_tids;
 	const char *const *comms; /* thread names at sample time, as perf report --comms */
 	size_t nr_comms;
-	const char *const *events; /* event names, as recorded or without modifiers */
+	const char *const *events; /* event names (convert_event_matches) */
 	size_t nr_events;
 	/* time window [start, end]: ns after the first sample, or perf timestamps when absolute */
 	bool has_start, has_end, time_absolute;
@@ -71,6 +71,12 @@ struct convert_stats {
 	uint64_t unique_stacks;
 	uint64_t lost_samples;
 	uint64_t processes, threads; /* distinct pids and tids with kept samples */
+	/*
+	 * kept samples with a user stack dump (perf record --call-graph dwarf):
+	 * not unwound, so their stacks hold the sampled address and kernel
+	 * frames only
+	 */
+	uint64_t samples_not_unwound;
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;
@@ -83,6 +89,15 @@ struct convert_stats {
 };
 
 void convert_stats_release(struct convert_stats *st);
+
+/*
+ * Whether the event recorded as `recorded` is the one a user named `wanted`:
+ * the name as recorded (cycles:u, sched:sched_switch) or without perf's
+ * modifier suffix (cycles:u as cycles; a tracepoint keeps its "sys:" part).
+ * The filter and the cli's warning about names that match nothing both ask
+ * here, so that they cannot disagree.
+ */
+bool convert_event_matches(const char *recorded, const char *wanted);
 
 /*
  * Reads the whole recording and fills p (initialized by the caller). The

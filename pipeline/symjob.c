@@ -105,12 +105,34 @@ struct symjob {
 static void *worker(void *arg);
 static void join_workers(struct symjob *j);
 
+/*
+ * The debuginfod counters of the statistics, from the client's. A request
+ * that ended NOTFOUND while no server could be asked (offline, none
+ * configured) was not found in a cache only: counted apart, not as a
+ * server's "not found".
+ */
+static void copy_dfd_stats(struct symjob *j)
+{
+	const struct dfd_stats *ds = dfd_stats(j->dfd);
+	bool servers = dfd_server_count(j->dfd) != 0;
+
+	j->st.dfd_servers = dfd_server_count(j->dfd);
+	j->st.dfd_fetched = ds->fetched;
+	j->st.dfd_cache_hits = ds->cache_hits + ds->system_cache_hits;
+	j->st.dfd_not_found = (servers ? ds->not_found : 0) + ds->negative_hits;
+	j->st.dfd_not_asked = servers ? 0 : ds->not_found;
+	j->st.dfd_errors = ds->errors + ds->bad_build_id + ds->too_large;
+	j->st.dfd_bytes = ds->bytes;
+}
+
 static void dfd_progress_cb(void *ctx, const struct dfd_progress *p)
 {
 	struct symjob *j = ctx;
 
+	/* the progress shows the counters the statistics will hold, so the two agree */
+	copy_dfd_stats(j);
 	j->o.progress(j->o.progress_ctx, p->build_id, p->received, p->total, p->active, p->queued,
-		      p->event == DFD_EV_DONE);
+		      p->event == DFD_EV_DONE, &j->st);
 }
 
 enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm,
@@ -323,6 +345,13 @@ static void fetched(struct symjob *j, struct sj_obj *ob)
 		/* what went wrong with the server, for the unresolved-objects reason */
 		if (e != CONV_E_OK && e != CONV_E_NOTFOUND && d.msg[0])
 			ob->dfd_reason = strtab_get(&j->mstrs, strtab_intern_cstr(&j->mstrs, d.msg));
+		else if (e == CONV_E_NOTFOUND && !dfd_server_count(j->dfd))
+			/* what was tried and what would help: no server heard of it */
+			ob->dfd_reason = j->o.offline
+				? "no debug info found here; no debuginfod server was asked "
+				  "(--offline): try -d DIR, or --debuginfod URL without --offline"
+				: "no debug info found here; no debuginfod server was asked "
+				  "(none configured): try -d DIR or --debuginfod URL";
 		else if (e == CONV_E_NOTFOUND)
 			ob->dfd_reason = "debuginfod: not found on any server";
 	}
@@ -853,15 +882,8 @@ void symjob_start(struct symjob *j)
 		for (size_t i = 0; i < j->nr_objs; i++)
 			if (j->objs[i].kind == OBJ_USER)
 				fetched(j, &j->objs[i]);
-		if (j->dfd) {
-			const struct dfd_stats *ds = dfd_stats(j->dfd);
-
-			j->st.dfd_fetched = ds->fetched;
-			j->st.dfd_cache_hits = ds->cache_hits + ds->system_cache_hits;
-			j->st.dfd_not_found = ds->not_found + ds->negative_hits;
-			j->st.dfd_errors = ds->errors + ds->bad_build_id + ds->too_large;
-			j->st.dfd_bytes = ds->bytes;
-		}
+		if (j->dfd)
+			copy_dfd_stats(j);
 	}
 	/* --no-symbolize too: program headers give ELF addresses */
 	if (n > 1)

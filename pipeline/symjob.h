@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct symjob;
+struct symjob_stats;
 struct procmap;
 struct sym_frame;
 
@@ -48,9 +49,12 @@ struct symjob_opts {
 	bool running_kernel;      /* the recording's kernel is running here: /proc/kallsyms may be used */
 	unsigned jobs;            /* threads; 0 = number of CPUs */
 	bool no_symbolize;        /* no symbols: only the recorded binaries' program headers */
-	/* download progress (called on the thread that calls symjob_add/symjob_run) */
+	/*
+	 * download progress (called on the thread that calls symjob_add/symjob_run);
+	 * st: the debuginfod counters so far, as symjob_stats will hold them
+	 */
 	void (*progress)(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			 unsigned active, unsigned queued, bool done);
+			 unsigned active, unsigned queued, bool done, const struct symjob_stats *st);
 	void *progress_ctx;
 };
 
@@ -62,6 +66,8 @@ struct symjob_stats {
 	uint64_t normalize_failed;   /* addresses outside every PT_LOAD of their object */
 	uint64_t inline_frames;      /* extra frames from inlining, over distinct addresses */
 	uint64_t dfd_fetched, dfd_cache_hits, dfd_not_found, dfd_errors, dfd_bytes;
+	uint64_t dfd_not_asked;      /* not in a cache, and no server to ask (dfd_servers 0) */
+	uint64_t dfd_servers;        /* servers that could be asked: 0 offline or none configured */
 };
 
 /* An object whose debug info was not found, with how many frames it had. */

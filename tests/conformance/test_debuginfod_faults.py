@@ -319,7 +319,12 @@ try:
             with open(os.path.join(cache, bid, "debuginfo"), "wb") as f:
                 f.write(body)
             before = requests_for_bid()
-            rc, d, err, wall, out = convert(cache, [url], *(("--offline",) if mode == "offline" else ()))
+            # offline: the server configured the other way ($DEBUGINFOD_URLS), as
+            # --offline with --debuginfod is a usage error
+            if mode == "online":
+                rc, d, err, wall, out = convert(cache, [url])
+            else:
+                rc, d, err, wall, out = convert(cache, [], "--offline", env_extra={"DEBUGINFOD_URLS": url})
             n = requests_for_bid() - before
             now = open(os.path.join(cache, bid, "debuginfo"), "rb").read() \
                 if os.path.exists(os.path.join(cache, bid, "debuginfo")) else None

@@ -1,0 +1,182 @@
+#include "cli/text.h"
+
+#include "cli/cli.h"
+#include "pipeline/symjob.h"
+#include "reader/reader.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *cli_size(uint64_t bytes, char *buf, size_t n)
+{
+	static const char *const unit[] = { "kB", "MB", "GB", "TB" };
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1000) {
+		snprintf(buf, n, "%" PRIu64 " B", bytes);
+		return buf;
+	}
+	/* 999.95 kB would print as 1000.0 kB: that is 1.0 MB */
+	while (u < 3 && v >= 999.95) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, n, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+const char *cli_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+unsigned cli_term_width(int fd)
+{
+	struct winsize ws;
+	const char *env = getenv("COLUMNS");
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (env && *env) {
+		char *end;
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (!*end && v > 0 && v < 10000)
+			return (unsigned)v;
+	}
+	return 80;
+}
+
+/* Columns of a UTF-8 string: one per character (the lines are ASCII but for names). */
+static size_t cols(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* The byte offset just past the first k columns of s. */
+static size_t head_end(const char *s, size_t k)
+{
+	size_t i = 0;
+
+	for (; s[i] && k; k--) {
+		i++;
+		while (((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+	}
+	return i;
+}
+
+void cli_progress_line(const char *name, const char *pre, double frac, const char *post)
+{
+	char line[1024], shortname[512], bar[40];
+	size_t room = cli_term_width(STDERR_FILENO), fixed, used = 0, nb = 0;
+	const char *nm = name;
+
+	/* one column left free: a line that fills the last column wraps on some terminals */
+	room = room > 1 ? room - 1 : 1;
+	fixed = cols("conv: ") + cols(pre) + cols(post);
+	if (nm) {
+		size_t budget = room > fixed + 2 ? room - fixed - 2 : 0;
+
+		if (cols(nm) > budget && strrchr(nm, '/'))
+			nm = strrchr(nm, '/') + 1;
+		if (cols(nm) > budget) {
+			if (budget >= 8) {
+				snprintf(shortname, sizeof(shortname), "...%s",
+					 nm + head_end(nm, cols(nm) - (budget - 3)));
+				nm = shortname;
+			} else {
+				nm = NULL;
+			}
+		}
+		used = nm ? cols(nm) + 2 : 0;
+	}
+	if (frac >= 0 && room > fixed + used + 13) {
+		size_t w = room - fixed - used - 3, fill;
+
+		if (w > 30)
+			w = 30;
+		if (frac > 1)
+			frac = 1;
+		fill = (size_t)(frac * (double)w + 0.5);
+		bar[nb++] = '[';
+		for (size_t i = 0; i < w; i++)
+			bar[nb++] = i < fill ? '=' : ' ';
+		bar[nb++] = ']';
+		bar[nb++] = ' ';
+	}
+	bar[nb] = 0;
+	snprintf(line, sizeof(line), "conv: %s%s%s%s%s", nm ? nm : "", nm ? ": " : "", pre, bar, post);
+	/* last resort: cut, never wrap */
+	line[head_end(line, room)] = 0;
+	fprintf(stderr, "\r\033[K%s", line);
+	fflush(stderr);
+}
+
+void cli_progress_clear(void)
+{
+	fputs("\r\033[K", stderr);
+}
+
+void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool offline)
+{
+	char b[32];
+
+	if (!st->dfd_servers) {
+		snprintf(buf, n, "no server asked (%s): %" PRIu64 " from cache, %" PRIu64 " not cached",
+			 offline ? "--offline" : "none configured", st->dfd_cache_hits,
+			 st->dfd_not_asked + st->dfd_not_found);
+		return;
+	}
+	snprintf(buf, n, "%" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
+		 " not found, %" PRIu64 " %s", st->dfd_fetched, cli_size(st->dfd_bytes, b, sizeof(b)),
+		 st->dfd_cache_hits, st->dfd_not_found, st->dfd_errors,
+		 cli_plural(st->dfd_errors, "error", "errors"));
+}
+
+int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r)
+{
+	struct conv_diag diag;
+	struct stat stt;
+	enum conv_err err;
+
+	memset(&diag, 0, sizeof(diag));
+	*r = NULL;
+	if (strcmp(path, "-") && stat(path, &stt) == 0 && S_ISDIR(stt.st_mode)) {
+		fprintf(stderr, "conv: %s: is a directory, not a perf.data file\n", path);
+		return CLI_EXIT_INPUT;
+	}
+	err = !strcmp(path, "-") ? rdr_open_fd(r, STDIN_FILENO, ro, &diag)
+				 : rdr_open_path(r, path, ro, &diag);
+	if (!err)
+		return CLI_EXIT_OK;
+	if (err == CONV_E_IO && diag.msg[0])
+		/* the system's reason alone ("cannot open X: No such file or directory") */
+		fprintf(stderr, "conv: %s\n", diag.msg);
+	else if (diag.offset != UINT64_MAX && diag.msg[0])
+		fprintf(stderr, "conv: %s: %s at offset %" PRIu64 ": %s\n", path, conv_strerror(err),
+			diag.offset, diag.msg);
+	else
+		fprintf(stderr, "conv: %s: %s%s%s\n", path, conv_strerror(err), diag.msg[0] ? ": " : "",
+			diag.msg);
+	return CLI_EXIT_INPUT;
+}
+
+bool cli_stdin_usable(const char *cmd)
+{
+	if (!isatty(STDIN_FILENO))
+		return true;
+	fprintf(stderr, "%s: standard input is a terminal, not a recording: pipe one in "
+			"(perf record -o - ... | conv -) or name a file\n", cmd);
+	return false;
+}

@@ -1,0 +1,63 @@
+/*
+ * Words and lines both commands print: sizes in one unit rule, plurals,
+ * the progress line fitted to the terminal, the debuginfod counters (one
+ * wording for the progress line, the summary and conv info), and the
+ * opening of an input with its refusals said plainly.
+ */
+#ifndef CONV_CLI_TEXT_H
+#define CONV_CLI_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rdr;
+struct rdr_opts;
+struct symjob_stats;
+
+/*
+ * bytes in the largest unit (B, kB, MB, GB; powers of 1000) that keeps the
+ * number at 1 or more: "812 B", "4.7 MB". One rule everywhere, so that
+ * figures printed side by side compare at a glance.
+ */
+const char *cli_size(uint64_t bytes, char *buf, size_t n);
+
+/* one or many: cli_plural(1, "process", "processes") */
+const char *cli_plural(uint64_t n, const char *one, const char *many);
+
+/* Columns of the terminal on fd: TIOCGWINSZ, else $COLUMNS, else 80. */
+unsigned cli_term_width(int fd);
+
+/*
+ * Replaces the progress line on stderr (a terminal) with
+ * "conv: NAME: PRE[bar] POST", in fewer columns than the terminal has, so
+ * that it never wraps (a wrapped line is not replaced by the next one):
+ * the name is shortened first, the bar is left out when there is no room
+ * for it (frac < 0: no bar), the rest is cut last. name NULL: no name.
+ */
+void cli_progress_line(const char *name, const char *pre, double frac, const char *post);
+/* Erases the progress line. */
+void cli_progress_clear(void);
+
+/*
+ * The debuginfod counters in words, the same for the progress line, the
+ * summary and conv info: "2 fetched (1.2 MB), 1 from cache, 0 not found,
+ * 1 error", or when no server could be asked "no server asked (--offline):
+ * 1 from cache, 2 not cached". offline: --offline was given.
+ */
+void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool offline);
+
+/*
+ * Opens an input: '-' is standard input; a directory is refused; a failure
+ * is said in one plain line on stderr. Returns 0 with *r set, else the exit
+ * code (CLI_EXIT_INPUT).
+ */
+int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r);
+
+/*
+ * Refuses (says, false) standard input on a terminal: a recording is binary
+ * and comes from a file or a pipe; a terminal would only wait.
+ */
+bool cli_stdin_usable(const char *cmd);
+
+#endif
