@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """conv's pprof output, read by go tool pprof, on every recording we have.
 
-For each tests/fixtures and tests/fixtures/attr recording and every file of
-the shared corpus (../shared/corpus, or $CONV_CORPUS; skipped cleanly when
-absent; quipper-fuzz left out), it runs `CONV -q --offline --pprof OUT FILE`
-and checks with `go tool pprof -raw -symbolize=none` (HOME and
-PPROF_BINARY_PATH pinned to empty directories):
+For each tests/fixtures and tests/fixtures/attr recording (--part fixtures)
+and every file of the shared corpus (--part corpus: ../shared/corpus, or
+$CONV_CORPUS; quipper-fuzz left out; exit 77, skipped, when absent), it runs
+`CONV -q --offline --pprof OUT FILE` and checks with `go tool pprof -raw
+-symbolize=none` (HOME and PPROF_BINARY_PATH pinned to empty directories):
   * it reads the file (exit 0, nothing on stderr about errors);
   * per perf event, the sum of the <event>_samples column equals conv info's
     sample count;
@@ -13,9 +13,14 @@ PPROF_BINARY_PATH pinned to empty directories):
   * a second run gives byte-identical output;
   * for recordings perf reads, each mapping's build-id equals the one
     `perf buildid-list` gives for that path (where perf lists it).
+The fixtures part also records `sleep 0.1` twice (perf record -N) for the
+profile's time (time_nanos).
 
-usage: test_pprof_outputs.py CONV WORKDIR
+usage: test_pprof_outputs.py CONV WORKDIR [--part fixtures|corpus]
+(without --part: both). WORKDIR is emptied first. Exit 1 on a failure, 77
+(skipped) when go is missing or nothing could be checked.
 """
+import argparse
 import glob
 import json
 import os
@@ -24,7 +29,12 @@ import shutil
 import subprocess
 import sys
 
-CONV, WORK = sys.argv[1], sys.argv[2]
+ap = argparse.ArgumentParser()
+ap.add_argument("conv")
+ap.add_argument("work")
+ap.add_argument("--part", choices=("fixtures", "corpus"))
+A = ap.parse_args()
+CONV, WORK = A.conv, A.work
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
@@ -45,18 +55,29 @@ def sh(cmd, env=None, timeout=120):
                           stderr=subprocess.PIPE, timeout=timeout, env=env)
 
 
+def skip_all(why):
+    print("SKIP: %s\n0 passed, 0 failed, 1 skipped" % why)
+    sys.exit(77)
+
+
 go = shutil.which("go")
 if not go:
-    print("SKIP: go is not installed\n0 passed, 0 failed, 1 skipped")
-    sys.exit(0)
-os.makedirs(WORK, exist_ok=True)
+    skip_all("go is not installed")
+if A.part == "corpus" and not os.path.isdir(CORPUS):
+    skip_all("corpus not found at %s (set CONV_CORPUS)" % CORPUS)
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
 empty = os.path.join(WORK, "empty")
-os.makedirs(empty, exist_ok=True)
+os.makedirs(empty)
 genv = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(WORK, "gocache"))
 
-files = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "*.data")) +
-               glob.glob(os.path.join(REPO, "tests", "fixtures", "attr", "*.data")))
-if os.path.isdir(CORPUS):
+files = []
+if A.part != "corpus":
+    files = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "*.data")) +
+                   glob.glob(os.path.join(REPO, "tests", "fixtures", "attr", "*.data")))
+if A.part == "fixtures":
+    pass
+elif os.path.isdir(CORPUS):
     for d in ("quipper", "perfparser", "linux-perf-data"):
         for f in sorted(glob.glob(os.path.join(CORPUS, d, "**", "*"), recursive=True)):
             if os.path.isfile(f) and not re.search(r"\.(buildids|txt|md)$", f):
@@ -64,7 +85,8 @@ if os.path.isdir(CORPUS):
                     if fh.read(8) in (b"PERFILE2", b"2ELIFREP"):
                         files.append(f)
 else:
-    print("SKIP: no shared corpus at %s (fixtures only)" % CORPUS)
+    print("SKIP corpus part: no shared corpus at %s (fixtures only)" % CORPUS)
+    skipped += 1
 have_perf = shutil.which("perf") is not None
 
 for i, f in enumerate(files):
@@ -136,7 +158,7 @@ for i, f in enumerate(files):
         os.unlink(x)
 
 # time_nanos: with CLOCK_DATA (perf record -k) it is the wall clock of the first sample
-if have_perf:
+if have_perf and A.part != "corpus":
     import calendar
     import time as _time
     km = os.path.join(WORK, "clock.data")
@@ -169,4 +191,4 @@ if have_perf:
         os.unlink(nk)
 
 print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-sys.exit(1 if failed else 0)
+sys.exit(1 if failed else 77 if not passed else 0)
