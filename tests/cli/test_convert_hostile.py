@@ -1,22 +1,45 @@
 #!/usr/bin/env python3
-"""The converter on hostile inputs: the fuzz corpus, its regressions and
-quipper's fuzzer crash inputs (when ../shared is there) each end with a clean
-exit code (0, 2 or 3), no sanitizer report, no hang.
+"""The converter on hostile inputs: the fuzz corpus and its regressions
+(--part fixtures) and quipper's fuzzer crash inputs in the shared corpus
+(--part corpus: ../shared/corpus/quipper-fuzz, or $CONV_CORPUS/quipper-fuzz;
+exit 77, skipped, when absent) each end with a clean exit code (0, 2 or 3),
+no sanitizer report, no hang.
 
-usage: test_convert_hostile.py CONV WORKDIR
+usage: test_convert_hostile.py CONV WORKDIR [--part fixtures|corpus]
+(without --part: both). WORKDIR is emptied first.
 """
+import argparse
 import glob
 import os
+import shutil
 import subprocess
 import sys
 
-CONV, WORK = sys.argv[1], sys.argv[2]
+ap = argparse.ArgumentParser()
+ap.add_argument("conv")
+ap.add_argument("work")
+ap.add_argument("--part", choices=("fixtures", "corpus"))
+A = ap.parse_args()
+CONV, WORK = A.conv, A.work
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-files = sorted(glob.glob(os.path.join(REPO, "tests", "fuzz", "corpus", "reader", "*")) +
-               glob.glob(os.path.join(REPO, "tests", "fuzz", "regressions", "*")) +
-               glob.glob(os.path.join(os.path.dirname(REPO), "shared", "corpus", "quipper-fuzz", "*")))
-os.makedirs(WORK, exist_ok=True)
+CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
+QUIPPER_FUZZ = os.path.join(CORPUS, "quipper-fuzz")
+files = []
+if A.part != "corpus":
+    files += sorted(glob.glob(os.path.join(REPO, "tests", "fuzz", "corpus", "reader", "*")) +
+                    glob.glob(os.path.join(REPO, "tests", "fuzz", "regressions", "*")))
+if A.part != "fixtures":
+    if os.path.isdir(QUIPPER_FUZZ):
+        files += sorted(glob.glob(os.path.join(QUIPPER_FUZZ, "*")))
+    elif A.part == "corpus":
+        print("SKIP: corpus not found at %s (set CONV_CORPUS)\n0 passed, 0 failed, 1 skipped"
+              % QUIPPER_FUZZ)
+        sys.exit(77)
+    else:
+        print("SKIP corpus part: corpus not found at %s" % QUIPPER_FUZZ)
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
 out = os.path.join(WORK, "out.pb.gz")
 passed = failed = 0
 for f in files:
@@ -32,6 +55,6 @@ for f in files:
         passed += 1
     else:
         failed += 1
-        print("FAIL %s: %s" % (os.path.relpath(f, REPO), why))
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+        print("FAIL %s: %s" % (os.path.relpath(f, os.path.dirname(REPO)), why))
+print("%d passed, %d failed, 0 skipped" % (passed, failed))
+sys.exit(1 if failed else 77 if not passed else 0)

@@ -2,8 +2,8 @@
 """Conformance: conv's per-(process, DSO) sample attribution must agree with perf's.
 
 Usage:
-    compare_attribution.py [CONV] [--table OUT.md] [--files F ...] [--corpus DIR]
-                           [--threshold PCT] [--show N] [--json OUT]
+    compare_attribution.py [CONV] [--part fixtures|corpus] [--table OUT.md] [--files F ...]
+                           [--corpus DIR] [--threshold PCT] [--show N] [--json OUT]
     compare_attribution.py --self-test
 
 CONV is the conv binary (argv[1], else env CONV, else <repo>/build/debug/conv).
@@ -13,8 +13,10 @@ exists (env CONV_CORPUS, --corpus, default <repo>/../shared/corpus), every perf.
 in quipper/ (not *.buildids), the perf files of perfparser/ and linux-perf-data/.  The
 acceptance files (quipper forkexit-3.4, systemwide.0-3.4, systemwide.1-3.8,
 systemwide.5-3.8, piped.target-3.4, callgraph-3.8, singleprocess-3.8, remmap-3.2,
-busy.0-3.8, proc.map.timeout-3.18, throttle-3.8) are among them.  Without the corpus
-the script prints "SKIP: corpus not found ..." and compares the fixtures only.
+busy.0-3.8, proc.map.timeout-3.18, throttle-3.8) are among them.  --part fixtures: the
+fixtures only; --part corpus: the corpus only, and when the corpus folder is absent the
+script prints "SKIP: corpus not found at DIR" and exits 77 (skipped). Without --part,
+both (a missing corpus is reported as a skipped part).
 
 For each file:
   * perf's reference: tests/tools/perf_attribution.py (perf report --sort pid,dso, with
@@ -65,8 +67,9 @@ same mapping spelled two ways), checked against what perf 6.1 prints:
 Output: a table (file | event | perf | conv | matched | agreement | keys | status |
 note), then the differing keys of every event (--show N per event on the console,
 default 25; all of them in --table), "FAIL: ..." lines, and the last line
-"N passed, M failed, K skipped".  Exit 1 if anything failed, 0 otherwise; 2 for usage
-errors (no conv binary).  --json OUT also writes all results as JSON.
+"N passed, M failed, K skipped".  Exit 1 if anything failed, 77 (skipped) if nothing
+could be compared (no perf, or no file perf reads), 0 otherwise; 2 for usage errors (no
+conv binary).  --json OUT also writes all results as JSON.
 
 --self-test: checks the comparison logic with fake conv programs (no real conv needed):
 one that prints perf's own numbers (must pass), one that moves samples to [unknown]
@@ -460,8 +463,8 @@ def run(conv, files, corpus, table, threshold, show, json_out):
     print("conv: %s" % conv)
     if not pa.perf_binary() or not pc.perf_available():
         print("SKIP: perf is not installed; nothing to compare")
-        print("0 passed, 0 failed, %d skipped" % len(files))
-        return 0
+        print("0 passed, 0 failed, 1 skipped")
+        return 77
     print("perf: %s" % pa.perf_version())
     for path, label in files:
         check_file(conv, path, label, res, threshold)
@@ -488,7 +491,7 @@ def run(conv, files, corpus, table, threshold, show, json_out):
     for x in res.failures:
         print("FAIL: %s" % x)
     print("%d passed, %d failed, %d skipped" % (res.passed, res.failed, res.skipped))
-    return 1 if res.failed else 0
+    return 1 if res.failed else 77 if not res.passed else 0
 
 
 def table_text_generic(hdr, rows):
@@ -538,11 +541,11 @@ print(json.dumps({"dso_samples": rows}))
 def self_test(files):
     tools = os.path.join(REPO, "tests", "tools")
     if not pc.perf_available():
-        print("SKIP: perf is not installed")
-        return 0
+        print("SKIP: perf is not installed\n0 passed, 0 failed, 1 skipped")
+        return 77
     if not files:
-        print("SKIP: no files for the self-test")
-        return 0
+        print("SKIP: no files for the self-test\n0 passed, 0 failed, 1 skipped")
+        return 77
     bad = 0
     with tempfile.TemporaryDirectory() as d:
         fakes = {}
@@ -592,6 +595,8 @@ def self_test(files):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("conv", nargs="?", default=None)
+    ap.add_argument("--part", choices=("fixtures", "corpus"),
+                    help="only tests/fixtures/attr, or only the shared corpus (default: both)")
     ap.add_argument("--table", metavar="OUT.md")
     ap.add_argument("--files", nargs="+", metavar="F")
     ap.add_argument("--corpus")
@@ -607,14 +612,22 @@ def main(argv):
     if a.files:
         files = [(os.path.abspath(f), f) for f in a.files]
     else:
-        files = [(f, os.path.relpath(f, REPO)) for f in fixture_files()]
-        if not files:
-            print("note: no fixtures in %s" % os.path.relpath(ATTR_FIXTURES, REPO))
-        if os.path.isdir(corpus):
+        if a.part != "corpus":
+            files = [(f, os.path.relpath(f, REPO)) for f in fixture_files()]
+            if not files:
+                print("note: no fixtures in %s" % os.path.relpath(ATTR_FIXTURES, REPO))
+        if a.part == "fixtures":
+            pass
+        elif os.path.isdir(corpus):
             print("corpus: %s" % corpus)
             files += [(f, os.path.relpath(f, corpus)) for f in corpus_files(corpus)]
+        elif a.part == "corpus":
+            print("SKIP: corpus not found at %s (set CONV_CORPUS)" % corpus)
+            print("0 passed, 0 failed, 1 skipped")
+            return 77
         else:
-            print("SKIP: corpus not found at %s (set CONV_CORPUS); comparing fixtures only" % corpus)
+            print("SKIP corpus part: corpus not found at %s (set CONV_CORPUS); comparing fixtures only"
+                  % corpus)
 
     if a.self_test:
         return self_test(files)

@@ -2,12 +2,14 @@
 """Conformance: conv's per-event sample counts must equal perf's.
 
 Usage:
-    compare_counts.py [CONV] [--table OUT.md] [--corpus DIR] [--cross-check]
+    compare_counts.py [CONV] [--part fixtures|corpus] [--table OUT.md] [--corpus DIR]
+                      [--cross-check]
     compare_counts.py --write-expected
 
 CONV is the conv binary (argv[1], else env CONV, else <repo>/build/debug/conv).
-For every file of the shared corpus (env CONV_CORPUS, default <repo>/../shared/corpus)
-and every <repo>/tests/fixtures/*.data:
+For every file of the shared corpus (--corpus, env CONV_CORPUS, default
+<repo>/../shared/corpus) and every <repo>/tests/fixtures/*.data (--part fixtures: only
+those; --part corpus: only the corpus; default both):
 
   * perf's counts come from tests/tools/perf_counts.py when `perf` is on PATH; without
     perf, fixtures use the committed tests/fixtures/expected/<stem>.json and the corpus
@@ -28,8 +30,10 @@ below), failed (any DIFF on a file perf read, or conv crashed / timed out / exit
 than 0 and 2 on any file), or skipped (perf could not read it or no reference exists,
 and conv did not crash).  Fuzz inputs conv survives count as passed.
 
-Exit status 1 if anything failed, else 0.  Prints "SKIP: ..." (exit 0) for the corpus
-part when the corpus folder is absent.  The last line is "N passed, M failed, K skipped".
+Exit status 1 if anything failed, 77 (skipped) if nothing could be compared, else 0.
+--part corpus prints "SKIP: corpus not found at DIR" and exits 77 when the corpus folder
+is absent; without --part that part is reported as skipped and the fixtures are compared.
+The last line is "N passed, M failed, K skipped".
 
 --write-expected runs perf_counts.py on every fixture and writes
 tests/fixtures/expected/<stem>.json (no conv needed).
@@ -297,6 +301,8 @@ def write_expected(files):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("conv", nargs="?", default=None, help="conv binary (default: env CONV)")
+    ap.add_argument("--part", choices=("fixtures", "corpus"),
+                    help="only the repository's fixtures, or only the shared corpus (default: both)")
     ap.add_argument("--table", metavar="OUT", help="also write the table as markdown here")
     ap.add_argument("--corpus", help="corpus folder (default: env CONV_CORPUS or <repo>/../shared/corpus)")
     ap.add_argument("--cross-check", action="store_true",
@@ -321,14 +327,21 @@ def main(argv):
     print("perf: %s" % (pc.perf_version() if have_perf else "not installed (fixtures use committed expected counts; corpus comparison skipped)"))
 
     files = []  # (kind, path) kind in compare/fuzz/fixture
-    if os.path.isdir(corpus):
-        print("corpus: %s" % corpus)
-        files.extend(corpus_files(corpus))
-    else:
-        print("SKIP: corpus not found at %s (set CONV_CORPUS); comparing fixtures only" % corpus)
-    files.extend(("fixture", f) for f in fixtures)
-    if not fixtures:
-        print("note: no fixtures in %s" % FIXTURES)
+    if a.part != "fixtures":
+        if os.path.isdir(corpus):
+            print("corpus: %s" % corpus)
+            files.extend(corpus_files(corpus))
+        elif a.part == "corpus":
+            print("SKIP: corpus not found at %s (set CONV_CORPUS)" % corpus)
+            print("0 passed, 0 failed, 1 skipped")
+            return 77
+        else:
+            print("SKIP corpus part: corpus not found at %s (set CONV_CORPUS); comparing fixtures only"
+                  % corpus)
+    if a.part != "corpus":
+        files.extend(("fixture", f) for f in fixtures)
+        if not fixtures:
+            print("note: no fixtures in %s" % FIXTURES)
 
     table = Table()
     passed = failed = skipped = 0
@@ -431,7 +444,7 @@ def main(argv):
     for x in failures:
         print("FAIL: %s" % x)
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if failed else 0
+    return 1 if failed else 77 if not passed else 0
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ mapping gets the same build-id in all three, that each came from the source
 expected (MMAP2 inline / the file's table / disk), and that they equal what
 the ELF files on disk carry.
 
-usage: test_buildid_sources.py CONV WORKDIR
-Prints SKIP and exits 0 when perf cannot record here.
+usage: test_buildid_sources.py CONV WORKDIR (emptied first)
+Prints "SKIP: ..." and exits 77 (skipped) when perf cannot record here.
 """
 import json
 import os
@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 
-CONV, WORK = sys.argv[1], sys.argv[2]
+CONV, WORK = sys.argv[1], os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "fixtures", "src")
 passed = failed = 0
@@ -39,8 +39,9 @@ def sh(cmd, **kw):
 if not shutil.which("perf"):
     print("SKIP: perf is not installed")
     print("0 passed, 0 failed, 1 skipped")
-    sys.exit(0)
-os.makedirs(WORK, exist_ok=True)
+    sys.exit(77)
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
 cc = shutil.which("clang") or shutil.which("gcc")
 flags = ["-O2", "-g", "-fno-omit-frame-pointer"]
 lib = os.path.join(WORK, "libwork.so")
@@ -71,7 +72,7 @@ for name, extra in rec.items():
         msg = p.stderr.decode(errors="replace").strip().splitlines()
         print("SKIP: perf record failed here: %s" % (msg[-1] if msg else p.returncode))
         print("0 passed, 0 failed, 1 skipped")
-        sys.exit(0)
+        sys.exit(77)
     files[name] = out
 
 

@@ -13,8 +13,9 @@ Then the conversion itself (`conv -q --stats=S -o OUT --debuginfod URL
 --cache-dir C FILE`), once per fault of the issue's list, each with a fresh
 cache (the table printed at the end lists what was checked):
     connection refused (a port nothing listens on), a stalled body (headers
-    then nothing; --timeout 1), a slow body that keeps coming (drip; must
-    succeed although the whole transfer takes longer than --timeout), 404, 406, 500, 503, a dropped connection, a truncated body, a
+    then 60 s of nothing; --timeout 1: conv must give up before the stall
+    ends), a slow body that keeps coming (drip; must succeed although the
+    whole transfer takes longer than --timeout), 404, 406, 500, 503, a dropped connection, a truncated body, a
     body that is not ELF, an ELF with another build-id, a huge file over the
     limit (Content-Length 10 GiB, and a body without a length, with
     --max-download 1M; and DEBUGINFOD_MAXSIZE below the real file: the
@@ -26,13 +27,18 @@ limit); nothing for the build-id in the cache and no temp file left; a
 negative entry (KIND.missing) only after a 404; the object in --stats
 unresolved_objects with its frames and a reason, and that reason names the
 debuginfod failure (server, HTTP status or timeout) for every failure other
-than 404; within the time bound. Then: a 404 is not asked again on the next
+than 404. No run may hang (each has a 120 s timeout); how long a run takes
+is not checked otherwise (the table prints it). Then: a 404 is not asked again on the next
 run (negative cache), a 500 is; a good answer is cached and the next run
 uses it without a request; cache entries that are junk, another build-id's
 ELF, or the right ELF cut in half are removed and fetched again (online),
 or removed and not used (offline).
 
-usage: test_debuginfod_faults.py CONV WORKDIR
+The program's hot function must be named (or not) anywhere among conv info's
+functions with self samples (--top 1000), not at a rank.
+
+usage: test_debuginfod_faults.py CONV WORKDIR (emptied first). Exit 77
+(skipped) without perf or a C compiler, or when perf cannot record here.
 """
 import socket
 import json
@@ -71,7 +77,7 @@ def sh(cmd, **kw):
 
 if not shutil.which("perf") or not (shutil.which("cc") or shutil.which("gcc")):
     print("SKIP: needs perf and a C compiler\n0 passed, 0 failed, 1 skipped")
-    sys.exit(0)
+    sys.exit(77)
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 src = os.path.join(WORK, "faulty.c")
@@ -91,7 +97,7 @@ data = os.path.join(WORK, "faulty.data")
 p = sh(["perf", "record", "-N", "-q", "-e", "cpu-clock:u", "-F", "999", "-o", data, "--", exe])
 if p.returncode:
     print("SKIP: perf record failed: %s\n0 passed, 0 failed, 1 skipped" % p.stderr.decode()[-200:])
-    sys.exit(0)
+    sys.exit(77)
 r = sh(["readelf", "-n", exe])
 bid = [l.split("Build ID:")[1].strip() for l in r.stdout.decode().splitlines() if "Build ID:" in l][0]
 
@@ -166,34 +172,35 @@ DEAD_URL = "http://127.0.0.1:%d" % dead.getsockname()[1]
 dead.close()
 
 # label, fault, arg, urls (None: the fake server), extra args, env, counter, neg-cached,
-# requests (min, max) for the build-id, seconds at most
+# requests (min, max) for the build-id
+STALL_S = 60  # the stalled body's silence; conv (--timeout 1) must give up long before
 FAULTS = [
-    ("connection refused", "none", "", [DEAD_URL], (), None, "errors", False, (0, 0), 30),
-    ("stalled body", "stall", "30", None, ("--timeout", "1"), None, "errors", False, (1, 1), 15),
+    ("connection refused", "none", "", [DEAD_URL], (), None, "errors", False, (0, 0)),
+    ("stalled body", "stall", str(STALL_S), None, ("--timeout", "1"), None, "errors", False, (1, 1)),
     ("slow body, still coming", "drip", "0.4:1024", None, ("--timeout", "1"), None, "fetched", False,
-     (1, 1), 60),
-    ("404", "404", "", None, (), None, "not_found", True, (1, 1), 30),
-    ("406", "406", "", None, (), None, "errors", False, (1, 1), 30),
-    ("500", "500", "", None, (), None, "errors", False, (1, 1), 30),
-    ("503", "503", "", None, (), None, "errors", False, (1, 1), 30),
-    ("connection dropped", "drop", "", None, (), None, "errors", False, (1, 2), 30),
-    ("truncated body", "truncate", "", None, (), None, "errors", False, (1, 1), 30),
-    ("body not ELF", "garbage", "", None, (), None, "errors", False, (1, 1), 30),
-    ("ELF with another build-id", "wrong", "", None, (), None, "errors", False, (1, 1), 30),
+     (1, 1)),
+    ("404", "404", "", None, (), None, "not_found", True, (1, 1)),
+    ("406", "406", "", None, (), None, "errors", False, (1, 1)),
+    ("500", "500", "", None, (), None, "errors", False, (1, 1)),
+    ("503", "503", "", None, (), None, "errors", False, (1, 1)),
+    ("connection dropped", "drop", "", None, (), None, "errors", False, (1, 2)),
+    ("truncated body", "truncate", "", None, (), None, "errors", False, (1, 1)),
+    ("body not ELF", "garbage", "", None, (), None, "errors", False, (1, 1)),
+    ("ELF with another build-id", "wrong", "", None, (), None, "errors", False, (1, 1)),
     ("huge (10 GiB Content-Length)", "huge", "", None, ("--max-download", "1M"), None, "errors", False,
-     (1, 1), 15),
+     (1, 1)),
     ("huge (no Content-Length)", "hugenolen", "", None, ("--max-download", "1M"), None, "errors", False,
-     (1, 1), 15),
+     (1, 1)),
     ("over DEBUGINFOD_MAXSIZE (406)", "none", "", None, (), {"DEBUGINFOD_MAXSIZE": "1000"}, "errors",
-     False, (1, 1), 30),
-    ("redirect loop", "redirect_loop", "", None, (), None, "errors", False, (1, 12), 30),
-    ("good redirect", "redirect", "", None, (), None, "fetched", False, (2, 2), 30),  # + the target
-    ("slow answer (0.5 s)", "delay", "0.5", None, (), None, "fetched", False, (1, 1), 30),
+     False, (1, 1)),
+    ("redirect loop", "redirect_loop", "", None, (), None, "errors", False, (1, 12)),
+    ("good redirect", "redirect", "", None, (), None, "fetched", False, (2, 2)),  # + the target
+    ("slow answer (0.5 s)", "delay", "0.5", None, (), None, "fetched", False, (1, 1)),
 ]
 
 
 def conv(cache, *extra):
-    args = [CONV, "info", "--json", "--top", "5", "--cache-dir", cache, "-q"] + list(extra) + [data]
+    args = [CONV, "info", "--json", "--top", "1000", "--cache-dir", cache, "-q"] + list(extra) + [data]
     p = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=120, env=env)
     d = json.loads(p.stdout) if p.returncode == 0 else None
@@ -238,7 +245,7 @@ try:
     # ---- the conversion, fault by fault ----
     table = []
     reasons = {}
-    for label, kind, arg, urls, extra, env_extra, counter, negative, (rmin, rmax), bound in FAULTS:
+    for label, kind, arg, urls, extra, env_extra, counter, negative, (rmin, rmax) in FAULTS:
         fault(kind, arg)
         before = requests_for_bid()
         cache = os.path.join(WORK, "conv-cache-" + kind)
@@ -262,7 +269,9 @@ try:
         ok = check(name + ": %d..%d requests for the build-id (no retry loop)" % (rmin, rmax),
                    rmin <= n <= rmax, n)
         seen.append("%d req" % n)
-        check(name + ": finished within %d s" % bound, wall < bound, "%.1f s" % wall)
+        if kind == "stall":  # --timeout is about silence: the stall is given up on, not waited out
+            check(name + ": given up before the server's %d s stall ended" % STALL_S, wall < STALL_S,
+                  "%.1f s" % wall)
         if kind == "drip":  # --timeout is about silence, not the whole transfer
             check(name + ": took longer than --timeout 1 and still succeeded", wall > 1.5, "%.1f s" % wall)
         left = temp_files(cache)

@@ -55,9 +55,15 @@ Checks:
 
 At the end the /tmp/perf-<pid>.map files of the recorded processes (and only
 those) and the recordings in WORKDIR are removed (kept with CONV_JIT_KEEP=1).
+The hot-method checks need a leaf sample in each hot method; a recording in
+which perf report shows none for one of them is made again (up to 3 times);
+after that such a method is only required to have equal counts (0) in conv
+info and the JFR.
+
 Prints ok/FAIL lines and `N passed, M failed, K skipped`; exit 1 on failure.
-Prints "SKIP: ..." and exits 0 when perf cannot record here or java, javac or
-jfr are missing. Python 3 standard library only.
+Prints "SKIP: ..." and exits 77 (skipped) when perf cannot record here or
+java, javac or jfr are missing. WORKDIR is emptied first. Python 3 standard
+library only.
 """
 import collections
 import glob
@@ -88,6 +94,7 @@ HOT = {
          "conv.jfrtest.JfrJitWork$Inner.hotGrid(double[][], float)"),
 }
 SEP = "\x1f"
+ATTEMPTS = 3  # recordings until perf shows a leaf sample in every hot method
 passed = failed = skipped = 0
 T0 = time.monotonic()
 CREATED = set()
@@ -110,7 +117,7 @@ def skip(name, why):
 def skip_all(why):
     print("SKIP: %s" % why)
     print("0 passed, 0 failed, 1 skipped")
-    sys.exit(0)
+    sys.exit(77)
 
 
 def sh(cmd, timeout=60, **kw):
@@ -287,20 +294,30 @@ def run(java, javac):
     if not check("javac JfrJitWork.java", r.returncode == 0, err(r)):
         return
     data = os.path.join(WORK, "java.data")
-    for f in (data, data + ".old"):
-        if os.path.exists(f):
-            os.unlink(f)
-    t = time.monotonic()
-    r = sh(["perf", "record", "-N", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", data, "--",
-            java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
-            "-XX:+PreserveFramePointer", "-XX:CompileCommand=quiet",
-            "-XX:CompileCommand=dontinline,conv.jfrtest.*::hot*",
-            "-cp", classes, MAIN, "1500"], timeout=90)
-    t_rec = time.monotonic() - t
-    if r.returncode or not os.path.exists(data):
-        skip_all("perf record of java failed: %s" % err(r))
-    pids = perf_pids(data)
-    CREATED.update(pids)
+    for attempt in range(1, ATTEMPTS + 1):
+        for f in (data, data + ".old"):
+            if os.path.exists(f):
+                os.unlink(f)
+        t = time.monotonic()
+        r = sh(["perf", "record", "-N", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", data, "--",
+                java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+                "-XX:+PreserveFramePointer", "-XX:CompileCommand=quiet",
+                "-XX:CompileCommand=dontinline,conv.jfrtest.*::hot*",
+                "-cp", classes, MAIN, "1500"], timeout=90)
+        t_rec = time.monotonic() - t
+        if r.returncode or not os.path.exists(data):
+            skip_all("perf record of java failed: %s" % err(r))
+        pids = perf_pids(data)
+        CREATED.update(pids)
+        # the checks below need a leaf sample in each hot method; where samples land is the
+        # workload's luck, not conv's doing: record again (bounded), judged by perf's view
+        leaves_p = perf_leaves(data) or {}
+        missing = sorted(m for m in HOT if not any(s == m for (_d, s) in leaves_p))
+        if not missing:
+            break
+        print("     recording %d: perf shows no leaf sample in %s%s" % (
+            attempt, "; ".join(missing), "; recording again" if attempt < ATTEMPTS else ""))
+    unsampled = set(missing)
 
     # conv's two outputs
     r = sh([CONV, "info", "--json", "--jit", data], timeout=120)
@@ -310,9 +327,11 @@ def run(java, javac):
         info = None
     if not check("conv info --json --jit reads the recording", info is not None, err(r)):
         return
-    for s in info.get("processes", {}).get("samples_per_process", []):
-        CREATED.add(s["pid"])
-    CREATED.update(s["pid"] for s in info.get("jit_symbols", []))
+    # the processes of this recording (earlier attempts' are in CREATED too, for the cleanup)
+    mine = set(pids)
+    mine.update(s["pid"] for s in info.get("processes", {}).get("samples_per_process", []))
+    mine.update(s["pid"] for s in info.get("jit_symbols", []))
+    CREATED.update(mine)
     jit = collections.Counter()
     for s in info.get("jit_symbols", []):
         jit[s["name"]] += s["samples"]
@@ -335,13 +354,13 @@ def run(java, javac):
 
     # the perf maps of the recorded processes, as the test reads them
     maps = {}
-    for pid in sorted(CREATED):
+    for pid in sorted(mine):
         p = "/tmp/perf-%d.map" % pid
         if os.path.exists(p):
             maps[pid] = read_map(p)
     names = {e[2] for m in maps.values() for e in m}
     check("the JVM wrote its perf map (/tmp/perf-<pid>.map, %d entries)"
-          % sum(len(m) for m in maps.values()), names, sorted(CREATED))
+          % sum(len(m) for m in maps.values()), names, sorted(mine))
     exp_of = {n: expected(n) for n in names | set(jit)}
     hs_frames = {exp_of[n][1:]: n for n in exp_of if exp_of[n][0] == "JIT compiled"}
 
@@ -350,28 +369,29 @@ def run(java, javac):
     leaves = leaf_counter(samples)
     print("     record %.1f s, conv --jfr %.1f s; pids %s; %d samples, %d frames, %d JIT compiled "
           "frames (%d distinct methods), %d map entries (%d names), jit_symbols %d names / %d samples"
-          % (t_rec, t_conv, sorted(CREATED), len(samples), len(frames), sum(jitf.values()),
+          % (t_rec, t_conv, sorted(mine), len(samples), len(frames), sum(jitf.values()),
              len(jitf), sum(len(m) for m in maps.values()), len(names), len(jit),
              sum(jit.values())))
 
     # 1. the hot methods, exactly as the map names them
     for mapname, (cls, meth, desc, _) in sorted(HOT.items(), key=lambda kv: kv[1][1]):
         in_map = [e for m in maps.values() for e in m if e[2] == mapname]
-        check("map names %s (%d entries)" % (mapname, len(in_map)), in_map,
+        check("map names %s (%d entries)" % (mapname, len(in_map)), in_map or mapname in unsampled,
               sorted(n for n in names if "." + meth + "(" in n))
         check("  our reading of the map name is %s %s %s" % (cls, meth, desc),
               hotspot_frame(mapname) == (cls, meth, desc), hotspot_frame(mapname))
         fr = [f for f in frames if f[0] == "JIT compiled" and f[2] == meth]
         want = ("JIT compiled", cls, meth, desc)
         check("  JFR has JIT compiled frames %s.%s%s (%d)" % (cls, meth, desc, len(fr)),
-              fr and all(f[:4] == want for f in fr),
+              (fr or mapname in unsampled) and all(f[:4] == want for f in fr),
               sorted(collections.Counter(f[:4] for f in fr).items()))
         pkg = cls.rsplit("/", 1)[0]
-        check("  in package %s, line 0" % pkg, fr and all(f[5] == pkg and f[4] == 0 for f in fr),
+        check("  in package %s, line 0" % pkg, (fr or mapname in unsampled)
+              and all(f[5] == pkg and f[4] == 0 for f in fr),
               sorted({(f[5], f[4]) for f in fr}))
         n_conv, n_jfr = jit.get(mapname, 0), leaves.get(want, 0)
         check("  leaf samples: JFR %d, conv info %d" % (n_jfr, n_conv),
-              n_conv > 0 and n_jfr == n_conv, (n_jfr, n_conv))
+              (n_conv > 0 or mapname in unsampled) and n_jfr == n_conv, (n_jfr, n_conv))
 
     # 2. every JIT symbol conv info names is the leaf of as many JFR samples
     bad = []
@@ -451,7 +471,8 @@ def run(java, javac):
             n = jit.get(mapname, 0)
             check("jfr print shows %s as the leaf of %d samples (conv info %d)"
                   % (text, tl.get(text, 0), n),
-                  text == text_form(cls, meth, desc) and n > 0 and tl.get(text, 0) == n,
+                  text == text_form(cls, meth, desc) and (n > 0 or mapname in unsampled)
+                  and tl.get(text, 0) == n,
                   {"ours": text_form(cls, meth, desc), "text leaves": tl.most_common(8)})
 
     # 7. the same recording with the map in perf-map-agent form
@@ -525,7 +546,8 @@ def main():
         major = int(m.group(2))
     if major < 17:
         skip_all("needs JDK 17 or later for -XX:+DumpPerfMapAtExit (found %s)" % (major or "?"))
-    os.makedirs(WORK, exist_ok=True)
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
     probe = os.path.join(WORK, "probe.data")
     p = sh(["perf", "record", "-N", "-q", "-e", "cpu-clock", "-o", probe, "--", "true"], timeout=30)
     if p.returncode:

@@ -89,9 +89,10 @@ JFRSYM_REUSE_DATA=1 (debugging) keeps WORKDIR/workload.data of an earlier run
 instead of recording again (the build is reproducible: same build-ids).
 
 Prints ok/FAIL/SKIP lines and `N passed, M failed, K skipped`; exit 1 on any
-failure. Prints "SKIP: ..." and exits 0 when perf cannot record here or
-debuginfod, jfr, addr2line, a C compiler ... are missing. Python 3 standard
-library only; every jfr call has a timeout; about 10 s.
+failure. Prints "SKIP: ..." and exits 77 (skipped) when perf cannot record
+here or debuginfod, jfr, addr2line, a C compiler ... are missing. WORKDIR is
+emptied first. Python 3 standard library only; every jfr call has a timeout;
+about 10 s.
 """
 import calendar
 import collections
@@ -151,7 +152,7 @@ def finish():
 def skip_all(why):
     print("SKIP: " + why)
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped + 1))
-    sys.exit(1 if failed else 0)
+    sys.exit(1 if failed else 77)
 
 
 def sh(cmd, timeout=120, env=None, cwd=None, stdin_data=None):
@@ -394,6 +395,16 @@ def main():
     where = enter_netns()
     conv = os.path.abspath(sys.argv[1])
     work = os.path.abspath(sys.argv[2])
+    # an earlier run's files play no part (JFRSYM_REUSE_DATA=1 keeps its recording)
+    keep = os.path.join(work, "workload.data")
+    if os.environ.get("JFRSYM_REUSE_DATA") == "1" and os.path.exists(keep):
+        for n in os.listdir(work):
+            if n != "workload.data":
+                x = os.path.join(work, n)
+                shutil.rmtree(x, ignore_errors=True) if os.path.isdir(x) and not os.path.islink(x) \
+                    else os.unlink(x)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work, exist_ok=True)
     note("network: " + where)
     for tool, pkg in [("perf", "linux-perf"), ("jfr", "openjdk-17-jdk-headless"),
@@ -404,6 +415,12 @@ def main():
             skip_all("%s is not installed (Debian package %s)" % (tool, pkg))
     if not (shutil.which("clang") or shutil.which("gcc") or os.environ.get("CC")):
         skip_all("no C compiler (clang or gcc)")
+    probe = os.path.join(work, "probe.data")
+    p = sh(["perf", "record", "-N", "-q", "-e", "cpu-clock", "-o", probe, "--", "true"], timeout=30,
+           env=perf_env())
+    if p.returncode != 0:
+        skip_all("perf cannot record here (needs root or perf_event_paranoid <= 1): %s" % err(p, 300))
+    os.unlink(probe)
 
     # -- build ---------------------------------------------------------------------------
     p = sh(["sh", BUILD, work], timeout=120)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile sizes: files that claim huge sizes, decompression bombs, endless
-records. Peak memory stays under 100 MB, conv never loops, it exits cleanly
-and says where the file is wrong.
+records. Peak memory stays within 100 MB of the same binary's on the intact
+recording, conv never loops, it exits cleanly and says where the file is wrong.
 
 usage: test_hostile_sizes.py CONV WORKDIR
 
@@ -39,9 +39,12 @@ Per input, `CONV -q --offline --stats=S -o OUT FILE` (both outputs):
     an offset and a "conv: warning: FILE: offset N" line; exit 2 -> a
     "conv: FILE: ..." line on stderr;
   * peak RSS (conv's own ru_maxrss, measured as tests/conformance/
-    test_memory.py does: wait4 on a child forked from /bin/sh) is under
-    100 MB. With an AddressSanitizer build the limit is 100 MB above its
-    run on the intact samples/perf.data (ASan's shadow and allocator);
+    test_memory.py does: wait4 on a child forked from /bin/sh) is at most
+    100 MB above the same binary's peak RSS on the intact samples/perf.data
+    in the same run (a figure relative to this build, this machine and its
+    transparent-huge-page setting, ASan's shadow and allocator included):
+    the inputs claim terabytes or inflate to gigabytes, so memory that
+    followed the claims would be far above that;
   * with --strict, exit 3 where the plain run gave 0 (data was lost), 2
     where it gave 2.
 A table (case, exit, peak RSS, seconds, first problem) is printed, then
@@ -286,7 +289,7 @@ def main():
               "tests/fixtures/pipe-zstd.data"):
         if not os.path.isfile(os.path.join(REPO, f)):
             print("SKIP: %s is missing\n0 passed, 0 failed, 1 skipped" % f)
-            return 0
+            return 77
     mem = load_memory_tools()
     shutil.rmtree(WORK, ignore_errors=True)
     inputs = os.path.join(WORK, "inputs")
@@ -312,7 +315,7 @@ def main():
     ref = run([CONV, "-q", "--offline", "--stats=" + ref_stats, "-o", os.path.join(WORK, "ref"),
                os.path.join(REPO, "samples", "perf.data")], "ref")
     check("intact samples/perf.data converts", ref["exit"] == 0, ref["stderr"][-300:])
-    limit = LIMIT_MB + (ref["maxrss_kb"] / 1024.0 if env is not None else 0.0)
+    limit = LIMIT_MB + ref["maxrss_kb"] / 1024.0
     print("intact samples/perf.data: peak RSS %.1f MB; limit per hostile file %.0f MB"
           % (ref["maxrss_kb"] / 1024.0, limit))
 

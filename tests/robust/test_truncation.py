@@ -327,7 +327,8 @@ def table(label, intact, rows):
 
 def main():
     global GENV
-    os.makedirs(WORK, exist_ok=True)
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
     empty = os.path.join(WORK, "empty")
     os.makedirs(empty, exist_ok=True)
     GENV = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(WORK, "gocache"))
@@ -429,7 +430,7 @@ def main():
                 "; ".join("@%d %s" % (p["offset"], p["message"][:50]) for p in probs)))
     shutil.rmtree(cutdir, ignore_errors=True)
     print("\n%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if failed else 0
+    return 1 if failed else 77 if not passed else 0
 
 
 if __name__ == "__main__":
