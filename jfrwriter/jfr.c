@@ -20,6 +20,8 @@
  * (CLOCK_DATA, else the file's time) and unique per chunk (JMC drops a chunk
  * whose start equals an earlier one). Constant pool keys are global to the
  * file: each chunk carries the entries its events use, with the same keys.
+ * Event types have JDK 17's fields in JDK 17's order (readers that know a
+ * type may read it positionally).
  */
 #include "jfrwriter/jfr.h"
 
@@ -256,20 +258,34 @@ static const struct fdef f_execution_sample[] = {
 	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
 	{"state", T_THREADSTATE, true, false, "Thread State", 0, NULL, 0},
 };
+/*
+ * The JDK 17 layout, duration, eventThread and stackTrace included: readers
+ * that know this type read it field by field in this order whatever the
+ * metadata says (async-profiler's converter up to 2.10 read the JDK 22+
+ * layout's id as the duration, went out of step and failed with "Invalid
+ * string encoding"), and newer ones find id, name and value by name.
+ */
 static const struct fdef f_active_setting[] = {
 	START_TIME,
+	{"duration", T_LONG, false, false, "Duration", A_TIMESPAN, "TICKS", 0},
+	{"eventThread", T_THREAD, true, false, "Event Thread", 0, NULL, 0},
+	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
 	{"id", T_LONG, false, false, "Event Id", 0, NULL, 0},
 	{"name", T_STRING, false, false, "Setting Name", 0, NULL, 0},
 	{"value", T_STRING, false, false, "Setting Value", 0, NULL, 0},
 };
 static const struct fdef f_os_info[] = {
 	START_TIME, {"osVersion", T_STRING, false, false, "OS Version", 0, NULL, 0}};
+/* JDK 17's fields, so that hwThreads is where readers of that layout look for it */
 static const struct fdef f_cpu_info[] = {
 	START_TIME,
 	{"cpu", T_STRING, false, false, "Type", 0, NULL, 0},
 	{"description", T_STRING, false, false, "Description", 0, NULL, 0},
+	{"sockets", T_INT, false, false, "Sockets", A_UNSIGNED, NULL, 0},
+	{"cores", T_INT, false, false, "Cores", A_UNSIGNED, NULL, 0},
 	{"hwThreads", T_INT, false, false, "Hardware Threads", A_UNSIGNED, NULL, 0},
 };
+/* JDK 17's four fields, then Datadog's two: readers of JDK 17's layout stop before them */
 static const struct fdef f_native_library[] = {
 	START_TIME,
 	{"name", T_STRING, false, false, "Name", 0, NULL, 0},
@@ -1051,6 +1067,9 @@ static void setting(struct w *w, struct dbuf *b, uint64_t tick, uint32_t id, con
 		    const char *value)
 {
 	put_varint(b, tick);
+	put_varint(b, 0); /* duration */
+	put_varint(b, 0); /* eventThread: none (no thread of the recording wrote it) */
+	put_varint(b, 0); /* stackTrace: none */
 	put_varint(b, id);
 	put_string(b, name);
 	put_string(b, value);
@@ -1097,6 +1116,9 @@ static void info_events(struct w *w, uint64_t tick, bool last)
 	else
 		snprintf(buf, sizeof(buf), "%s", strtab_get(s, p->sys.cpu_desc));
 	put_string(&b, buf);
+	/* sockets and cores: 0, unknown (perf's CPU_TOPOLOGY is not read), rather than a guess */
+	put_u32(&b, 0);
+	put_u32(&b, 0);
 	put_u32(&b, p->sys.nr_cpus);
 	write_event(w, &b, E_CPU_INFO);
 	for (size_t i = 0; i < p->nr_mappings; i++) {

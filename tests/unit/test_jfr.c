@@ -224,6 +224,15 @@ static bool contains(const struct out *o, const char *s)
 	return false;
 }
 
+/* The same for bytes that may hold a 0. */
+static bool contains_n(const struct out *o, const char *s, size_t n)
+{
+	for (size_t i = 0; i + n <= o->len; i++)
+		if (!memcmp(o->data + i, s, n))
+			return true;
+	return false;
+}
+
 static void test_one_chunk(void **state)
 {
 	struct prof p;
@@ -258,6 +267,12 @@ static void test_one_chunk(void **state)
 	assert_true(contains(&o, "\003\004prog"));
 	/* cpu -1 as an unsigned 32-bit varint, never a 9-byte negative */
 	assert_true(contains(&o, "\xff\xff\xff\xff\x0f"));
+	/*
+	 * jdk.ActiveSetting in JDK 17's layout (type 101, time 1000, duration 0,
+	 * eventThread 0, stackTrace 0, id 100, "event"): async-profiler's
+	 * converter up to 2.10 reads it field by field in this order
+	 */
+	assert_true(contains_n(&o, "\x65\xe8\x07\x00\x00\x00\x64\x03\x05" "event", 14));
 	free(o.data);
 	prof_release(&p);
 }
