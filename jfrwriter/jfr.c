@@ -19,9 +19,9 @@
  * Ticks are the perf sample clock in ns; chunk start nanos are wall clock
  * (CLOCK_DATA, else the file's time) and unique per chunk (JMC drops a chunk
  * whose start equals an earlier one). Constant pool keys are global to the
- * file: each chunk carries the entries its events use, with the same keys.
- * Event types have JDK 17's fields in JDK 17's order (readers that know a
- * type may read it positionally).
+ * file: each chunk carries the entries its events use, with the same keys;
+ * a thread's key is its OS thread id. Event types have JDK 17's fields in
+ * JDK 17's order (readers that know a type may read it positionally).
  */
 #include "jfrwriter/jfr.h"
 
@@ -516,7 +516,14 @@ struct w {
 	uint32_t *map_bid_class; /* per model mapping: class id + 1, 0 = not yet */
 	uint32_t cls_none;       /* class "", 0 = not yet */
 	uint32_t sym_remote, sym_desc_native, sym_desc_kernel; /* 0 = not yet */
-	/* per chunk: what its events use */
+	/*
+	 * Per model thread, the model thread whose pool entry stands for its OS
+	 * thread id: thread keys are tids (see thread_keys), and the model has a
+	 * thread per (process generation, tid), so an exec or a reused tid
+	 * gives two with one tid.
+	 */
+	uint32_t *thread_rep;
+	/* per chunk: what its events use (used_thread: representatives only) */
 	uint8_t *used_stack, *used_thread, *used_method, *used_class, *used_sym, *used_pkg,
 		*used_map;
 	uint64_t remote_frames;
@@ -1016,6 +1023,32 @@ static void mark_tables(struct w *w)
 	}
 }
 
+/*
+ * Threads are keyed in the pool by their OS thread id, as async-profiler
+ * keys them: its converter shows the key as the thread's id (--threads).
+ * One entry per tid for the whole file, so a key means one thread in every
+ * chunk: the model's last thread of that tid, the latest generation (after
+ * an exec, the program's name rather than the launcher's). false when out
+ * of memory.
+ */
+static bool thread_keys(struct w *w)
+{
+	const struct prof *p = w->p;
+	struct hmap last; /* tid + 1 -> the last model thread with it */
+	bool ok = true;
+
+	w->thread_rep = calloc(p->nr_threads + 1, sizeof(*w->thread_rep));
+	if (!w->thread_rep)
+		return false;
+	hmap_init(&last);
+	for (size_t i = 0; ok && i < p->nr_threads; i++)
+		ok = hmap_put(&last, (uint64_t)p->threads[i].tid + 1, i);
+	for (size_t i = 0; ok && i < p->nr_threads; i++)
+		w->thread_rep[i] = (uint32_t)*hmap_get(&last, (uint64_t)p->threads[i].tid + 1);
+	hmap_release(&last);
+	return ok;
+}
+
 /* The JFR frames of every model location (methods, classes, symbols). */
 static void build_tables(struct w *w)
 {
@@ -1184,7 +1217,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 
 			if (!bit_get(w->used_thread, i))
 				continue;
-			put_varint(b, i + 1);
+			put_varint(b, t->tid);
 			put_string(b, strtab_get(&p->strs, t->name));
 			put_varint(b, t->tid);
 			put_string(b, NULL);
@@ -1465,6 +1498,7 @@ static void w_release(struct w *w)
 	free(w->map_bid_class);
 	free(w->used_stack);
 	free(w->used_thread);
+	free(w->thread_rep);
 	free(w->used_method);
 	free(w->used_class);
 	free(w->used_sym);
@@ -1505,7 +1539,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		w.nomem = true;
 	w.used_stack = calloc((p->nr_stacks + 7) / 8 + 1, 1);
 	w.used_thread = calloc((p->nr_threads + 7) / 8 + 1, 1);
-	if (w.nomem || !w.used_stack || !w.used_thread) {
+	if (w.nomem || !w.used_stack || !w.used_thread || !thread_keys(&w)) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
 		goto out;
 	}
@@ -1549,7 +1583,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			c.max_tick = ev.time;
 		c.any = true;
 		bit_set(w.used_stack, ev.stack);
-		bit_set(w.used_thread, ev.thread);
+		bit_set(w.used_thread, w.thread_rep[ev.thread]);
 		{
 			/*
 			 * The record built in one buffer and appended once: the
@@ -1561,7 +1595,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 
 			e = enc_varint(e, event_type_id(p, ev.event));
 			e = enc_varint(e, ev.time);
-			e = enc_varint(e, ev.thread + 1);
+			e = enc_varint(e, p->threads[ev.thread].tid); /* its key (thread_keys) */
 			e = enc_varint(e, ev.stack + 1);
 			if (ev.event == p->primary_event) {
 				*e++ = 0; /* STATE_DEFAULT: a CPU sample */

@@ -268,6 +268,11 @@ static void test_one_chunk(void **state)
 	/* cpu -1 as an unsigned 32-bit varint, never a 9-byte negative */
 	assert_true(contains(&o, "\xff\xff\xff\xff\x0f"));
 	/*
+	 * jdk.ExecutionSample (size 7, type 100, time 1000, thread, stack 1,
+	 * state 0): the thread's key is its tid, 7
+	 */
+	assert_true(contains_n(&o, "\x07\x64\xe8\x07\x07\x01\x00", 7));
+	/*
 	 * jdk.ActiveSetting in JDK 17's layout (type 101, time 1000, duration 0,
 	 * eventThread 0, stackTrace 0, id 100, "event"): async-profiler's
 	 * converter up to 2.10 reads it field by field in this order
@@ -334,6 +339,52 @@ static void test_invalid_utf8(void **state)
 	prof_release(&p);
 }
 
+/*
+ * Two model threads with one tid (an exec: the launcher's generation, then
+ * the program's): one pool entry under the tid, named as the later one.
+ */
+static void test_thread_keys(void **state)
+{
+	struct prof p;
+	struct out o;
+	struct walk w;
+	struct jfr_stats st;
+	struct prof_thread t;
+	struct prof_event ev;
+
+	(void)state;
+	build(&p, 0, "inner");
+	memset(&t, 0, sizeof(t));
+	t.tid = 7;
+	t.pid = 7;
+	t.name = prof_str(&p, "launcher");
+	p.threads[0] = t; /* the first generation */
+	t.name = prof_str(&p, "program");
+	prof_add_thread(&p, &t);
+	prof_events_free(p.events);
+	p.events = NULL;
+	assert_int_equal(prof_events_open(&p.events, NULL, NULL), CONV_E_OK);
+	for (uint32_t i = 0; i < 4; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.time = 1000 + i;
+		ev.stack = 0;
+		ev.thread = i % 2;
+		prof_events_add(p.events, &ev);
+	}
+	assert_int_equal(prof_events_finish(p.events, NULL), CONV_E_OK);
+	write_jfr(&p, 0, &o, &st);
+	walk(&o, &w);
+	assert_int_equal(w.events_by_type[100], 4);
+	/* pool: key 7 | osName "program" | osThreadId 7 | javaName null | javaThreadId 0 */
+	assert_true(contains_n(&o, "\x07\x03\x07program\x07\x00\x00", 13));
+	assert_false(contains(&o, "launcher"));
+	/* both generations' samples under key 7 */
+	assert_true(contains_n(&o, "\x07\x64\xe8\x07\x07\x01\x00", 7));
+	assert_true(contains_n(&o, "\x07\x64\xe9\x07\x07\x01\x00", 7));
+	free(o.data);
+	prof_release(&p);
+}
+
 static void test_no_events(void **state)
 {
 	struct prof p;
@@ -358,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_chunks_rotate),
 		cmocka_unit_test(test_same_bytes),
 		cmocka_unit_test(test_invalid_utf8),
+		cmocka_unit_test(test_thread_keys),
 		cmocka_unit_test(test_no_events),
 	};
 
