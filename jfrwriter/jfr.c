@@ -518,11 +518,11 @@ struct w {
 	uint32_t sym_remote, sym_desc_native, sym_desc_kernel; /* 0 = not yet */
 	/*
 	 * Per model thread, the model thread whose pool entry stands for its OS
-	 * thread id: thread keys are tids (see thread_keys), and the model has a
-	 * thread per (process generation, tid), so an exec or a reused tid
-	 * gives two with one tid.
+	 * thread id, and that entry's key: thread keys are tids (see
+	 * thread_keys), and the model has a thread per (process generation,
+	 * tid), so an exec or a reused tid gives two with one tid.
 	 */
-	uint32_t *thread_rep;
+	uint32_t *thread_rep, *thread_key;
 	/* per chunk: what its events use (used_thread: representatives only) */
 	uint8_t *used_stack, *used_thread, *used_method, *used_class, *used_sym, *used_pkg,
 		*used_map;
@@ -1028,23 +1028,49 @@ static void mark_tables(struct w *w)
  * keys them: its converter shows the key as the thread's id (--threads).
  * One entry per tid for the whole file, so a key means one thread in every
  * chunk: the model's last thread of that tid, the latest generation (after
- * an exec, the program's name rather than the launcher's). false when out
- * of memory.
+ * an exec, the program's name rather than the launcher's).
+ *
+ * Some tids cannot be keys. 0 (the idle task's, in system-wide recordings)
+ * is JFR's null reference: async-profiler 2.10 refuses it as a key ("Zero
+ * key not allowed") and the JDK gives every null thread reference that
+ * thread. async-profiler reads thread keys as 32-bit signed ints, so perf's
+ * -1 (u32 0xffffffff) and anything above INT32_MAX would not match their
+ * entries. Those threads get the free keys from INT32_MAX down, in the
+ * order of their threads: numbers no Linux tid reaches (tids stay below
+ * PID_MAX_LIMIT, 2^22); the entry's osThreadId keeps the tid. false when
+ * out of memory.
  */
 static bool thread_keys(struct w *w)
 {
 	const struct prof *p = w->p;
 	struct hmap last; /* tid + 1 -> the last model thread with it */
+	uint32_t next = INT32_MAX; /* the next key to try for a tid that cannot be one */
 	bool ok = true;
 
 	w->thread_rep = calloc(p->nr_threads + 1, sizeof(*w->thread_rep));
-	if (!w->thread_rep)
+	w->thread_key = calloc(p->nr_threads + 1, sizeof(*w->thread_key));
+	if (!w->thread_rep || !w->thread_key)
 		return false;
 	hmap_init(&last);
 	for (size_t i = 0; ok && i < p->nr_threads; i++)
 		ok = hmap_put(&last, (uint64_t)p->threads[i].tid + 1, i);
+	for (size_t i = 0; ok && i < p->nr_threads; i++) {
+		uint32_t tid = p->threads[i].tid;
+
+		w->thread_rep[i] = (uint32_t)*hmap_get(&last, (uint64_t)tid + 1);
+		if (w->thread_rep[i] != i)
+			continue; /* keyed below, by its representative */
+		if (tid && tid <= INT32_MAX) {
+			w->thread_key[i] = tid;
+			continue;
+		}
+		/* skip the numbers that are some thread's tid (never 0: 2^31 threads do not fit) */
+		while (hmap_get(&last, (uint64_t)next + 1))
+			next--;
+		w->thread_key[i] = next--;
+	}
 	for (size_t i = 0; ok && i < p->nr_threads; i++)
-		w->thread_rep[i] = (uint32_t)*hmap_get(&last, (uint64_t)p->threads[i].tid + 1);
+		w->thread_key[i] = w->thread_key[w->thread_rep[i]];
 	hmap_release(&last);
 	return ok;
 }
@@ -1217,7 +1243,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 
 			if (!bit_get(w->used_thread, i))
 				continue;
-			put_varint(b, t->tid);
+			put_varint(b, w->thread_key[i]);
 			put_string(b, strtab_get(&p->strs, t->name));
 			put_varint(b, t->tid);
 			put_string(b, NULL);
@@ -1499,6 +1525,7 @@ static void w_release(struct w *w)
 	free(w->used_stack);
 	free(w->used_thread);
 	free(w->thread_rep);
+	free(w->thread_key);
 	free(w->used_method);
 	free(w->used_class);
 	free(w->used_sym);
@@ -1595,7 +1622,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 
 			e = enc_varint(e, event_type_id(p, ev.event));
 			e = enc_varint(e, ev.time);
-			e = enc_varint(e, p->threads[ev.thread].tid); /* its key (thread_keys) */
+			e = enc_varint(e, w.thread_key[ev.thread]);
 			e = enc_varint(e, ev.stack + 1);
 			if (ev.event == p->primary_event) {
 				*e++ = 0; /* STATE_DEFAULT: a CPU sample */

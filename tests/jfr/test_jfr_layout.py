@@ -30,8 +30,13 @@ format notes, no JDK needed) and checks, per file and chunk:
   * every event record and every checkpoint decodes by the file's metadata to
     exactly its size (the bytes written follow the layout declared);
   * the java.lang.Thread pool's keys equal the entries' osThreadId (as
-    async-profiler keys threads: its --threads view shows the key), are
-    unique in a chunk, and every sample event's thread is in the pool;
+    async-profiler keys threads: its --threads view shows the key), except
+    for the tids that cannot be keys: 0 (JFR's null reference, which
+    async-profiler 2.10 refuses as a key) and those above 2^31 - 1 (perf's
+    -1; async-profiler reads keys as 32-bit ints), whose keys must be
+    positive 32-bit numbers that are no thread's tid; keys are unique in a
+    chunk, name the same thread in every chunk, and every sample event's
+    thread is in the pool;
   * per OS thread id, the sample events of the JFR equal the samples of the
     same run's pprof (its tid label): the thread keys carry the right samples.
 
@@ -497,7 +502,12 @@ def check_types(name, chunks, ref, complete):
 
 
 def check_threads(name, chunks, pprof):
-    problems, sample_tids = [], collections.Counter()
+    """Thread keys: a thread's key is its osThreadId, but for the tids that cannot be keys
+    (0, JFR's null reference; above 2^31 - 1, where async-profiler reads keys as 32-bit ints),
+    whose keys are other positive 32-bit numbers that are no thread's tid. A key names the
+    same thread in every chunk; every sample event's thread is in its chunk's pool."""
+    problems, sample_tids, odd = [], collections.Counter(), {}
+    key_tid = {}  # over all chunks
     for i, ch in enumerate(chunks):
         cls = {c["name"]: c for c in ch["classes"].values()}
         th = cls.get("java.lang.Thread")
@@ -509,9 +519,20 @@ def check_threads(name, chunks, pprof):
             problems.append("chunk %d: java.lang.Thread has no osThreadId" % i)
             continue
         k_os = fn.index("osThreadId")
+        tids = {v[k_os] for v in pool.values()}
         for k, v in sorted(pool.items()):
-            if v[k_os] != k:
-                problems.append("chunk %d: thread key %d has osThreadId %d" % (i, k, v[k_os]))
+            tid = v[k_os]
+            if key_tid.setdefault(k, tid) != tid:
+                problems.append("chunk %d: thread key %d has osThreadId %d, %d before" % (
+                    i, k, tid, key_tid[k]))
+            if 0 < tid < 1 << 31:
+                if k != tid:
+                    problems.append("chunk %d: thread key %d has osThreadId %d" % (i, k, tid))
+            elif not 0 < k < 1 << 31 or k in tids:
+                problems.append("chunk %d: thread key %d for osThreadId %d is not a free "
+                                "positive 32-bit number" % (i, k, tid))
+            else:
+                odd[tid] = k
         for t, v in ch["events"]:
             c = cls[t]
             if c["super"] != EVENT:
@@ -524,13 +545,15 @@ def check_threads(name, chunks, pprof):
             if ref[1] not in pool:
                 problems.append("chunk %d: %s event's thread %d is not in the pool" % (
                     i, t, ref[1]))
-            sample_tids[ref[1]] += 1
-    check("%s: thread keys are OS thread ids (%d threads with samples)" % (name, len(sample_tids)),
+                continue
+            sample_tids[pool[ref[1]][k_os]] += 1
+    check("%s: thread keys are OS thread ids (%d threads with samples%s)" % (
+        name, len(sample_tids), "; tid -> key %s" % dict(sorted(odd.items())) if odd else ""),
           not problems, "; ".join(problems[:4]))
     if pprof is not None:
         diff = {t: (sample_tids.get(t, 0), pprof.get(t, 0))
                 for t in set(sample_tids) | set(pprof) if sample_tids.get(t, 0) != pprof.get(t, 0)}
-        check("%s: sample events per thread key equal pprof's samples per tid (%d samples)" % (
+        check("%s: sample events per thread equal pprof's samples per tid (%d samples)" % (
             name, sum(sample_tids.values())), not diff,
               "tid: (jfr, pprof) %s" % dict(sorted(diff.items())[:6]))
 
