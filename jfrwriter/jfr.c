@@ -1027,8 +1027,14 @@ static void mark_tables(struct w *w)
  * Threads are keyed in the pool by their OS thread id, as async-profiler
  * keys them: its converter shows the key as the thread's id (--threads).
  * One entry per tid for the whole file, so a key means one thread in every
- * chunk: the model's last thread of that tid, the latest generation (after
- * an exec, the program's name rather than the launcher's).
+ * chunk: the model's last thread of that tid whose process has the tid as
+ * its pid, else its last thread of that tid. A tid that is its process's
+ * pid names that process's main thread (or the idle task, tid 0) for its
+ * whole life, and the last generation is the latest name (after an exec,
+ * the program's rather than the launcher's); the same tid under another
+ * pid is a reused tid or a recording's quirk (quipper's perf 3.8 test file
+ * perf.data.throttle-3.8 has one sample of powerd, pid 1430, with tid 0,
+ * beside 3206 of the idle task's: all were named powerd).
  *
  * Some tids cannot be keys. 0 (the idle task's, in system-wide recordings)
  * is JFR's null reference: async-profiler 2.10 refuses it as a key ("Zero
@@ -1043,7 +1049,7 @@ static void mark_tables(struct w *w)
 static bool thread_keys(struct w *w)
 {
 	const struct prof *p = w->p;
-	struct hmap last; /* tid + 1 -> the last model thread with it */
+	struct hmap rep; /* tid + 1 -> the model thread that stands for it */
 	uint32_t next = INT32_MAX; /* the next key to try for a tid that cannot be one */
 	bool ok = true;
 
@@ -1051,13 +1057,18 @@ static bool thread_keys(struct w *w)
 	w->thread_key = calloc(p->nr_threads + 1, sizeof(*w->thread_key));
 	if (!w->thread_rep || !w->thread_key)
 		return false;
-	hmap_init(&last);
-	for (size_t i = 0; ok && i < p->nr_threads; i++)
-		ok = hmap_put(&last, (uint64_t)p->threads[i].tid + 1, i);
+	hmap_init(&rep);
+	for (size_t i = 0; ok && i < p->nr_threads; i++) {
+		const struct prof_thread *t = &p->threads[i];
+		const uint64_t *v = hmap_get(&rep, (uint64_t)t->tid + 1);
+
+		if (!v || t->pid == t->tid || p->threads[*v].pid != t->tid)
+			ok = hmap_put(&rep, (uint64_t)t->tid + 1, i);
+	}
 	for (size_t i = 0; ok && i < p->nr_threads; i++) {
 		uint32_t tid = p->threads[i].tid;
 
-		w->thread_rep[i] = (uint32_t)*hmap_get(&last, (uint64_t)tid + 1);
+		w->thread_rep[i] = (uint32_t)*hmap_get(&rep, (uint64_t)tid + 1);
 		if (w->thread_rep[i] != i)
 			continue; /* keyed below, by its representative */
 		if (tid && tid <= INT32_MAX) {
@@ -1065,13 +1076,13 @@ static bool thread_keys(struct w *w)
 			continue;
 		}
 		/* skip the numbers that are some thread's tid (never 0: 2^31 threads do not fit) */
-		while (hmap_get(&last, (uint64_t)next + 1))
+		while (hmap_get(&rep, (uint64_t)next + 1))
 			next--;
 		w->thread_key[i] = next--;
 	}
 	for (size_t i = 0; ok && i < p->nr_threads; i++)
 		w->thread_key[i] = w->thread_key[w->thread_rep[i]];
-	hmap_release(&last);
+	hmap_release(&rep);
 	return ok;
 }
 

@@ -342,18 +342,20 @@ static void test_invalid_utf8(void **state)
 /*
  * Thread keys: two model threads with one tid (an exec: the launcher's
  * generation, then the program's) are one pool entry under the tid, named
- * as the later one; the tids that cannot be keys (0, JFR's null reference;
- * perf's -1, above INT32_MAX where async-profiler reads 32-bit ints) take
- * the free keys from INT32_MAX down, skipping a thread whose tid is
- * INT32_MAX.
+ * as the later one; a later thread of that tid under another pid does not
+ * rename it (powerd, tid 0, beside the idle task); the tids that cannot be
+ * keys (0, JFR's null reference; perf's -1, above INT32_MAX where
+ * async-profiler reads 32-bit ints) take the free keys from INT32_MAX down,
+ * skipping a thread whose tid is INT32_MAX.
  */
 static void test_thread_keys(void **state)
 {
 	static const struct {
-		uint32_t tid;
+		uint32_t tid, pid;
 		const char *name;
-	} th[] = {{7, "launcher"}, {7, "program"}, {0, "swapper"}, {UINT32_MAX, "neg"},
-		  {INT32_MAX, "big"}};
+	} th[] = {{7, 7, "launcher"}, {7, 7, "program"}, {0, 0, "swapper"},
+		  {UINT32_MAX, UINT32_MAX, "neg"}, {INT32_MAX, INT32_MAX, "big"},
+		  {0, 1430, "powerd"}};
 	struct prof p;
 	struct out o;
 	struct walk w;
@@ -364,16 +366,17 @@ static void test_thread_keys(void **state)
 	(void)state;
 	build(&p, 0, "inner");
 	p.nr_threads = 0;
-	for (uint32_t i = 0; i < 5; i++) {
+	for (uint32_t i = 0; i < 6; i++) {
 		memset(&t, 0, sizeof(t));
-		t.tid = t.pid = th[i].tid;
+		t.tid = th[i].tid;
+		t.pid = th[i].pid;
 		t.name = prof_str(&p, th[i].name);
 		prof_add_thread(&p, &t);
 	}
 	prof_events_free(p.events);
 	p.events = NULL;
 	assert_int_equal(prof_events_open(&p.events, NULL, NULL), CONV_E_OK);
-	for (uint32_t i = 0; i < 5; i++) {
+	for (uint32_t i = 0; i < 6; i++) {
 		memset(&ev, 0, sizeof(ev));
 		ev.time = 1000 + i;
 		ev.stack = 0;
@@ -383,10 +386,11 @@ static void test_thread_keys(void **state)
 	assert_int_equal(prof_events_finish(p.events, NULL), CONV_E_OK);
 	write_jfr(&p, 0, &o, &st);
 	walk(&o, &w);
-	assert_int_equal(w.events_by_type[100], 5);
+	assert_int_equal(w.events_by_type[100], 6);
 	/* pool entries: key | osName | osThreadId | javaName null | javaThreadId 0 */
 	assert_true(contains_n(&o, "\x07\x03\x07program\x07\x00\x00", 13));
 	assert_false(contains(&o, "launcher"));
+	assert_false(contains(&o, "powerd"));
 	assert_true(contains_n(&o, "\xff\xff\xff\xff\x07\x03\x03" "big\xff\xff\xff\xff\x07\x00\x00",
 			       17));
 	assert_true(contains_n(&o, "\xfe\xff\xff\xff\x07\x03\x07swapper\x00\x00\x00", 17));
@@ -398,6 +402,7 @@ static void test_thread_keys(void **state)
 	assert_true(contains_n(&o, "\x0b\x64\xea\x07\xfe\xff\xff\xff\x07\x01\x00", 11));
 	assert_true(contains_n(&o, "\x0b\x64\xeb\x07\xfd\xff\xff\xff\x07\x01\x00", 11));
 	assert_true(contains_n(&o, "\x0b\x64\xec\x07\xff\xff\xff\xff\x07\x01\x00", 11));
+	assert_true(contains_n(&o, "\x0b\x64\xed\x07\xfe\xff\xff\xff\x07\x01\x00", 11));
 	free(o.data);
 	prof_release(&p);
 }
