@@ -19,7 +19,9 @@
  * Ticks are the perf sample clock in ns; chunk start nanos are wall clock
  * (CLOCK_DATA, else the file's time) and unique per chunk (JMC drops a chunk
  * whose start equals an earlier one). Constant pool keys are global to the
- * file: each chunk carries the entries its events use, with the same keys.
+ * file: each chunk carries the entries its events use, with the same keys;
+ * a thread's key is its OS thread id. Event types have JDK 17's fields in
+ * JDK 17's order (readers that know a type may read it positionally).
  */
 #include "jfrwriter/jfr.h"
 
@@ -256,20 +258,34 @@ static const struct fdef f_execution_sample[] = {
 	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
 	{"state", T_THREADSTATE, true, false, "Thread State", 0, NULL, 0},
 };
+/*
+ * The JDK 17 layout, duration, eventThread and stackTrace included: readers
+ * that know this type read it field by field in this order whatever the
+ * metadata says (async-profiler's converter up to 2.10 read the JDK 22+
+ * layout's id as the duration, went out of step and failed with "Invalid
+ * string encoding"), and newer ones find id, name and value by name.
+ */
 static const struct fdef f_active_setting[] = {
 	START_TIME,
+	{"duration", T_LONG, false, false, "Duration", A_TIMESPAN, "TICKS", 0},
+	{"eventThread", T_THREAD, true, false, "Event Thread", 0, NULL, 0},
+	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
 	{"id", T_LONG, false, false, "Event Id", 0, NULL, 0},
 	{"name", T_STRING, false, false, "Setting Name", 0, NULL, 0},
 	{"value", T_STRING, false, false, "Setting Value", 0, NULL, 0},
 };
 static const struct fdef f_os_info[] = {
 	START_TIME, {"osVersion", T_STRING, false, false, "OS Version", 0, NULL, 0}};
+/* JDK 17's fields, so that hwThreads is where readers of that layout look for it */
 static const struct fdef f_cpu_info[] = {
 	START_TIME,
 	{"cpu", T_STRING, false, false, "Type", 0, NULL, 0},
 	{"description", T_STRING, false, false, "Description", 0, NULL, 0},
+	{"sockets", T_INT, false, false, "Sockets", A_UNSIGNED, NULL, 0},
+	{"cores", T_INT, false, false, "Cores", A_UNSIGNED, NULL, 0},
 	{"hwThreads", T_INT, false, false, "Hardware Threads", A_UNSIGNED, NULL, 0},
 };
+/* JDK 17's four fields, then Datadog's two: readers of JDK 17's layout stop before them */
 static const struct fdef f_native_library[] = {
 	START_TIME,
 	{"name", T_STRING, false, false, "Name", 0, NULL, 0},
@@ -500,7 +516,14 @@ struct w {
 	uint32_t *map_bid_class; /* per model mapping: class id + 1, 0 = not yet */
 	uint32_t cls_none;       /* class "", 0 = not yet */
 	uint32_t sym_remote, sym_desc_native, sym_desc_kernel; /* 0 = not yet */
-	/* per chunk: what its events use */
+	/*
+	 * Per model thread, the model thread whose pool entry stands for its OS
+	 * thread id, and that entry's key: thread keys are tids (see
+	 * thread_keys), and the model has a thread per (process generation,
+	 * tid), so an exec or a reused tid gives two with one tid.
+	 */
+	uint32_t *thread_rep, *thread_key;
+	/* per chunk: what its events use (used_thread: representatives only) */
 	uint8_t *used_stack, *used_thread, *used_method, *used_class, *used_sym, *used_pkg,
 		*used_map;
 	uint64_t remote_frames;
@@ -1000,6 +1023,69 @@ static void mark_tables(struct w *w)
 	}
 }
 
+/*
+ * Threads are keyed in the pool by their OS thread id, as async-profiler
+ * keys them: its converter shows the key as the thread's id (--threads).
+ * One entry per tid for the whole file, so a key means one thread in every
+ * chunk: the model's last thread of that tid whose process has the tid as
+ * its pid, else its last thread of that tid. A tid that is its process's
+ * pid names that process's main thread (or the idle task, tid 0) for its
+ * whole life, and the last generation is the latest name (after an exec,
+ * the program's rather than the launcher's); the same tid under another
+ * pid is a reused tid or a recording's quirk (quipper's perf 3.8 test file
+ * perf.data.throttle-3.8 has one sample of powerd, pid 1430, with tid 0,
+ * beside 3206 of the idle task's: all were named powerd).
+ *
+ * Some tids cannot be keys. 0 (the idle task's, in system-wide recordings)
+ * is JFR's null reference: async-profiler 2.10 refuses it as a key ("Zero
+ * key not allowed") and the JDK gives every null thread reference that
+ * thread. async-profiler reads thread keys as 32-bit signed ints, so perf's
+ * -1 (u32 0xffffffff) and anything above INT32_MAX would not match their
+ * entries. Those threads get the free keys from INT32_MAX down, in the
+ * order of their threads: numbers no Linux tid reaches (tids stay below
+ * PID_MAX_LIMIT, 2^22); the entry's osThreadId keeps the tid. false when
+ * out of memory.
+ */
+static bool thread_keys(struct w *w)
+{
+	const struct prof *p = w->p;
+	struct hmap rep; /* tid + 1 -> the model thread that stands for it */
+	uint32_t next = INT32_MAX; /* the next key to try for a tid that cannot be one */
+	bool ok = true;
+
+	w->thread_rep = calloc(p->nr_threads + 1, sizeof(*w->thread_rep));
+	w->thread_key = calloc(p->nr_threads + 1, sizeof(*w->thread_key));
+	if (!w->thread_rep || !w->thread_key)
+		return false;
+	hmap_init(&rep);
+	for (size_t i = 0; ok && i < p->nr_threads; i++) {
+		const struct prof_thread *t = &p->threads[i];
+		const uint64_t *v = hmap_get(&rep, (uint64_t)t->tid + 1);
+
+		if (!v || t->pid == t->tid || p->threads[*v].pid != t->tid)
+			ok = hmap_put(&rep, (uint64_t)t->tid + 1, i);
+	}
+	for (size_t i = 0; ok && i < p->nr_threads; i++) {
+		uint32_t tid = p->threads[i].tid;
+
+		w->thread_rep[i] = (uint32_t)*hmap_get(&rep, (uint64_t)tid + 1);
+		if (w->thread_rep[i] != i)
+			continue; /* keyed below, by its representative */
+		if (tid && tid <= INT32_MAX) {
+			w->thread_key[i] = tid;
+			continue;
+		}
+		/* skip the numbers that are some thread's tid (never 0: 2^31 threads do not fit) */
+		while (hmap_get(&rep, (uint64_t)next + 1))
+			next--;
+		w->thread_key[i] = next--;
+	}
+	for (size_t i = 0; ok && i < p->nr_threads; i++)
+		w->thread_key[i] = w->thread_key[w->thread_rep[i]];
+	hmap_release(&rep);
+	return ok;
+}
+
 /* The JFR frames of every model location (methods, classes, symbols). */
 static void build_tables(struct w *w)
 {
@@ -1051,6 +1137,9 @@ static void setting(struct w *w, struct dbuf *b, uint64_t tick, uint32_t id, con
 		    const char *value)
 {
 	put_varint(b, tick);
+	put_varint(b, 0); /* duration */
+	put_varint(b, 0); /* eventThread: none (no thread of the recording wrote it) */
+	put_varint(b, 0); /* stackTrace: none */
 	put_varint(b, id);
 	put_string(b, name);
 	put_string(b, value);
@@ -1097,6 +1186,9 @@ static void info_events(struct w *w, uint64_t tick, bool last)
 	else
 		snprintf(buf, sizeof(buf), "%s", strtab_get(s, p->sys.cpu_desc));
 	put_string(&b, buf);
+	/* sockets and cores: 0, unknown (perf's CPU_TOPOLOGY is not read), rather than a guess */
+	put_u32(&b, 0);
+	put_u32(&b, 0);
 	put_u32(&b, p->sys.nr_cpus);
 	write_event(w, &b, E_CPU_INFO);
 	for (size_t i = 0; i < p->nr_mappings; i++) {
@@ -1162,7 +1254,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 
 			if (!bit_get(w->used_thread, i))
 				continue;
-			put_varint(b, i + 1);
+			put_varint(b, w->thread_key[i]);
 			put_string(b, strtab_get(&p->strs, t->name));
 			put_varint(b, t->tid);
 			put_string(b, NULL);
@@ -1444,6 +1536,8 @@ static void w_release(struct w *w)
 	free(w->map_bid_class);
 	free(w->used_stack);
 	free(w->used_thread);
+	free(w->thread_rep);
+	free(w->thread_key);
 	free(w->used_method);
 	free(w->used_class);
 	free(w->used_sym);
@@ -1484,7 +1578,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 		w.nomem = true;
 	w.used_stack = calloc((p->nr_stacks + 7) / 8 + 1, 1);
 	w.used_thread = calloc((p->nr_threads + 7) / 8 + 1, 1);
-	if (w.nomem || !w.used_stack || !w.used_thread) {
+	if (w.nomem || !w.used_stack || !w.used_thread || !thread_keys(&w)) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory for the JFR tables");
 		goto out;
 	}
@@ -1528,7 +1622,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			c.max_tick = ev.time;
 		c.any = true;
 		bit_set(w.used_stack, ev.stack);
-		bit_set(w.used_thread, ev.thread);
+		bit_set(w.used_thread, w.thread_rep[ev.thread]);
 		{
 			/*
 			 * The record built in one buffer and appended once: the
@@ -1540,7 +1634,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 
 			e = enc_varint(e, event_type_id(p, ev.event));
 			e = enc_varint(e, ev.time);
-			e = enc_varint(e, ev.thread + 1);
+			e = enc_varint(e, w.thread_key[ev.thread]);
 			e = enc_varint(e, ev.stack + 1);
 			if (ev.event == p->primary_event) {
 				*e++ = 0; /* STATE_DEFAULT: a CPU sample */

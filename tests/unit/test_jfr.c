@@ -224,6 +224,15 @@ static bool contains(const struct out *o, const char *s)
 	return false;
 }
 
+/* The same for bytes that may hold a 0. */
+static bool contains_n(const struct out *o, const char *s, size_t n)
+{
+	for (size_t i = 0; i + n <= o->len; i++)
+		if (!memcmp(o->data + i, s, n))
+			return true;
+	return false;
+}
+
 static void test_one_chunk(void **state)
 {
 	struct prof p;
@@ -258,6 +267,17 @@ static void test_one_chunk(void **state)
 	assert_true(contains(&o, "\003\004prog"));
 	/* cpu -1 as an unsigned 32-bit varint, never a 9-byte negative */
 	assert_true(contains(&o, "\xff\xff\xff\xff\x0f"));
+	/*
+	 * jdk.ExecutionSample (size 7, type 100, time 1000, thread, stack 1,
+	 * state 0): the thread's key is its tid, 7
+	 */
+	assert_true(contains_n(&o, "\x07\x64\xe8\x07\x07\x01\x00", 7));
+	/*
+	 * jdk.ActiveSetting in JDK 17's layout (type 101, time 1000, duration 0,
+	 * eventThread 0, stackTrace 0, id 100, "event"): async-profiler's
+	 * converter up to 2.10 reads it field by field in this order
+	 */
+	assert_true(contains_n(&o, "\x65\xe8\x07\x00\x00\x00\x64\x03\x05" "event", 14));
 	free(o.data);
 	prof_release(&p);
 }
@@ -319,6 +339,74 @@ static void test_invalid_utf8(void **state)
 	prof_release(&p);
 }
 
+/*
+ * Thread keys: two model threads with one tid (an exec: the launcher's
+ * generation, then the program's) are one pool entry under the tid, named
+ * as the later one; a later thread of that tid under another pid does not
+ * rename it (powerd, tid 0, beside the idle task); the tids that cannot be
+ * keys (0, JFR's null reference; perf's -1, above INT32_MAX where
+ * async-profiler reads 32-bit ints) take the free keys from INT32_MAX down,
+ * skipping a thread whose tid is INT32_MAX.
+ */
+static void test_thread_keys(void **state)
+{
+	static const struct {
+		uint32_t tid, pid;
+		const char *name;
+	} th[] = {{7, 7, "launcher"}, {7, 7, "program"}, {0, 0, "swapper"},
+		  {UINT32_MAX, UINT32_MAX, "neg"}, {INT32_MAX, INT32_MAX, "big"},
+		  {0, 1430, "powerd"}};
+	struct prof p;
+	struct out o;
+	struct walk w;
+	struct jfr_stats st;
+	struct prof_thread t;
+	struct prof_event ev;
+
+	(void)state;
+	build(&p, 0, "inner");
+	p.nr_threads = 0;
+	for (uint32_t i = 0; i < 6; i++) {
+		memset(&t, 0, sizeof(t));
+		t.tid = th[i].tid;
+		t.pid = th[i].pid;
+		t.name = prof_str(&p, th[i].name);
+		prof_add_thread(&p, &t);
+	}
+	prof_events_free(p.events);
+	p.events = NULL;
+	assert_int_equal(prof_events_open(&p.events, NULL, NULL), CONV_E_OK);
+	for (uint32_t i = 0; i < 6; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.time = 1000 + i;
+		ev.stack = 0;
+		ev.thread = i;
+		prof_events_add(p.events, &ev);
+	}
+	assert_int_equal(prof_events_finish(p.events, NULL), CONV_E_OK);
+	write_jfr(&p, 0, &o, &st);
+	walk(&o, &w);
+	assert_int_equal(w.events_by_type[100], 6);
+	/* pool entries: key | osName | osThreadId | javaName null | javaThreadId 0 */
+	assert_true(contains_n(&o, "\x07\x03\x07program\x07\x00\x00", 13));
+	assert_false(contains(&o, "launcher"));
+	assert_false(contains(&o, "powerd"));
+	assert_true(contains_n(&o, "\xff\xff\xff\xff\x07\x03\x03" "big\xff\xff\xff\xff\x07\x00\x00",
+			       17));
+	assert_true(contains_n(&o, "\xfe\xff\xff\xff\x07\x03\x07swapper\x00\x00\x00", 17));
+	assert_true(contains_n(&o, "\xfd\xff\xff\xff\x07\x03\x03neg\xff\xff\xff\xff\x0f\x00\x00",
+			       17));
+	/* jdk.ExecutionSample: size | 100 | time | thread key | stack 1 | state 0 */
+	assert_true(contains_n(&o, "\x07\x64\xe8\x07\x07\x01\x00", 7));
+	assert_true(contains_n(&o, "\x07\x64\xe9\x07\x07\x01\x00", 7));
+	assert_true(contains_n(&o, "\x0b\x64\xea\x07\xfe\xff\xff\xff\x07\x01\x00", 11));
+	assert_true(contains_n(&o, "\x0b\x64\xeb\x07\xfd\xff\xff\xff\x07\x01\x00", 11));
+	assert_true(contains_n(&o, "\x0b\x64\xec\x07\xff\xff\xff\xff\x07\x01\x00", 11));
+	assert_true(contains_n(&o, "\x0b\x64\xed\x07\xfe\xff\xff\xff\x07\x01\x00", 11));
+	free(o.data);
+	prof_release(&p);
+}
+
 static void test_no_events(void **state)
 {
 	struct prof p;
@@ -343,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_chunks_rotate),
 		cmocka_unit_test(test_same_bytes),
 		cmocka_unit_test(test_invalid_utf8),
+		cmocka_unit_test(test_thread_keys),
 		cmocka_unit_test(test_no_events),
 	};
 
