@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """conv's JFR types have JDK 17's field layouts; its threads are keyed by OS thread id.
 
-usage: test_jfr_layout.py CONV WORKDIR
+usage: test_jfr_layout.py CONV WORKDIR [--part fixtures|corpus]
        test_jfr_layout.py --write-reference   (rewrites jdk17-layouts.json with JDK 17)
 
 Readers older than the JDK's own read some event types field by field in the
@@ -558,12 +558,16 @@ def check_threads(name, chunks, pprof):
               "tid: (jfr, pprof) %s" % dict(sorted(diff.items())[:6]))
 
 
-def inputs():
-    files = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "*.data")) +
-                   glob.glob(os.path.join(REPO, "tests", "fixtures", "attr", "*.data")))
-    files.append(os.path.join(REPO, "samples", "perf.data"))
-    files = [f for f in files if os.path.isfile(f)]
-    if os.path.isdir(CORPUS):
+def inputs(part):
+    files = []
+    if part != "corpus":
+        files = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "*.data")) +
+                       glob.glob(os.path.join(REPO, "tests", "fixtures", "attr", "*.data")))
+        files.append(os.path.join(REPO, "samples", "perf.data"))
+        files = [f for f in files if os.path.isfile(f)]
+    if part == "fixtures":
+        pass
+    elif os.path.isdir(CORPUS):
         for d in ("quipper", "perfparser", "linux-perf-data"):
             for f in sorted(glob.glob(os.path.join(CORPUS, d, "**", "*"), recursive=True)):
                 if os.path.isfile(f):
@@ -582,6 +586,17 @@ def main():
     a = sys.argv[1:]
     if a == ["--write-reference"]:
         return write_reference()
+    part = None  # --part fixtures|corpus: the repository's recordings or the shared corpus
+    if "--part" in a:
+        i = a.index("--part")
+        part = a[i + 1] if i + 1 < len(a) else ""
+        del a[i:i + 2]
+        if part not in ("fixtures", "corpus"):
+            sys.stderr.write("--part takes fixtures or corpus\n")
+            return 2
+    if part == "corpus" and not os.path.isdir(CORPUS):
+        print("SKIP: corpus not found at %s\n0 passed, 0 failed, 1 skipped" % CORPUS)
+        return 77
     if len(a) != 2:
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
         return 2
@@ -607,7 +622,7 @@ def main():
     if ref is None:
         print("SKIP: no JDK 17 and no %s\n0 passed, 0 failed, 1 skipped" % REFERENCE)
         return 77
-    files = inputs()
+    files = inputs(part)
     if not files:
         print("SKIP: no input files\n0 passed, 0 failed, 1 skipped")
         return 77
