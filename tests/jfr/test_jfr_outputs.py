@@ -85,6 +85,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import vdso  # noqa: E402
+
+
 def _args():
     a = sys.argv[1:]
     part = None
@@ -515,21 +519,13 @@ _elf_found = {}
 
 def running_vdso():
     """(build-id hex, segments) of this kernel's vDSO, read from this process, or None."""
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                if line.rstrip().endswith("[vdso]"):
-                    lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-                    with open("/proc/self/mem", "rb") as mem:
-                        mem.seek(lo)
-                        img = mem.read(hi - lo)
-                    path = os.path.join(WORK, "running-vdso.img")
-                    with open(path, "wb") as out:
-                        out.write(img)
-                    return elf_info(path)
-    except (OSError, ValueError):
-        pass
-    return None
+    img = vdso.image()
+    if not img:
+        return None
+    path = os.path.join(WORK, "running-vdso.img")
+    with open(path, "wb") as out:
+        out.write(img)
+    return elf_info(path)
 
 
 def find_elf(path, bid):

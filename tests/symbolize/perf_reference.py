@@ -45,6 +45,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import vdso  # noqa: E402
+
 SEP = "\x1f"
 
 
@@ -196,6 +199,13 @@ def main():
         extra = ["--symfs", symfs]
         method = "perf report --symfs %s (unstripped binaries at the recorded paths)" % symfs
     env = perf_env(home)
+    # The recording is made with -N (no build-id cache), so perf would leave [vdso]
+    # unnamed where perf record alone keeps its image; conv takes this kernel's vDSO
+    # when the build-ids match, so perf gets it too, in its cache (per recording).
+    for line in run(["perf", "buildid-list", "-i", data], env=env, cwd=out).splitlines():
+        f = line.split()
+        if len(f) == 2 and f[1] == "[vdso]":
+            vdso.install_in_perf_cache(os.path.join(home, ".debug"), f[0])
     rows = report(data, env, out, extra)
 
     by_name = collections.defaultdict(lambda: {"samples": 0, "period": 0, "dsos": set(),
