@@ -781,6 +781,7 @@ static void usage(FILE *f)
 	      "Output details:\n"
 	      "     --no-labels         no pid/tid/comm/thread labels (pprof)\n"
 	      "     --label cpu         add a cpu label (pprof)\n"
+	      "     --full-signatures   C++ names with return type and parameters\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
 	      "     --max-reorder N     memory for time-ordering records (default 32M)\n"
 	      "Run:\n"
@@ -796,10 +797,11 @@ static void usage(FILE *f)
 enum {
 	O_PPROF = 256, O_JFR, O_STATS, O_DEBUGINFOD, O_OFFLINE, O_CACHE_DIR, O_JIT_DIR,
 	O_BID_DISK, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_STRICT, O_VERSION, O_MAX_REORDER,
-	O_MAX_DOWNLOAD, O_TIMEOUT
+	O_MAX_DOWNLOAD, O_TIMEOUT, O_FULL_SIGS
 };
 
 static const struct option long_opts[] = {
+	{"full-signatures", no_argument, NULL, O_FULL_SIGS},
 	{"output", required_argument, NULL, 'o'},
 	{"pprof", required_argument, NULL, O_PPROF},
 	{"jfr", required_argument, NULL, O_JFR},
@@ -1048,6 +1050,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case O_NO_LABELS:
 			c.co.no_labels = true;
+			break;
+		case O_FULL_SIGS:
+			c.co.sj.full_signatures = true;
 			break;
 		case O_LABEL:
 			if (strcmp(optarg, "cpu")) {

@@ -822,6 +822,8 @@ int cmd_info(int argc, char **argv)
 			sjo.kallsyms = argv[++i];
 		} else if (!strcmp(argv[i], "--no-symbolize")) {
 			sjo.no_symbolize = true;
+		} else if (!strcmp(argv[i], "--full-signatures")) {
+			sjo.full_signatures = true;
 		} else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
 			sjo.jobs = (unsigned)strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--jit")) {

@@ -45,6 +45,7 @@ static const char usage_text[] =
 	"                       else $XDG_CACHE_HOME/conv)\n"
 	"  --kallsyms FILE      kernel symbols of the recording machine\n"
 	"  --no-symbolize       do not look for symbols\n"
+	"  --full-signatures    C++ names with return type and parameters\n"
 	"  -j N         symbolize with N threads   -q  no progress line\n"
 	"  -h, --help   show this help\n"
 	"  --version    show the version\n"
