@@ -1248,8 +1248,9 @@ if TWO_PERF:
     cl = [c for c, _ in comms.most_common() if "," not in c and c]
     tot = len(TWO_PERF)
     filt_check("--comm %s" % cl[0], TWO, ["--comm", cl[0]], ["--comms", cl[0]], tot)
-    if len(cl) > 2:
-        lst = "%s,%s" % (cl[1], cl[-1])
+    # sh and timeout get a sample only now and then: a list of the two busy comms otherwise
+    if len(cl) >= 2:
+        lst = "%s,%s" % ((cl[1], cl[-1]) if len(cl) > 2 else (cl[0], cl[1]))
         filt_check("-c %s (list)" % lst, TWO, ["-c", lst], ["--comms", lst], tot)
     rp = perf_report_total(TWO, "--comms", cl[0])
     r, st = conv_count(TWO, "--comm", cl[0])
