@@ -845,7 +845,7 @@ static void usage(FILE *f)
 	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
 	      "     --time START,END    seconds after the first sample; @T = perf time\n"
 	      "Output details:\n"
-	      "     --no-labels         no pid/tid/comm/thread labels (pprof)\n"
+	      "     --no-labels         no pid/tid/comm/process labels (pprof)\n"
 	      "     --label cpu         add a cpu label (pprof)\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
 	      "     --max-reorder N     memory for time-ordering records (default 32M)\n",

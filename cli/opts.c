@@ -8,7 +8,7 @@
 enum {
 	/* above every command's own values (which start at 256) */
 	O_DEBUGINFOD = 1000, O_OFFLINE, O_CACHE_DIR, O_JIT_DIR, O_BID_DISK, O_MAX_DOWNLOAD,
-	O_TIMEOUT, O_STRICT
+	O_TIMEOUT, O_STRICT, O_FULL_SIGS
 };
 
 static const struct option common_opts[] = {
@@ -17,6 +17,7 @@ static const struct option common_opts[] = {
 	{"offline", no_argument, NULL, O_OFFLINE},
 	{"cache-dir", required_argument, NULL, O_CACHE_DIR},
 	{"no-symbolize", no_argument, NULL, 'n'},
+	{"full-signatures", no_argument, NULL, O_FULL_SIGS},
 	{"kallsyms", required_argument, NULL, 'k'},
 	{"jit-dir", required_argument, NULL, O_JIT_DIR},
 	{"buildid-from-disk", no_argument, NULL, O_BID_DISK},
@@ -35,6 +36,7 @@ const char cli_common_help[] =
 	"     --debuginfod URL    server (repeatable; default $DEBUGINFOD_URLS)\n"
 	"     --offline           no network    --cache-dir DIR  download cache\n"
 	" -n, --no-symbolize      keep build-ids and ELF addresses only (binaries: here, -d)\n"
+	"     --full-signatures   C++ names with return type and parameters\n"
 	" -k, --kallsyms FILE     kernel symbols of the recording machine\n"
 	"     --jit-dir DIR       perf-PID.map / jit-PID.dump files (default /tmp)\n"
 	"     --buildid-from-disk take missing build-ids from this machine's files\n"
@@ -105,6 +107,9 @@ int cli_common_take(struct cli_common *c, const char *cmd, int opt, const char *
 		return 1;
 	case 'n':
 		c->sj.no_symbolize = true;
+		return 1;
+	case O_FULL_SIGS:
+		c->sj.full_signatures = true;
 		return 1;
 	case 'k':
 		c->sj.kallsyms = arg;

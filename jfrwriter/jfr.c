@@ -882,9 +882,12 @@ static void location_frames(struct w *w, uint32_t loc)
 			dbuf_release(&mt);
 			dbuf_release(&d);
 		} else {
-			/* a demangled name (differs from the linkage name) is C++ or Rust */
-			enum frame_type t = f->system_name && f->system_name != f->name ? FT_CPP
-											 : FT_NATIVE;
+			/*
+			 * a demangled name (differs from the linkage name) is C++ or Rust,
+			 * and so is a name without a system name: the symbolizer leaves it
+			 * out for C++ functions whose DWARF has no linkage name
+			 */
+			enum frame_type t = f->system_name != f->name ? FT_CPP : FT_NATIVE;
 			uint32_t cls = class_of_mapping(w, w->map_class, l->mapping, lib);
 
 			add_frame(w, memo_method(w, ln->function, cls, FM_NATIVE), ln->line, t);

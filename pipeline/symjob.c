@@ -577,6 +577,11 @@ static void attach_alt(struct symjob *j, struct sym_file *f)
 		sym_file_set_alt(f, r.path);
 }
 
+static enum sym_name_form name_form(const struct symjob *j)
+{
+	return j->o.full_signatures ? SYM_NAME_FULL : SYM_NAME_PERF;
+}
+
 static void resolve_user(struct symjob *j, struct sj_obj *ob)
 {
 	const struct located *lp = &ob->loc;
@@ -604,6 +609,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 	if (!lp->have_debug ||
 	    sym_file_open(&f, lp->debug, lp->have_runtime ? lp->runtime : NULL, NULL))
 		return;
+	sym_file_set_name_form(f, name_form(j));
 	memo = calloc(1, sizeof(*memo)); /* NULL: every string interned */
 	/* the binary's exported symbols are a stand-in, not debug info: it stays listed as missing */
 	ob->found = !lp->dynsym_only;
@@ -773,6 +779,7 @@ static struct sym_file *open_vmlinux(struct symjob *j, const uint8_t *bid, size_
 	}
 	if (!path || sym_file_open(&f, path, NULL, NULL) != CONV_E_OK)
 		return NULL;
+	sym_file_set_name_form(f, name_form(j));
 	if (!sym_file_has_dwarf(f) || (!sym_file_symbol_addr(f, "_text", &t) &&
 				       !sym_file_symbol_addr(f, "_stext", &t))) {
 		sym_file_close(f);

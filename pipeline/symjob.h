@@ -49,6 +49,7 @@ struct symjob_opts {
 	bool running_kernel;      /* the recording's kernel is running here: /proc/kallsyms may be used */
 	unsigned jobs;            /* threads; 0 = number of CPUs */
 	bool no_symbolize;        /* no symbols: only the recorded binaries' program headers */
+	bool full_signatures;     /* C++ names with return type and parameters, not perf's form */
 	/*
 	 * download progress (called on the thread that calls symjob_add/symjob_run);
 	 * st: the debuginfod counters so far, as symjob_stats will hold them

@@ -181,19 +181,56 @@ struct sym_file {
 	size_t nr_names, cap_names;
 	struct sym_result *results;
 	size_t nr_results, cap_results;
+	enum sym_name_form form;
 	struct sym_file_stats st;
 };
 
 /* ---- demangling ---- */
 
-char *sym_demangle(const char *name)
+char *sym_demangle(const char *name, enum sym_name_form form)
 {
+	/*
+	 * perf demangles without DMGL_PARAMS (DMGL_NO_OPTS): libiberty then leaves
+	 * out the return type, the parameter list and a clone suffix, and keeps
+	 * templates and ABI tags.
+	 */
+	int how = form == SYM_NAME_FULL ? DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO : DMGL_AUTO;
+	const char *at;
+	char *sym, *dem, *out;
+	size_t n, dn, sn;
+
 	if (!name || name[0] != '_')
 		return NULL;
 	/* _Z: Itanium C++ (and Rust legacy); _R: Rust v0; _D: D */
 	if (name[1] != 'Z' && name[1] != 'R' && !(name[1] == 'D' && name[2] >= '0' && name[2] <= '9'))
 		return NULL;
-	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	at = strchr(name, '@');
+	if (!at)
+		return cplus_demangle(name, how);
+	/*
+	 * "sym@plt" (conv's PLT entries), "sym@@VERSION": no mangled name has an
+	 * '@', and without DMGL_PARAMS libiberty would drop whatever follows
+	 * the name. perf names a PLT entry after its demangled symbol + "@plt".
+	 */
+	n = (size_t)(at - name);
+	sym = malloc(n + 1);
+	if (!sym)
+		return NULL;
+	memcpy(sym, name, n);
+	sym[n] = '\0';
+	dem = cplus_demangle(sym, how);
+	free(sym);
+	if (!dem)
+		return NULL;
+	dn = strlen(dem);
+	sn = strlen(at);
+	out = realloc(dem, dn + sn + 1);
+	if (!out) {
+		free(dem);
+		return NULL;
+	}
+	memcpy(out + dn, at, sn + 1);
+	return out;
 }
 
 static uint32_t intern(struct sym_file *f, const char *s)
@@ -498,6 +535,11 @@ void sym_file_close(struct sym_file *f)
 	arena_release(&f->arena);
 	strtab_release(&f->strs);
 	free(f);
+}
+
+void sym_file_set_name_form(struct sym_file *f, enum sym_name_form form)
+{
+	f->form = form;
 }
 
 bool sym_file_has_phdrs(const struct sym_file *f)
@@ -908,13 +950,46 @@ static uint32_t unit_file(struct sym_file *f, struct cu_info *ci, const struct d
 	}
 }
 
+/* Whether die belongs to a C++ unit. */
+static bool cxx_unit(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	int lang;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return false;
+	lang = dwarf_srclang(&cu);
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+/*
+ * A function DIE's names. With a linkage name (through the abstract origin
+ * and specification), it demangled, as perf demangles the names addr2line
+ * gives it for inline frames. Without one (GCC gives none to functions of
+ * internal linkage: static ones, templates over a local lambda), DW_AT_name
+ * as it is, as addr2line and perf show it (GCC writes the template
+ * arguments into it: "__unguarded_partition<...>").
+ */
 static void fill_names_uncached(struct sym_file *f, struct sym_frame *fr, Dwarf_Die *die)
 {
 	const char *link;
 	const char *name = die_name(die, &link);
-	char *dem = link ? sym_demangle(link) : NULL;
+	char *dem = link ? sym_demangle(link, f->form) : NULL;
 
-	fr->system_name = strtab_get(&f->strs, intern(f, link ? link : name));
+	if (link)
+		fr->system_name = strtab_get(&f->strs, intern(f, link));
+	else if (cxx_unit(die))
+		/*
+		 * The symbol such a C++ function would have is mangled and not
+		 * known here. And pprof takes a function whose name equals its
+		 * system name for not yet demangled: it strips what looks like
+		 * a template or parameter list from it ("operator()<...>" became
+		 * "operator").
+		 */
+		fr->system_name = "";
+	else
+		fr->system_name = strtab_get(&f->strs, intern(f, name));
 	if (dem) {
 		fr->function = strtab_get(&f->strs, intern(f, dem));
 		free(dem);
@@ -1593,7 +1668,7 @@ static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, struct sy
 {
 	fr->system_name = se->name;
 	if (!se->function) {
-		char *dem = sym_demangle(se->name);
+		char *dem = sym_demangle(se->name, f->form);
 
 		se->function = dem ? strtab_get(&f->strs, intern(f, dem)) : se->name;
 		free(dem);

@@ -21,8 +21,12 @@ struct sym_file;
 
 /* One level of a frame; a result lists them innermost (inlined) first. */
 struct sym_frame {
-	const char *function;    /* demangled name ("" when unknown) */
-	const char *system_name; /* linkage (mangled) name, or the name itself */
+	const char *function;    /* demangled name in the file's sym_name_form ("" when unknown) */
+	/*
+	 * linkage (mangled) name, or the name itself where the language does not
+	 * mangle; "" for a C++ function whose DWARF gives no linkage name
+	 */
+	const char *system_name;
 	const char *file;        /* source file, absolute when the compile dir is known; "" if none */
 	uint32_t line;           /* 0 when unknown */
 	uint32_t column;
@@ -34,6 +38,17 @@ enum sym_how {
 	SYM_NONE,   /* nothing found */
 	SYM_DWARF,  /* DWARF: names, lines, inline chain */
 	SYM_SYMTAB, /* symbol table only: a name */
+};
+
+/*
+ * How C++, Rust and D names are demangled. perf report shows a function as
+ * its qualified name with templates and ABI tags but without the return
+ * type, parameter list and clone suffix (libiberty without DMGL_PARAMS):
+ * "geo::accumulate_areas<double>", "text::word_counts[abi:cxx11]".
+ */
+enum sym_name_form {
+	SYM_NAME_PERF, /* perf's form (the default) */
+	SYM_NAME_FULL, /* the whole signature: return type, parameters, " [clone .isra.0]" */
 };
 
 struct sym_result {
@@ -64,6 +79,12 @@ struct sym_file_stats {
 enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const char *runtime_path,
 			    struct conv_diag *diag);
 void sym_file_close(struct sym_file *f);
+
+/*
+ * The form of the names this file's lookups return (SYM_NAME_PERF until set);
+ * set before the first lookup, as results are cached.
+ */
+void sym_file_set_name_form(struct sym_file *f, enum sym_name_form form);
 
 /* Whether usable program headers were found (from the runtime binary or an intact file). */
 bool sym_file_has_phdrs(const struct sym_file *f);
@@ -96,9 +117,11 @@ enum conv_err sym_file_set_alt(struct sym_file *f, const char *path);
 bool sym_file_symbol_addr(struct sym_file *f, const char *name, uint64_t *addr);
 
 /*
- * Demangles a C++/Rust/D linkage name with libiberty; returns a malloc'd
- * string (caller frees) or NULL when the name is not mangled.
+ * Demangles a C++/Rust/D linkage name with libiberty, in the given form; a
+ * suffix from '@' on ("@plt", "@@GLIBCXX_3.4") is kept after the demangled
+ * name. Returns a malloc'd string (caller frees) or NULL when the name is
+ * not mangled.
  */
-char *sym_demangle(const char *name);
+char *sym_demangle(const char *name, enum sym_name_form form);
 
 #endif

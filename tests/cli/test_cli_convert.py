@@ -30,10 +30,11 @@ What is checked (ok/FAIL line per check):
     sum of samples, outputs' bytes are the file sizes, processes/threads are
     perf's), pprof labels (default, --no-labels, --label cpu: per-pid and
     per-cpu sums equal perf's), --jfr-chunk-size (jfr summary), -j 1 == -j 2
-    byte for byte, -n, -k, --jit-dir, --buildid-from-disk, -d, --cache-dir,
-    --debuginfod against tests/tools/fake_debuginfod.py on 127.0.0.1 and
-    --offline keeping conv away from it, --timeout giving up on a server that
-    stalls for longer than any run may take;
+    byte for byte, --full-signatures (the same on C code), -n, -k, --jit-dir,
+    --buildid-from-disk, -d, --cache-dir, --debuginfod against
+    tests/tools/fake_debuginfod.py on 127.0.0.1 and --offline keeping conv
+    away from it, --timeout giving up on a server that stalls for longer than
+    any run may take;
   * exit codes 0, 1 (usage errors), 2 (unreadable inputs), 3 (--strict on a
     truncated recording; 0 and a warning naming the offset without it), 4
     (outputs that cannot be written, no temp file left), and the worst code
@@ -944,6 +945,11 @@ def same(a, b):
 check("-j 1 and --jobs=2: byte-identical pprof and JFR", r1.returncode == 0 and r2.returncode == 0 and
       same(os.path.join(d, "j1.pb.gz"), os.path.join(d, "j2.pb.gz")) and
       same(os.path.join(d, "j1.jfr"), os.path.join(d, "j2.jfr")), (desc(r1), desc(r2)))
+# C names have no signature to add (tests/cli/test_names.py checks C++ ones)
+r3 = conv("-q", "--offline", "--full-signatures", "-o", os.path.join(d, "full"), MAIN)
+check("--full-signatures on a C program: byte-identical pprof and JFR",
+      r3.returncode == 0 and same(os.path.join(d, "j1.pb.gz"), os.path.join(d, "full.pb.gz")) and
+      same(os.path.join(d, "j1.jfr"), os.path.join(d, "full.jfr")), desc(r3))
 
 # -n
 d = fresh("nosym")

@@ -202,10 +202,7 @@ def main():
     # The recording is made with -N (no build-id cache), so perf would leave [vdso]
     # unnamed where perf record alone keeps its image; conv takes this kernel's vDSO
     # when the build-ids match, so perf gets it too, in its cache (per recording).
-    for line in run(["perf", "buildid-list", "-i", data], env=env, cwd=out).splitlines():
-        f = line.split()
-        if len(f) == 2 and f[1] == "[vdso]":
-            vdso.install_in_perf_cache(os.path.join(home, ".debug"), f[0])
+    vdso.install_for_recording(data, os.path.join(home, ".debug"), env=env)
     rows = report(data, env, out, extra)
 
     by_name = collections.defaultdict(lambda: {"samples": 0, "period": 0, "dsos": set(),

@@ -3,6 +3,7 @@
 """
 import os
 import struct
+import subprocess
 
 
 def image():
@@ -58,3 +59,17 @@ def install_in_perf_cache(debug_dir, build_id_hex):
     if not os.path.lexists(link):
         os.symlink(os.path.join("..", "..", "[vdso]", build_id_hex), link)
     return True
+
+
+def install_for_recording(data, debug_dir, env=None):
+    """install_in_perf_cache() for the [vdso] that perf.data file `data` recorded, when it
+    is this kernel's: a recording made with perf record -N kept no copy, and conv takes
+    the running image when the build-ids match, so perf gets it where it looks."""
+    r = subprocess.run(["perf", "buildid-list", "-i", data], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=600)
+    done = False
+    for line in r.stdout.decode(errors="replace").splitlines():
+        f = line.split()
+        if len(f) == 2 and f[1] == "[vdso]":
+            done = install_in_perf_cache(debug_dir, f[0]) or done
+    return done

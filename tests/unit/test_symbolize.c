@@ -1533,7 +1533,9 @@ static void test_cxx(void **state)
 	write_file(p, CX_SRC);
 	assert_int_equal(sh("cd '%s' && g++ -O2 -g -o cx cx.cc", dir), 0);
 	strf(p, sizeof(p), "%s/cx", dir);
+	/* addr2line -C prints the whole signature: conv's full form */
 	f = open_ok(p, NULL);
+	sym_file_set_name_form(f, SYM_NAME_FULL);
 	addrs_func(&a, p, "_ZN2ns3Acc3addEi");
 	/* binutils 2.40 addr2line names the first byte of an inlined range after the caller: not used */
 	if (g.llvm_a2l[0])
@@ -1550,11 +1552,34 @@ static void test_cxx(void **state)
 		if (r.nr == 3) {
 			/* a static template without a linkage name, then an inline member */
 			assert_string_equal(r.frames[0].function, "twice<long int>");
+			assert_string_equal(r.frames[0].system_name, "");
 			assert_int_equal(r.frames[0].start_line, CX_TWICE_DECL);
 			assert_string_equal(r.frames[1].function, "ns::Acc::bump(long)");
 			assert_string_equal(r.frames[1].system_name, "_ZN2ns3Acc4bumpEl");
 			assert_int_equal(r.frames[1].line, CX_BUMP_CALLS_TWICE);
 			assert_int_equal(r.frames[2].line, CX_ADD_CALLS_BUMP);
+			chains++;
+		}
+	}
+	assert_true(chains > 0);
+	sym_file_close(f);
+	/*
+	 * perf's form, the default: no parameters, for the symbol and for the
+	 * inline frame's linkage name alike; DW_AT_name as it is
+	 */
+	f = open_ok(p, NULL);
+	chains = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		struct sym_result r = lookup_ok(f, a.v[i]);
+		const struct sym_frame *top = &r.frames[r.nr - 1];
+
+		assert_string_equal(top->function, "ns::Acc::add");
+		assert_string_equal(top->system_name, "_ZN2ns3Acc3addEi");
+		if (r.nr == 3) {
+			assert_string_equal(r.frames[0].function, "twice<long int>");
+			assert_string_equal(r.frames[0].system_name, "");
+			assert_string_equal(r.frames[1].function, "ns::Acc::bump");
+			assert_string_equal(r.frames[1].system_name, "_ZN2ns3Acc4bumpEl");
 			chains++;
 		}
 	}
@@ -1612,29 +1637,61 @@ static void test_rust(void **state)
 	sym_file_close(f);
 }
 
+/* d: what sym_demangle gave (freed here); want: NULL when it should not demangle. */
+static void demangled_is(char *d, const char *want)
+{
+	if (!want) {
+		assert_null(d);
+		return;
+	}
+	assert_non_null(d);
+	assert_string_equal(d, want);
+	free(d);
+}
+
 static void test_demangle(void **state)
 {
-	char *s;
+	/* mangled name, perf's form (perf report), full form (addr2line -C) */
+	static const char *const cases[][3] = {
+		{ "_ZN2ns3Acc3addEi", "ns::Acc::add", "ns::Acc::add(int)" },
+		/* templates kept, return type dropped */
+		{ "_ZN3geo16accumulate_areasIdEET_RKSt6vectorINS_4RectIS1_EESaIS4_EE",
+		  "geo::accumulate_areas<double>",
+		  "double geo::accumulate_areas<double>(std::vector<geo::Rect<double>, "
+		  "std::allocator<geo::Rect<double> > > const&)" },
+		/* an ABI tag is part of the name */
+		{ "_ZN4text11word_countsB5cxx11Ei", "text::word_counts[abi:cxx11]",
+		  "text::word_counts[abi:cxx11](int)" },
+		/* a clone suffix goes with the parameters, as in perf */
+		{ "_ZN4ring6CursorppEv.isra.0", "ring::Cursor::operator++",
+		  "ring::Cursor::operator++() [clone .isra.0]" },
+		{ "_ZNK3foo3getEv", "foo::get", "foo::get() const" },
+		/* a PLT entry: the symbol demangled, "@plt" kept */
+		{ "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE10_M_replaceEmmPKcm@plt",
+		  "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
+		  ">::_M_replace@plt",
+		  "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
+		  ">::_M_replace(unsigned long, unsigned long, char const*, unsigned long)@plt" },
+		{ "_ZSt18_Rb_tree_incrementPKSt18_Rb_tree_node_base@@GLIBCXX_3.4",
+		  "std::_Rb_tree_increment@@GLIBCXX_3.4",
+		  "std::_Rb_tree_increment(std::_Rb_tree_node_base const*)@@GLIBCXX_3.4" },
+		/* Rust: the legacy hash is left out in both forms */
+		{ "_ZN1r11rs_scramble17haa55a284daebd216E", "r::rs_scramble", "r::rs_scramble" },
+		{ "_RNvCs1234_7mycrate3foo", "mycrate::foo", "mycrate::foo" },
+	};
+	static const char *const plain[] = { "main", "_start", "", "_Z", "malloc@plt", "_Zfoo@plt" };
 
 	(void)state;
-	s = sym_demangle("_ZN2ns3Acc3addEi");
-	assert_non_null(s);
-	assert_string_equal(s, "ns::Acc::add(int)");
-	free(s);
-	s = sym_demangle("_ZN1r11rs_scramble17haa55a284daebd216E");
-	assert_non_null(s);
-	assert_string_equal(s, "r::rs_scramble");
-	free(s);
-	s = sym_demangle("_RNvCs1234_7mycrate3foo");
-	assert_non_null(s);
-	assert_string_equal(s, "mycrate::foo");
-	free(s);
-	assert_null(sym_demangle("main"));
-	assert_null(sym_demangle("_start"));
-	assert_null(sym_demangle(""));
-	assert_null(sym_demangle(NULL));
-	assert_null(sym_demangle("_Z"));
-	assert_null(sym_demangle("_ZZZZ"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		demangled_is(sym_demangle(cases[i][0], SYM_NAME_PERF), cases[i][1]);
+		demangled_is(sym_demangle(cases[i][0], SYM_NAME_FULL), cases[i][2]);
+	}
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		demangled_is(sym_demangle(plain[i], SYM_NAME_PERF), NULL);
+		demangled_is(sym_demangle(plain[i], SYM_NAME_FULL), NULL);
+	}
+	demangled_is(sym_demangle(NULL, SYM_NAME_PERF), NULL);
+	demangled_is(sym_demangle("_ZZZZ", SYM_NAME_FULL), NULL);
 }
 
 /* ---- 10: the cache ---- */
