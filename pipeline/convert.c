@@ -730,552 +730,671 @@ static struct procmap *convert_new_procmap(struct rdr *r, const struct convert_o
 	return procmap_new(&po);
 }
 
-enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
-			  struct convert_stats *st, struct conv_diag *diag)
-{
-	struct procmap *pm = convert_new_procmap(r, o);
-	struct symjob *sj = NULL;
+/*
+ * One conversion: its inputs, what the reading pass keeps and the phases'
+ * shared state. Each phase is a function of its own (pass_*), called in
+ * order by convert_run.
+ */
+struct pass {
+	struct rdr *r;
+	const struct convert_opts *o;
+	struct prof *p;
+	struct convert_stats *st;
+	struct conv_diag *diag;
+	struct procmap *pm;
+	struct symjob *sj;
 	struct cv c;
-	enum conv_err err = CONV_E_OK;
-	const struct rdr_info *info;
-	uint32_t *map_ids = NULL;
-	uint64_t *map_hits = NULL; /* frames of kept samples per mapping */
-	uint64_t nrec = 0, first_time = 0;
-	size_t known_stacks = 0; /* raw stacks seen before this sample */
-	uint64_t t0, t_model, t_sym;
-	size_t loc_base;
-	bool have_first = false;
-	/* pipe mode: attrs arrive with the stream, so this grows */
-	uint64_t *kept_by_attr = NULL;
-	size_t nr_kept = 0;
+	uint64_t nrec;             /* records read */
+	uint64_t first_time;       /* the first sample's time (for --time) */
+	bool have_first;
+	size_t known_stacks;       /* raw stacks seen before this sample */
+	uint64_t *kept_by_attr;    /* kept samples per attr (pipe mode: attrs arrive, so this grows) */
+	size_t nr_kept;
+	uint64_t *map_hits;        /* frames of kept samples per mapping */
+	uint32_t *stack_map;       /* raw stack -> model stack */
+	uint32_t *map_ids;         /* procmap mapping -> model mapping */
+	size_t loc_base;           /* model location of the first frame */
+	uint64_t t_sym;            /* when the symbolizer's workers started */
+};
 
-	memset(&c, 0, sizeof(c));
-	memset(st, 0, sizeof(*st));
-	hidx_init(&c.frame_idx);
-	hidx_init(&c.stack_idx);
-	hidx_init(&c.thread_idx);
-	hidx_init(&c.key_idx);
-	if (!pm)
-		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
-	if (o->keep_events && !p->events) {
-		err = prof_events_open(&p->events, o->tmpdir, diag);
-		if (err) {
-			procmap_free(pm);
+static enum conv_err pass_init(struct pass *ps)
+{
+	enum conv_err err;
+
+	memset(ps->st, 0, sizeof(*ps->st));
+	memset(&ps->c, 0, sizeof(ps->c));
+	hidx_init(&ps->c.frame_idx);
+	hidx_init(&ps->c.stack_idx);
+	hidx_init(&ps->c.thread_idx);
+	hidx_init(&ps->c.key_idx);
+	ps->pm = convert_new_procmap(ps->r, ps->o);
+	if (!ps->pm)
+		return conv_fail(ps->diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
+	if (ps->o->keep_events && !ps->p->events) {
+		err = prof_events_open(&ps->p->events, ps->o->tmpdir, ps->diag);
+		if (err)
 			return err;
+	}
+	err = symjob_new(&ps->sj, &ps->o->sj, ps->pm, ps->diag);
+	if (err)
+		return err;
+	procmap_add_build_ids(ps->pm, rdr_info(ps->r)->build_ids, rdr_info(ps->r)->nr_build_ids);
+	return CONV_E_OK;
+}
+
+/*
+ * A sample not seen before: its frames resolved and interned, its stack and
+ * thread found or added, and its key added (k holds what was known before).
+ */
+static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev, struct rawkey *k,
+				     uint64_t h, bool known, uint32_t lk)
+{
+	const struct rdr_sample *s = &ev->u.sample;
+	struct cv *c = &ps->c;
+	const struct pm_frame *frames;
+	struct pm_space_key sk;
+	size_t nr;
+	uint32_t proc, stack, thread, ki;
+	enum conv_err err = procmap_resolve(ps->pm, ev, &frames, &nr, &proc);
+
+	if (err)
+		return err;
+	if (!vec_reserve((void **)&c->stack_buf, &c->stack_buf_cap, nr + 1, sizeof(uint32_t)))
+		return CONV_E_NOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		c->stack_buf[i] = frame_of(c, &frames[i], ps->sj);
+		if (c->stack_buf[i] == UINT32_MAX)
+			return CONV_E_NOMEM;
+	}
+	stack = raw_stack(c, c->stack_buf, (uint32_t)nr);
+	if (stack == UINT32_MAX)
+		return CONV_E_NOMEM;
+	/* a property of the stack (its depth): looked at once, when the stack is new */
+	if (stack + 1 == c->nr_stacks && c->nr_stacks > ps->known_stacks &&
+	    (size_t)ev->attr < rdr_info(ps->r)->nr_attrs &&
+	    callchain_truncated(s, &rdr_info(ps->r)->attrs[ev->attr]))
+		c->stack_trunc[stack] = 1;
+	ps->known_stacks = c->nr_stacks;
+	thread = thread_of(c, proc, s->tid);
+	if (thread == UINT32_MAX)
+		return CONV_E_NOMEM;
+	/* the key as it was before resolving (procmap_resolve may have made the process) */
+	if (!known && procmap_space_key(ps->pm, s->pid, &sk)) {
+		k->proc = sk.proc;
+		k->version = sk.version;
+		k->kversion = sk.kversion;
+		known = sk.proc == proc;
+		h = rawkey_hash(k, s);
+	}
+	k->proc = proc;
+	k->stack = stack;
+	k->thread = thread;
+	k->count = 1;
+	k->weight = s->period ? s->period : 1;
+	ki = rawkey_add(c, k, h, known, s);
+	if (ki == UINT32_MAX)
+		return CONV_E_NOMEM;
+	if (known)
+		c->last_key[lk] = ki + 1;
+	return CONV_E_OK;
+}
+
+/*
+ * A kept sample: a sample seen before (same process generation and space
+ * versions, thread, event, cpu and raw addresses) takes the earlier answer;
+ * a new one is resolved frame by frame. Then it is counted and spooled.
+ */
+static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
+{
+	const struct rdr_sample *s = &ev->u.sample;
+	struct cv *c = &ps->c;
+	struct pm_space_key sk;
+	struct rawkey k;
+	uint64_t h = 0;
+	bool known = procmap_space_key(ps->pm, s->pid, &sk);
+	uint32_t lk = (s->sample_type & PERF_SAMPLE_CPU ? s->cpu : s->tid) % LAST_KEYS;
+	uint32_t found = UINT32_MAX;
+	enum conv_err err;
+
+	memset(&k, 0, sizeof(k));
+	k.tid = s->tid;
+	k.comm = procmap_thread_comm(ps->pm, s->tid);
+	k.attr = (uint32_t)ev->attr;
+	/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
+	k.cpu = !ps->o->label_cpu ? 0 : s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
+	k.mode = (ev->misc & PERF_MISC_CPUMODE_MASK) | (s->sample_type & PERF_SAMPLE_IP ? RK_HAS_IP : 0);
+	if (known) {
+		k.proc = sk.proc;
+		k.version = sk.version;
+		k.kversion = sk.kversion;
+		if (c->last_key[lk] && rawkey_same(c, &c->keys[c->last_key[lk] - 1], &k, s)) {
+			found = c->last_key[lk] - 1;
+		} else {
+			struct hidx_iter it;
+
+			h = rawkey_hash(&k, s);
+			for (uint32_t ki = hidx_first(&c->key_idx, h, &it); ki != HIDX_NONE;
+			     ki = hidx_next(&c->key_idx, &it)) {
+				if (rawkey_same(c, &c->keys[ki], &k, s)) {
+					found = ki;
+					c->last_key[lk] = found + 1;
+					break;
+				}
+			}
 		}
 	}
-	err = symjob_new(&sj, &o->sj, pm, diag);
-	if (err)
-		goto out;
-	procmap_add_build_ids(pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
-	t0 = now_ns();
+	if (found != UINT32_MAX) {
+		struct rawkey *e = &c->keys[found];
+
+		e->count++;
+		e->weight += s->period ? s->period : 1;
+		k.thread = e->thread;
+		k.stack = e->stack;
+		procmap_count_sample(ps->pm, e->proc);
+	} else {
+		err = pass_new_sample(ps, ev, &k, h, known, lk);
+		if (err)
+			return err;
+	}
+	if (ev->attr >= 0 && (size_t)ev->attr >= ps->nr_kept) {
+		size_t nn = (size_t)ev->attr + 8;
+		uint64_t *nk = realloc(ps->kept_by_attr, nn * sizeof(*nk));
+
+		if (!nk)
+			return CONV_E_NOMEM;
+		memset(nk + ps->nr_kept, 0, (nn - ps->nr_kept) * sizeof(*nk));
+		ps->kept_by_attr = nk;
+		ps->nr_kept = nn;
+	}
+	if (ev->attr >= 0)
+		ps->kept_by_attr[ev->attr]++;
+	if (ps->p->events) {
+		struct prof_event pe;
+
+		pe.time = s->time;
+		pe.period = s->period ? s->period : 1;
+		pe.weight = s->weight;
+		pe.stack = k.stack;
+		pe.thread = k.thread;
+		pe.cpu = s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
+		pe.event = (uint32_t)ev->attr;
+		prof_events_add(ps->p->events, &pe);
+	}
+	/* a user stack dump (--call-graph dwarf) that nothing unwinds yet: said, not hidden */
+	if (s->stack_user_size)
+		ps->st->samples_not_unwound++;
+	ps->st->samples++;
+	return CONV_E_OK;
+}
+
+/* The reading pass: every record, in time order, to the process model or pass_sample. */
+static enum conv_err pass_read(struct pass *ps)
+{
+	const struct convert_opts *o = ps->o;
+	uint64_t t0 = now_ns();
+	enum conv_err err;
+
 	for (;;) {
 		const struct rdr_event *ev;
-		const struct pm_frame *frames;
-		size_t nr;
-		uint32_t proc, thread, stack;
 
-		err = rdr_next(r, &ev);
+		err = rdr_next(ps->r, &ev);
 		if (err || !ev)
 			break;
-		if (o->progress && !(++nrec & 0xffff))
-			report(o, r, CONVERT_READING, nrec);
+		if (o->progress && !(++ps->nrec & 0xffff))
+			report(o, ps->r, CONVERT_READING, ps->nrec);
 		if (ev->type != PERF_REC_SAMPLE) {
-			err = procmap_feed(pm, ev);
+			err = procmap_feed(ps->pm, ev);
 			if (err)
 				break;
 			continue;
 		}
-		if (!have_first && ev->u.sample.time) {
-			first_time = ev->u.sample.time;
-			have_first = true;
+		if (!ps->have_first && ev->u.sample.time) {
+			ps->first_time = ev->u.sample.time;
+			ps->have_first = true;
 		}
-		if (!keep_sample(&o->filter, pm, rdr_info(r), ev, first_time)) {
-			st->samples_filtered++;
+		if (!keep_sample(&o->filter, ps->pm, rdr_info(ps->r), ev, ps->first_time)) {
+			ps->st->samples_filtered++;
 			continue;
 		}
-		{
-			/*
-			 * A sample seen before (same process generation and space
-			 * versions, thread, event, cpu and raw addresses) takes the
-			 * earlier answer; a new one is resolved frame by frame.
-			 */
-			const struct rdr_sample *s = &ev->u.sample;
-			struct pm_space_key sk;
-			struct rawkey k;
-			uint64_t h = 0;
-			bool known = procmap_space_key(pm, s->pid, &sk);
-
-			memset(&k, 0, sizeof(k));
-			k.tid = s->tid;
-			k.comm = procmap_thread_comm(pm, s->tid);
-			k.attr = (uint32_t)ev->attr;
-			/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
-			k.cpu = !o->label_cpu ? 0
-				: s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
-			k.mode = (ev->misc & PERF_MISC_CPUMODE_MASK) |
-				 (s->sample_type & PERF_SAMPLE_IP ? RK_HAS_IP : 0);
-			uint32_t lk = (s->sample_type & PERF_SAMPLE_CPU ? s->cpu : s->tid) % LAST_KEYS;
-			uint32_t found = UINT32_MAX;
-
-			if (known) {
-				k.proc = sk.proc;
-				k.version = sk.version;
-				k.kversion = sk.kversion;
-				if (c.last_key[lk] &&
-				    rawkey_same(&c, &c.keys[c.last_key[lk] - 1], &k, s)) {
-					found = c.last_key[lk] - 1;
-				} else {
-					struct hidx_iter it;
-
-					h = rawkey_hash(&k, s);
-					for (uint32_t ki = hidx_first(&c.key_idx, h, &it); ki != HIDX_NONE;
-					     ki = hidx_next(&c.key_idx, &it)) {
-						if (rawkey_same(&c, &c.keys[ki], &k, s)) {
-							found = ki;
-							c.last_key[lk] = found + 1;
-							break;
-						}
-					}
-				}
-			}
-			if (found != UINT32_MAX) {
-				struct rawkey *e = &c.keys[found];
-
-				e->count++;
-				e->weight += s->period ? s->period : 1;
-				thread = e->thread;
-				stack = e->stack;
-				procmap_count_sample(pm, e->proc);
-			} else {
-				err = procmap_resolve(pm, ev, &frames, &nr, &proc);
-				if (err)
-					break;
-				if (!vec_reserve((void **)&c.stack_buf, &c.stack_buf_cap, nr + 1,
-						 sizeof(uint32_t))) {
-					err = CONV_E_NOMEM;
-					break;
-				}
-				for (size_t i = 0; i < nr && !err; i++) {
-					c.stack_buf[i] = frame_of(&c, &frames[i], sj);
-					if (c.stack_buf[i] == UINT32_MAX)
-						err = CONV_E_NOMEM;
-				}
-				if (err)
-					break;
-				stack = raw_stack(&c, c.stack_buf, (uint32_t)nr);
-				if (stack == UINT32_MAX) {
-					err = CONV_E_NOMEM;
-					break;
-				}
-				/* a property of the stack (its depth): looked at once, when the stack is new */
-				if (stack + 1 == c.nr_stacks && c.nr_stacks > known_stacks &&
-				    (size_t)ev->attr < rdr_info(r)->nr_attrs &&
-				    callchain_truncated(s, &rdr_info(r)->attrs[ev->attr]))
-					c.stack_trunc[stack] = 1;
-				known_stacks = c.nr_stacks;
-				thread = thread_of(&c, proc, s->tid);
-				if (thread == UINT32_MAX) {
-					err = CONV_E_NOMEM;
-					break;
-				}
-				/* the key as it was before resolving (procmap_resolve may have made the process) */
-				if (!known && procmap_space_key(pm, s->pid, &sk)) {
-					k.proc = sk.proc;
-					k.version = sk.version;
-					k.kversion = sk.kversion;
-					known = sk.proc == proc;
-					h = rawkey_hash(&k, s);
-				}
-				k.proc = proc;
-				k.stack = stack;
-				k.thread = thread;
-				k.count = 1;
-				k.weight = s->period ? s->period : 1;
-				{
-					uint32_t ki = rawkey_add(&c, &k, h, known, s);
-
-					if (ki == UINT32_MAX) {
-						err = CONV_E_NOMEM;
-						break;
-					}
-					if (known)
-						c.last_key[lk] = ki + 1;
-				}
-			}
-		}
-		if (ev->attr >= 0 && (size_t)ev->attr >= nr_kept) {
-			size_t nn = (size_t)ev->attr + 8;
-			uint64_t *nk = realloc(kept_by_attr, nn * sizeof(*nk));
-
-			if (!nk) {
-				err = CONV_E_NOMEM;
-				break;
-			}
-			memset(nk + nr_kept, 0, (nn - nr_kept) * sizeof(*nk));
-			kept_by_attr = nk;
-			nr_kept = nn;
-		}
-		if (ev->attr >= 0)
-			kept_by_attr[ev->attr]++;
-		if (p->events) {
-			struct prof_event pe;
-
-			pe.time = ev->u.sample.time;
-			pe.period = ev->u.sample.period ? ev->u.sample.period : 1;
-			pe.weight = ev->u.sample.weight;
-			pe.stack = stack;
-			pe.thread = thread;
-			pe.cpu = ev->u.sample.sample_type & PERF_SAMPLE_CPU ? ev->u.sample.cpu
-									    : UINT32_MAX;
-			pe.event = (uint32_t)ev->attr;
-			prof_events_add(p->events, &pe);
-		}
-		/* a user stack dump (--call-graph dwarf) that nothing unwinds yet: said, not hidden */
-		if (ev->u.sample.stack_user_size)
-			st->samples_not_unwound++;
-		st->samples++;
+		err = pass_sample(ps, ev);
+		if (err)
+			break;
 	}
 	if (err)
-		goto out;
-	if (p->events) {
-		err = prof_events_finish(p->events, diag);
+		return err;
+	if (ps->p->events) {
+		err = prof_events_finish(ps->p->events, ps->diag);
 		if (err)
-			goto out;
+			return err;
 	}
-	cv_drop_indexes(&c);
-	st->ns_read = now_ns() - t0;
-	/* statistics: samples per distinct frame, then per registered address */
-	{
-		uint64_t *hits = calloc(c.nr_frames + 1, sizeof(*hits));
+	cv_drop_indexes(&ps->c);
+	ps->st->ns_read = now_ns() - t0;
+	return CONV_E_OK;
+}
 
-		map_hits = calloc(procmap_mapping_count(pm) + 1, sizeof(*map_hits));
-		if (!hits || !map_hits) {
-			free(hits);
-			err = CONV_E_NOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < c.nr_keys; i++) {
-			const uint32_t *f = c.pool ? c.pool + c.stack_off[c.keys[i].stack] : NULL;
-			uint32_t n = c.stack_len[c.keys[i].stack];
+/* Statistics: samples per distinct frame, then per registered address and per mapping. */
+static enum conv_err pass_count_frames(struct pass *ps)
+{
+	struct cv *c = &ps->c;
+	struct convert_stats *st = ps->st;
+	uint64_t *hits = calloc(c->nr_frames + 1, sizeof(*hits));
 
-			st->frames += c.keys[i].count * n;
-			for (uint32_t k = 0; k < n; k++)
-				hits[f[k]] += c.keys[i].count;
-		}
-		for (size_t i = 0; i < c.nr_frames; i++) {
-			const struct rawframe *f = &c.frames[i];
-
-			if (!hits[i])
-				continue;
-			if (f->mapping != PM_NO_MAPPING)
-				map_hits[f->mapping] += hits[i];
-			if (f->addr_id != SYMJOB_NONE)
-				symjob_hit(sj, f->addr_id, hits[i]);
-			else if (f->mapping == PM_NO_MAPPING)
-				st->frames_unmapped += hits[i];
-			else if (f->jit)
-				st->frames_jit += hits[i];
-			else
-				note_nofile(st, pm, f->mapping, hits[i]);
-		}
+	ps->map_hits = calloc(procmap_mapping_count(ps->pm) + 1, sizeof(*ps->map_hits));
+	if (!hits || !ps->map_hits) {
 		free(hits);
+		return CONV_E_NOMEM;
 	}
-	{
-		/* distinct pids and tids, as perf counts them (an exec does not make a new one) */
-		struct hmap pids, tids;
+	for (size_t i = 0; i < c->nr_keys; i++) {
+		const uint32_t *f = c->pool ? c->pool + c->stack_off[c->keys[i].stack] : NULL;
+		uint32_t n = c->stack_len[c->keys[i].stack];
 
-		hmap_init(&pids);
-		hmap_init(&tids);
-		for (size_t t = 0; t < c.nr_threads; t++) {
-			const struct pm_proc *pr = procmap_proc(pm, (uint32_t)(c.threads[t] >> 32));
-			uint64_t pid = pr ? pr->pid : UINT32_MAX, tid = (uint32_t)c.threads[t];
-
-			if (!hmap_get(&pids, pid + 1) && hmap_put(&pids, pid + 1, 1))
-				st->processes++;
-			if (!hmap_get(&tids, tid + 1) && hmap_put(&tids, tid + 1, 1))
-				st->threads++;
-		}
-		hmap_release(&pids);
-		hmap_release(&tids);
+		st->frames += c->keys[i].count * n;
+		for (uint32_t k = 0; k < n; k++)
+			hits[f[k]] += c->keys[i].count;
 	}
-	/*
-	 * Symbolization starts on the workers beside this thread, which
-	 * meanwhile builds the model's stacks and samples: they need no symbols
-	 * (a frame's location will be number loc_base + its index). This thread
-	 * then joins the workers (symjob_finish).
-	 */
-	if (o->progress)
-		report(o, r, CONVERT_SYMBOLIZING, nrec);
-	{
-		bool running = host_runs_kernel(rdr_info(r)->osrelease);
+	for (size_t i = 0; i < c->nr_frames; i++) {
+		const struct rawframe *f = &c->frames[i];
 
-		procmap_set_running_kernel(pm, running);
-		symjob_set_running_kernel(sj, running);
-	}
-	procmap_finish(pm);
-	/* where the build-ids came from, once the last ones are known (pipe mode: at the end) */
-	for (uint32_t i = 0; i < procmap_mapping_count(pm); i++)
-		st->frames_by_bid[procmap_mapping(pm, i)->bid_source] += map_hits[i];
-	t_sym = now_ns();
-	symjob_start(sj);
-	t_model = now_ns();
-	info = rdr_info(r);
-	set_types(p, info);
-	for (size_t i = 0; i < p->nr_events_desc; i++)
-		p->events_desc[i].samples = i < nr_kept ? kept_by_attr[i] : 0;
-	loc_base = p->nr_locations;
-	{
-		uint32_t *locs = NULL, *th_comm = NULL, *th_proc = NULL, *th_ls = NULL, *th_cid = NULL;
-		size_t locs_cap = 0;
-		int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
-		uint32_t k_pid = prof_str(p, "pid"), k_tid = prof_str(p, "tid");
-		uint32_t k_comm = prof_str(p, "comm"), k_process = prof_str(p, "process");
-		uint32_t k_cpu = prof_str(p, "cpu"), k_event = prof_str(p, "event");
-		uint32_t *stack_map = malloc((c.nr_stacks + 1) * sizeof(*stack_map));
-
-		if (!vals || !stack_map) {
-			free(vals);
-			free(stack_map);
-			err = CONV_E_NOMEM;
-			goto out;
-		}
-		/* sizes known now: allocated once (+1: the lost-samples entry) */
-		if (c.nr_frames >= PROF_NONE - loc_base ||
-		    !prof_reserve(p, c.nr_frames + 1, c.nr_stacks + 1, c.pool_len + 1, c.nr_keys + 1))
-			err = CONV_E_NOMEM;
-		for (size_t s = 0; !err && s < c.nr_stacks; s++) {
-			uint32_t n = c.stack_len[s];
-			const uint32_t *f = c.pool ? c.pool + c.stack_off[s] : NULL;
-
-			if (!vec_reserve((void **)&locs, &locs_cap, n + 1, sizeof(*locs))) {
-				err = CONV_E_NOMEM;
-				break;
-			}
-			for (uint32_t i = 0; i < n; i++)
-				locs[i] = (uint32_t)loc_base + f[i];
-			stack_map[s] = prof_stack_append(p, locs, n);
-			if (c.stack_trunc[s] && stack_map[s] != PROF_NONE)
-				prof_stack_set_truncated(p, stack_map[s]);
-		}
-		free(c.pool);
-		c.pool = NULL;
-		free(c.stack_off);
-		c.stack_off = NULL;
-		if (err || (p->events && prof_events_remap(p->events, stack_map, c.nr_stacks))) {
-			err = CONV_E_NOMEM;
-			free(locs);
-			free(vals);
-			free(stack_map);
-			goto out;
-		}
-		/* threads of the sample events, in the spool's numbering */
-		th_comm = malloc((c.nr_threads + 1) * sizeof(*th_comm));
-		th_proc = malloc((c.nr_threads + 1) * sizeof(*th_proc));
-		th_cid = malloc((c.nr_threads + 1) * sizeof(*th_cid));
-		/*
-		 * The label list of a thread's samples without a cpu or event
-		 * label, placed in the pool once (prof_label_set) instead of
-		 * hashed and compared for each of its distinct samples.
-		 */
-		th_ls = malloc((c.nr_threads + 1) * sizeof(*th_ls));
-		if (!th_comm || !th_proc || !th_ls || !th_cid)
-			err = CONV_E_NOMEM;
+		if (!hits[i])
+			continue;
+		if (f->mapping != PM_NO_MAPPING)
+			ps->map_hits[f->mapping] += hits[i];
+		if (f->addr_id != SYMJOB_NONE)
+			symjob_hit(ps->sj, f->addr_id, hits[i]);
+		else if (f->mapping == PM_NO_MAPPING)
+			st->frames_unmapped += hits[i];
+		else if (f->jit)
+			st->frames_jit += hits[i];
 		else
-			memset(th_ls, 0xff, (c.nr_threads + 1) * sizeof(*th_ls));
-		for (size_t t = 0; !err && t < c.nr_threads; t++) {
-			uint32_t proc = (uint32_t)(c.threads[t] >> 32), tid = (uint32_t)c.threads[t];
-			const struct pm_proc *pr = procmap_proc(pm, proc);
-			const char *tn = procmap_thread_name(pm, tid);
-			struct prof_thread th;
-
-			th.tid = tid;
-			th.pid = pr ? pr->pid : tid;
-			th.name = prof_str(p, tn ? tn : pr && pr->comm ? pr->comm : "");
-			th.process_name = prof_str(p, pr && pr->comm ? pr->comm : "");
-			/*
-			 * the labels of the thread's samples, interned once: comm is
-			 * the thread's, as perf's comm (perf report --comms), and the
-			 * process's name is a label of its own
-			 */
-			th_comm[t] = th.name;
-			th_proc[t] = th.process_name;
-			th_cid[t] = procmap_thread_comm(pm, tid);
-			if (prof_add_thread(p, &th) == PROF_NONE)
-				err = CONV_E_NOMEM;
-		}
-		for (size_t i = 0; !err && i < c.nr_keys; i++) {
-			const struct rawkey *a = &c.keys[i];
-			struct prof_label lb[6];
-			uint32_t nlb = 0, ls;
-			bool thread_only = true;
-
-			memset(vals, 0, p->nr_types * sizeof(*vals));
-			if (2 * (size_t)a->attr + 1 < p->nr_types) {
-				vals[2 * a->attr] = (int64_t)a->count;
-				vals[2 * a->attr + 1] = (int64_t)a->weight;
-			}
-			memset(lb, 0, sizeof(lb));
-			if (!o->no_labels) {
-				const struct pm_proc *pr = procmap_proc(pm, a->proc);
-
-				lb[nlb].key = k_pid;
-				lb[nlb++].num = pr ? pr->pid : 0;
-				lb[nlb].key = k_tid;
-				lb[nlb++].num = a->tid;
-				lb[nlb].key = k_comm;
-				/* a sample taken before the thread's last rename has the name it had then */
-				if (a->comm == th_cid[a->thread] || a->comm == PM_NO_COMM) {
-					lb[nlb++].str = th_comm[a->thread];
-				} else {
-					lb[nlb++].str = prof_str(p, procmap_comm_str(pm, a->comm));
-					thread_only = false;
-				}
-				lb[nlb].key = k_process;
-				lb[nlb++].str = th_proc[a->thread];
-			}
-			if (o->label_cpu && a->cpu != UINT32_MAX) {
-				lb[nlb].key = k_cpu;
-				lb[nlb++].num = a->cpu;
-				thread_only = false;
-			}
-			if (a->attr < info->nr_attrs &&
-			    info->attrs[a->attr].type == PERF_TYPE_TRACEPOINT) {
-				lb[nlb].key = k_event;
-				lb[nlb++].str = prof_str(p, info->attrs[a->attr].name);
-				thread_only = false;
-			}
-			ls = thread_only ? th_ls[a->thread] : UINT32_MAX;
-			if (ls == UINT32_MAX) {
-				ls = prof_label_set(p, lb, nlb);
-				if (thread_only)
-					th_ls[a->thread] = ls;
-			}
-			if (ls == UINT32_MAX || !prof_add_sample_set(p, stack_map[a->stack], ls, nlb, vals)) {
-				err = CONV_E_NOMEM;
-				break;
-			}
-		}
-		st->unique_stacks = c.nr_stacks;
-		free(th_comm);
-		free(th_proc);
-		free(th_cid);
-		free(th_ls);
-		free(locs);
-		free(vals);
-		free(stack_map);
-		free(c.keys);
-		c.keys = NULL;
-		c.nr_keys = c.cap_keys = 0;
-		if (err)
-			goto out;
+			note_nofile(st, ps->pm, f->mapping, hits[i]);
 	}
-	st->ns_model = now_ns() - t_model;
-	err = symjob_finish(sj, diag);
-	if (err)
-		goto out;
-	collect_symstats(st, sj);
-	/* from the workers' start: it overlaps the model's stacks and samples */
-	st->ns_symbolize = now_ns() - t_sym;
-	t_model = now_ns();
-	if (o->progress)
-		report(o, r, CONVERT_MODEL, nrec);
+	free(hits);
+	return CONV_E_OK;
+}
 
-	/* the locations, now that the symbols are known: one per distinct frame, in frame order */
-	map_ids = malloc((procmap_mapping_count(pm) + 1) * sizeof(*map_ids));
-	if (!map_ids) {
-		err = CONV_E_NOMEM;
-		goto out;
+/* Distinct pids and tids, as perf counts them (an exec does not make a new one). */
+static void pass_count_threads(struct pass *ps)
+{
+	struct hmap pids, tids;
+
+	hmap_init(&pids);
+	hmap_init(&tids);
+	for (size_t t = 0; t < ps->c.nr_threads; t++) {
+		const struct pm_proc *pr = procmap_proc(ps->pm, (uint32_t)(ps->c.threads[t] >> 32));
+		uint64_t pid = pr ? pr->pid : UINT32_MAX, tid = (uint32_t)ps->c.threads[t];
+
+		if (!hmap_get(&pids, pid + 1) && hmap_put(&pids, pid + 1, 1))
+			ps->st->processes++;
+		if (!hmap_get(&tids, tid + 1) && hmap_put(&tids, tid + 1, 1))
+			ps->st->threads++;
 	}
-	for (size_t i = 0; i < procmap_mapping_count(pm) + 1; i++)
-		map_ids[i] = PROF_NONE;
-	main_mapping_first(p, pm, map_ids);
-	for (size_t i = 0; i < c.nr_frames; i++) {
-		if (location_of(p, pm, sj, map_ids, &c.frames[i]) != loc_base + i) {
+	hmap_release(&pids);
+	hmap_release(&tids);
+}
+
+/*
+ * Symbolization starts on the workers beside this thread, which meanwhile
+ * builds the model's stacks and samples: they need no symbols (a frame's
+ * location will be number loc_base + its index). pass_locations joins them.
+ */
+static void pass_start_symbolize(struct pass *ps)
+{
+	bool running = host_runs_kernel(rdr_info(ps->r)->osrelease);
+
+	if (ps->o->progress)
+		report(ps->o, ps->r, CONVERT_SYMBOLIZING, ps->nrec);
+	procmap_set_running_kernel(ps->pm, running);
+	symjob_set_running_kernel(ps->sj, running);
+	procmap_finish(ps->pm);
+	/* where the build-ids came from, once the last ones are known (pipe mode: at the end) */
+	for (uint32_t i = 0; i < procmap_mapping_count(ps->pm); i++)
+		ps->st->frames_by_bid[procmap_mapping(ps->pm, i)->bid_source] += ps->map_hits[i];
+	ps->t_sym = now_ns();
+	symjob_start(ps->sj);
+}
+
+/* The label keys of the model's samples. */
+struct label_keys {
+	uint32_t pid, tid, comm, process, cpu, event;
+};
+
+/* The model's event types, and the label keys (interned in this order: the string table's). */
+static void pass_model_types(struct pass *ps, struct label_keys *k)
+{
+	struct prof *p = ps->p;
+
+	set_types(p, rdr_info(ps->r));
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		p->events_desc[i].samples = i < ps->nr_kept ? ps->kept_by_attr[i] : 0;
+	k->pid = prof_str(p, "pid");
+	k->tid = prof_str(p, "tid");
+	k->comm = prof_str(p, "comm");
+	k->process = prof_str(p, "process");
+	k->cpu = prof_str(p, "cpu");
+	k->event = prof_str(p, "event");
+}
+
+/* The model's stacks (locations numbered loc_base + frame index). */
+static enum conv_err pass_model_stacks(struct pass *ps)
+{
+	struct cv *c = &ps->c;
+	struct prof *p = ps->p;
+	uint32_t *locs = NULL;
+	size_t locs_cap = 0;
+	enum conv_err err = CONV_E_OK;
+
+	ps->loc_base = p->nr_locations;
+	ps->stack_map = malloc((c->nr_stacks + 1) * sizeof(*ps->stack_map));
+	/* sizes known now: allocated once (+1: the lost-samples entry) */
+	if (!ps->stack_map || c->nr_frames >= PROF_NONE - ps->loc_base ||
+	    !prof_reserve(p, c->nr_frames + 1, c->nr_stacks + 1, c->pool_len + 1, c->nr_keys + 1))
+		return CONV_E_NOMEM;
+	for (size_t s = 0; s < c->nr_stacks; s++) {
+		uint32_t n = c->stack_len[s];
+		const uint32_t *f = c->pool ? c->pool + c->stack_off[s] : NULL;
+
+		if (!vec_reserve((void **)&locs, &locs_cap, n + 1, sizeof(*locs))) {
 			err = CONV_E_NOMEM;
-			goto out;
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			locs[i] = (uint32_t)ps->loc_base + f[i];
+		ps->stack_map[s] = prof_stack_append(p, locs, n);
+		if (c->stack_trunc[s] && ps->stack_map[s] != PROF_NONE)
+			prof_stack_set_truncated(p, ps->stack_map[s]);
+	}
+	free(locs);
+	free(c->pool);
+	c->pool = NULL;
+	free(c->stack_off);
+	c->stack_off = NULL;
+	if (err || (p->events && prof_events_remap(p->events, ps->stack_map, c->nr_stacks)))
+		return CONV_E_NOMEM;
+	ps->st->unique_stacks = c->nr_stacks;
+	return CONV_E_OK;
+}
+
+/* Per thread of the sample events (the spool's numbering), what its samples' labels use. */
+struct thread_labels {
+	uint32_t comm;  /* string: the thread's name */
+	uint32_t proc;  /* string: the process's name */
+	uint32_t cid;   /* procmap_thread_comm: the name's number, to tell older names apart */
+	/*
+	 * the label list of a thread's samples without a cpu or event label,
+	 * placed in the pool once (prof_label_set) instead of hashed and
+	 * compared for each of its distinct samples; UINT32_MAX: not yet
+	 */
+	uint32_t set;
+};
+
+/* The model's threads, and the labels their samples share. */
+static enum conv_err pass_model_threads(struct pass *ps, struct thread_labels *tl)
+{
+	struct prof *p = ps->p;
+
+	for (size_t t = 0; t < ps->c.nr_threads; t++) {
+		uint32_t proc = (uint32_t)(ps->c.threads[t] >> 32), tid = (uint32_t)ps->c.threads[t];
+		const struct pm_proc *pr = procmap_proc(ps->pm, proc);
+		const char *tn = procmap_thread_name(ps->pm, tid);
+		struct prof_thread th;
+
+		th.tid = tid;
+		th.pid = pr ? pr->pid : tid;
+		th.name = prof_str(p, tn ? tn : pr && pr->comm ? pr->comm : "");
+		th.process_name = prof_str(p, pr && pr->comm ? pr->comm : "");
+		/*
+		 * comm is the thread's, as perf's comm (perf report --comms), and
+		 * the process's name is a label of its own
+		 */
+		tl[t].comm = th.name;
+		tl[t].proc = th.process_name;
+		tl[t].cid = procmap_thread_comm(ps->pm, tid);
+		tl[t].set = UINT32_MAX;
+		if (prof_add_thread(p, &th) == PROF_NONE)
+			return CONV_E_NOMEM;
+	}
+	return CONV_E_OK;
+}
+
+/* The model's samples: one per distinct sample key, with its labels and values. */
+static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys *keys,
+				       struct thread_labels *tl)
+{
+	struct prof *p = ps->p;
+	const struct rdr_info *info = rdr_info(ps->r);
+	int64_t *vals = calloc(p->nr_types ? p->nr_types : 1, sizeof(*vals));
+	enum conv_err err = CONV_E_OK;
+
+	if (!vals)
+		return CONV_E_NOMEM;
+	for (size_t i = 0; i < ps->c.nr_keys; i++) {
+		const struct rawkey *a = &ps->c.keys[i];
+		struct thread_labels *t = &tl[a->thread];
+		struct prof_label lb[6];
+		uint32_t nlb = 0, ls;
+		bool thread_only = true;
+
+		memset(vals, 0, p->nr_types * sizeof(*vals));
+		if (2 * (size_t)a->attr + 1 < p->nr_types) {
+			vals[2 * a->attr] = (int64_t)a->count;
+			vals[2 * a->attr + 1] = (int64_t)a->weight;
+		}
+		memset(lb, 0, sizeof(lb));
+		if (!ps->o->no_labels) {
+			const struct pm_proc *pr = procmap_proc(ps->pm, a->proc);
+
+			lb[nlb].key = keys->pid;
+			lb[nlb++].num = pr ? pr->pid : 0;
+			lb[nlb].key = keys->tid;
+			lb[nlb++].num = a->tid;
+			lb[nlb].key = keys->comm;
+			/* a sample taken before the thread's last rename has the name it had then */
+			if (a->comm == t->cid || a->comm == PM_NO_COMM) {
+				lb[nlb++].str = t->comm;
+			} else {
+				lb[nlb++].str = prof_str(p, procmap_comm_str(ps->pm, a->comm));
+				thread_only = false;
+			}
+			lb[nlb].key = keys->process;
+			lb[nlb++].str = t->proc;
+		}
+		if (ps->o->label_cpu && a->cpu != UINT32_MAX) {
+			lb[nlb].key = keys->cpu;
+			lb[nlb++].num = a->cpu;
+			thread_only = false;
+		}
+		if (a->attr < info->nr_attrs && info->attrs[a->attr].type == PERF_TYPE_TRACEPOINT) {
+			lb[nlb].key = keys->event;
+			lb[nlb++].str = prof_str(p, info->attrs[a->attr].name);
+			thread_only = false;
+		}
+		ls = thread_only ? t->set : UINT32_MAX;
+		if (ls == UINT32_MAX) {
+			ls = prof_label_set(p, lb, nlb);
+			if (thread_only)
+				t->set = ls;
+		}
+		if (ls == UINT32_MAX || !prof_add_sample_set(p, ps->stack_map[a->stack], ls, nlb, vals)) {
+			err = CONV_E_NOMEM;
+			break;
 		}
 	}
-	free(c.frames);
-	c.frames = NULL;
-	st->ns_model += now_ns() - t_model;
-	/* recording facts */
-	{
-		const struct rdr_stats *rs = rdr_stats(r);
-		char buf[512];
+	free(vals);
+	return err;
+}
 
-		st->lost_samples = rs->lost_events + rs->lost_samples;
-		p->sys.lost_samples = st->lost_samples;
-		p->sys.hostname = prof_str(p, info->hostname);
-		p->sys.os_release = prof_str(p, info->osrelease);
-		p->sys.arch = prof_str(p, info->arch);
-		p->sys.cpu_desc = prof_str(p, info->cpudesc);
-		p->sys.cpuid = prof_str(p, info->cpuid);
-		p->sys.perf_version = prof_str(p, info->perf_version);
-		p->sys.nr_cpus = info->nr_cpus_avail;
-		if (rs->has_sample_time) {
-			p->sys.first_time = rs->first_sample_time;
-			p->sys.last_time = rs->last_sample_time;
-		}
-		if (rs->has_sample_time) {
-			uint64_t first = rs->first_sample_time;
+/* The model's stacks, threads and samples, built while the workers symbolize. */
+static enum conv_err pass_model(struct pass *ps)
+{
+	uint64_t t0 = now_ns();
+	struct thread_labels *tl;
+	struct label_keys keys;
+	enum conv_err err;
 
-			p->sys.wall_known = true;
-			if (info->has_clock_data && info->clock_data_wall_ns)
-				p->time_nanos = (int64_t)(info->clock_data_wall_ns + first -
-							  info->clock_data_clockid_ns);
-			else if (info->file_mtime_ns > rs->last_sample_time - first)
-				/* perf wrote the file when the recording ended, like perf report's
-				 * "captured on"; sample times are since boot, not since the epoch */
-				p->time_nanos = (int64_t)(info->file_mtime_ns -
-							  (rs->last_sample_time - first));
-			else
-				p->sys.wall_known = false;
-			p->duration_nanos = (int64_t)(rs->last_sample_time - first);
-		}
-		if (info->perf_version) {
-			snprintf(buf, sizeof(buf), "perf version %s", info->perf_version);
-			prof_add_comment(p, buf);
-		}
-		if (info->hostname) {
-			snprintf(buf, sizeof(buf), "hostname %s", info->hostname);
-			prof_add_comment(p, buf);
-		}
-		if (info->cmdline_len) {
-			size_t n = 0;
+	pass_model_types(ps, &keys);
+	err = pass_model_stacks(ps);
+	if (err)
+		return err;
+	tl = malloc((ps->c.nr_threads + 1) * sizeof(*tl));
+	if (!tl)
+		return CONV_E_NOMEM;
+	err = pass_model_threads(ps, tl);
+	if (!err)
+		err = pass_model_samples(ps, &keys, tl);
+	free(tl);
+	free(ps->c.keys);
+	ps->c.keys = NULL;
+	ps->c.nr_keys = ps->c.cap_keys = 0;
+	ps->st->ns_model = now_ns() - t0;
+	return err;
+}
 
-			n += (size_t)snprintf(buf, sizeof(buf), "cmdline");
-			for (size_t i = 0; i < info->cmdline_len && n < sizeof(buf); i++)
-				n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s", info->cmdline[i]);
-			prof_add_comment(p, buf);
-		}
-		if (st->lost_samples) {
-			/* visible, never silent: a comment and a zero-valued sample labelled with the count */
-			struct prof_label lb;
-			int64_t *zero = calloc(p->nr_types ? p->nr_types : 1, sizeof(*zero));
-			uint32_t none[1];
-			struct prof_line ln;
+/* Joins the symbolizer, then the locations: one per distinct frame, in frame order. */
+static enum conv_err pass_locations(struct pass *ps)
+{
+	uint64_t t0;
+	size_t nmaps = procmap_mapping_count(ps->pm) + 1;
+	enum conv_err err = symjob_finish(ps->sj, ps->diag);
 
-			snprintf(buf, sizeof(buf), "lost samples %" PRIu64, st->lost_samples);
-			prof_add_comment(p, buf);
-			ln.function = prof_function(p, prof_str(p, "[lost samples]"),
-						    prof_str(p, "[lost samples]"), 0, 0);
-			ln.line = ln.column = 0;
-			none[0] = prof_location(p, PROF_NONE, 0, &ln, 1);
-			memset(&lb, 0, sizeof(lb));
-			lb.key = prof_str(p, "lost_samples");
-			lb.num = (int64_t)st->lost_samples;
-			if (zero)
-				prof_add_sample(p, prof_stack(p, none, 1), &lb, 1, zero);
-			free(zero);
-		}
+	if (err)
+		return err;
+	collect_symstats(ps->st, ps->sj);
+	/* from the workers' start: it overlaps the model's stacks and samples */
+	ps->st->ns_symbolize = now_ns() - ps->t_sym;
+	t0 = now_ns();
+	if (ps->o->progress)
+		report(ps->o, ps->r, CONVERT_MODEL, ps->nrec);
+	ps->map_ids = malloc(nmaps * sizeof(*ps->map_ids));
+	if (!ps->map_ids)
+		return CONV_E_NOMEM;
+	for (size_t i = 0; i < nmaps; i++)
+		ps->map_ids[i] = PROF_NONE;
+	main_mapping_first(ps->p, ps->pm, ps->map_ids);
+	for (size_t i = 0; i < ps->c.nr_frames; i++)
+		if (location_of(ps->p, ps->pm, ps->sj, ps->map_ids, &ps->c.frames[i]) !=
+		    ps->loc_base + i)
+			return CONV_E_NOMEM;
+	free(ps->c.frames);
+	ps->c.frames = NULL;
+	ps->st->ns_model += now_ns() - t0;
+	return CONV_E_OK;
+}
+
+/* Lost samples, visible, never silent: a comment and a zero-valued sample labelled with the count. */
+static void pass_lost_samples(struct pass *ps)
+{
+	struct prof *p = ps->p;
+	struct prof_label lb;
+	int64_t *zero = calloc(p->nr_types ? p->nr_types : 1, sizeof(*zero));
+	uint32_t none[1];
+	struct prof_line ln;
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "lost samples %" PRIu64, ps->st->lost_samples);
+	prof_add_comment(p, buf);
+	ln.function = prof_function(p, prof_str(p, "[lost samples]"), prof_str(p, "[lost samples]"), 0,
+				    0);
+	ln.line = ln.column = 0;
+	none[0] = prof_location(p, PROF_NONE, 0, &ln, 1);
+	memset(&lb, 0, sizeof(lb));
+	lb.key = prof_str(p, "lost_samples");
+	lb.num = (int64_t)ps->st->lost_samples;
+	if (zero)
+		prof_add_sample(p, prof_stack(p, none, 1), &lb, 1, zero);
+	free(zero);
+}
+
+/* The recording's facts: machine, times, comments, lost samples. */
+static void pass_facts(struct pass *ps)
+{
+	struct prof *p = ps->p;
+	const struct rdr_info *info = rdr_info(ps->r);
+	const struct rdr_stats *rs = rdr_stats(ps->r);
+	char buf[512];
+
+	ps->st->lost_samples = rs->lost_events + rs->lost_samples;
+	p->sys.lost_samples = ps->st->lost_samples;
+	p->sys.hostname = prof_str(p, info->hostname);
+	p->sys.os_release = prof_str(p, info->osrelease);
+	p->sys.arch = prof_str(p, info->arch);
+	p->sys.cpu_desc = prof_str(p, info->cpudesc);
+	p->sys.cpuid = prof_str(p, info->cpuid);
+	p->sys.perf_version = prof_str(p, info->perf_version);
+	p->sys.nr_cpus = info->nr_cpus_avail;
+	if (rs->has_sample_time) {
+		uint64_t first = rs->first_sample_time;
+
+		p->sys.first_time = rs->first_sample_time;
+		p->sys.last_time = rs->last_sample_time;
+		p->sys.wall_known = true;
+		if (info->has_clock_data && info->clock_data_wall_ns)
+			p->time_nanos = (int64_t)(info->clock_data_wall_ns + first -
+						  info->clock_data_clockid_ns);
+		else if (info->file_mtime_ns > rs->last_sample_time - first)
+			/* perf wrote the file when the recording ended, like perf report's
+			 * "captured on"; sample times are since boot, not since the epoch */
+			p->time_nanos = (int64_t)(info->file_mtime_ns - (rs->last_sample_time - first));
+		else
+			p->sys.wall_known = false;
+		p->duration_nanos = (int64_t)(rs->last_sample_time - first);
 	}
-out:
-	free(kept_by_attr);
-	free(map_ids);
-	free(map_hits);
-	cv_release(&c);
-	symjob_free(sj);
-	procmap_free(pm);
+	if (info->perf_version) {
+		snprintf(buf, sizeof(buf), "perf version %s", info->perf_version);
+		prof_add_comment(p, buf);
+	}
+	if (info->hostname) {
+		snprintf(buf, sizeof(buf), "hostname %s", info->hostname);
+		prof_add_comment(p, buf);
+	}
+	if (info->cmdline_len) {
+		size_t n = 0;
+
+		n += (size_t)snprintf(buf, sizeof(buf), "cmdline");
+		for (size_t i = 0; i < info->cmdline_len && n < sizeof(buf); i++)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %s", info->cmdline[i]);
+		prof_add_comment(p, buf);
+	}
+	if (ps->st->lost_samples)
+		pass_lost_samples(ps);
+}
+
+static void pass_release(struct pass *ps)
+{
+	free(ps->kept_by_attr);
+	free(ps->map_ids);
+	free(ps->map_hits);
+	free(ps->stack_map);
+	cv_release(&ps->c);
+	symjob_free(ps->sj);
+	procmap_free(ps->pm);
+}
+
+enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
+			  struct convert_stats *st, struct conv_diag *diag)
+{
+	struct pass ps;
+	enum conv_err err;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.r = r;
+	ps.o = o;
+	ps.p = p;
+	ps.st = st;
+	ps.diag = diag;
+	err = pass_init(&ps);
+	if (!err)
+		err = pass_read(&ps);
+	if (!err)
+		err = pass_count_frames(&ps);
+	if (!err) {
+		pass_count_threads(&ps);
+		pass_start_symbolize(&ps);
+		err = pass_model(&ps);
+	}
+	if (!err)
+		err = pass_locations(&ps);
+	if (!err)
+		pass_facts(&ps);
+	pass_release(&ps);
 	return err;
 }
