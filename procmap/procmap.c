@@ -456,17 +456,18 @@ static bool trust_files(struct procmap *pm)
  * MMAP2, the same device, inode and (where the file system tells it) inode
  * generation; a file replaced since has another inode, or the same number
  * in another generation. MMAP records name no inode: the mapping must at
- * least fit in the file. Either way the file must not have changed after
- * the recording was written (its ctime: a copy written over it in place
- * keeps the inode).
+ * least fit in the file. Either way the file must not have been written
+ * after the recording was (its mtime: a copy written over it in place keeps
+ * the inode; not its ctime, which perf record's hard link into ~/.debug
+ * moves).
  */
 static bool file_is_mapped_one(const struct procmap *pm, const struct pm_mapping *m, int fd,
 			       const struct stat *st)
 {
 	unsigned int gen;
-	uint64_t ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+	uint64_t mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
 
-	if (!S_ISREG(st->st_mode) || (pm->opts.recorded_by_ns && ctime_ns > pm->opts.recorded_by_ns))
+	if (!S_ISREG(st->st_mode) || (pm->opts.recorded_by_ns && mtime_ns > pm->opts.recorded_by_ns))
 		return false;
 	if (!m->has_inode)
 		return m->pgoff < (uint64_t)st->st_size;

@@ -227,7 +227,7 @@ def check_elsewhere(data, samples):
 def check_replaced(d, data):
     """The library changed after the recording: never named from the changed file."""
     lib = os.path.join(d, "libtramp.so")
-    with open(lib, "r+b") as f:  # the same bytes written over the same inode: only ctime moves
+    with open(lib, "r+b") as f:  # the same bytes written over the same inode: a later mtime
         b = f.read()
         f.seek(0)
         f.write(b)
