@@ -27,6 +27,7 @@
 #include "symbolize/dwline.h"
 
 #include "core/arena.h"
+#include "core/elfseg.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 #include "core/vec.h"
@@ -53,11 +54,6 @@
 
 #define MAX_INLINE_DEPTH 64
 #define MAX_DECOMPRESSED ((size_t)1 << 31)
-
-struct seg {
-	uint64_t off, vaddr, filesz;
-	bool exec;
-};
 
 struct func_ival {
 	uint64_t lo, hi;
@@ -159,7 +155,7 @@ struct sym_file {
 	Elf *aelf;
 	void **zbufs; /* decompressed zstd sections, freed after elf_end */
 	size_t nr_zbufs;
-	struct seg *segs;
+	struct elfseg *segs;
 	size_t nr_segs;
 	struct cu_info *cus;
 	size_t nr_cus;
@@ -561,27 +557,7 @@ const struct sym_file_stats *sym_file_stats(const struct sym_file *f)
 
 bool sym_file_normalize(const struct sym_file *f, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va)
 {
-	const struct seg *best = NULL;
-
-	/* the mapping came from the segment whose page-aligned start is at or below pgoff */
-	for (int pass = 0; pass < 2 && !best; pass++) {
-		for (size_t i = 0; i < f->nr_segs; i++) {
-			const struct seg *s = &f->segs[i];
-			uint64_t down = s->off & ~(uint64_t)0xfff;
-
-			if (pass == 0 && !s->exec)
-				continue;
-			if (down <= pgoff && pgoff < s->off + s->filesz && f_off >= down &&
-			    f_off < s->off + s->filesz) {
-				best = s;
-				break;
-			}
-		}
-	}
-	if (!best)
-		return false;
-	*elf_va = f_off - best->off + best->vaddr;
-	return true;
+	return elfseg_normalize(f->segs, f->nr_segs, f_off, pgoff, elf_va);
 }
 
 /* ---- DWARF lookups ---- */
