@@ -1,0 +1,353 @@
+/*
+ * The walk on hand-made stacks and rules: what it returns and why it
+ * stops, independent of any object file (the CFI compiler is checked on
+ * real binaries by tests/unwind).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "unwind/unwind.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SP0 0x7ffc00001000ull
+
+/* A stack copy of 64-bit little-endian words from SP0. */
+struct stk {
+	uint8_t bytes[4096];
+	size_t len;
+};
+
+static void put(struct stk *s, uint64_t addr, uint64_t v)
+{
+	size_t off = (size_t)(addr - SP0);
+
+	for (int i = 0; i < 8; i++)
+		s->bytes[off + (size_t)i] = (uint8_t)(v >> (8 * i));
+	if (off + 8 > s->len)
+		s->len = off + 8;
+}
+
+/* Rules by PC range: [lo, hi) -> rule (NULL: an object without CFI). */
+struct range {
+	uint64_t lo, hi;
+	const struct uw_rule *rule;
+	bool no_file;
+};
+
+struct fake {
+	const struct range *r;
+	size_t n;
+	uint64_t looked_up[16];
+	size_t nlook;
+};
+
+static enum uw_find fake_find(void *ctx, uint64_t pc, const struct uw_rule **rule, const char **object)
+{
+	struct fake *f = ctx;
+
+	if (f->nlook < 16)
+		f->looked_up[f->nlook++] = pc;
+	for (size_t i = 0; i < f->n; i++) {
+		if (pc >= f->r[i].lo && pc < f->r[i].hi) {
+			*object = "libfake.so";
+			if (f->r[i].no_file)
+				return UW_FIND_NO_FILE;
+			*rule = f->r[i].rule;
+			return f->r[i].rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
+		}
+	}
+	return UW_FIND_UNMAPPED;
+}
+
+/* x86-64: CFA = rsp + off, return address at CFA - 8 (a function body after its pushes). */
+static struct uw_rule *rule_sp(int64_t off)
+{
+	struct uw_rule *r = calloc(1, sizeof(*r) + sizeof(r->regs[0]));
+
+	r->cfa_reg = 7;
+	r->cfa_off = off;
+	r->ra = 16;
+	r->nr = 1;
+	r->regs[0].reg = 16;
+	r->regs[0].how = UW_AT;
+	r->regs[0].off = -8;
+	return r;
+}
+
+static struct uw_regs regs_at(uint64_t pc, uint64_t sp)
+{
+	struct uw_regs r;
+
+	memset(&r, 0, sizeof(r));
+	r.pc = pc;
+	r.r[7] = sp;
+	r.valid = 1ull << 7;
+	return r;
+}
+
+static void walk(struct fake *f, const struct uw_regs *regs, const struct stk *s, uint64_t *pcs,
+		 size_t max, struct uw_result *res)
+{
+	struct uw_source src = { .find = fake_find, .ctx = f };
+	struct uw_stack st = { .base = SP0, .data = s->bytes, .len = s->len, .big_endian = false };
+
+	uw_unwind(UW_ARCH_X86_64, &src, regs, &st, pcs, max, res);
+}
+
+/* Three frames by CFI, the last one's return address 0: a root. */
+static void test_cfi_chain(void **state)
+{
+	struct uw_rule *r16 = rule_sp(16), *r32 = rule_sp(32);
+	struct range rs[] = { { 0x1000, 0x2000, r16, false }, { 0x2000, 0x3000, r32, false } };
+	struct fake f = { rs, 2, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x1010, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	put(&s, SP0 + 8, 0x2020);        /* frame 0: CFA SP0+16, RA at SP0+8 */
+	put(&s, SP0 + 16 + 24, 0x1050);  /* frame 1: CFA SP0+48, RA at SP0+40 */
+	put(&s, SP0 + 48 + 8, 0);        /* frame 2: CFA SP0+64, RA 0 */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 3);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+	assert_int_equal(pcs[0], 0x1010);
+	assert_int_equal(pcs[1], 0x2020);
+	assert_int_equal(pcs[2], 0x1050);
+	assert_true(uw_exact(&res, 0));
+	assert_false(uw_exact(&res, 1));
+	/* callers are looked up inside their call */
+	assert_int_equal(f.looked_up[0], 0x1010);
+	assert_int_equal(f.looked_up[1], 0x201f);
+	free(r16);
+	free(r32);
+}
+
+/* A return address beyond the copy: the walk says the copy ended. */
+static void test_copy_ended(void **state)
+{
+	struct uw_rule *r16 = rule_sp(16);
+	struct range rs[] = { { 0x1000, 0x2000, r16, false } };
+	struct fake f = { rs, 1, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x1010, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	put(&s, SP0 + 8, 0x1020);
+	/* the next return address would be at SP0 + 24: one word short */
+	put(&s, SP0 + 16, 0);
+	s.len = 20;
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 2);
+	assert_int_equal(res.stop, UW_STOP_COPY);
+	assert_string_equal(uw_stop_text(res.stop), "stack copy ended");
+	free(r16);
+}
+
+/* A rule that leaves the stack pointer where it was: no endless loop. */
+static void test_sp_not_advancing(void **state)
+{
+	struct uw_rule *r0 = rule_sp(0);
+	struct range rs[] = { { 0x1000, 0x2000, r0, false } };
+	struct fake f = { rs, 1, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x1010, SP0 + 8);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	put(&s, SP0, 0x1020);
+	put(&s, SP0 + 8, 0);
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.stop, UW_STOP_SP);
+	free(r0);
+}
+
+/* The return-address column undefined (_start, a thread's clone): the outermost frame. */
+static void test_undefined_ra_is_root(void **state)
+{
+	struct uw_rule *r = calloc(1, sizeof(*r) + sizeof(r->regs[0]));
+	struct range rs[] = { { 0x1000, 0x2000, r, false } };
+	struct fake f = { rs, 1, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x1010, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	r->cfa_reg = 7;
+	r->cfa_off = 8;
+	r->ra = 16;
+	r->nr = 1;
+	r->regs[0].reg = 16;
+	r->regs[0].how = UW_UNDEF;
+	put(&s, SP0, 0xdead);
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 1);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+	free(r);
+}
+
+/* No CFI: the frame pointer where it is a plausible frame, else the reason with the object. */
+static void test_frame_pointer_fallback(void **state)
+{
+	struct range rs[] = { { 0x1000, 0x2000, NULL, false }, { 0x4000, 0x5000, NULL, true } };
+	struct fake f = { rs, 2, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x4010, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	/* JIT frame: rbp = SP0 + 32, [rbp] = saved rbp (SP0 + 64), [rbp + 8] = return into 0x1000 */
+	regs.r[6] = SP0 + 32;
+	regs.valid |= 1ull << 6;
+	put(&s, SP0 + 32, SP0 + 64);
+	put(&s, SP0 + 40, 0x1100);
+	/* the object without CFI, its frame pointer saved below the stack pointer: implausible */
+	put(&s, SP0 + 64, 8);
+	put(&s, SP0 + 72, 0x1200);
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(pcs[0], 0x4010);
+	assert_int_equal(pcs[1], 0x1100);
+	assert_int_equal(pcs[2], 0x1200);
+	assert_int_equal(res.n, 3);
+	assert_int_equal(res.stop, UW_STOP_NO_CFI);
+	assert_string_equal(res.stop_object, "libfake.so");
+}
+
+/*
+ * A PLT entry's CFA expression (x86-64 lazy binding):
+ * rsp + 8 + ((rip & 15) >= 11 ? 8 : 0).
+ */
+static void test_plt_expression(void **state)
+{
+	static const struct uw_op plt[] = {
+		{ DW_OP_breg7, 8, 0 }, { DW_OP_breg16, 0, 0 }, { DW_OP_lit15, 0, 0 },
+		{ DW_OP_and, 0, 0 },   { DW_OP_lit11, 0, 0 },  { DW_OP_ge, 0, 0 },
+		{ DW_OP_lit3, 0, 0 },  { DW_OP_shl, 0, 0 },    { DW_OP_plus, 0, 0 },
+	};
+	struct uw_rule *r = rule_sp(0), *r16 = rule_sp(16);
+	struct range rs[] = { { 0x1000, 0x1100, r, false }, { 0x2000, 0x3000, r16, false } };
+	struct fake f = { rs, 2, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	r->cfa_expr = true;
+	r->cfa_ops = plt;
+	r->cfa_len = sizeof(plt) / sizeof(plt[0]);
+	/* at offset 12 of the entry: two words pushed, CFA = rsp + 16 */
+	{
+		struct uw_regs regs = regs_at(0x100c, SP0);
+
+		put(&s, SP0 + 8, 0x2010);
+		put(&s, SP0 + 24, 0);
+		walk(&f, &regs, &s, pcs, 8, &res);
+		assert_int_equal(pcs[1], 0x2010);
+		assert_int_equal(res.stop, UW_STOP_ROOT);
+	}
+	/* at offset 0: CFA = rsp + 8 */
+	{
+		struct uw_regs regs = regs_at(0x1000, SP0);
+
+		memset(&s, 0, sizeof(s));
+		put(&s, SP0, 0x2010);
+		put(&s, SP0 + 16, 0);
+		walk(&f, &regs, &s, pcs, 8, &res);
+		assert_int_equal(pcs[1], 0x2010);
+		assert_int_equal(res.stop, UW_STOP_ROOT);
+	}
+	free(r);
+	free(r16);
+}
+
+/* A signal trampoline's frame: the interrupted PC is exact and is looked up as it is. */
+static void test_signal_frame(void **state)
+{
+	/* the trampoline's rule: every register from the sigcontext at CFA + 40 + 8 * n */
+	struct uw_rule *sig = calloc(1, sizeof(*sig) + 2 * sizeof(sig->regs[0]));
+	struct uw_rule *r16 = rule_sp(16);
+	struct range rs[] = { { 0x7000, 0x7100, sig, false }, { 0x1000, 0x2000, r16, false } };
+	struct fake f = { rs, 2, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x7004, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	sig->signal = true;
+	sig->cfa_reg = 7;
+	sig->cfa_off = 0;
+	sig->ra = 16;
+	sig->nr = 2;
+	sig->regs[0].reg = 16;
+	sig->regs[0].how = UW_AT;
+	sig->regs[0].off = 40;
+	sig->regs[1].reg = 7;
+	sig->regs[1].how = UW_AT;
+	sig->regs[1].off = 48;
+	put(&s, SP0 + 40, 0x1234);       /* interrupted rip */
+	put(&s, SP0 + 48, SP0 + 256);    /* interrupted rsp */
+	put(&s, SP0 + 256 + 8, 0);       /* its caller: 0, the root */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(pcs[1], 0x1234);
+	assert_true(uw_exact(&res, 1));
+	assert_int_equal(f.looked_up[1], 0x1234);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+	free(sig);
+	free(r16);
+}
+
+/* perf's register order to DWARF numbers, from the recorded mask. */
+static void test_regs_from_perf(void **state)
+{
+	struct uw_regs r;
+	/* x86-64: BP (bit 6), SP (7), IP (8) */
+	uint64_t v[] = { 0x100, 0x200, 0x300 };
+	/* arm64: x29 (29), x30 (30), sp (31), pc (32) */
+	uint64_t a[] = { 1, 2, 3, 4 };
+
+	(void)state;
+	assert_true(uw_regs_from_perf(UW_ARCH_X86_64, (1ull << 6) | (1ull << 7) | (1ull << 8), v, 3, &r));
+	assert_int_equal(r.r[6], 0x100);
+	assert_int_equal(r.r[7], 0x200);
+	assert_int_equal(r.pc, 0x300);
+	assert_false(uw_regs_from_perf(UW_ARCH_X86_64, (1ull << 6) | (1ull << 8), v, 2, &r));
+	assert_true(uw_regs_from_perf(UW_ARCH_ARM64, 0xfull << 29, a, 4, &r));
+	assert_int_equal(r.r[29], 1);
+	assert_int_equal(r.r[30], 2);
+	assert_int_equal(r.r[31], 3);
+	assert_int_equal(r.pc, 4);
+	assert_int_equal(uw_arch_of("x86_64"), UW_ARCH_X86_64);
+	assert_int_equal(uw_arch_of("aarch64"), UW_ARCH_ARM64);
+	assert_int_equal(uw_arch_of("i686"), UW_ARCH_I386);
+	assert_int_equal(uw_arch_of("riscv64"), UW_ARCH_UNKNOWN);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cfi_chain),
+		cmocka_unit_test(test_copy_ended),
+		cmocka_unit_test(test_sp_not_advancing),
+		cmocka_unit_test(test_undefined_ra_is_root),
+		cmocka_unit_test(test_frame_pointer_fallback),
+		cmocka_unit_test(test_plt_expression),
+		cmocka_unit_test(test_signal_frame),
+		cmocka_unit_test(test_regs_from_perf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

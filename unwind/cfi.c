@@ -1,0 +1,235 @@
+/*
+ * An object's CFI through libdw: .eh_frame of the runtime binary (stripped
+ * binaries keep it), then .debug_frame of its debug file. Each ELF address
+ * asked for is compiled once into a uw_rule (libdw builds a Dwarf_Frame per
+ * call, so it is asked once per address) and kept by address.
+ */
+#include "unwind/unwind.h"
+
+#include "core/arena.h"
+#include "core/hmap.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NO_RULE 1 /* hmap value of an address no CFI covers */
+
+struct uw_cfi {
+	enum uw_arch arch;
+	int fd, dbg_fd;
+	Elf *elf;
+	Dwarf_CFI *eh;       /* .eh_frame (NULL: none) */
+	Dwarf *dbg;          /* the debug file, for .debug_frame */
+	Dwarf_CFI *dbg_cfi;  /* borrowed from dbg */
+	struct elfseg *segs;
+	size_t nr_segs;
+	struct hmap rules;   /* ELF address -> (uintptr_t) rule, or NO_RULE */
+	struct arena arena;  /* rules and their expressions */
+};
+
+/* The PT_LOAD segments, for ELF addresses of file offsets. */
+static bool read_segs(struct uw_cfi *c)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(c->elf, &n) != 0 || !n)
+		return false;
+	c->segs = calloc(n, sizeof(*c->segs));
+	if (!c->segs)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		c->segs[c->nr_segs].off = ph.p_offset;
+		c->segs[c->nr_segs].vaddr = ph.p_vaddr;
+		c->segs[c->nr_segs].filesz = ph.p_filesz;
+		c->segs[c->nr_segs].exec = (ph.p_flags & PF_X) != 0;
+		c->nr_segs++;
+	}
+	return c->nr_segs > 0;
+}
+
+enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *binary,
+			  const char *debug)
+{
+	struct uw_cfi *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return CONV_E_NOMEM;
+	c->arch = arch;
+	c->dbg_fd = -1;
+	hmap_init(&c->rules);
+	arena_init(&c->arena, 0);
+	elf_version(EV_CURRENT);
+	c->fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0) {
+		uw_cfi_close(c);
+		return CONV_E_IO;
+	}
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !read_segs(c)) {
+		uw_cfi_close(c);
+		return CONV_E_LIBELF;
+	}
+	c->eh = dwarf_getcfi_elf(c->elf);
+	if (debug) {
+		c->dbg_fd = open(debug, O_RDONLY | O_CLOEXEC);
+		if (c->dbg_fd >= 0)
+			c->dbg = dwarf_begin(c->dbg_fd, DWARF_C_READ);
+		if (c->dbg)
+			c->dbg_cfi = dwarf_getcfi(c->dbg);
+	}
+	*out = c;
+	return CONV_E_OK;
+}
+
+void uw_cfi_close(struct uw_cfi *c)
+{
+	if (!c)
+		return;
+	if (c->eh)
+		dwarf_cfi_end(c->eh);
+	if (c->dbg)
+		dwarf_end(c->dbg);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->dbg_fd >= 0)
+		close(c->dbg_fd);
+	free(c->segs);
+	hmap_release(&c->rules);
+	arena_release(&c->arena);
+	free(c);
+}
+
+bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va)
+{
+	return elfseg_normalize(c->segs, c->nr_segs, f_off, pgoff, elf_va);
+}
+
+/* A copy of libdw's expression in the arena (libdw's lives only as long as its frame). */
+static const struct uw_op *copy_ops(struct uw_cfi *c, const Dwarf_Op *ops, size_t n)
+{
+	struct uw_op *o = arena_alloc_array(&c->arena, n ? n : 1, sizeof(*o));
+
+	for (size_t i = 0; o && i < n; i++) {
+		o[i].atom = ops[i].atom;
+		o[i].number = ops[i].number;
+		o[i].number2 = ops[i].number2;
+	}
+	return o;
+}
+
+/*
+ * A register's rule from libdw's form of it (dwarf_frame_register):
+ * CFA-relative rules come as DW_OP_call_frame_cfa [DW_OP_plus_uconst N]
+ * [DW_OP_stack_value], a register as DW_OP_regx, anything else as the
+ * expression. False: unchanged (same value), nothing to keep.
+ */
+static bool reg_rule(struct uw_cfi *c, const Dwarf_Op *ops, size_t n, bool undefined,
+		     struct uw_reg_rule *rr)
+{
+	bool value = n && ops[n - 1].atom == DW_OP_stack_value;
+	size_t m = value ? n - 1 : n;
+
+	if (undefined) {
+		rr->how = UW_UNDEF;
+		return true;
+	}
+	if (!n)
+		return false;
+	if (ops[0].atom == DW_OP_call_frame_cfa && (m == 1 || (m == 2 && ops[1].atom == DW_OP_plus_uconst))) {
+		rr->how = value ? UW_VAL : UW_AT;
+		rr->off = m == 2 ? (int64_t)ops[1].number : 0;
+		return true;
+	}
+	if (n == 1 && (ops[0].atom == DW_OP_regx || (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31))) {
+		rr->how = UW_REG;
+		rr->src = (uint8_t)(ops[0].atom == DW_OP_regx ? ops[0].number : (uint64_t)(ops[0].atom - DW_OP_reg0));
+		return true;
+	}
+	rr->how = value ? UW_VAL_EXPR : UW_AT_EXPR;
+	rr->expr = copy_ops(c, ops, m);
+	rr->expr_len = (uint16_t)(m > UINT16_MAX ? UINT16_MAX : m);
+	return rr->expr != NULL;
+}
+
+/* The rule of one CFI row (NULL: out of memory, or a row libdw cannot describe). */
+static const struct uw_rule *compile(struct uw_cfi *c, Dwarf_Frame *fr, unsigned nregs)
+{
+	struct uw_reg_rule tmp[UW_NREGS + 1];
+	struct uw_rule *r;
+	Dwarf_Op *ops, ops_mem[3];
+	size_t n, nr = 0;
+	Dwarf_Addr start, end;
+	bool signal = false;
+	int ra = dwarf_frame_info(fr, &start, &end, &signal);
+	uint8_t cfa_reg = 0;
+	int64_t cfa_off = 0;
+	const struct uw_op *cfa_ops = NULL;
+	uint16_t cfa_len = 0;
+
+	if (ra < 0 || ra >= UW_NREGS || dwarf_frame_cfa(fr, &ops, &n) != 0 || !n)
+		return NULL;
+	if (n == 1 && (ops[0].atom == DW_OP_bregx || (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31))) {
+		cfa_reg = (uint8_t)(ops[0].atom == DW_OP_bregx ? ops[0].number : (uint64_t)(ops[0].atom - DW_OP_breg0));
+		cfa_off = (int64_t)(ops[0].atom == DW_OP_bregx ? ops[0].number2 : ops[0].number);
+	} else {
+		cfa_ops = copy_ops(c, ops, n);
+		cfa_len = (uint16_t)(n > UINT16_MAX ? UINT16_MAX : n);
+		if (!cfa_ops)
+			return NULL;
+	}
+	for (unsigned reg = 0; reg < nregs || reg == (unsigned)ra; reg++) {
+		struct uw_reg_rule rr;
+
+		memset(&rr, 0, sizeof(rr));
+		rr.reg = (uint8_t)reg;
+		if (dwarf_frame_register(fr, (int)reg, ops_mem, &ops, &n) != 0)
+			continue;
+		if (reg_rule(c, ops, n, !n && ops == ops_mem, &rr) && nr < UW_NREGS + 1)
+			tmp[nr++] = rr;
+	}
+	r = arena_alloc(&c->arena, sizeof(*r) + nr * sizeof(r->regs[0]));
+	if (!r)
+		return NULL;
+	r->cfa_expr = cfa_ops != NULL;
+	r->signal = signal;
+	r->cfa_reg = cfa_reg;
+	r->cfa_off = cfa_off;
+	r->cfa_ops = cfa_ops;
+	r->cfa_len = cfa_len;
+	r->ra = (uint8_t)ra;
+	r->nr = (uint8_t)nr;
+	memcpy(r->regs, tmp, nr * sizeof(tmp[0]));
+	return r;
+}
+
+const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
+{
+	static const unsigned nregs[] = { [UW_ARCH_X86_64] = 17, [UW_ARCH_I386] = 9,
+					  [UW_ARCH_ARM64] = 32 };
+	uint64_t *v = hmap_get(&c->rules, elf_va);
+	const struct uw_rule *r = NULL;
+	Dwarf_Frame *fr = NULL;
+
+	if (v)
+		return *v == NO_RULE ? NULL : (const struct uw_rule *)(uintptr_t)*v;
+	if ((c->eh && dwarf_cfi_addrframe(c->eh, elf_va, &fr) == 0) ||
+	    (c->dbg_cfi && dwarf_cfi_addrframe(c->dbg_cfi, elf_va, &fr) == 0)) {
+		r = compile(c, fr, c->arch < UW_ARCH_UNKNOWN ? nregs[c->arch] : 0);
+		free(fr);
+	}
+	/* a failed insert only means the row is compiled again next time */
+	(void)hmap_put(&c->rules, elf_va, r ? (uint64_t)(uintptr_t)r : NO_RULE);
+	return r;
+}

@@ -1,0 +1,172 @@
+/*
+ * Unwinding of `perf record --call-graph dwarf` samples: the user registers
+ * and the copy of the top of the user stack perf recorded, walked with the
+ * objects' call frame information (.eh_frame, .debug_frame).
+ *
+ * The module knows registers, stack copies and CFI; it returns return
+ * addresses and why a walk stopped, and knows nothing of symbols, mappings
+ * or the profile model. Its caller says where the rule for an address is
+ * (struct uw_source): the CFI rows of an object are compiled once per ELF
+ * address into a compact rule (struct uw_rule) and kept in a uw_cfi, so
+ * that a rule serves every process that maps the object.
+ */
+#ifndef CONV_UNWIND_UNWIND_H
+#define CONV_UNWIND_UNWIND_H
+
+#include "core/err.h"
+#include "core/elfseg.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* DWARF register numbers the walk tracks (x86-64: 0-15 and the RA column 16; arm64: 0-31). */
+#define UW_NREGS 33
+
+enum uw_arch {
+	UW_ARCH_X86_64,
+	UW_ARCH_I386,
+	UW_ARCH_ARM64,
+	UW_ARCH_UNKNOWN
+};
+
+/* The arch of perf's HEADER_ARCH string ("x86_64", "i686", "aarch64"...). */
+enum uw_arch uw_arch_of(const char *perf_arch);
+
+/* Registers by DWARF number (valid has bit n when reg n is known), and the PC. */
+struct uw_regs {
+	uint64_t r[UW_NREGS];
+	uint64_t valid;
+	uint64_t pc;
+};
+
+/*
+ * The sample's user registers, recorded in increasing bit order of perf's
+ * sample_regs_user mask, as DWARF registers. False without the PC and the
+ * stack pointer.
+ */
+bool uw_regs_from_perf(enum uw_arch arch, uint64_t mask, const uint64_t *vals, uint32_t n,
+		       struct uw_regs *out);
+
+/* How to recover a register of the caller. */
+enum uw_how {
+	UW_UNDEF,    /* cannot be recovered */
+	UW_AT,       /* saved at CFA + off */
+	UW_VAL,      /* is CFA + off */
+	UW_REG,      /* is the value of register src */
+	UW_AT_EXPR,  /* saved at the address a DWARF expression gives */
+	UW_VAL_EXPR, /* is the value of a DWARF expression */
+};
+
+/* A DWARF expression operation, copied out of libdw. */
+struct uw_op {
+	uint8_t atom;
+	uint64_t number, number2;
+};
+
+/* A register the frame changed (any other stays as it is: callee-saved, or not said). */
+struct uw_reg_rule {
+	uint8_t reg;
+	uint8_t how; /* enum uw_how */
+	uint8_t src;
+	uint16_t expr_len;
+	int64_t off;
+	const struct uw_op *expr;
+};
+
+/* One compiled CFI row: how the caller's registers follow from this frame's. */
+struct uw_rule {
+	bool cfa_expr;     /* the CFA is the value of cfa_ops[0..cfa_len) */
+	bool signal;       /* the frame of a signal trampoline: its caller's PC is exact */
+	uint8_t cfa_reg;
+	uint8_t ra;        /* the return-address column */
+	uint16_t cfa_len;
+	uint8_t nr;
+	int64_t cfa_off;
+	const struct uw_op *cfa_ops;
+	struct uw_reg_rule regs[]; /* nr of them */
+};
+
+/* The CFI of one ELF object (its .eh_frame and, from its debug file, .debug_frame). */
+struct uw_cfi;
+
+/*
+ * Opens the CFI of the object whose runtime binary is at `binary` (its
+ * program headers and .eh_frame) and, when debug is not NULL, its debug
+ * file's .debug_frame. CONV_E_IO / CONV_E_LIBELF when the binary cannot be
+ * read; an object without any CFI opens and answers "no rule".
+ */
+enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *binary,
+			  const char *debug);
+void uw_cfi_close(struct uw_cfi *c);
+
+/* The ELF address of a file offset in a mapping made at file offset pgoff. */
+bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va);
+
+/*
+ * The rule at ELF address elf_va, compiled on first use and kept (the
+ * pointer stays valid while c is open). NULL: no CFI covers the address.
+ */
+const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va);
+
+/* Where the walk finds rules: the caller's view of the process's mappings. */
+enum uw_find {
+	UW_FIND_RULE,     /* *rule set */
+	UW_FIND_NO_CFI,   /* the address is in an object that has no rule for it; *object named */
+	UW_FIND_NO_FILE,  /* the address is in memory without an object (JIT, anonymous) */
+	UW_FIND_UNMAPPED, /* in no mapping */
+};
+
+struct uw_source {
+	/* the rule for runtime address pc (already moved into the call for callers) */
+	enum uw_find (*find)(void *ctx, uint64_t pc, const struct uw_rule **rule,
+			     const char **object);
+	void *ctx;
+};
+
+/* Why a walk ended. */
+enum uw_stop {
+	UW_STOP_ROOT,       /* the CFI says the outermost frame, or the return address is 0 */
+	UW_STOP_COPY,       /* a read past the stack copy */
+	UW_STOP_NO_CFI,     /* no rule for an object's code and no usable frame pointer */
+	UW_STOP_SP,         /* the stack pointer did not advance */
+	UW_STOP_REG,        /* a register the rule needs was not recorded */
+	UW_STOP_BAD_CFI,    /* an expression conv does not evaluate, or a bad one */
+	UW_STOP_UNMAPPED,   /* a return address in no mapping */
+	UW_STOP_DEPTH,      /* more frames than the caller takes */
+	UW_STOP__COUNT
+};
+
+/* The words a truncation frame says ("stack copy ended", ...); ROOT: "". */
+const char *uw_stop_text(enum uw_stop s);
+
+/* The user stack copy: bytes from address base on (base = the sampled stack pointer). */
+struct uw_stack {
+	uint64_t base;
+	const uint8_t *data;
+	uint64_t len; /* dyn_size: what the kernel copied, not the size asked for */
+	bool big_endian;
+};
+
+/* A walk's result: pcs[0] is the sampled PC; later ones are return addresses. */
+struct uw_result {
+	size_t n;
+	enum uw_stop stop;
+	const char *stop_object; /* UW_STOP_NO_CFI: the object's name */
+	/* bit i: pcs[i] is exact (the sampled PC, or the PC a signal interrupted) */
+	uint64_t exact_bits[4];
+};
+
+/*
+ * Walks from regs over the stack copy, writing at most max PCs. No
+ * allocation; every read is bounded by the copy.
+ */
+void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
+	       const struct uw_stack *stack, uint64_t *pcs, size_t max, struct uw_result *res);
+
+static inline bool uw_exact(const struct uw_result *r, size_t i)
+{
+	return i < 256 && (r->exact_bits[i / 64] >> (i % 64) & 1);
+}
+
+#endif

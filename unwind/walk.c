@@ -1,0 +1,446 @@
+/*
+ * The walk over a recorded stack copy with compiled CFI rules. Reads are
+ * bounded by the copy: a word outside [base, base + len) ends the walk
+ * (perf's dyn_size is what the kernel copied). Nothing is allocated.
+ */
+#include "unwind/unwind.h"
+
+#include <dwarf.h>
+#include <string.h>
+
+/* What the walk needs to know of an architecture. */
+struct arch {
+	uint8_t sp, fp;  /* DWARF numbers */
+	uint8_t ra;      /* return-address column */
+	bool pc_in_ra;   /* the RA column names the PC (x86): it holds this frame's PC while walking */
+	unsigned word;   /* bytes */
+	uint8_t nregs;   /* DWARF registers tracked: 0 .. nregs-1 */
+};
+
+static const struct arch arches[] = {
+	[UW_ARCH_X86_64] = { .sp = 7, .fp = 6, .ra = 16, .pc_in_ra = true, .word = 8, .nregs = 17 },
+	[UW_ARCH_I386] = { .sp = 4, .fp = 5, .ra = 8, .pc_in_ra = true, .word = 4, .nregs = 9 },
+	[UW_ARCH_ARM64] = { .sp = 31, .fp = 29, .ra = 30, .pc_in_ra = false, .word = 8, .nregs = 32 },
+};
+
+enum uw_arch uw_arch_of(const char *perf_arch)
+{
+	if (!perf_arch)
+		return UW_ARCH_UNKNOWN;
+	if (!strcmp(perf_arch, "x86_64") || !strcmp(perf_arch, "amd64"))
+		return UW_ARCH_X86_64;
+	if ((perf_arch[0] == 'i' && !strcmp(perf_arch + 2, "86")) || !strcmp(perf_arch, "x86"))
+		return UW_ARCH_I386;
+	if (!strcmp(perf_arch, "aarch64") || !strcmp(perf_arch, "arm64"))
+		return UW_ARCH_ARM64;
+	return UW_ARCH_UNKNOWN;
+}
+
+/*
+ * perf's register bits (arch/<arch>/include/uapi/asm/perf_regs.h) as DWARF
+ * numbers; -1: not a register the walk uses; -2: the PC.
+ */
+static int dwarf_of_perf(enum uw_arch arch, unsigned bit)
+{
+	/* x86: AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS R8..R15 */
+	static const int x86_64[24] = { 0, 3, 2, 1, 4, 5, 6, 7, -2, -1, -1, -1,
+					-1, -1, -1, -1, 8, 9, 10, 11, 12, 13, 14, 15 };
+	static const int i386[9] = { 0, 3, 1, 2, 6, 7, 5, 4, -2 };
+
+	switch (arch) {
+	case UW_ARCH_X86_64:
+		return bit < 24 ? x86_64[bit] : -1;
+	case UW_ARCH_I386:
+		return bit < 9 ? i386[bit] : -1;
+	case UW_ARCH_ARM64:
+		/* X0..X30, SP, PC */
+		return bit < 32 ? (int)bit : bit == 32 ? -2 : -1;
+	default:
+		return -1;
+	}
+}
+
+bool uw_regs_from_perf(enum uw_arch arch, uint64_t mask, const uint64_t *vals, uint32_t n,
+		       struct uw_regs *out)
+{
+	uint32_t k = 0;
+	bool have_pc = false;
+
+	memset(out, 0, sizeof(*out));
+	if (arch >= UW_ARCH_UNKNOWN)
+		return false;
+	for (unsigned bit = 0; bit < 64 && k < n; bit++) {
+		int d;
+
+		if (!(mask >> bit & 1))
+			continue;
+		d = dwarf_of_perf(arch, bit);
+		if (d == -2) {
+			out->pc = vals[k];
+			have_pc = true;
+		} else if (d >= 0) {
+			out->r[d] = arches[arch].word == 4 ? (uint32_t)vals[k] : vals[k];
+			out->valid |= 1ull << d;
+		}
+		k++;
+	}
+	return have_pc && (out->valid >> arches[arch].sp & 1);
+}
+
+const char *uw_stop_text(enum uw_stop s)
+{
+	static const char *const t[UW_STOP__COUNT] = {
+		[UW_STOP_ROOT] = "",
+		[UW_STOP_COPY] = "stack copy ended",
+		[UW_STOP_NO_CFI] = "no CFI",
+		[UW_STOP_SP] = "stack pointer did not advance",
+		[UW_STOP_REG] = "register not recorded",
+		[UW_STOP_BAD_CFI] = "bad CFI",
+		[UW_STOP_UNMAPPED] = "return address in no mapping",
+		[UW_STOP_DEPTH] = "too many frames",
+	};
+
+	return (unsigned)s < UW_STOP__COUNT ? t[s] : "";
+}
+
+/* A word of the stack copy at addr; false outside it. */
+static bool read_word(const struct uw_stack *st, unsigned word, uint64_t addr, uint64_t *out)
+{
+	uint64_t v = 0;
+	const uint8_t *p;
+
+	if (addr < st->base || addr - st->base > st->len || st->len - (addr - st->base) < word)
+		return false;
+	p = st->data + (addr - st->base);
+	for (unsigned i = 0; i < word; i++)
+		v |= (uint64_t)p[st->big_endian ? i : word - 1 - i] << (8 * (word - 1 - i));
+	*out = v;
+	return true;
+}
+
+/* A step's or an evaluation's success: not a reason to stop. */
+#define STEP_OK UW_STOP__COUNT
+
+/* The state one frame is evaluated in. */
+struct frame {
+	const struct arch *a;
+	const struct uw_stack *st;
+	const struct uw_regs *regs;
+	uint64_t cfa;
+	bool have_cfa;
+};
+
+#define EXPR_STACK 16
+
+/*
+ * A DWARF expression of the CFI (libdw hands CFA-relative rules over with
+ * DW_OP_call_frame_cfa first). Only what CFI uses: constants, registers,
+ * arithmetic, comparisons, stack ops and loads from the copy.
+ */
+static enum uw_stop eval(const struct frame *f, const struct uw_op *ops, size_t n, uint64_t *out)
+{
+	uint64_t s[EXPR_STACK];
+	size_t sp = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t op = ops[i].atom;
+		uint64_t a, b;
+
+		if (op == DW_OP_stack_value)
+			break;
+		if (sp >= EXPR_STACK)
+			return UW_STOP_BAD_CFI;
+		if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
+			s[sp++] = op - DW_OP_lit0;
+			continue;
+		}
+		if ((op >= DW_OP_breg0 && op <= DW_OP_breg31) || op == DW_OP_bregx) {
+			unsigned r = op == DW_OP_bregx ? (unsigned)ops[i].number : (unsigned)(op - DW_OP_breg0);
+			uint64_t off = op == DW_OP_bregx ? ops[i].number2 : ops[i].number;
+			uint64_t v;
+
+			if (f->a->pc_in_ra && r == f->a->ra)
+				v = f->regs->pc;
+			else if (r < UW_NREGS && (f->regs->valid >> r & 1))
+				v = f->regs->r[r];
+			else
+				return UW_STOP_REG;
+			s[sp++] = v + off;
+			continue;
+		}
+		switch (op) {
+		case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
+		case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
+		case DW_OP_constu: case DW_OP_consts: case DW_OP_addr:
+			s[sp++] = ops[i].number;
+			continue;
+		case DW_OP_call_frame_cfa:
+			if (!f->have_cfa)
+				return UW_STOP_BAD_CFI;
+			s[sp++] = f->cfa;
+			continue;
+		case DW_OP_dup:
+			if (!sp)
+				return UW_STOP_BAD_CFI;
+			s[sp] = s[sp - 1];
+			sp++;
+			continue;
+		case DW_OP_over:
+			if (sp < 2)
+				return UW_STOP_BAD_CFI;
+			s[sp] = s[sp - 2];
+			sp++;
+			continue;
+		default:
+			break;
+		}
+		if (!sp)
+			return UW_STOP_BAD_CFI;
+		switch (op) {
+		case DW_OP_drop:
+			sp--;
+			continue;
+		case DW_OP_deref:
+			if (!read_word(f->st, f->a->word, s[sp - 1], &s[sp - 1]))
+				return UW_STOP_COPY;
+			continue;
+		case DW_OP_plus_uconst:
+			s[sp - 1] += ops[i].number;
+			continue;
+		case DW_OP_neg:
+			s[sp - 1] = (uint64_t)0 - s[sp - 1];
+			continue;
+		case DW_OP_not:
+			s[sp - 1] = ~s[sp - 1];
+			continue;
+		default:
+			break;
+		}
+		if (sp < 2)
+			return UW_STOP_BAD_CFI;
+		a = s[sp - 2];
+		b = s[sp - 1];
+		sp--;
+		switch (op) {
+		case DW_OP_swap:
+			s[sp - 1] = b;
+			s[sp++] = a;
+			break;
+		case DW_OP_plus: s[sp - 1] = a + b; break;
+		case DW_OP_minus: s[sp - 1] = a - b; break;
+		case DW_OP_mul: s[sp - 1] = a * b; break;
+		case DW_OP_and: s[sp - 1] = a & b; break;
+		case DW_OP_or: s[sp - 1] = a | b; break;
+		case DW_OP_xor: s[sp - 1] = a ^ b; break;
+		case DW_OP_shl: s[sp - 1] = b < 64 ? a << b : 0; break;
+		case DW_OP_shr: s[sp - 1] = b < 64 ? a >> b : 0; break;
+		case DW_OP_shra:
+			s[sp - 1] = b < 64 ? (uint64_t)((int64_t)a >> b) : ((int64_t)a < 0 ? ~0ull : 0);
+			break;
+		case DW_OP_ge: s[sp - 1] = (int64_t)a >= (int64_t)b; break;
+		case DW_OP_gt: s[sp - 1] = (int64_t)a > (int64_t)b; break;
+		case DW_OP_le: s[sp - 1] = (int64_t)a <= (int64_t)b; break;
+		case DW_OP_lt: s[sp - 1] = (int64_t)a < (int64_t)b; break;
+		case DW_OP_eq: s[sp - 1] = a == b; break;
+		case DW_OP_ne: s[sp - 1] = a != b; break;
+		default:
+			return UW_STOP_BAD_CFI;
+		}
+	}
+	if (!sp)
+		return UW_STOP_BAD_CFI;
+	*out = s[sp - 1];
+	return STEP_OK;
+}
+
+/* The caller's value of one register by its rule. */
+static enum uw_stop apply(const struct frame *f, const struct uw_reg_rule *rr, uint64_t *out)
+{
+	uint64_t v;
+	enum uw_stop e;
+
+	switch (rr->how) {
+	case UW_AT:
+		return read_word(f->st, f->a->word, f->cfa + (uint64_t)rr->off, out) ? STEP_OK
+										      : UW_STOP_COPY;
+	case UW_VAL:
+		*out = f->cfa + (uint64_t)rr->off;
+		return STEP_OK;
+	case UW_REG:
+		if (f->a->pc_in_ra && rr->src == f->a->ra) {
+			*out = f->regs->pc;
+			return STEP_OK;
+		}
+		if (rr->src >= UW_NREGS || !(f->regs->valid >> rr->src & 1))
+			return UW_STOP_REG;
+		*out = f->regs->r[rr->src];
+		return STEP_OK;
+	case UW_AT_EXPR:
+	case UW_VAL_EXPR:
+		e = eval(f, rr->expr, rr->expr_len, &v);
+		if (e != STEP_OK)
+			return e;
+		if (rr->how == UW_VAL_EXPR) {
+			*out = v;
+			return STEP_OK;
+		}
+		return read_word(f->st, f->a->word, v, out) ? STEP_OK : UW_STOP_COPY;
+	default:
+		return UW_STOP_BAD_CFI;
+	}
+}
+
+/*
+ * One step by a CFI rule: the caller's registers and PC. *root: the CFI
+ * says this is the outermost frame (the return address is undefined).
+ */
+static enum uw_stop step_cfi(const struct arch *a, const struct uw_stack *st, const struct uw_rule *rule,
+			     const struct uw_regs *cur, struct uw_regs *next, bool *root)
+{
+	struct frame f = { .a = a, .st = st, .regs = cur };
+	bool ra_set = false;
+	enum uw_stop e;
+
+	if (rule->cfa_expr) {
+		e = eval(&f, rule->cfa_ops, rule->cfa_len, &f.cfa);
+		if (e != STEP_OK)
+			return e;
+	} else {
+		if (rule->cfa_reg >= UW_NREGS || !(cur->valid >> rule->cfa_reg & 1))
+			return UW_STOP_REG;
+		f.cfa = cur->r[rule->cfa_reg] + (uint64_t)rule->cfa_off;
+	}
+	f.have_cfa = true;
+	*next = *cur;
+	/* the caller's stack pointer is the CFA unless a rule says otherwise */
+	next->r[a->sp] = a->word == 4 ? (uint32_t)f.cfa : f.cfa;
+	next->valid |= 1ull << a->sp;
+	for (uint8_t i = 0; i < rule->nr; i++) {
+		const struct uw_reg_rule *rr = &rule->regs[i];
+		uint64_t v;
+
+		if (rr->reg >= UW_NREGS)
+			continue;
+		if (rr->how == UW_UNDEF) {
+			if (rr->reg == rule->ra) {
+				*root = true;
+				return STEP_OK;
+			}
+			next->valid &= ~(1ull << rr->reg);
+			continue;
+		}
+		e = apply(&f, rr, &v);
+		if (e != STEP_OK) {
+			/* a register nothing needs later may be lost; the return address may not */
+			if (rr->reg == rule->ra || rr->reg == a->sp || e == UW_STOP_BAD_CFI)
+				return e;
+			next->valid &= ~(1ull << rr->reg);
+			continue;
+		}
+		if (a->word == 4)
+			v = (uint32_t)v;
+		if (rr->reg == rule->ra && a->pc_in_ra) {
+			next->pc = v;
+			ra_set = true;
+		} else {
+			next->r[rr->reg] = v;
+			next->valid |= 1ull << rr->reg;
+			if (rr->reg == rule->ra) {
+				next->pc = v;
+				ra_set = true;
+			}
+		}
+	}
+	if (!ra_set) {
+		/* the return-address column unchanged: its current value (arm64: LR) */
+		if (a->pc_in_ra || !(cur->valid >> rule->ra & 1))
+			return UW_STOP_REG;
+		next->pc = cur->r[rule->ra];
+	}
+	return STEP_OK;
+}
+
+/*
+ * One step by the frame pointer, for code without CFI: the frame pointer
+ * must point into the copy above the stack pointer (a plausible frame), the
+ * saved frame pointer and the return address sit above it.
+ */
+static enum uw_stop step_fp(const struct arch *a, const struct uw_stack *st, const struct uw_regs *cur,
+			    struct uw_regs *next)
+{
+	uint64_t fp, saved_fp, ret;
+
+	if (!(cur->valid >> a->fp & 1) || !(cur->valid >> a->sp & 1))
+		return UW_STOP_NO_CFI;
+	fp = cur->r[a->fp];
+	if (fp < cur->r[a->sp] || fp % a->word)
+		return UW_STOP_NO_CFI;
+	if (!read_word(st, a->word, fp, &saved_fp) || !read_word(st, a->word, fp + a->word, &ret))
+		return UW_STOP_COPY;
+	*next = *cur;
+	next->r[a->fp] = saved_fp;
+	next->r[a->sp] = fp + 2ull * a->word;
+	next->pc = ret;
+	return STEP_OK;
+}
+
+void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
+	       const struct uw_stack *stack, uint64_t *pcs, size_t max, struct uw_result *res)
+{
+	const struct arch *a;
+	struct uw_regs cur = *regs, next;
+	bool exact = true; /* the sampled PC, or one a signal interrupted */
+
+	memset(res, 0, sizeof(*res));
+	if (arch >= UW_ARCH_UNKNOWN || !max) {
+		res->stop = UW_STOP_DEPTH;
+		return;
+	}
+	a = &arches[arch];
+	for (;;) {
+		const struct uw_rule *rule = NULL;
+		const char *obj = NULL;
+		enum uw_find fnd;
+		enum uw_stop e;
+		bool root = false;
+
+		if (res->n == max) {
+			res->stop = UW_STOP_DEPTH;
+			return;
+		}
+		if (exact && res->n < 256)
+			res->exact_bits[res->n / 64] |= 1ull << (res->n % 64);
+		pcs[res->n++] = cur.pc;
+		/* a return address is looked up inside its call, the instruction before it */
+		fnd = src->find(src->ctx, exact ? cur.pc : cur.pc - 1, &rule, &obj);
+		if (fnd == UW_FIND_RULE) {
+			e = step_cfi(a, stack, rule, &cur, &next, &root);
+		} else if (fnd == UW_FIND_UNMAPPED && res->n > 1) {
+			res->stop = UW_STOP_UNMAPPED;
+			return;
+		} else {
+			/* JIT code, code without CFI: the frame pointer, where it is a plausible frame */
+			e = step_fp(a, stack, &cur, &next);
+			if (e == UW_STOP_NO_CFI) {
+				res->stop_object = obj;
+				res->stop = fnd == UW_FIND_UNMAPPED ? UW_STOP_UNMAPPED : UW_STOP_NO_CFI;
+				return;
+			}
+		}
+		if (e != STEP_OK) {
+			res->stop = e;
+			return;
+		}
+		if (root || !next.pc) {
+			res->stop = UW_STOP_ROOT;
+			return;
+		}
+		/* the stack grows down: a caller's frame is above (a signal may switch stacks) */
+		if (!(rule && rule->signal) && next.r[a->sp] <= cur.r[a->sp]) {
+			res->stop = UW_STOP_SP;
+			return;
+		}
+		exact = rule && rule->signal;
+		cur = next;
+	}
+}
