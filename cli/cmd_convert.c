@@ -383,10 +383,18 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 			cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK],
 			cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk"
 						       : "recorded on this machine, same files");
-	if (cs->samples_not_unwound)
-		fprintf(stderr, "  stacks      leaf only for %" PRIu64 " %s: --call-graph dwarf stack dumps "
-				"are not unwound yet\n", cs->samples_not_unwound,
-			cli_plural(cs->samples_not_unwound, "sample", "samples"));
+	if (cs->unwind.samples) {
+		const struct unwinding_stats *u = &cs->unwind;
+
+		fprintf(stderr, "  unwound     %" PRIu64 " %s with a stack copy: %" PRIu64 " to the root",
+			u->samples, cli_plural(u->samples, "sample", "samples"), u->to_root);
+		for (int why = 0; why < UW_STOP__COUNT; why++)
+			if (why != UW_STOP_ROOT && u->stopped[why])
+				fprintf(stderr, ", %" PRIu64 " cut (%s)", u->stopped[why],
+					uw_stop_text((enum uw_stop)why));
+		fprintf(stderr, "; %.1f user frames a sample\n",
+			(double)u->frames / (double)u->samples);
+	}
 	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
 	    cs->sym.dfd_errors || cs->sym.dfd_not_asked) {
 		cli_dfd_counts(b, sizeof(b), &cs->sym, c->com.sj.offline);
@@ -462,7 +470,18 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_kv_u64(&j, "processes", cs ? cs->processes : 0);
 	json_kv_u64(&j, "threads", cs ? cs->threads : 0);
 	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
-	json_kv_u64(&j, "samples_not_unwound", cs ? cs->samples_not_unwound : 0);
+	json_key(&j, "unwind");
+	json_obj_begin(&j);
+	json_kv_u64(&j, "samples", cs ? cs->unwind.samples : 0);
+	json_kv_u64(&j, "to_root", cs ? cs->unwind.to_root : 0);
+	json_kv_u64(&j, "frames", cs ? cs->unwind.frames : 0);
+	json_key(&j, "truncated");
+	json_obj_begin(&j);
+	for (int why = 0; why < UW_STOP__COUNT; why++)
+		if (why != UW_STOP_ROOT)
+			json_kv_u64(&j, uw_stop_text((enum uw_stop)why), cs ? cs->unwind.stopped[why] : 0);
+	json_obj_end(&j);
+	json_obj_end(&j);
 	json_key(&j, "frames");
 	json_obj_begin(&j);
 	json_kv_u64(&j, "total", cs ? cs->frames : 0);
@@ -649,12 +668,12 @@ static void warn_result(const struct cvopts *c, const char *in, const struct rdr
 			in, cs->samples_filtered, cli_plural(cs->samples_filtered, "sample", "samples"),
 			c->filters, span);
 	}
-	if (cs->samples_not_unwound)
-		fprintf(stderr, "conv: warning: %s: %" PRIu64 " %s recorded with --call-graph dwarf: conv "
-				"does not unwind their stack dumps yet, so their stacks hold the sampled "
-				"address and kernel frames only (record with -g or --call-graph fp)\n",
-			in, cs->samples_not_unwound,
-			cli_plural(cs->samples_not_unwound, "sample", "samples"));
+	if (cs->unwind.copy_full)
+		fprintf(stderr, "conv: warning: %s: %" PRIu64 " of %" PRIu64 " unwound %s ended where the "
+				"recorded stack copy did: record with --call-graph dwarf,65528 for deeper "
+				"stacks\n",
+			in, cs->unwind.copy_full, cs->unwind.samples,
+			cli_plural(cs->unwind.samples, "sample", "samples"));
 }
 
 static int convert_one(struct cvopts *c, const char *in, bool many)

@@ -12,6 +12,7 @@
 #include "pipeline/convert.h"
 
 #include "pipeline/host.h"
+#include "pipeline/unwinding.h"
 
 #include "core/vec.h"
 
@@ -485,10 +486,35 @@ static void main_mapping_first(struct prof *p, const struct procmap *pm, uint32_
 	}
 }
 
+/*
+ * The name of the frame that ends an unwound stack early ("[truncated: stack
+ * copy ended]", "[truncated: no CFI for libfoo.so]"); false when the word is
+ * no such marker.
+ */
+static bool stop_name(const struct procmap *pm, uint64_t word, char *buf, size_t size)
+{
+	enum uw_stop why;
+	uint32_t map;
+	const struct pm_mapping *m;
+
+	if (!unwinding_marker(word, &why, &map))
+		return false;
+	m = map == PM_NO_MAPPING ? NULL : procmap_mapping(pm, map);
+	if (why == UW_STOP_NO_CFI && m) {
+		const char *b = strrchr(m->path, '/');
+
+		snprintf(buf, size, "[truncated: no CFI for %s]", b ? b + 1 : m->path);
+	} else {
+		snprintf(buf, size, "[truncated: %s]", uw_stop_text(why));
+	}
+	return true;
+}
+
 /* The model location of a raw frame (created on first use). */
 static uint32_t location_of(struct prof *p, const struct procmap *pm, struct symjob *sj,
 			    uint32_t *map_ids, const struct rawframe *f)
 {
+	char stop[320];
 	struct prof_line lines[64];
 	uint32_t nl = 0, mapping = PROF_NONE, loc;
 	uint64_t elf_addr = 0;
@@ -498,7 +524,12 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 
 	if (m)
 		mapping = mapping_of(p, pm, map_ids, f->mapping);
-	if (f->jit) {
+	if (!m && !f->jit && stop_name(pm, f->addr, stop, sizeof(stop))) {
+		lines[nl].function = prof_function(p, prof_str(p, stop), prof_str(p, stop), 0, 0);
+		lines[nl].line = 0;
+		lines[nl].column = 0;
+		nl++;
+	} else if (f->jit) {
 		lines[nl].function = prof_function(p, prof_str(p, f->jit->name), prof_str(p, f->jit->name),
 						   0, 0);
 		lines[nl].line = 0;
@@ -743,6 +774,7 @@ struct pass {
 	struct conv_diag *diag;
 	struct procmap *pm;
 	struct symjob *sj;
+	struct unwinding *uw;      /* --call-graph dwarf samples' stacks */
 	struct cv c;
 	uint64_t nrec;             /* records read */
 	uint64_t first_time;       /* the first sample's time (for --time) */
@@ -778,6 +810,9 @@ static enum conv_err pass_init(struct pass *ps)
 	err = symjob_new(&ps->sj, &ps->o->sj, ps->pm, ps->diag);
 	if (err)
 		return err;
+	ps->uw = unwinding_new(ps->pm, ps->sj, rdr_info(ps->r)->arch);
+	if (!ps->uw)
+		return conv_fail(ps->diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
 	procmap_add_build_ids(ps->pm, rdr_info(ps->r)->build_ids, rdr_info(ps->r)->nr_build_ids);
 	return CONV_E_OK;
 }
@@ -793,17 +828,39 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	struct cv *c = &ps->c;
 	const struct pm_frame *frames;
 	struct pm_space_key sk;
+	struct pm_frame stop;
 	size_t nr;
 	uint32_t proc, stack, thread, ki;
-	enum conv_err err = procmap_resolve(ps->pm, ev, &frames, &nr, &proc);
+	enum conv_err err;
+	enum uw_stop why;
+	uint32_t why_map;
+	bool cut = s->callchain_nr &&
+		   unwinding_marker(s->callchain[s->callchain_nr - 1], &why, &why_map);
 
+	if (cut) {
+		/* the walk's early stop is a frame of its own, not an address to resolve */
+		struct rdr_event e2 = *ev;
+
+		e2.u.sample.callchain_nr--;
+		err = procmap_resolve(ps->pm, &e2, &frames, &nr, &proc);
+	} else {
+		err = procmap_resolve(ps->pm, ev, &frames, &nr, &proc);
+	}
 	if (err)
 		return err;
-	if (!vec_reserve((void **)&c->stack_buf, &c->stack_buf_cap, nr + 1, sizeof(uint32_t)))
+	if (!vec_reserve((void **)&c->stack_buf, &c->stack_buf_cap, nr + 2, sizeof(uint32_t)))
 		return CONV_E_NOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		c->stack_buf[i] = frame_of(c, &frames[i], ps->sj);
 		if (c->stack_buf[i] == UINT32_MAX)
+			return CONV_E_NOMEM;
+	}
+	if (cut) {
+		memset(&stop, 0, sizeof(stop));
+		stop.mapping = PM_NO_MAPPING;
+		stop.addr = s->callchain[s->callchain_nr - 1];
+		c->stack_buf[nr] = frame_of(c, &stop, ps->sj);
+		if (c->stack_buf[nr++] == UINT32_MAX)
 			return CONV_E_NOMEM;
 	}
 	stack = raw_stack(c, c->stack_buf, (uint32_t)nr);
@@ -811,8 +868,8 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 		return CONV_E_NOMEM;
 	/* a property of the stack (its depth): looked at once, when the stack is new */
 	if (stack + 1 == c->nr_stacks && c->nr_stacks > ps->known_stacks &&
-	    (size_t)ev->attr < rdr_info(ps->r)->nr_attrs &&
-	    callchain_truncated(s, &rdr_info(ps->r)->attrs[ev->attr]))
+	    (cut || ((size_t)ev->attr < rdr_info(ps->r)->nr_attrs &&
+		     callchain_truncated(s, &rdr_info(ps->r)->attrs[ev->attr]))))
 		c->stack_trunc[stack] = 1;
 	ps->known_stacks = c->nr_stacks;
 	thread = thread_of(c, proc, s->tid);
@@ -846,6 +903,7 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
  */
 static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 {
+	struct rdr_event unwound;
 	const struct rdr_sample *s = &ev->u.sample;
 	struct cv *c = &ps->c;
 	struct pm_space_key sk;
@@ -856,6 +914,23 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	uint32_t found = UINT32_MAX;
 	enum conv_err err;
 
+	if (unwinding_wants(s)) {
+		/*
+		 * A user stack copy (--call-graph dwarf): walked once, here, and
+		 * the sample taken with the chain frame pointers would have given
+		 * (the key compares the unwound addresses)
+		 */
+		size_t n;
+		const uint64_t *chain = unwinding_chain(ps->uw, s, &n);
+
+		if (!chain)
+			return CONV_E_NOMEM;
+		unwound = *ev;
+		unwound.u.sample.callchain = chain;
+		unwound.u.sample.callchain_nr = n;
+		ev = &unwound;
+		s = &unwound.u.sample;
+	}
 	memset(&k, 0, sizeof(k));
 	k.tid = s->tid;
 	k.comm = procmap_thread_comm(ps->pm, s->tid);
@@ -920,9 +995,6 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		pe.event = (uint32_t)ev->attr;
 		prof_events_add(ps->p->events, &pe);
 	}
-	/* a user stack dump (--call-graph dwarf) that nothing unwinds yet: said, not hidden */
-	if (s->stack_user_size)
-		ps->st->samples_not_unwound++;
 	ps->st->samples++;
 	return CONV_E_OK;
 }
@@ -978,6 +1050,8 @@ static enum conv_err pass_count_frames(struct pass *ps)
 	struct cv *c = &ps->c;
 	struct convert_stats *st = ps->st;
 	uint64_t *hits = calloc(c->nr_frames + 1, sizeof(*hits));
+	enum uw_stop why;
+	uint32_t why_map;
 
 	ps->map_hits = calloc(procmap_mapping_count(ps->pm) + 1, sizeof(*ps->map_hits));
 	if (!hits || !ps->map_hits) {
@@ -997,6 +1071,11 @@ static enum conv_err pass_count_frames(struct pass *ps)
 
 		if (!hits[i])
 			continue;
+		if (f->mapping == PM_NO_MAPPING && !f->jit && unwinding_marker(f->addr, &why, &why_map)) {
+			/* a walk's early stop: said by a frame of its own, not a frame of the program */
+			st->frames -= hits[i];
+			continue;
+		}
 		if (f->mapping != PM_NO_MAPPING)
 			ps->map_hits[f->mapping] += hits[i];
 		if (f->addr_id != SYMJOB_NONE)
@@ -1365,6 +1444,7 @@ static void pass_release(struct pass *ps)
 	free(ps->map_hits);
 	free(ps->stack_map);
 	cv_release(&ps->c);
+	unwinding_free(ps->uw);
 	symjob_free(ps->sj);
 	procmap_free(ps->pm);
 }
@@ -1395,6 +1475,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		err = pass_locations(&ps);
 	if (!err)
 		pass_facts(&ps);
+	if (ps.uw)
+		st->unwind = *unwinding_stats(ps.uw);
 	pass_release(&ps);
 	return err;
 }

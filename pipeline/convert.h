@@ -8,6 +8,7 @@
 
 #include "core/err.h"
 #include "pipeline/symjob.h"
+#include "pipeline/unwinding.h"
 #include "procmap/procmap.h"
 
 #include <stdbool.h>
@@ -71,12 +72,8 @@ struct convert_stats {
 	uint64_t unique_stacks;
 	uint64_t lost_samples;
 	uint64_t processes, threads; /* distinct pids and tids with kept samples */
-	/*
-	 * kept samples with a user stack dump (perf record --call-graph dwarf):
-	 * not unwound, so their stacks hold the sampled address and kernel
-	 * frames only
-	 */
-	uint64_t samples_not_unwound;
+	/* kept samples with a user stack copy (perf record --call-graph dwarf), unwound */
+	struct unwinding_stats unwind;
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;

@@ -451,6 +451,30 @@ static uint32_t obj_of_mapping(struct symjob *j, uint32_t mapping, const struct 
 	return j->obj_of_map[mapping];
 }
 
+uint32_t symjob_object_files(struct symjob *j, uint32_t mapping, const char **runtime,
+			     const char **debug)
+{
+	const struct pm_mapping *m = procmap_mapping(j->pm, mapping);
+	uint32_t oi;
+	struct located *l;
+	const char *path;
+
+	*runtime = *debug = NULL;
+	oi = m ? obj_of_mapping(j, mapping, m) : SYMJOB_NONE;
+	if (oi == SYMJOB_NONE || j->objs[oi].kind != OBJ_USER)
+		return SYMJOB_NONE;
+	l = &j->objs[oi].loc;
+	if (!l->have_runtime && l->dfd_exec &&
+	    dfd_wait(j->dfd, j->objs[oi].bid, j->objs[oi].bid_len, DFD_EXECUTABLE, &path, NULL) ==
+		    CONV_E_OK) {
+		snprintf(l->runtime, sizeof(l->runtime), "%s", path);
+		l->have_runtime = true;
+	}
+	*runtime = l->have_runtime ? l->runtime : NULL;
+	*debug = l->have_debug && !l->dynsym_only ? l->debug : NULL;
+	return oi;
+}
+
 uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 {
 	const struct pm_mapping *m = procmap_mapping(j->pm, mapping);

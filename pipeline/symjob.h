@@ -97,6 +97,16 @@ void symjob_free(struct symjob *j);
  * address id (the same id for the same object and offset).
  */
 uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off);
+
+/*
+ * The object of a mapping, found as symjob_add finds it (SYMJOB_NONE: no
+ * file behind it), with the files located for it: the runtime binary (its
+ * program headers and .eh_frame; downloaded first when only debuginfod has
+ * it) and the debug file, each NULL when there is none. For the reading
+ * pass, which needs an object's CFI before symbolization.
+ */
+uint32_t symjob_object_files(struct symjob *j, uint32_t mapping, const char **runtime,
+			     const char **debug);
 /* Counts n samples with a frame at addr_id (for the statistics). */
 void symjob_hit(struct symjob *j, uint32_t addr_id, uint64_t n);
 

@@ -1167,6 +1167,13 @@ void procmap_count_sample(struct procmap *pm, uint32_t proc)
 	}
 }
 
+uint32_t procmap_lookup(const struct procmap *pm, uint32_t pid, uint64_t addr)
+{
+	const uint64_t *v = hmap_get(&pm->pid2proc, pid);
+
+	return v ? space_find(&pm->procs[*v].space, addr) : PM_NO_MAPPING;
+}
+
 uint32_t procmap_thread_comm(const struct procmap *pm, uint32_t tid)
 {
 	uint64_t *v = hmap_get(&pm->tid2thr, tid);

@@ -192,6 +192,11 @@ size_t procmap_mapping_count(const struct procmap *pm);
 const struct pm_mapping *procmap_mapping(const struct procmap *pm, uint32_t id);
 size_t procmap_proc_count(const struct procmap *pm);
 const struct pm_proc *procmap_proc(const struct procmap *pm, uint32_t index);
+/*
+ * The mapping of user address addr in the current address space of pid
+ * (as a sample's frames are looked up now); PM_NO_MAPPING when none.
+ */
+uint32_t procmap_lookup(const struct procmap *pm, uint32_t pid, uint64_t addr);
 /* Name of the thread tid (its latest COMM), or NULL. */
 const char *procmap_thread_name(const struct procmap *pm, uint32_t tid);
 /*

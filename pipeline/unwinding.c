@@ -1,0 +1,194 @@
+#include "pipeline/unwinding.h"
+
+#include "core/vec.h"
+#include "pipeline/symjob.h"
+#include "procmap/procmap.h"
+#include "reader/perf_abi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Frames a walk gives at most (a 64 KiB copy holds a few thousand). */
+#define UNWIND_MAX 2048
+
+/*
+ * The marker word of an early stop: non-canonical on every 64-bit arch conv
+ * unwinds, so no address equals it; it follows the user part, where no
+ * kernel address is.
+ */
+#define MARK_TAG 0xc0deull
+
+enum cfi_state { CFI_UNKNOWN, CFI_OPEN, CFI_NONE };
+
+struct unwinding {
+	struct procmap *pm;
+	struct symjob *sj;
+	enum uw_arch arch;
+	struct uw_cfi **cfi;    /* by symjob object index */
+	uint8_t *state;         /* enum cfi_state, by object index */
+	size_t cap_obj;
+	uint64_t *chain;
+	size_t cap_chain;
+	uint64_t pcs[UNWIND_MAX];
+	uint32_t pid;           /* the process of the sample being walked */
+	uint32_t last_mapping;  /* the mapping of the last address looked up */
+	struct unwinding_stats st;
+};
+
+struct unwinding *unwinding_new(struct procmap *pm, struct symjob *sj, const char *perf_arch)
+{
+	struct unwinding *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->pm = pm;
+	u->sj = sj;
+	/* perf records no arch in pipe mode before its features: assume the machine's own */
+	u->arch = perf_arch ? uw_arch_of(perf_arch) : uw_arch_of("x86_64");
+	return u;
+}
+
+void unwinding_free(struct unwinding *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->cap_obj; i++)
+		if (u->state[i] == CFI_OPEN)
+			uw_cfi_close(u->cfi[i]);
+	free(u->cfi);
+	free(u->state);
+	free(u->chain);
+	free(u);
+}
+
+bool unwinding_wants(const struct rdr_sample *s)
+{
+	return s->regs_user.abi && s->regs_user.nr && s->stack_user_size;
+}
+
+/* The CFI of symjob object oi (opened on first use); NULL when it has none. */
+static struct uw_cfi *cfi_of(struct unwinding *u, uint32_t oi, const char *runtime, const char *debug)
+{
+	if (oi >= u->cap_obj) {
+		size_t old = u->cap_obj, cap = old;
+
+		if (!vec_reserve((void **)&u->cfi, &cap, (size_t)oi + 1, sizeof(*u->cfi)))
+			return NULL;
+		cap = old;
+		if (!vec_reserve((void **)&u->state, &cap, (size_t)oi + 1, sizeof(*u->state)))
+			return NULL;
+		memset(u->state + old, CFI_UNKNOWN, cap - old);
+		memset(u->cfi + old, 0, (cap - old) * sizeof(*u->cfi));
+		u->cap_obj = cap;
+	}
+	if (u->state[oi] == CFI_UNKNOWN) {
+		/* without the binary, the debug file's program headers and .debug_frame */
+		const char *bin = runtime ? runtime : debug;
+
+		u->state[oi] = CFI_NONE;
+		if (bin && uw_cfi_open(&u->cfi[oi], u->arch, bin, debug) == CONV_E_OK)
+			u->state[oi] = CFI_OPEN;
+	}
+	return u->state[oi] == CFI_OPEN ? u->cfi[oi] : NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The walk's view of the process: the mapping at the sample's time, its object's CFI. */
+static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, const char **object)
+{
+	struct unwinding *u = ctx;
+	uint32_t map = procmap_lookup(u->pm, u->pid, pc);
+	const struct pm_mapping *m;
+	const char *runtime, *debug;
+	struct uw_cfi *c;
+	uint32_t oi;
+	uint64_t elf_va;
+
+	u->last_mapping = map;
+	if (map == PM_NO_MAPPING)
+		return UW_FIND_UNMAPPED;
+	m = procmap_mapping(u->pm, map);
+	*object = base_name(m->path);
+	if (m->kind != PM_KIND_FILE && m->kind != PM_KIND_VDSO)
+		return UW_FIND_NO_FILE;
+	oi = symjob_object_files(u->sj, map, &runtime, &debug);
+	c = oi == SYMJOB_NONE ? NULL : cfi_of(u, oi, runtime, debug);
+	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va))
+		return UW_FIND_NO_CFI;
+	*rule = uw_cfi_rule(c, elf_va);
+	return *rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
+}
+
+static bool chain_room(struct unwinding *u, size_t n)
+{
+	return vec_reserve((void **)&u->chain, &u->cap_chain, n, sizeof(*u->chain));
+}
+
+const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr)
+{
+	struct uw_source src = { .find = find, .ctx = u };
+	struct uw_regs regs;
+	struct uw_stack stack;
+	struct uw_result res;
+	size_t n = 0;
+
+	*nr = 0;
+	/* the recorded kernel part (perf sets exclude_callchain_user for these) */
+	if (!chain_room(u, s->callchain_nr + UNWIND_MAX + 2))
+		return NULL;
+	for (uint64_t i = 0; i < s->callchain_nr && s->callchain[i] != PERF_CONTEXT_USER; i++)
+		u->chain[n++] = s->callchain[i];
+	u->chain[n++] = PERF_CONTEXT_USER;
+	if (!uw_regs_from_perf(u->arch, s->regs_user.mask, s->regs_user.regs, s->regs_user.nr, &regs)) {
+		u->chain[n++] = (MARK_TAG << 48) | (uint64_t)UW_STOP_REG << 32 | PM_NO_MAPPING;
+		u->st.samples++;
+		u->st.stopped[UW_STOP_REG]++;
+		*nr = n;
+		return u->chain;
+	}
+	stack.base = regs.r[u->arch == UW_ARCH_X86_64 ? 7 : u->arch == UW_ARCH_I386 ? 4 : 31];
+	stack.data = s->stack_user;
+	stack.len = s->stack_user_dyn_size < s->stack_user_size ? s->stack_user_dyn_size
+								 : s->stack_user_size;
+	stack.big_endian = false;
+	u->pid = s->pid;
+	u->last_mapping = PM_NO_MAPPING;
+	uw_unwind(u->arch, &src, &regs, &stack, u->pcs, UNWIND_MAX, &res);
+	for (size_t i = 0; i < res.n; i++)
+		/* procmap takes a caller at return address - 1: a PC a signal interrupted is exact */
+		u->chain[n++] = i && uw_exact(&res, i) ? u->pcs[i] + 1 : u->pcs[i];
+	u->st.samples++;
+	u->st.frames += res.n;
+	if (res.stop == UW_STOP_ROOT) {
+		u->st.to_root++;
+	} else {
+		uint32_t map = res.stop == UW_STOP_NO_CFI ? u->last_mapping : PM_NO_MAPPING;
+
+		u->st.stopped[res.stop]++;
+		if (res.stop == UW_STOP_COPY && stack.len == s->stack_user_size)
+			u->st.copy_full++;
+		u->chain[n++] = (MARK_TAG << 48) | (uint64_t)res.stop << 32 | map;
+	}
+	*nr = n;
+	return u->chain;
+}
+
+bool unwinding_marker(uint64_t word, enum uw_stop *why, uint32_t *mapping)
+{
+	if (word >> 48 != MARK_TAG)
+		return false;
+	*why = (enum uw_stop)(word >> 32 & 0xffff);
+	*mapping = (uint32_t)word;
+	return true;
+}
+
+const struct unwinding_stats *unwinding_stats(const struct unwinding *u)
+{
+	return &u->st;
+}
