@@ -57,7 +57,6 @@ Python 3 standard library only; no network (--offline everywhere, except
 K skipped`; exit 1 when a check failed, 77 (SKIP) when nothing could be checked.
 """
 import collections
-import gzip
 import json
 import os
 import re
@@ -71,8 +70,10 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "symbolize"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
 sys.dont_write_bytecode = True
 import pprof_read  # noqa: E402
+import pprofdec  # noqa: E402
 
 CONV, WORK0 = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -190,94 +191,17 @@ def tmp_leftovers(d):
 
 
 # ---------------------------------------------------------------------------
-# a tiny protobuf reader for pprof
-
-def _varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return v, i
-
-
-def _fields(b):
-    i = 0
-    while i < len(b):
-        k, i = _varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = _varint(b, i)
-        elif w == 2:
-            n, i = _varint(b, i)
-            v = b[i:i + n]
-            i += n
-        elif w == 1:
-            v, i = b[i:i + 8], i + 8
-        elif w == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % w)
-        yield f, w, v
-
-
-def _ints(w, v):
-    if w == 0:
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = _varint(v, i)
-        out.append(x)
-    return out
-
+# pprof, read with tests/tools/pprofdec.py
 
 def pprof_parse(data):
-    """{strings, samples[{locs, values, labels[(key, str, num)]}], mappings, functions}."""
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    strings, raw_samples, mappings, funcs = [], [], [], {}
-    for f, w, v in _fields(data):
-        if f == 6:
-            strings.append(v.decode("utf-8", "replace"))
-        elif f == 2:
-            raw_samples.append(v)
-        elif f == 3:
-            m = {}
-            for g, w2, x in _fields(v):
-                if w2 == 0:
-                    m[g] = x
-            mappings.append(m)
-        elif f == 5:
-            fid = name = 0
-            for g, w2, x in _fields(v):
-                if g == 1:
-                    fid = x
-                elif g == 2:
-                    name = x
-            funcs[fid] = name
-    samples = []
-    for v in raw_samples:
-        s = {"locs": [], "values": [], "labels": []}
-        for g, w2, x in _fields(v):
-            if g == 1:
-                s["locs"] += _ints(w2, x)
-            elif g == 2:
-                s["values"] += _ints(w2, x)
-            elif g == 3:
-                lab = {}
-                for h, w3, y in _fields(x):
-                    lab[h] = y
-                s["labels"].append((strings[lab.get(1, 0)],
-                                    strings[lab[2]] if lab.get(2) else None, lab.get(3)))
-        samples.append(s)
+    """{samples[{locs, values, labels[(key, str or None, num)]}], mappings[{filename,
+    build_id}], functions: sorted names}."""
+    p = pprofdec.parse(data, errors="replace")
     return {
-        "strings": strings,
-        "samples": samples,
-        "mappings": [{"filename": strings[m.get(5, 0)], "build_id": strings[m.get(6, 0)]}
-                     for m in mappings],
-        "functions": sorted(strings[n] for n in funcs.values()),
+        "samples": [{"locs": ids, "values": vals, "labels": [lab[:3] for lab in labels]}
+                    for (ids, vals, _), labels in zip(p["samples"], p["labels"])],
+        "mappings": [{"filename": m["file"], "build_id": m["bid"]} for m in p["maps"].values()],
+        "functions": sorted(name for name, _, _ in p["funcs"].values()),
     }
 
 
@@ -286,7 +210,7 @@ def pprof_file(path):
         with open(path, "rb") as f:
             return pprof_parse(f.read())
     except (OSError, ValueError, IndexError, EOFError) as e:
-        return {"error": str(e), "strings": [], "samples": [], "mappings": [], "functions": []}
+        return {"error": str(e), "samples": [], "mappings": [], "functions": []}
 
 
 def label_value(lab):

@@ -53,7 +53,6 @@ perf cannot record here. Python 3 standard library only; every subprocess
 has a timeout.
 """
 import collections
-import gzip
 import json
 import os
 import re
@@ -62,6 +61,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import pprofdec  # noqa: E402
 import vdso  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -112,95 +112,20 @@ def run(cmd, timeout=120, input=None, check_rc=True):
 
 
 # ---------------------------------------------------------------------------
-# pprof protobuf
-
-def _varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return v, i
-
-
-def _fields(b):
-    i = 0
-    while i < len(b):
-        k, i = _varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = _varint(b, i)
-        elif w == 2:
-            n, i = _varint(b, i)
-            v = b[i:i + n]
-            i += n
-        elif w == 1:
-            v, i = b[i:i + 8], i + 8
-        elif w == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % w)
-        yield f, w, v
-
-
-def _ints(w, v):
-    if w == 0:
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = _varint(v, i)
-        out.append(x)
-    return out
-
+# pprof protobuf (tests/tools/pprofdec.py)
 
 def pprof_read(path):
     """sample_types [str], samples [(loc ids, values)], mappings {id: {...}},
     locations {id: {mapping, address, lines [(function id, line)]}},
     functions {id: (name, system_name)}."""
-    data = open(path, "rb").read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    strings, raw = [], collections.defaultdict(list)
-    for f, w, v in _fields(data):
-        if f == 6:
-            strings.append(v.decode("utf-8", "replace"))
-        elif f in (1, 2, 3, 4, 5):
-            raw[f].append(v)
-    p = {"sample_types": [], "samples": [], "mappings": {}, "locations": {}, "functions": {}}
-    for v in raw[1]:
-        d = dict((g, x) for g, _, x in _fields(v))
-        p["sample_types"].append(strings[d.get(1, 0)])
-    for v in raw[2]:
-        locs, vals = [], []
-        for g, w, x in _fields(v):
-            if g == 1:
-                locs += _ints(w, x)
-            elif g == 2:
-                vals += _ints(w, x)
-        p["samples"].append((locs, vals))
-    for v in raw[3]:
-        d = dict((g, x) for g, _, x in _fields(v))
-        p["mappings"][d.get(1, 0)] = {"start": d.get(2, 0), "offset": d.get(4, 0),
-                                      "file": strings[d.get(5, 0)]}
-    for v in raw[4]:
-        loc = {"mapping": 0, "address": 0, "lines": []}
-        for g, w, x in _fields(v):
-            if g == 1:
-                loc["id"] = x
-            elif g == 2:
-                loc["mapping"] = x
-            elif g == 3:
-                loc["address"] = x
-            elif g == 4:
-                ln = dict((h, y) for h, _, y in _fields(x))
-                loc["lines"].append((ln.get(1, 0), ln.get(2, 0)))
-        p["locations"][loc["id"]] = loc
-    for v in raw[5]:
-        d = dict((g, x) for g, _, x in _fields(v))
-        p["functions"][d.get(1, 0)] = (strings[d.get(2, 0)], strings[d.get(3, 0)])
-    return p
+    p = pprofdec.read(path, errors="replace")
+    return {"sample_types": [t for t, _ in p["types"]],
+            "samples": [(ids, vals) for ids, vals, _ in p["samples"]],
+            "mappings": {mid: {"start": m["start"], "offset": m["offset"], "file": m["file"]}
+                         for mid, m in p["maps"].items()},
+            "locations": {lid: {"mapping": mid, "address": addr, "lines": lines}
+                          for lid, (mid, addr, lines) in p["locs"].items()},
+            "functions": {fid: (name, sysname) for fid, (name, sysname, _) in p["funcs"].items()}}
 
 
 def samples_index(p):

@@ -69,6 +69,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
+sys.dont_write_bytecode = True
+import pprofdec  # noqa: E402
+
 REFERENCE = os.path.join(HERE, "jdk17-layouts.json")
 CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
 RECIPE = ("java -XX:StartFlightRecording=filename=REF.jfr -version with JDK 17 "
@@ -386,64 +390,15 @@ def write_reference():
 
 
 # ------------------------------------------------------------------ pprof: samples per tid
-def _varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7f) << s
-        s += 7
-        if c < 0x80:
-            return v, i
-
-
-def _fields(b):
-    i, n = 0, len(b)
-    while i < n:
-        k, i = _varint(b, i)
-        f, wt = k >> 3, k & 7
-        if wt == 0:
-            v, i = _varint(b, i)
-        elif wt == 2:
-            ln, i = _varint(b, i)
-            v, i = b[i:i + ln], i + ln
-        elif wt == 1:
-            v, i = b[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % wt)
-        yield f, wt, v
-
-
 def pprof_samples_by_tid(path):
-    """Counter tid -> samples (the sum of the *_samples values), from the pprof's tid label."""
+    """Counter tid -> samples (the sum of the *_samples values), from the pprof's tid label
+    (tests/tools/pprofdec.py reads the gzipped profile)."""
     with gzip.open(path, "rb") as f:
-        raw = f.read()
-    strs, types, samples = [], [], []
-    for f, wt, v in _fields(raw):
-        if f == 1:
-            types.append({a: c for a, _, c in _fields(v)}.get(1, 0))
-        elif f == 2:
-            vals, labels = [], []
-            for a, w, c in _fields(v):
-                if a == 2:
-                    if w == 0:
-                        vals.append(c)
-                    else:
-                        i = 0
-                        while i < len(c):
-                            x, i = _varint(c, i)
-                            vals.append(x)
-                elif a == 3:
-                    labels.append({x: y for x, _, y in _fields(c)})
-            samples.append((vals, labels))
-        elif f == 6:
-            strs.append(bytes(v).decode(errors="replace"))
-    counts = [i for i, t in enumerate(types) if strs[t].endswith("_samples")]
+        p = pprofdec.parse(f.read(), errors="replace")
+    counts = [i for i, (t, _) in enumerate(p["types"]) if t.endswith("_samples")]
     out = collections.Counter()
-    for vals, labels in samples:
-        tid = [lb.get(3, 0) for lb in labels if strs[lb.get(1, 0)] == "tid"]
+    for (_, vals, _), labels in zip(p["samples"], p["labels"]):
+        tid = [num for key, _, num, _ in labels if key == "tid"]
         n = sum(vals[i] for i in counts if i < len(vals))
         if tid and n:
             out[tid[0] % (1 << 64)] += n

@@ -27,7 +27,7 @@ Per file, with `CONV -q --offline --jit-dir EMPTY --pprof P --jfr J FILE`
     case; events of the same name are summed);
   * the collapsed stacks that tests/jfr/JfrCollapse.java makes from the JFR
     (with jdk.jfr.consumer.RecordingFile) equal those made here from the
-    pprof (a small protobuf decoder): per event, the <event>_samples value of
+    pprof (tests/tools/pprofdec.py): per event, the <event>_samples value of
     every sample, frames root first; the same keys and the same counts. No
     frame, method, class, thread or stack trace of the JFR is unresolved;
   * writing the same input again (same command) gives a byte-identical JFR;
@@ -86,6 +86,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import pprofdec  # noqa: E402
 import vdso  # noqa: E402
 
 
@@ -144,100 +145,19 @@ def tail(b, n=400):
 
 
 # ------------------------------------------------------------------ pprof decoding
-def _varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7f) << s
-        s += 7
-        if c < 0x80:
-            return v, i
-
-
-def _fields(b):
-    i, n = 0, len(b)
-    while i < n:
-        k, i = _varint(b, i)
-        f, wt = k >> 3, k & 7
-        if wt == 0:
-            v, i = _varint(b, i)
-        elif wt == 2:
-            ln, i = _varint(b, i)
-            v = b[i:i + ln]
-            i += ln
-        elif wt == 1:
-            v, i = b[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % wt)
-        yield f, wt, v
-
-
-def _packed(wt, v):
-    if wt == 0:
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = _varint(v, i)
-        out.append(x)
-    return out
-
-
-def _signed(v):
-    return v - (1 << 64) if v >= 1 << 63 else v
-
-
 def read_pprof(path):
-    """The profile as plain dicts: types [(type, unit)], samples [(loc ids, values)],
-    mappings {id: {start, limit, offset, file, bid}}, locations {id: (mapping id,
-    address, [(function id, line)])}, functions {id: name bytes}."""
+    """The profile (gzipped) as plain dicts, over tests/tools/pprofdec.py: types [(type,
+    unit)], samples [(loc ids, values)], maps {id: {start, limit, offset, file (bytes),
+    bid}}, locs {id: (mapping id, address, [(function id, line)])}, funcs {id: name bytes}."""
     with gzip.open(path, "rb") as f:
-        raw = f.read()
-    strs, types, samples, maps, locs, funcs = [], [], [], {}, {}, {}
-    for f, wt, v in _fields(raw):
-        if f == 1:
-            d = {a: c for a, _, c in _fields(v)}
-            types.append((d.get(1, 0), d.get(2, 0)))
-        elif f == 2:
-            ids, vals = [], []
-            for a, w, c in _fields(v):
-                if a == 1:
-                    ids += _packed(w, c)
-                elif a == 2:
-                    vals += [_signed(x) for x in _packed(w, c)]
-            samples.append((ids, vals))
-        elif f == 3:
-            d = {a: c for a, _, c in _fields(v)}
-            maps[d.get(1, 0)] = dict(start=d.get(2, 0), limit=d.get(3, 0), offset=d.get(4, 0),
-                                     file=d.get(5, 0), bid=d.get(6, 0))
-        elif f == 4:
-            lid = mid = addr = 0
-            lines = []
-            for a, w, c in _fields(v):
-                if a == 1:
-                    lid = c
-                elif a == 2:
-                    mid = c
-                elif a == 3:
-                    addr = c
-                elif a == 4:
-                    d = {x: y for x, _, y in _fields(c)}
-                    lines.append((d.get(1, 0), _signed(d.get(2, 0))))
-            locs[lid] = (mid, addr, lines)
-        elif f == 5:
-            d = {a: c for a, _, c in _fields(v)}
-            funcs[d.get(1, 0)] = d.get(2, 0)
-        elif f == 6:
-            strs.append(bytes(v))
-    S = lambda i: strs[i] if 0 <= i < len(strs) else b""
-    return dict(types=[(S(t).decode(errors="replace"), S(u).decode(errors="replace"))
-                       for t, u in types],
-                samples=samples,
-                maps={k: dict(m, file=S(m["file"]), bid=S(m["bid"]).decode(errors="replace"))
-                      for k, m in maps.items()},
-                locs=locs, funcs={k: S(v) for k, v in funcs.items()})
+        p = pprofdec.parse(f.read())
+    raw = lambda s: s.encode("utf-8", "surrogateescape")  # noqa: E731 (the bytes conv wrote)
+    text = lambda s: raw(s).decode(errors="replace")  # noqa: E731
+    return dict(types=[(text(t), text(u)) for t, u in p["types"]],
+                samples=[(ids, vals) for ids, vals, _ in p["samples"]],
+                maps={k: dict(m, file=raw(m["file"]), bid=text(m["bid"]))
+                      for k, m in p["maps"].items()},
+                locs=p["locs"], funcs={k: raw(name) for k, (name, _, _) in p["funcs"].items()})
 
 
 # ------------------------------------------------------------------ naming (both sides' rule)

@@ -1,11 +1,18 @@
 """A small independent decoder of pprof profiles (profile.proto), gzipped or not.
 
-read(path) -> dict(strings, types, samples, locs, funcs, maps):
+read(path) or parse(data) -> dict(strings, types, samples, labels, locs, funcs, maps):
+  types:   [(type, unit)] of the sample types
   samples: [(location ids leaf first, values, {label key: str or int})]
+  labels:  per sample, its labels in order: [(key, str or None, num, num_unit)]
   locs:    {id: (mapping id, address, [(function id, line)] innermost first)}
   funcs:   {id: (name, system_name, filename)}
   maps:    {id: dict(start, limit, offset, file, bid)}
-Standard library only; written from the .proto, not from conv's writer.
+Strings are decoded as UTF-8 with the given error handler (the default,
+surrogateescape, keeps every byte: s.encode("utf-8", "surrogateescape")).
+A profile that breaks the .proto's rules the decoder relies on (a string index
+past the table, a mapping, location or function id that is 0 or repeated)
+raises ValueError. Standard library only; written from the .proto, not from
+conv's writer.
 """
 import gzip
 
@@ -58,15 +65,24 @@ def _signed(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def read(path):
+def _put(table, what, key, value):
+    if key == 0 or key in table:
+        raise ValueError("%s id %d %s" % (what, key, "repeated" if key else "is 0"))
+    table[key] = value
+
+
+def read(path, errors="surrogateescape"):
     with open(path, "rb") as f:
-        data = f.read()
+        return parse(f.read(), errors)
+
+
+def parse(data, errors="surrogateescape"):
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     strings, types, raw_samples, locs, funcs, maps = [], [], [], {}, {}, {}
     for f, wt, v in fields(data):
         if f == 6:
-            strings.append(v.decode("utf-8", errors="surrogateescape"))
+            strings.append(v.decode("utf-8", errors=errors))
         elif f == 1:
             d = {k: x for k, _, x in fields(v)}
             types.append((d.get(1, 0), d.get(2, 0)))
@@ -92,24 +108,33 @@ def read(path):
                 elif k == 4:
                     d = {kk: xx for kk, _, xx in fields(x)}
                     lines.append((d.get(1, 0), _signed(d.get(2, 0))))
-            locs[lid] = (mid, addr, lines)
+            _put(locs, "location", lid, (mid, addr, lines))
         elif f == 5:
             d = {k: x for k, _, x in fields(v)}
-            funcs[d.get(1, 0)] = (d.get(2, 0), d.get(3, 0), d.get(4, 0))
+            _put(funcs, "function", d.get(1, 0), (d.get(2, 0), d.get(3, 0), d.get(4, 0)))
         elif f == 3:
             d = {k: x for k, _, x in fields(v)}
-            maps[d.get(1, 0)] = d
-    s = lambda i: strings[i] if i < len(strings) else ""  # noqa: E731
-    samples = []
+            _put(maps, "mapping", d.get(1, 0), d)
+
+    def s(i):
+        if i >= len(strings):
+            raise ValueError("string index %d of a table of %d" % (i, len(strings)))
+        return strings[i]
+
+    samples, sample_labels = [], []
     for ids, vals, labels in raw_samples:
-        lab = {}
+        lab, raw = {}, []
         for l in labels:
-            lab[s(l.get(1, 0))] = s(l[2]) if l.get(2) else _signed(l.get(3, 0))
+            key, text, num = s(l.get(1, 0)), s(l[2]) if l.get(2) else None, _signed(l.get(3, 0))
+            raw.append((key, text, num, s(l.get(4, 0))))
+            lab[key] = num if text is None else text
         samples.append((ids, vals, lab))
+        sample_labels.append(raw)
     return dict(
         strings=strings,
         types=[(s(t), s(u)) for t, u in types],
         samples=samples,
+        labels=sample_labels,
         locs=locs,
         funcs={k: (s(n), s(sn), s(fn)) for k, (n, sn, fn) in funcs.items()},
         maps={k: dict(start=d.get(2, 0), limit=d.get(3, 0), offset=d.get(4, 0),
