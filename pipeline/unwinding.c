@@ -122,7 +122,9 @@ static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, co
 	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va))
 		return UW_FIND_NO_CFI;
 	*rule = uw_cfi_rule(c, elf_va);
-	return *rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
+	if (*rule)
+		return UW_FIND_RULE;
+	return uw_cfi_is_entry(c, elf_va) ? UW_FIND_ROOT : UW_FIND_NO_CFI;
 }
 
 static bool chain_room(struct unwinding *u, size_t n)

@@ -29,6 +29,7 @@ struct uw_cfi {
 	Dwarf_CFI *dbg_cfi;  /* borrowed from dbg */
 	struct elfseg *segs;
 	size_t nr_segs;
+	uint64_t entry;      /* e_entry; 0: none */
 	struct hmap rules;   /* ELF address -> (uintptr_t) rule, or NO_RULE */
 	struct arena arena;  /* rules and their expressions */
 };
@@ -79,6 +80,12 @@ enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *bi
 		uw_cfi_close(c);
 		return CONV_E_LIBELF;
 	}
+	{
+		GElf_Ehdr eh;
+
+		if (gelf_getehdr(c->elf, &eh))
+			c->entry = eh.e_entry;
+	}
 	c->eh = dwarf_getcfi_elf(c->elf);
 	if (debug) {
 		c->dbg_fd = open(debug, O_RDONLY | O_CLOEXEC);
@@ -109,6 +116,14 @@ void uw_cfi_close(struct uw_cfi *c)
 	hmap_release(&c->rules);
 	arena_release(&c->arena);
 	free(c);
+}
+
+/* How far into the entry point a lookup still counts as in it: _start's first call */
+#define ENTRY_SPAN 32
+
+bool uw_cfi_is_entry(const struct uw_cfi *c, uint64_t elf_va)
+{
+	return c->entry && elf_va >= c->entry && elf_va - c->entry < ENTRY_SPAN;
 }
 
 bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va)

@@ -100,6 +100,13 @@ enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *bi
 			  const char *debug);
 void uw_cfi_close(struct uw_cfi *c);
 
+/*
+ * Whether elf_va is in the first instructions at the object's ELF entry
+ * point (_start): the outermost frame of a process, which some objects (the
+ * dynamic loader's _start) give no CFI.
+ */
+bool uw_cfi_is_entry(const struct uw_cfi *c, uint64_t elf_va);
+
 /* The ELF address of a file offset in a mapping made at file offset pgoff. */
 bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va);
 
@@ -112,6 +119,7 @@ const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va);
 /* Where the walk finds rules: the caller's view of the process's mappings. */
 enum uw_find {
 	UW_FIND_RULE,     /* *rule set */
+	UW_FIND_ROOT,     /* the process's first frame (an entry point without CFI): nothing calls it */
 	UW_FIND_NO_CFI,   /* the address is in an object that has no rule for it; *object named */
 	UW_FIND_NO_FILE,  /* the address is in memory without an object (JIT, anonymous) */
 	UW_FIND_UNMAPPED, /* in no mapping */

@@ -366,13 +366,18 @@ static enum uw_stop step_cfi(const struct arch *a, const struct uw_stack *st, co
  * saved frame pointer and the return address sit above it.
  */
 static enum uw_stop step_fp(const struct arch *a, const struct uw_stack *st, const struct uw_regs *cur,
-			    struct uw_regs *next)
+			    struct uw_regs *next, bool *root)
 {
 	uint64_t fp, saved_fp, ret;
 
 	if (!(cur->valid >> a->fp & 1) || !(cur->valid >> a->sp & 1))
 		return UW_STOP_NO_CFI;
 	fp = cur->r[a->fp];
+	/* a frame-pointer chain ends with 0 (_start and thread starts clear it; Go's goexit) */
+	if (!fp) {
+		*root = true;
+		return STEP_OK;
+	}
 	if (fp < cur->r[a->sp] || fp % a->word)
 		return UW_STOP_NO_CFI;
 	if (!read_word(st, a->word, fp, &saved_fp) || !read_word(st, a->word, fp + a->word, &ret))
@@ -413,14 +418,17 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		pcs[res->n++] = cur.pc;
 		/* a return address is looked up inside its call, the instruction before it */
 		fnd = src->find(src->ctx, exact ? cur.pc : cur.pc - 1, &rule, &obj);
-		if (fnd == UW_FIND_RULE) {
+		if (fnd == UW_FIND_ROOT) {
+			res->stop = UW_STOP_ROOT;
+			return;
+		} else if (fnd == UW_FIND_RULE) {
 			e = step_cfi(a, stack, rule, &cur, &next, &root);
 		} else if (fnd == UW_FIND_UNMAPPED && res->n > 1) {
 			res->stop = UW_STOP_UNMAPPED;
 			return;
 		} else {
 			/* JIT code, code without CFI: the frame pointer, where it is a plausible frame */
-			e = step_fp(a, stack, &cur, &next);
+			e = step_fp(a, stack, &cur, &next, &root);
 			if (e == UW_STOP_NO_CFI) {
 				res->stop_object = obj;
 				res->stop = fnd == UW_FIND_UNMAPPED ? UW_STOP_UNMAPPED : UW_STOP_NO_CFI;

@@ -226,6 +226,27 @@ static void test_frame_pointer_fallback(void **state)
 	assert_string_equal(res.stop_object, "libfake.so");
 }
 
+/* A frame-pointer chain that ends with a saved 0 (_start, a thread start, Go's goexit): the root. */
+static void test_frame_pointer_chain_end(void **state)
+{
+	struct range rs[] = { { 0x4000, 0x5000, NULL, true } };
+	struct fake f = { rs, 1, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x4010, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	regs.r[6] = SP0 + 16;
+	regs.valid |= 1ull << 6;
+	put(&s, SP0 + 16, 0);        /* saved frame pointer: 0 */
+	put(&s, SP0 + 24, 0x4020);   /* return into the same code */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 2);
+	assert_int_equal(pcs[1], 0x4020);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+}
+
 /*
  * A PLT entry's CFA expression (x86-64 lazy binding):
  * rsp + 8 + ((rip & 15) >= 11 ? 8 : 0).
@@ -344,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_sp_not_advancing),
 		cmocka_unit_test(test_undefined_ra_is_root),
 		cmocka_unit_test(test_frame_pointer_fallback),
+		cmocka_unit_test(test_frame_pointer_chain_end),
 		cmocka_unit_test(test_plt_expression),
 		cmocka_unit_test(test_signal_frame),
 		cmocka_unit_test(test_regs_from_perf),
