@@ -59,8 +59,9 @@ usage: test_unwind.py [--selftest] [--programs a,b] CONV WORKDIR [--part fixture
     hashes dropped). Then, on both sides: a version or PLT suffix
     (`@@GLIBC_2.34`, `@GLIBC_2.2.5`, `@plt`) is dropped; unresolved frames
     (empty, hex, `[unknown]`, `obj+0x..`) are `[unknown]`; a frame in a PLT
-    section (.plt, .plt.sec, .plt.got, .iplt) of a binary built here is
-    `[plt]` (how to name a stub is tests/symbolize's business). Two perf
+    section (.plt, .plt.sec, .plt.got, .iplt) of a binary built here or of
+    a system library is `[plt]` (how to name a stub is tests/symbolize's
+    business; perf calls libc's IRELATIVE stubs `@plt`, conv `memcpy@plt`). Two perf
     artefacts are accounted for: (1) when perf's libunwind walk leaves the
     stack copy it ends with a frame at 0xffffffffffffffff, which is no frame
     of the program and is dropped; (2) the signal trampoline: perf (like
@@ -488,18 +489,24 @@ def plt_ranges(path, cache={}):  # noqa: B006 (a cache per process on purpose)
 
 def plt_namer(files, perf_side):
     """norm, except that a frame in a PLT section of a binary of files ({build-id or
-    basename: ELF path}) is `[plt]`: how to name a PLT stub is the symbolizer's
-    business (tests/symbolize), and perf names some after the symbol before them
-    (`_init+0x30` in a static binary's IRELATIVE PLT). perf's frames are (name, DSO,
+    basename: ELF path}), or of the file at the frame's recorded path (system
+    libraries, in recordings made here), is `[plt]`: how to name a PLT stub is the
+    symbolizer's business (tests/symbolize), and perf names some after the symbol
+    before them (`_init+0x30` in a static binary's IRELATIVE PLT) or not at all
+    (`@plt` in libc's, which conv calls memcpy@plt). perf's frames are (name, DSO,
     file offset), conv's (name, mapping, address, names)."""
     loads = {}
 
+    def local(p):
+        return p if p and p.startswith("/") and os.path.isfile(p) else None
+
     def namer(f):
         if perf_side:
-            path, fo = files.get(os.path.basename(f[1] or "")), f[2]
+            path, fo = files.get(os.path.basename(f[1] or "")) or local(f[1]), f[2]
         else:
             m = f[1]
-            path = m and (files.get(m.get("bid")) or files.get(os.path.basename(m["file"])))
+            path = m and (files.get(m.get("bid")) or files.get(os.path.basename(m["file"])) or
+                          local(m["file"]))
             fo = m and f[2] - m["start"] + m["offset"]
         if path:
             if path not in loads:
