@@ -2,7 +2,7 @@
 # Records the pipeline benchmark's input: a system-wide recording with call
 # chains over a mixed workload (see bench/README.md, "Pipeline benchmark").
 #
-#   bench/record.sh [-d SECONDS] [-F HZ] OUT.data
+#   bench/record.sh [-d SECONDS] [-F HZ] [-c fp|dwarf[,BYTES]] OUT.data
 #
 # What runs while `perf record -a -g -F HZ` (default 20000 Hz, 20 s) records:
 #   - the compute program: samples/src/workload.c + libwork.c (threads, a
@@ -15,6 +15,11 @@
 # the recording is busy on both CPUs. 20 s at 20 kHz on 2 CPUs is about
 # 800 000 samples and 90 MB.
 #
+# -c dwarf[,BYTES] records `--call-graph dwarf[,BYTES]` instead of -g, and
+# builds the compute program WITHOUT frame pointers (-fomit-frame-pointer, in
+# $BENCH_BUILD, default /tmp/conv-bench-workload-nofp): the unwinding
+# benchmark's input (bench/record-dwarf.sh).
+#
 # Needs root or kernel.perf_event_paranoid <= -1 (system-wide), gcc, perf.
 # The recording is not deterministic (it samples a live machine); its shape
 # is. Re-runnable: replaces OUT.data and $BENCH_BUILD.
@@ -23,17 +28,30 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 DUR=20
 FREQ=20000
-while getopts "d:F:" o; do
+CG=fp
+USAGE="usage: $0 [-d SECONDS] [-F HZ] [-c fp|dwarf[,BYTES]] OUT.data"
+while getopts "d:F:c:" o; do
 	case "$o" in
 	d) DUR="$OPTARG" ;;
 	F) FREQ="$OPTARG" ;;
-	*) echo "usage: $0 [-d SECONDS] [-F HZ] OUT.data" >&2; exit 1 ;;
+	c) CG="$OPTARG" ;;
+	*) echo "$USAGE" >&2; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: $0 [-d SECONDS] [-F HZ] OUT.data" >&2; exit 1; }
+[ $# -eq 1 ] || { echo "$USAGE" >&2; exit 1; }
 OUT="$1"
-BUILD="${BENCH_BUILD:-/tmp/conv-bench-workload}"
+case "$CG" in
+fp)
+	CGOPT=(-g)
+	CFLAGS="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
+	BUILD="${BENCH_BUILD:-/tmp/conv-bench-workload}" ;;
+dwarf | dwarf,[0-9]*)
+	CGOPT=(--call-graph "$CG")
+	CFLAGS="-O2 -g -fomit-frame-pointer"
+	BUILD="${BENCH_BUILD:-/tmp/conv-bench-workload-nofp}" ;;
+*) echo "$USAGE" >&2; exit 1 ;;
+esac
 PERF="${PERF:-perf}"
 CC="${CC:-gcc}"
 for tool in "$CC" "$PERF"; do
@@ -50,7 +68,6 @@ fi
 
 rm -rf "$BUILD"
 mkdir -p "$BUILD/obj"
-CFLAGS="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
 $CC $CFLAGS -fPIC -shared -o "$BUILD/libwork.so" "$REPO/samples/src/libwork.c"
 $CC $CFLAGS -o "$BUILD/workload" "$REPO/samples/src/workload.c" \
 	-L"$BUILD" -lwork -Wl,-rpath,"$BUILD" -pthread
@@ -84,7 +101,7 @@ pids+=($!)
 set +m
 sleep 1
 
-"$PERF" record -a -g -F "$FREQ" -o "$OUT" -- sleep "$DUR" 2> "$OUT.record.log"
+"$PERF" record -a "${CGOPT[@]}" -F "$FREQ" -o "$OUT" -- sleep "$DUR" 2> "$OUT.record.log"
 stop
 trap - EXIT
 echo "record.sh: $OUT: $(stat -c %s "$OUT") bytes; $(grep -h 'samples' "$OUT.record.log" | tail -1)"

@@ -26,12 +26,8 @@ set -eu
 [ $# -eq 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$HERE/src
-mkdir -p "$1"
-OUT=$(cd "$1" && pwd)
-U=$OUT/unstripped
-rm -rf "$U" "$OUT/bin" "$OUT/debug" "$OUT/debuginfod-root" "$OUT/debug-dir"
-mkdir -p "$U" "$OUT/bin" "$OUT/debug" "$OUT/debuginfod-root/bin" "$OUT/debuginfod-root/debug"
-: >"$OUT/buildids"
+. "$HERE/split_debug.sh"
+sd_prepare "$1"
 
 CC=${CC:-gcc}
 # -g with frame pointers so that `perf record -g` gets whole call chains; the
@@ -82,70 +78,15 @@ else
 fi
 
 # -- Rust (optional) ---------------------------------------------------------------
-# rustup's rustc is a proxy that finds its toolchains under $RUSTUP_HOME, by
-# default ~/.rustup of the user who installed it: under a private HOME (as the
-# tests run) it finds none. The installation beside the proxy's .cargo/bin is
-# the one PATH meant, so that is where it is pointed if it does not run as is.
-rustc_ok() { rustc --version >/dev/null 2>&1; }
-if command -v rustc >/dev/null 2>&1 && ! rustc_ok && [ -z "${RUSTUP_HOME:-}" ]; then
-	proxy=$(command -v rustc)
-	root=$(dirname "$(dirname "$(dirname "$proxy")")")
-	if [ "$(basename "$(dirname "$(dirname "$proxy")")")" = .cargo ] && [ -d "$root/.rustup" ]; then
-		export RUSTUP_HOME="$root/.rustup"
-	fi
-fi
-if command -v rustc >/dev/null 2>&1 && ! rustc_ok; then
-	echo "build.sh: rustc does not run here ($(rustc --version 2>&1 | head -1)): rshot skipped" >&2
-elif command -v rustc >/dev/null 2>&1; then
+if sd_rustc_ok; then
 	rustc -C opt-level=2 -g -C force-frame-pointers=yes -C link-arg=-Wl,--build-id=sha1 \
 		-o "$U/rshot" "$SRC/hot.rs"
 	built="$built rshot"
 else
-	echo "build.sh: rustc not found (Debian package rustc): rshot skipped" >&2
+	echo "build.sh: $SD_WHY: rshot skipped" >&2
 fi
 
 # -- split the debug info, strip, link, lay out the debuginfod tree ---------------
-buildid() { readelf -n "$1" 2>/dev/null | sed -n 's/^.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -1; }
-for n in $built; do
-	objcopy --only-keep-debug "$U/$n" "$OUT/debug/$n.debug"
-	cp "$U/$n" "$OUT/bin/$n"
-	# --strip-all drops .symtab and the DWARF; .dynsym (exported names only)
-	# stays. Works for the Go and Rust binaries too: Go keeps what its runtime
-	# needs (.gopclntab) in allocated sections, which strip never removes.
-	strip --strip-all "$OUT/bin/$n"
-	objcopy --add-gnu-debuglink="$OUT/debug/$n.debug" "$OUT/bin/$n"
-	chmod 0644 "$OUT/debug/$n.debug"
-	cp "$OUT/bin/$n" "$OUT/debuginfod-root/bin/$n"
-	cp "$OUT/debug/$n.debug" "$OUT/debuginfod-root/debug/$n.debug"
-	id=$(buildid "$OUT/bin/$n")
-	dbg=$(buildid "$OUT/debug/$n.debug")
-	if [ -z "$id" ] || [ "$id" != "$dbg" ]; then
-		echo "build.sh: $n: build-id '$id' of the binary != '$dbg' of its .debug" >&2
-		exit 1
-	fi
-	if readelf -SW "$OUT/bin/$n" | grep -q -e ' \.symtab ' -e ' \.debug_info '; then
-		echo "build.sh: $n: still has .symtab or .debug_info after strip" >&2
-		exit 1
-	fi
-	mkdir -p "$OUT/debug-dir/.build-id/$(echo "$id" | cut -c1-2)"
-	cp "$OUT/debug/$n.debug" "$OUT/debug-dir/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
-	echo "$n $id" >>"$OUT/buildids"
-done
-
-# debuginfod answers /buildid/ID/debuginfo with the NEWEST (by mtime, whole
-# seconds) of the files it classified as debuginfo for that id, and it counts
-# any file with a section named .debug_* as debuginfo. The stripped Rust
-# binary keeps an allocated .debug_gdb_scripts section (strip cannot drop it),
-# so it competes with rshot.debug and would win a tie. Backdating the
-# executables' copies makes the real .debug file the answer for every id;
-# serve_debuginfod.sh checks that byte for byte.
-touch -d "@$(($(date +%s) - 3600))" "$OUT"/debuginfod-root/bin/*
-
+sd_split $built
 # The text segment of each, for the record: PT_LOAD with the X flag.
-for n in $built; do
-	id=$(awk -v n="$n" '$1 == n { print $2 }' "$OUT/buildids")
-	# (the flags column is "R E" or "RWE": one or two fields)
-	seg=$(readelf -lW "$OUT/bin/$n" | awk '$1 == "LOAD" && !done && ($7 ~ /E/ || $8 == "E") {
-		printf "p_offset=%s p_vaddr=%s", $2, $3; done = 1 }')
-	printf '%-10s build-id %-40s text %s\n' "$n" "$id" "$seg"
-done
+sd_segments $built

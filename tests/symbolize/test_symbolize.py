@@ -169,7 +169,8 @@ def lo_up():
 
 
 def enter_netns():
-    """Re-runs this script under `unshare -n` once; returns a note."""
+    """Re-runs the running script (sys.argv[0], so that other tests can use this too)
+    under `unshare -n` once; returns a note."""
     if os.environ.get("SYMBOLIZE_NETNS") == "1":
         lo_up()
         return "private network namespace (loopback only)"
@@ -179,7 +180,7 @@ def enter_netns():
         return "host network namespace (unshare -n not permitted)"
     env = dict(os.environ, SYMBOLIZE_NETNS="1")
     sys.stdout.flush()
-    os.execvpe("unshare", ["unshare", "-n", sys.executable, os.path.abspath(__file__)] + sys.argv[1:], env)
+    os.execvpe("unshare", ["unshare", "-n", sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:], env)
     return ""  # not reached
 
 
