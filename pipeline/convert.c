@@ -867,8 +867,9 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	if (stack == UINT32_MAX)
 		return CONV_E_NOMEM;
 	/* a property of the stack (its depth): looked at once, when the stack is new */
+	/* (an unwound chain is not perf's: its length says nothing of perf's depth limit) */
 	if (stack + 1 == c->nr_stacks && c->nr_stacks > ps->known_stacks &&
-	    (cut || ((size_t)ev->attr < rdr_info(ps->r)->nr_attrs &&
+	    (cut || (!unwinding_wants(s) && (size_t)ev->attr < rdr_info(ps->r)->nr_attrs &&
 		     callchain_truncated(s, &rdr_info(ps->r)->attrs[ev->attr]))))
 		c->stack_trunc[stack] = 1;
 	ps->known_stacks = c->nr_stacks;
