@@ -915,7 +915,21 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	uint32_t found = UINT32_MAX;
 	enum conv_err err;
 
-	if (unwinding_wants(s)) {
+	if (ev->attr >= 0 && (size_t)ev->attr < rdr_info(ps->r)->nr_attrs &&
+	    (rdr_info(ps->r)->attrs[ev->attr].branch_sample_type & PERF_BRANCH_CALL_STACK) &&
+	    (s->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+		/* --call-graph lbr: the user part from the branch stack's call entries */
+		size_t n;
+		const uint64_t *chain = unwinding_lbr_chain(ps->uw, s, &n);
+
+		if (chain) {
+			unwound = *ev;
+			unwound.u.sample.callchain = chain;
+			unwound.u.sample.callchain_nr = n;
+			ev = &unwound;
+			s = &unwound.u.sample;
+		}
+	} else if (unwinding_wants(s)) {
 		/*
 		 * A user stack copy (--call-graph dwarf): walked once, here, and
 		 * the sample taken with the chain frame pointers would have given

@@ -194,3 +194,25 @@ const struct unwinding_stats *unwinding_stats(const struct unwinding *u)
 {
 	return &u->st;
 }
+
+const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr)
+{
+	size_t n = 0, user;
+
+	*nr = 0;
+	for (user = 0; user < s->callchain_nr && s->callchain[user] != PERF_CONTEXT_USER; user++)
+		;
+	if (user == s->callchain_nr || !chain_room(u, user + s->branch_nr + 3))
+		return NULL;
+	for (size_t i = 0; i <= user; i++)
+		u->chain[n++] = s->callchain[i];
+	/* an empty branch stack gives no user frame (perf's way) */
+	if (s->branch_nr) {
+		u->chain[n++] = s->branches[0].to;
+		for (uint64_t i = 0; i < s->branch_nr; i++)
+			if (s->branches[i].from)
+				u->chain[n++] = s->branches[i].from + 1;
+	}
+	*nr = n;
+	return u->chain;
+}

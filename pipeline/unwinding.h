@@ -50,6 +50,17 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
  */
 bool unwinding_marker(uint64_t word, enum uw_stop *why, uint32_t *mapping);
 
+/*
+ * LBR call stacks (perf record --call-graph lbr: branch_sample_type has
+ * PERF_SAMPLE_BRANCH_CALL_STACK): the sample's chain with the user part
+ * taken from the branch stack as perf takes it: the kernel part as
+ * recorded, PERF_CONTEXT_USER, the latest call's target, then every call
+ * entry's call site (+1, as callers are taken at return address - 1 and a
+ * call site is exact). NULL when the sample is not one (no user part in
+ * its chain) or out of memory. The array lives until the next call.
+ */
+const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr);
+
 const struct unwinding_stats *unwinding_stats(const struct unwinding *u);
 
 #endif

@@ -103,6 +103,8 @@ enum {
 /* attr.branch_sample_type bits that change the sample layout */
 #define PERF_BRANCH_HW_INDEX (1ull << 17)
 #define PERF_BRANCH_COUNTERS (1ull << 19)
+/* and the one that makes the branch stack a call stack (perf record --call-graph lbr) */
+#define PERF_BRANCH_CALL_STACK (1ull << 11)
 
 /* attr flag bit numbers (bit n of the u64 at attr offset 40) */
 enum {

@@ -1184,7 +1184,9 @@ def corpus(conv, work):
         return
     got, problems = conv_samples(pb)
     files = {binaries["vector_static_gcc"]: os.path.join(folder, binaries["vector_static_gcc"])}
-    matched, total, diffs = compare(ref, got, namer=plt_namer(files, False), ref_namer=plt_namer(files, True))
+    conv_n, perf_n = plt_namer(files, False), plt_namer(files, True)
+    matched, total, diffs = compare(ref, got, namer=lambda f: cxx_base(conv_n(f)),
+                                    ref_namer=lambda f: cxx_base(perf_n(f)))
     check("%s: conv's stacks are perf's LBR call stacks for >= %d %% of the samples (%s)" % (
         name, CORPUS_MATCH * 100, share(matched, total)), total and matched >= CORPUS_MATCH * total,
         "the most common differences follow")
