@@ -457,11 +457,12 @@ static bool loc_perf_root(struct loc_ctx *c, const char *root, enum loc_source s
 	return false;
 }
 
+static bool loc_dir_by_path(struct loc_ctx *c, const char *dir, int dl);
+
 static bool loc_debug_dir(struct loc_ctx *c, const char *dir)
 {
 	char home_style[LOC_PATH_SIZE], path[LOC_PATH_SIZE];
 	int dl = loc_dir_len(c, dir);
-	const char *base;
 
 	if (dl < 0)
 		return false;
@@ -479,8 +480,20 @@ static bool loc_debug_dir(struct loc_ctx *c, const char *dir)
 	if (c->len >= 2 && loc_path(c, path, "%.*s/%s/%s", dl, dir, c->nn, c->rest) &&
 	    loc_try_entry(c, path, LOC_DEBUG_DIR))
 		return true;
-	/* d. a sysroot (an unpacked image) or a flat folder of files */
-	if (!c->orig_abs || c->len == 0)
+	return c->len > 0 && loc_dir_by_path(c, dir, dl);
+}
+
+/*
+ * d. A sysroot (an unpacked image) or a flat folder of files: DIR/<recorded
+ * path>, DIR/<basename>. Without a build-id (path-only mode) this is the
+ * only place besides the recorded path where a file is taken unverified:
+ * the user named the folder (-d), as perfparser's app path is named.
+ */
+static bool loc_dir_by_path(struct loc_ctx *c, const char *dir, int dl)
+{
+	const char *base;
+
+	if (!c->orig_abs)
 		return false;
 	base = strrchr(c->orig, '/') + 1;
 	if (!c->binary && loc_try_fmt(c, LOC_DEBUG_DIR, "%.*s%s.debug", dl, dir, c->orig))
@@ -633,6 +646,18 @@ static void loc_add_stats(struct loc_stats *to, const struct loc_stats *from)
 	to->path_too_long += from->path_too_long;
 }
 
+/* Path-only mode's look in the user's folders (-d), in order. */
+static bool loc_dirs_by_path(struct loc_ctx *c)
+{
+	for (size_t i = 0; i < c->o->nr_debug_dirs; i++) {
+		int dl = loc_dir_len(c, c->o->debug_dirs[i]);
+
+		if (dl >= 0 && loc_dir_by_path(c, c->o->debug_dirs[i], dl))
+			return true;
+	}
+	return false;
+}
+
 static enum conv_err loc_find(const struct loc_opts *o, const uint8_t *bid, size_t len,
 			      const char *orig_path, struct loc_result *out, bool binary,
 			      struct loc_stats *stats, struct conv_diag *diag)
@@ -668,8 +693,9 @@ static enum conv_err loc_find(const struct loc_opts *o, const uint8_t *bid, size
 	c->orig_abs = c->orig && c->orig[0] == '/';
 
 	/* a binary: the recorded path first, it is the very file; debug: local files last */
-	if (binary ? loc_original(c) || (len && loc_search_by_id(c))
-		   : (len && loc_search_by_id(c)) || loc_debuglink(c) || loc_original(c)) {
+	if (binary ? loc_original(c) || (len && loc_search_by_id(c)) || (!len && loc_dirs_by_path(c))
+		   : (len && loc_search_by_id(c)) || loc_debuglink(c) || loc_original(c) ||
+			     (!len && loc_dirs_by_path(c))) {
 		err = CONV_E_OK;
 	} else if (c->have_fallback) {
 		*out = c->fallback;

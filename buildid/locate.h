@@ -105,9 +105,11 @@ struct loc_result {
  * a pseudo name like "[vdso]"; only absolute paths are opened as such).
  *
  * len == 0 is path-only mode for mappings that perf recorded without a
- * build-id: only the recorded path (unverified) and its .gnu_debuglink (CRC
- * verified, and its build-id checked against the binary's when both have one)
- * are tried; needs use_original_path and an absolute orig_path.
+ * build-id: only the recorded path (unverified; with use_original_path), its
+ * .gnu_debuglink (CRC verified, and its build-id checked against the
+ * binary's when both have one) and, in each debug dir, DIR/<recorded path>
+ * and DIR/<basename> (the user named the folder) are tried; needs an
+ * absolute orig_path.
  *
  * Returns CONV_E_OK with *out filled; CONV_E_NOTFOUND when no candidate
  * qualified; CONV_E_LIMIT when none qualified and some candidate path was too

@@ -1146,6 +1146,26 @@ static void test_path_only_mode(void **state)
 	/* nothing else is consulted without a build-id, and not without the recorded path */
 	o.use_original_path = false;
 	assert_int_equal(find(false, &o, &g.n_full, orig, &r, NULL), CONV_E_NOTFOUND);
+	/* but a folder the user names (-d): DIR/<basename>, taken unverified */
+	{
+		char dd[PATH_MAX], f[PATH_MAX];
+		const char *dirs[1];
+
+		strf(dd, sizeof(dd), "%s/given", d);
+		assert_int_equal(mkdir(dd, 0755), 0);
+		strf(f, sizeof(f), "%s/a", dd);
+		copy_file(g.n_full.path, f, NULL);
+		dirs[0] = dd;
+		o.debug_dirs = dirs;
+		o.nr_debug_dirs = 1;
+		assert_int_equal(find(true, &o, &g.n_full, "/nonexistent/bin/a", &r, NULL), CONV_E_OK);
+		assert_string_equal(r.path, f);
+		assert_int_equal(r.source, LOC_DEBUG_DIR);
+		assert_int_equal(find(false, &o, &g.n_full, "/nonexistent/bin/a", &r, NULL), CONV_E_OK);
+		assert_string_equal(r.path, f);
+		/* another basename is not taken */
+		assert_int_equal(find(true, &o, &g.n_full, "/nonexistent/bin/b", &r, NULL), CONV_E_NOTFOUND);
+	}
 }
 
 int main(void)
