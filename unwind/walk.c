@@ -395,6 +395,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	const struct arch *a;
 	struct uw_regs cur = *regs, next;
 	bool exact = true; /* the sampled PC, or one a signal interrupted */
+	const char *guessed = NULL; /* the object the last step went through by frame pointer */
 
 	memset(res, 0, sizeof(*res));
 	if (arch >= UW_ARCH_UNKNOWN || !max) {
@@ -424,6 +425,14 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		} else if (fnd == UW_FIND_RULE) {
 			e = step_cfi(a, stack, rule, &cur, &next, &root);
 		} else if (fnd == UW_FIND_UNMAPPED && res->n > 1) {
+			if (guessed) {
+				/* the frame pointer was no frame: its "return address" is not one */
+				res->n--;
+				res->exact_bits[res->n / 64 % 4] &= ~(1ull << (res->n % 64));
+				res->stop = UW_STOP_NO_CFI;
+				res->stop_object = guessed;
+				return;
+			}
 			res->stop = UW_STOP_UNMAPPED;
 			return;
 		} else {
@@ -449,6 +458,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			return;
 		}
 		exact = rule && rule->signal;
+		guessed = fnd == UW_FIND_RULE ? NULL : obj ? obj : "";
 		cur = next;
 	}
 }

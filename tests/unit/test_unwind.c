@@ -226,6 +226,27 @@ static void test_frame_pointer_fallback(void **state)
 	assert_string_equal(res.stop_object, "libfake.so");
 }
 
+/* A frame pointer that was no frame: the address it gives is in no mapping, so it is no frame either. */
+static void test_frame_pointer_guess_dropped(void **state)
+{
+	struct range rs[] = { { 0x1000, 0x2000, NULL, false } };
+	struct fake f = { rs, 1, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x1010, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	regs.r[6] = SP0 + 16;
+	regs.valid |= 1ull << 6;
+	put(&s, SP0 + 16, SP0 + 64);
+	put(&s, SP0 + 24, 0x99999999);  /* "return address" in no mapping */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 1);
+	assert_int_equal(res.stop, UW_STOP_NO_CFI);
+	assert_string_equal(res.stop_object, "libfake.so");
+}
+
 /* A frame-pointer chain that ends with a saved 0 (_start, a thread start, Go's goexit): the root. */
 static void test_frame_pointer_chain_end(void **state)
 {
@@ -366,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_undefined_ra_is_root),
 		cmocka_unit_test(test_frame_pointer_fallback),
 		cmocka_unit_test(test_frame_pointer_chain_end),
+		cmocka_unit_test(test_frame_pointer_guess_dropped),
 		cmocka_unit_test(test_plt_expression),
 		cmocka_unit_test(test_signal_frame),
 		cmocka_unit_test(test_regs_from_perf),
