@@ -24,7 +24,11 @@
 # Environment: ROUNDS (3), CONV (default: a Release build in
 # /tmp/conv-bench-build), WORK (a new /tmp/pipebench.XXXXXX), JOBS (conv -j,
 # default the CPUs), SKIP (space-separated tool keys to leave out: conv conv_n
-# script flat graph perfparser).
+# script flat graph perfparser), GOALS (pipeline: issue 9's goals; unwind:
+# issue 20's, >= 100x perf report with call graphs, >= 20x perfparser, conv's
+# peak RSS below perf report's, and the unwinding throughput from conv's
+# --stats "unwind" object over its whole run and its read phase, from an
+# untimed conv -v: bench/unwind.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
@@ -32,6 +36,7 @@ ROUNDS="${ROUNDS:-3}"
 WORK="${WORK:-$(mktemp -d /tmp/pipebench.XXXXXX)}"
 JOBS="${JOBS:-$(nproc)}"
 SKIP=" ${SKIP:-} "
+GOALS="${GOALS:-pipeline}"
 PERFPARSER="${PERFPARSER:-$(command -v hotspot-perfparser ||
 	ls /usr/lib/*/libexec/hotspot-perfparser 2>/dev/null | head -1 || true)}"
 mkdir -p "$WORK"
@@ -83,6 +88,8 @@ cat "$DATA" > /dev/null
 eval "${CMD[conv]}" || echo "pipeline.sh: conv exited $? on the warm-up run" >&2
 "$CONV" -q -n --stats="$WORK/stats-n.json" -o "$WORK/out-n" "$DATA" || true
 "$CONV" -q -j"$JOBS" --cache-dir "$CACHE" --stats="$WORK/stats.json" -o "$WORK/out" "$DATA" || true
+# the phases' times (the read phase holds the unwinding)
+"$CONV" -v -j"$JOBS" --cache-dir "$CACHE" -o "$WORK/out" "$DATA" 2> "$WORK/conv-v.err" || true
 
 : > "$WORK/times.txt"
 for r in $(seq 1 "$ROUNDS"); do
@@ -95,9 +102,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-python3 - "$WORK" "$DATA" "$MB" "${run_keys[@]}" <<'EOF'
-import json, os, statistics, sys
-work, data, mb, keys = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+python3 - "$WORK" "$DATA" "$MB" "$GOALS" "${run_keys[@]}" <<'EOF'
+import json, os, re, statistics, sys
+work, data, mb, goal_set, keys = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5:]
 names = {"conv": "conv", "conv_n": "conv -n (no symbolization)", "script": "perf script",
          "flat": "perf report --stdio --no-children", "graph": "perf report --stdio (call graphs)",
          "perfparser": "hotspot-perfparser"}
@@ -126,31 +133,50 @@ for k in keys:
     print("%-36s %8.3f %8.3f %8.2f %8.1f %7.2fx" % (e["name"], e["best_s"], e["median_s"],
                                                     e["cpu_s"], e["rss_mb"], ratio))
 goals = []
+try:
+    st = json.load(open(os.path.join(work, "stats.json")))
+except (OSError, ValueError):
+    st = {}
+wants = ((("flat", 5), ("graph", 15), ("perfparser", 10)) if goal_set == "pipeline"
+         else (("graph", 100), ("perfparser", 20)))
 if conv:
-    for k, want in (("flat", 5), ("graph", 15), ("perfparser", 10)):
+    for k, want in wants:
         if k in res:
             goals.append("conv %.1fx faster than %s (goal %dx): %s" % (
                 res[k]["ratio_to_conv"], res[k]["name"], want,
                 "met" if res[k]["ratio_to_conv"] >= want else "NOT met"))
-    goals.append("conv peak RSS %.1f MB (goal < 100 MB): %s" % (
-        conv["rss_mb"], "met" if conv["rss_mb"] < 100 else "NOT met"))
-    if "flat" in res:
-        goals.append("conv RSS / perf report --no-children RSS = %.2f" % (conv["rss_mb"] / res["flat"]["rss_mb"]))
-if "conv_n" in res:
-    tp = mb / res["conv_n"]["best_s"]
-    res["conv_n"]["mb_per_s"] = tp
-    goals.append("conv -n throughput %.0f MB/s (goal >= 300 MB/s): %s" % (tp, "met" if tp >= 300 else "NOT met"))
-if conv:
-    conv["mb_per_s"] = mb / conv["best_s"]
-    goals.append("conv (full) throughput %.0f MB/s" % conv["mb_per_s"])
-try:
-    st = json.load(open(os.path.join(work, "stats.json")))
+    if goal_set == "pipeline":
+        goals.append("conv peak RSS %.1f MB (goal < 100 MB): %s" % (
+            conv["rss_mb"], "met" if conv["rss_mb"] < 100 else "NOT met"))
+        if "flat" in res:
+            goals.append("conv RSS / perf report --no-children RSS = %.2f" % (conv["rss_mb"] / res["flat"]["rss_mb"]))
+    elif "graph" in res:
+        goals.append("conv peak RSS %.1f MB, perf report's %.1f MB (goal: below): %s" % (
+            conv["rss_mb"], res["graph"]["rss_mb"],
+            "met" if conv["rss_mb"] < res["graph"]["rss_mb"] else "NOT met"))
+if goal_set == "unwind" and conv:
+    u = st.get("unwind")
+    if not (isinstance(u, dict) and u.get("samples")):
+        goals.append("NOTE: conv's --stats has no \"unwind\" samples: the ratios say nothing of the goals")
+    else:
+        conv["unwind"] = u
+        m = None
+        try:
+            m = re.search(r"^\s*time\s+read ([0-9.]+) s", open(os.path.join(work, "conv-v.err")).read(), re.M)
+        except OSError:
+            pass
+        per = [("whole run", conv["best_s"])] + ([("read phase", float(m.group(1)))] if m else [])
+        for what, secs in per:
+            goals.append("unwinding over conv's %s (%.3f s): %.0f samples/s, %.0f frames/s" % (
+                what, secs, u["samples"] / secs, u.get("frames", 0) / secs))
+        goals.append("unwind: %d dwarf samples, %d to a root, truncated %s, %d frames (%.1f per sample)" % (
+            u["samples"], u.get("to_root", 0), json.dumps(u.get("truncated", {}), sort_keys=True),
+            u.get("frames", 0), u.get("frames", 0) / u["samples"]))
+if st:
     print("\nconv --stats: samples %s, unique stacks %s, frames %s, processes %s" % (
         st.get("samples_total"), st.get("unique_stacks"), st.get("frames"), st.get("processes")))
     res["stats"] = {k: st.get(k) for k in ("samples_total", "unique_stacks", "frames", "processes",
-                                           "threads", "sources", "lost_samples")}
-except (OSError, ValueError):
-    pass
+                                           "threads", "sources", "lost_samples", "unwind")}
 print()
 for g in goals:
     print(g)
