@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 /* Frames a walk gives at most (a 64 KiB copy holds a few thousand). */
 #define UNWIND_MAX 2048
@@ -27,6 +28,14 @@ struct unwinding {
 	struct uw_cfi **cfi;    /* by symjob object index */
 	uint8_t *state;         /* enum cfi_state, by object index */
 	size_t cap_obj;
+	/*
+	 * by procmap mapping: its object's CFI, found once per mapping (the
+	 * walk asks per frame; the object table and a failed download's wait
+	 * are per-object work)
+	 */
+	struct uw_cfi **map_cfi;
+	uint8_t *map_seen;
+	size_t cap_map;
 	uint64_t *chain;
 	size_t cap_chain;
 	uint64_t pcs[UNWIND_MAX];
@@ -43,8 +52,18 @@ struct unwinding *unwinding_new(struct procmap *pm, struct symjob *sj, const cha
 		return NULL;
 	u->pm = pm;
 	u->sj = sj;
-	/* perf records no arch in pipe mode before its features: assume the machine's own */
-	u->arch = perf_arch ? uw_arch_of(perf_arch) : uw_arch_of("x86_64");
+	/*
+	 * a pipe-mode recording may name its arch only after its samples: then
+	 * this machine's (such a stream is mostly converted where it is recorded)
+	 */
+	if (!perf_arch) {
+		struct utsname un;
+
+		perf_arch = uname(&un) == 0 ? un.machine : NULL;
+		u->arch = uw_arch_of(perf_arch);
+	} else {
+		u->arch = uw_arch_of(perf_arch);
+	}
 	return u;
 }
 
@@ -57,6 +76,8 @@ void unwinding_free(struct unwinding *u)
 			uw_cfi_close(u->cfi[i]);
 	free(u->cfi);
 	free(u->state);
+	free(u->map_cfi);
+	free(u->map_seen);
 	free(u->chain);
 	free(u);
 }
@@ -92,6 +113,31 @@ static struct uw_cfi *cfi_of(struct unwinding *u, uint32_t oi, const char *runti
 	return u->state[oi] == CFI_OPEN ? u->cfi[oi] : NULL;
 }
 
+/* The CFI of a file mapping's object, looked up the first time the mapping is walked through. */
+static struct uw_cfi *cfi_of_mapping(struct unwinding *u, uint32_t map)
+{
+	const char *runtime, *debug;
+	uint32_t oi;
+
+	if (map >= u->cap_map) {
+		size_t old = u->cap_map, cap = old;
+
+		if (!vec_reserve((void **)&u->map_cfi, &cap, (size_t)map + 1, sizeof(*u->map_cfi)))
+			return NULL;
+		cap = old;
+		if (!vec_reserve((void **)&u->map_seen, &cap, (size_t)map + 1, sizeof(*u->map_seen)))
+			return NULL;
+		memset(u->map_seen + old, 0, cap - old);
+		u->cap_map = cap;
+	}
+	if (!u->map_seen[map]) {
+		oi = symjob_object_files(u->sj, map, &runtime, &debug);
+		u->map_cfi[map] = oi == SYMJOB_NONE ? NULL : cfi_of(u, oi, runtime, debug);
+		u->map_seen[map] = 1;
+	}
+	return u->map_cfi[map];
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -105,9 +151,7 @@ static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, co
 	struct unwinding *u = ctx;
 	uint32_t map = procmap_lookup(u->pm, u->pid, pc);
 	const struct pm_mapping *m;
-	const char *runtime, *debug;
 	struct uw_cfi *c;
-	uint32_t oi;
 	uint64_t elf_va;
 
 	u->last_mapping = map;
@@ -117,8 +161,7 @@ static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, co
 	*object = base_name(m->path);
 	if (m->kind != PM_KIND_FILE && m->kind != PM_KIND_VDSO)
 		return UW_FIND_NO_FILE;
-	oi = symjob_object_files(u->sj, map, &runtime, &debug);
-	c = oi == SYMJOB_NONE ? NULL : cfi_of(u, oi, runtime, debug);
+	c = cfi_of_mapping(u, map);
 	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va))
 		return UW_FIND_NO_CFI;
 	*rule = uw_cfi_rule(c, elf_va);
@@ -154,7 +197,6 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 		*nr = n;
 		return u->chain;
 	}
-	stack.base = regs.r[u->arch == UW_ARCH_X86_64 ? 7 : u->arch == UW_ARCH_I386 ? 4 : 31];
 	stack.data = s->stack_user;
 	stack.len = s->stack_user_dyn_size < s->stack_user_size ? s->stack_user_dyn_size
 								 : s->stack_user_size;

@@ -148,9 +148,8 @@ enum uw_stop {
 /* The words a truncation frame says ("stack copy ended", ...); ROOT: "". */
 const char *uw_stop_text(enum uw_stop s);
 
-/* The user stack copy: bytes from address base on (base = the sampled stack pointer). */
+/* The user stack copy: the bytes from the sampled stack pointer on. */
 struct uw_stack {
-	uint64_t base;
 	const uint8_t *data;
 	uint64_t len; /* dyn_size: what the kernel copied, not the size asked for */
 	bool big_endian;

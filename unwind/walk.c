@@ -103,15 +103,22 @@ const char *uw_stop_text(enum uw_stop s)
 	return (unsigned)s < UW_STOP__COUNT ? t[s] : "";
 }
 
+/* The stack copy and the address of its first byte (the sampled stack pointer). */
+struct copy {
+	const struct uw_stack *st;
+	uint64_t base;
+};
+
 /* A word of the stack copy at addr; false outside it. */
-static bool read_word(const struct uw_stack *st, unsigned word, uint64_t addr, uint64_t *out)
+static bool read_word(const struct copy *cp, unsigned word, uint64_t addr, uint64_t *out)
 {
+	const struct uw_stack *st = cp->st;
 	uint64_t v = 0;
 	const uint8_t *p;
 
-	if (addr < st->base || addr - st->base > st->len || st->len - (addr - st->base) < word)
+	if (addr < cp->base || addr - cp->base > st->len || st->len - (addr - cp->base) < word)
 		return false;
-	p = st->data + (addr - st->base);
+	p = st->data + (addr - cp->base);
 	for (unsigned i = 0; i < word; i++)
 		v |= (uint64_t)p[st->big_endian ? i : word - 1 - i] << (8 * (word - 1 - i));
 	*out = v;
@@ -124,7 +131,7 @@ static bool read_word(const struct uw_stack *st, unsigned word, uint64_t addr, u
 /* The state one frame is evaluated in. */
 struct frame {
 	const struct arch *a;
-	const struct uw_stack *st;
+	const struct copy *st;
 	const struct uw_regs *regs;
 	uint64_t cfa;
 	bool have_cfa;
@@ -294,7 +301,7 @@ static enum uw_stop apply(const struct frame *f, const struct uw_reg_rule *rr, u
  * One step by a CFI rule: the caller's registers and PC. *root: the CFI
  * says this is the outermost frame (the return address is undefined).
  */
-static enum uw_stop step_cfi(const struct arch *a, const struct uw_stack *st, const struct uw_rule *rule,
+static enum uw_stop step_cfi(const struct arch *a, const struct copy *st, const struct uw_rule *rule,
 			     const struct uw_regs *cur, struct uw_regs *next, bool *root)
 {
 	struct frame f = { .a = a, .st = st, .regs = cur };
@@ -365,7 +372,7 @@ static enum uw_stop step_cfi(const struct arch *a, const struct uw_stack *st, co
  * must point into the copy above the stack pointer (a plausible frame), the
  * saved frame pointer and the return address sit above it.
  */
-static enum uw_stop step_fp(const struct arch *a, const struct uw_stack *st, const struct uw_regs *cur,
+static enum uw_stop step_fp(const struct arch *a, const struct copy *st, const struct uw_regs *cur,
 			    struct uw_regs *next, bool *root)
 {
 	uint64_t fp, saved_fp, ret;
@@ -393,6 +400,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	       const struct uw_stack *stack, uint64_t *pcs, size_t max, struct uw_result *res)
 {
 	const struct arch *a;
+	struct copy copy;
 	struct uw_regs cur = *regs, next;
 	bool exact = true; /* the sampled PC, or one a signal interrupted */
 	const char *guessed = NULL; /* the object the last step went through by frame pointer */
@@ -403,6 +411,8 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		return;
 	}
 	a = &arches[arch];
+	copy.st = stack;
+	copy.base = regs->r[a->sp];
 	for (;;) {
 		const struct uw_rule *rule = NULL;
 		const char *obj = NULL;
@@ -423,7 +433,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			res->stop = UW_STOP_ROOT;
 			return;
 		} else if (fnd == UW_FIND_RULE) {
-			e = step_cfi(a, stack, rule, &cur, &next, &root);
+			e = step_cfi(a, &copy, rule, &cur, &next, &root);
 		} else if (fnd == UW_FIND_UNMAPPED && res->n > 1) {
 			if (guessed) {
 				/* the frame pointer was no frame: its "return address" is not one */
@@ -437,7 +447,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			return;
 		} else {
 			/* JIT code, code without CFI: the frame pointer, where it is a plausible frame */
-			e = step_fp(a, stack, &cur, &next, &root);
+			e = step_fp(a, &copy, &cur, &next, &root);
 			if (e == UW_STOP_NO_CFI) {
 				res->stop_object = obj;
 				res->stop = fnd == UW_FIND_UNMAPPED ? UW_STOP_UNMAPPED : UW_STOP_NO_CFI;

@@ -96,7 +96,9 @@ static void walk(struct fake *f, const struct uw_regs *regs, const struct stk *s
 		 size_t max, struct uw_result *res)
 {
 	struct uw_source src = { .find = fake_find, .ctx = f };
-	struct uw_stack st = { .base = SP0, .data = s->bytes, .len = s->len, .big_endian = false };
+	/* the copy starts at the sampled stack pointer: the bytes from there on */
+	uint64_t skip = regs->r[7] - SP0;
+	struct uw_stack st = { .data = s->bytes + skip, .len = s->len - skip, .big_endian = false };
 
 	uw_unwind(UW_ARCH_X86_64, &src, regs, &st, pcs, max, res);
 }
@@ -157,15 +159,21 @@ static void test_copy_ended(void **state)
 /* A rule that leaves the stack pointer where it was: no endless loop. */
 static void test_sp_not_advancing(void **state)
 {
-	struct uw_rule *r0 = rule_sp(0);
+	/* CFA = rsp + 8, return address at CFA - 8, and a rule giving the caller rsp = CFA - 8 */
+	struct uw_rule *r0 = realloc(rule_sp(8), sizeof(struct uw_rule) + 2 * sizeof(struct uw_reg_rule));
 	struct range rs[] = { { 0x1000, 0x2000, r0, false } };
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
-	struct uw_regs regs = regs_at(0x1010, SP0 + 8);
+	struct uw_regs regs = regs_at(0x1010, SP0);
 	uint64_t pcs[8];
 	struct uw_result res;
 
 	(void)state;
+	r0->nr = 2;
+	memset(&r0->regs[1], 0, sizeof(r0->regs[1]));
+	r0->regs[1].reg = 7;
+	r0->regs[1].how = UW_VAL;
+	r0->regs[1].off = -8;
 	put(&s, SP0, 0x1020);
 	put(&s, SP0 + 8, 0);
 	walk(&f, &regs, &s, pcs, 8, &res);
