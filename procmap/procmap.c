@@ -1081,9 +1081,10 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 
 void procmap_finish(struct procmap *pm)
 {
-	uint8_t id[BUILDID_MAX];
-	size_t len, image_size;
+	uint8_t id[BUILDID_MAX], vdso_id[BUILDID_MAX];
+	size_t len, image_size, vdso_len = 0;
 	const void *image;
+	int vdso = -1; /* the running vDSO's build-id: read once, when a mapping needs it (-1: not yet) */
 
 	memset(pm->st.frames_by_bid, 0, sizeof(pm->st.frames_by_bid));
 	for (size_t i = 0; i < pm->nr_maps; i++) {
@@ -1102,12 +1103,16 @@ void procmap_finish(struct procmap *pm)
 			m->bid_source = PM_BID_DISK;
 		}
 		if (m->bid_source == PM_BID_NONE && pm->opts.buildid_from_disk &&
-		    pm->opts.running_kernel && m->kind == PM_KIND_VDSO && !strcmp(m->path, "[vdso]") &&
-		    buildid_running_vdso(&image, &image_size, id, &len) == CONV_E_OK &&
-		    len <= PM_BUILD_ID_MAX) {
-			memcpy(m->build_id, id, len);
-			m->build_id_size = (uint8_t)len;
-			m->bid_source = PM_BID_DISK;
+		    pm->opts.running_kernel && m->kind == PM_KIND_VDSO && !strcmp(m->path, "[vdso]")) {
+			if (vdso < 0)
+				vdso = buildid_running_vdso(&image, &image_size, vdso_id, &vdso_len) ==
+						       CONV_E_OK &&
+				       vdso_len <= PM_BUILD_ID_MAX;
+			if (vdso) {
+				memcpy(m->build_id, vdso_id, vdso_len);
+				m->build_id_size = (uint8_t)vdso_len;
+				m->bid_source = PM_BID_DISK;
+			}
 		}
 		pm->st.frames_by_bid[m->bid_source] += m->frames;
 	}
