@@ -898,6 +898,37 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 }
 
 /*
+ * The chain a sample is taken with: the one unwinding builds for
+ * --call-graph lbr (from the branch stack's call entries) and dwarf (walked
+ * once, here, so that the key compares the unwound addresses) samples, else
+ * the recorded one (*ev unchanged; copy holds a rebuilt sample).
+ */
+static enum conv_err pass_chain(struct pass *ps, const struct rdr_event **ev, struct rdr_event *copy)
+{
+	const struct rdr_sample *s = &(*ev)->u.sample;
+	const struct rdr_info *info = rdr_info(ps->r);
+	const uint64_t *chain = NULL;
+	size_t n = 0;
+
+	if ((*ev)->attr >= 0 && (size_t)(*ev)->attr < info->nr_attrs &&
+	    (info->attrs[(*ev)->attr].branch_sample_type & PERF_BRANCH_CALL_STACK) &&
+	    (s->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+		chain = unwinding_lbr_chain(ps->uw, s, &n); /* NULL: no user part to rebuild */
+	} else if (unwinding_wants(s)) {
+		chain = unwinding_chain(ps->uw, s, &n);
+		if (!chain)
+			return CONV_E_NOMEM;
+	}
+	if (chain) {
+		*copy = **ev;
+		copy->u.sample.callchain = chain;
+		copy->u.sample.callchain_nr = n;
+		*ev = copy;
+	}
+	return CONV_E_OK;
+}
+
+/*
  * A kept sample: a sample seen before (same process generation and space
  * versions, thread, event, cpu and raw addresses) takes the earlier answer;
  * a new one is resolved frame by frame. Then it is counted and spooled.
@@ -915,37 +946,10 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	uint32_t found = UINT32_MAX;
 	enum conv_err err;
 
-	if (ev->attr >= 0 && (size_t)ev->attr < rdr_info(ps->r)->nr_attrs &&
-	    (rdr_info(ps->r)->attrs[ev->attr].branch_sample_type & PERF_BRANCH_CALL_STACK) &&
-	    (s->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
-		/* --call-graph lbr: the user part from the branch stack's call entries */
-		size_t n;
-		const uint64_t *chain = unwinding_lbr_chain(ps->uw, s, &n);
-
-		if (chain) {
-			unwound = *ev;
-			unwound.u.sample.callchain = chain;
-			unwound.u.sample.callchain_nr = n;
-			ev = &unwound;
-			s = &unwound.u.sample;
-		}
-	} else if (unwinding_wants(s)) {
-		/*
-		 * A user stack copy (--call-graph dwarf): walked once, here, and
-		 * the sample taken with the chain frame pointers would have given
-		 * (the key compares the unwound addresses)
-		 */
-		size_t n;
-		const uint64_t *chain = unwinding_chain(ps->uw, s, &n);
-
-		if (!chain)
-			return CONV_E_NOMEM;
-		unwound = *ev;
-		unwound.u.sample.callchain = chain;
-		unwound.u.sample.callchain_nr = n;
-		ev = &unwound;
-		s = &unwound.u.sample;
-	}
+	err = pass_chain(ps, &ev, &unwound);
+	if (err)
+		return err;
+	s = &ev->u.sample;
 	memset(&k, 0, sizeof(k));
 	k.tid = s->tid;
 	k.comm = procmap_thread_comm(ps->pm, s->tid);
