@@ -153,7 +153,20 @@ struct uw_stack {
 	const uint8_t *data;
 	uint64_t len; /* dyn_size: what the kernel copied, not the size asked for */
 	bool big_endian;
+	/* where data[0] was copied from; 0: the walk's first stack pointer */
+	uint64_t base;
 };
+
+/*
+ * x86's precise samples (PEBS: PERF_RECORD_MISC_EXACT_IP) pair the sampled
+ * instruction's address with registers of a later moment. When that
+ * instruction is a call which has already pushed its return address (the
+ * copy's first word lies 2 to 15 bytes past the PC, the end of a call there),
+ * the registers are the callee's at its entry: pops that return address
+ * (stack->base keeps the copy's address) so that the walk from the PC sees
+ * the caller's state, and returns true. False, nothing changed, otherwise.
+ */
+bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_stack *stack);
 
 /* A walk's result: pcs[0] is the sampled PC; later ones are return addresses. */
 struct uw_result {

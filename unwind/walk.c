@@ -396,6 +396,31 @@ static enum uw_stop step_fp(const struct arch *a, const struct copy *st, const s
 	return STEP_OK;
 }
 
+/* The longest x86 instruction, and the shortest call (ff /2 with a register). */
+#define X86_INSN_MAX 15
+#define X86_CALL_MIN 2
+
+bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_stack *stack)
+{
+	const struct arch *a;
+	struct copy copy;
+	uint64_t ret;
+
+	if (arch != UW_ARCH_X86_64 && arch != UW_ARCH_I386)
+		return false;
+	a = &arches[arch];
+	if (!(regs->valid >> a->sp & 1))
+		return false;
+	copy.st = stack;
+	copy.base = stack->base ? stack->base : regs->r[a->sp];
+	if (!read_word(&copy, a->word, regs->r[a->sp], &ret) || ret - regs->pc < X86_CALL_MIN ||
+	    ret - regs->pc > X86_INSN_MAX)
+		return false;
+	stack->base = copy.base;
+	regs->r[a->sp] += a->word;
+	return true;
+}
+
 void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
 	       const struct uw_stack *stack, uint64_t *pcs, size_t max, struct uw_result *res)
 {
@@ -412,7 +437,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	}
 	a = &arches[arch];
 	copy.st = stack;
-	copy.base = regs->r[a->sp];
+	copy.base = stack->base ? stack->base : regs->r[a->sp];
 	for (;;) {
 		const struct uw_rule *rule = NULL;
 		const char *obj = NULL;

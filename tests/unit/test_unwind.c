@@ -386,6 +386,56 @@ static void test_regs_from_perf(void **state)
 	assert_int_equal(uw_arch_of("riscv64"), UW_ARCH_UNKNOWN);
 }
 
+/*
+ * A precise sample on a call that already pushed its return address: the
+ * registers are the callee's; popped, the walk from the call finds the
+ * caller's caller. Anything else is left alone.
+ */
+static void test_pushed_return(void **state)
+{
+	struct uw_rule *r32 = rule_sp(32);
+	struct range rs[] = { { 0x1000, 0x2000, r32, false } };
+	struct fake f = { rs, 1, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_source src = { .find = fake_find, .ctx = &f };
+	struct uw_regs regs = regs_at(0x1010, SP0);
+	struct uw_stack st = { .data = s.bytes, .len = 0, .big_endian = false };
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	put(&s, SP0, 0x1015);           /* the call at 0x1010 pushed 0x1015 */
+	put(&s, SP0 + 8 + 24, 0x1800);  /* the caller's frame: CFA SP0+8+32, RA at CFA-8 */
+	put(&s, SP0 + 8 + 32 + 24, 0);  /* and its caller's: a root */
+	st.len = s.len;
+	assert_true(uw_pop_pushed_return(UW_ARCH_X86_64, &regs, &st));
+	assert_int_equal(regs.r[7], SP0 + 8);
+	assert_int_equal(st.base, SP0);
+	uw_unwind(UW_ARCH_X86_64, &src, &regs, &st, pcs, 8, &res);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+	assert_int_equal(res.n, 2);
+	assert_int_equal(pcs[0], 0x1010);
+	assert_int_equal(pcs[1], 0x1800);
+
+	/* a word that is no return address of a call at the PC: nothing popped */
+	regs = regs_at(0x1010, SP0);
+	st.base = 0;
+	put(&s, SP0, 0x1010 + 16);
+	assert_false(uw_pop_pushed_return(UW_ARCH_X86_64, &regs, &st));
+	put(&s, SP0, 0x1011);
+	assert_false(uw_pop_pushed_return(UW_ARCH_X86_64, &regs, &st));
+	assert_int_equal(regs.r[7], SP0);
+	assert_int_equal(st.base, 0);
+	/* no copy to read, or not x86: nothing popped */
+	put(&s, SP0, 0x1015);
+	st.len = 4;
+	assert_false(uw_pop_pushed_return(UW_ARCH_X86_64, &regs, &st));
+	st.len = s.len;
+	assert_false(uw_pop_pushed_return(UW_ARCH_ARM64, &regs, &st));
+	assert_int_equal(regs.r[7], SP0);
+	free(r32);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_plt_expression),
 		cmocka_unit_test(test_signal_frame),
 		cmocka_unit_test(test_regs_from_perf),
+		cmocka_unit_test(test_pushed_return),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
