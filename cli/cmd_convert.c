@@ -383,17 +383,14 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 			cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK],
 			cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk"
 						       : "recorded on this machine, same files");
-	if (cs->unwind.samples) {
-		const struct unwinding_stats *u = &cs->unwind;
+	{
+		char dw[512], lbr[256];
 
-		fprintf(stderr, "  unwound     %" PRIu64 " %s with a stack copy: %" PRIu64 " to the root",
-			u->samples, cli_plural(u->samples, "sample", "samples"), u->to_root);
-		for (int why = 0; why < UW_STOP__COUNT; why++)
-			if (why != UW_STOP_ROOT && u->stopped[why])
-				fprintf(stderr, ", %" PRIu64 " cut (%s)", u->stopped[why],
-					uw_stop_text((enum uw_stop)why));
-		fprintf(stderr, "; %.1f user frames a sample\n",
-			(double)u->frames / (double)u->samples);
+		cli_unwind_words(&cs->unwind, dw, sizeof(dw), lbr, sizeof(lbr));
+		if (dw[0])
+			fprintf(stderr, "  unwound     %s\n", dw);
+		if (lbr[0])
+			fprintf(stderr, "  lbr         %s\n", lbr);
 	}
 	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
 	    cs->sym.dfd_errors || cs->sym.dfd_not_asked) {
@@ -471,17 +468,7 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_kv_u64(&j, "threads", cs ? cs->threads : 0);
 	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
 	json_key(&j, "unwind");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "samples", cs ? cs->unwind.samples : 0);
-	json_kv_u64(&j, "to_root", cs ? cs->unwind.to_root : 0);
-	json_kv_u64(&j, "frames", cs ? cs->unwind.frames : 0);
-	json_key(&j, "truncated");
-	json_obj_begin(&j);
-	for (int why = 0; why < UW_STOP__COUNT; why++)
-		if (why != UW_STOP_ROOT)
-			json_kv_u64(&j, uw_stop_text((enum uw_stop)why), cs ? cs->unwind.stopped[why] : 0);
-	json_obj_end(&j);
-	json_obj_end(&j);
+	cli_unwind_json(&j, cs ? &cs->unwind : NULL);
 	json_key(&j, "frames");
 	json_obj_begin(&j);
 	json_kv_u64(&j, "total", cs ? cs->frames : 0);

@@ -14,6 +14,7 @@
 #include "core/json.h"
 #include "pipeline/host.h"
 #include "pipeline/symjob.h"
+#include "pipeline/unwinding.h"
 #include "procmap/jitmap.h"
 #include "procmap/procmap.h"
 #include "reader/perf_abi.h"
@@ -51,6 +52,7 @@ struct info_state {
 	struct tally jit; /* (pid, name, dso) -> leaf samples */
 	/* symbolization (--top) */
 	struct symjob *sj;
+	struct unwinding *uw; /* dwarf stack copies walked, LBR call stacks joined, as conv does */
 	unsigned top;
 	uint64_t *leaf_hits; /* per symjob address id: samples whose leaf is there */
 	size_t cap_leaf;
@@ -645,6 +647,8 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 	}
 	json_arr_end(&j);
 	json_procmap(&j, st, info);
+	json_key(&j, "unwind");
+	cli_unwind_json(&j, unwinding_stats(st->uw));
 	json_symbols(&j, (struct info_state *)st);
 	json_key(&j, "truncated");
 	json_bool(&j, s->truncated);
@@ -732,6 +736,15 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
 			    ps->frames_by_bid[PM_BID_PATH], ps->frames_by_bid[PM_BID_NONE]);
 	}
+	{
+		char dw[512], lbr[256];
+
+		cli_unwind_words(unwinding_stats(st->uw), dw, sizeof(dw), lbr, sizeof(lbr));
+		if (dw[0])
+			dbuf_printf(out, "unwinding:     %s\n", dw);
+		if (lbr[0])
+			dbuf_printf(out, "lbr:           %s\n", lbr);
+	}
 	if (st->top) {
 		size_t n;
 		struct top_ent *t = top_functions((struct info_state *)st, &n);
@@ -815,6 +828,25 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 	}
 	if (!complete)
 		dbuf_puts(out, "reading stopped before the end of the input\n");
+}
+
+/*
+ * The sample as conv resolves it: its stack unwound or joined from the
+ * branch stack (counted for the unwinding line), without the marker of an
+ * early stop (a frame of conv's outputs, not an address).
+ */
+static enum conv_err info_sample_chain(struct info_state *st, const struct rdr_info *info,
+				       const struct rdr_event **ev, struct rdr_event *built)
+{
+	enum uw_stop why;
+	uint32_t map;
+
+	if (!unwinding_pick(st->uw, info, ev, built))
+		return CONV_E_NOMEM;
+	if (*ev == built && built->u.sample.callchain_nr &&
+	    unwinding_marker(built->u.sample.callchain[built->u.sample.callchain_nr - 1], &why, &map))
+		built->u.sample.callchain_nr--;
+	return CONV_E_OK;
 }
 
 static void usage(FILE *f)
@@ -948,8 +980,16 @@ int cmd_info(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "conv: %s: %s\n", conv_strerror(err), diag.msg);
 		symjob_free(st.sj);
-	free(st.leaf_hits);
-	procmap_free(st.pm);
+		free(st.leaf_hits);
+		procmap_free(st.pm);
+		rdr_close(r);
+		return CLI_EXIT_INPUT;
+	}
+	st.uw = unwinding_new(st.pm, st.sj, rdr_info(r)->arch);
+	if (!st.uw) {
+		fprintf(stderr, "conv: out of memory\n");
+		symjob_free(st.sj);
+		procmap_free(st.pm);
 		rdr_close(r);
 		return CLI_EXIT_INPUT;
 	}
@@ -972,10 +1012,13 @@ int cmd_info(int argc, char **argv)
 			note_mmap2_bid(&st, ev);
 		if (ev->type == PERF_REC_SAMPLE) {
 			const struct pm_frame *frames;
+			struct rdr_event built;
 			size_t nr;
 			uint32_t proc;
 
-			err = procmap_resolve(st.pm, ev, &frames, &nr, &proc);
+			err = info_sample_chain(&st, rdr_info(r), &ev, &built);
+			if (!err)
+				err = procmap_resolve(st.pm, ev, &frames, &nr, &proc);
 			if (!err && st.want_dso)
 				note_dso(&st, ev, proc, nr ? &frames[0] : NULL);
 			if (!err && st.want_jit && nr)
@@ -1020,6 +1063,7 @@ int cmd_info(int argc, char **argv)
 	free(st.bids);
 	tally_release(&st.dso);
 	tally_release(&st.jit);
+	unwinding_free(st.uw);
 	symjob_free(st.sj);
 	free(st.leaf_hits);
 	procmap_free(st.pm);

@@ -1,7 +1,9 @@
 #include "cli/text.h"
 
 #include "cli/cli.h"
+#include "core/json.h"
 #include "pipeline/symjob.h"
+#include "pipeline/unwinding.h"
 #include "reader/reader.h"
 
 #include <inttypes.h>
@@ -179,4 +181,55 @@ bool cli_stdin_usable(const char *cmd)
 	fprintf(stderr, "%s: standard input is a terminal, not a recording: pipe one in "
 			"(perf record -o - ... | conv -) or name a file\n", cmd);
 	return false;
+}
+
+void cli_unwind_words(const struct unwinding_stats *u, char *dwarf, size_t ndwarf, char *lbr,
+		      size_t nlbr)
+{
+	size_t len = 0;
+
+	dwarf[0] = lbr[0] = '\0';
+	if (u->samples) {
+		len = (size_t)snprintf(dwarf, ndwarf, "%" PRIu64 " %s with a stack copy: %" PRIu64 " to the root",
+				       u->samples, cli_plural(u->samples, "sample", "samples"), u->to_root);
+		for (int why = 0; why < UW_STOP__COUNT && len < ndwarf; why++)
+			if (why != UW_STOP_ROOT && u->stopped[why])
+				len += (size_t)snprintf(dwarf + len, ndwarf - len, ", %" PRIu64 " cut (%s)",
+							u->stopped[why], uw_stop_text((enum uw_stop)why));
+		if (len < ndwarf)
+			snprintf(dwarf + len, ndwarf - len, "; %.1f user frames a sample",
+				 (double)u->frames / (double)u->samples);
+	}
+	if (u->lbr_samples) {
+		uint64_t built = u->lbr_samples - u->lbr_empty;
+
+		len = (size_t)snprintf(lbr, nlbr, "%" PRIu64 " %s with LBR call stacks: %.1f callers a sample "
+				       "from the call entries",
+				       u->lbr_samples, cli_plural(u->lbr_samples, "sample", "samples"),
+				       built ? (double)u->lbr_frames / (double)built : 0.0);
+		if (u->lbr_empty && len < nlbr)
+			snprintf(lbr + len, nlbr - len, ", %" PRIu64 " with an empty branch stack (recorded chain kept)",
+				 u->lbr_empty);
+	}
+}
+
+void cli_unwind_json(struct json *j, const struct unwinding_stats *u)
+{
+	json_obj_begin(j);
+	json_kv_u64(j, "samples", u ? u->samples : 0);
+	json_kv_u64(j, "to_root", u ? u->to_root : 0);
+	json_kv_u64(j, "frames", u ? u->frames : 0);
+	json_key(j, "truncated");
+	json_obj_begin(j);
+	for (int why = 0; why < UW_STOP__COUNT; why++)
+		if (why != UW_STOP_ROOT)
+			json_kv_u64(j, uw_stop_text((enum uw_stop)why), u ? u->stopped[why] : 0);
+	json_obj_end(j);
+	json_key(j, "lbr");
+	json_obj_begin(j);
+	json_kv_u64(j, "samples", u ? u->lbr_samples : 0);
+	json_kv_u64(j, "callers", u ? u->lbr_frames : 0);
+	json_kv_u64(j, "empty", u ? u->lbr_empty : 0);
+	json_obj_end(j);
+	json_obj_end(j);
 }

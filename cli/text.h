@@ -11,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct json;
 struct rdr;
 struct rdr_opts;
 struct symjob_stats;
+struct unwinding_stats;
 
 /*
  * bytes in the largest unit (B, kB, MB, GB; powers of 1000) that keeps the
@@ -46,6 +48,20 @@ void cli_progress_clear(void);
  * 1 from cache, 2 not cached". offline: --offline was given.
  */
 void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool offline);
+
+/*
+ * What unwinding did, in words, the same for the summary and conv info:
+ * "538 samples with a stack copy: 520 to the root, 18 cut (return address
+ * in no mapping); 4.5 user frames a sample", then for LBR call stacks
+ * "29 samples with LBR call stacks: 3.1 callers a sample from the call
+ * entries, 8 with an empty branch stack (recorded chain kept)". Empty when
+ * there was neither; dwarf and lbr are separate lines ("" when none).
+ */
+void cli_unwind_words(const struct unwinding_stats *u, char *dwarf, size_t ndwarf, char *lbr,
+		      size_t nlbr);
+
+/* The "unwind" object of --stats and conv info --json (u NULL: all 0). */
+void cli_unwind_json(struct json *j, const struct unwinding_stats *u);
 
 /*
  * Opens an input: '-' is standard input; a directory is refused; a failure

@@ -898,37 +898,6 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 }
 
 /*
- * The chain a sample is taken with: the one unwinding builds for
- * --call-graph lbr (from the branch stack's call entries) and dwarf (walked
- * once, here, so that the key compares the unwound addresses) samples, else
- * the recorded one (*ev unchanged; copy holds a rebuilt sample).
- */
-static enum conv_err pass_chain(struct pass *ps, const struct rdr_event **ev, struct rdr_event *copy)
-{
-	const struct rdr_sample *s = &(*ev)->u.sample;
-	const struct rdr_info *info = rdr_info(ps->r);
-	const uint64_t *chain = NULL;
-	size_t n = 0;
-
-	if ((*ev)->attr >= 0 && (size_t)(*ev)->attr < info->nr_attrs &&
-	    (info->attrs[(*ev)->attr].branch_sample_type & PERF_BRANCH_CALL_STACK) &&
-	    (s->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
-		chain = unwinding_lbr_chain(ps->uw, s, &n); /* NULL: no user part to rebuild */
-	} else if (unwinding_wants(s)) {
-		chain = unwinding_chain(ps->uw, s, &n);
-		if (!chain)
-			return CONV_E_NOMEM;
-	}
-	if (chain) {
-		*copy = **ev;
-		copy->u.sample.callchain = chain;
-		copy->u.sample.callchain_nr = n;
-		*ev = copy;
-	}
-	return CONV_E_OK;
-}
-
-/*
  * A kept sample: a sample seen before (same process generation and space
  * versions, thread, event, cpu and raw addresses) takes the earlier answer;
  * a new one is resolved frame by frame. Then it is counted and spooled.
@@ -946,9 +915,8 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	uint32_t found = UINT32_MAX;
 	enum conv_err err;
 
-	err = pass_chain(ps, &ev, &unwound);
-	if (err)
-		return err;
+	if (!unwinding_pick(ps->uw, rdr_info(ps->r), &ev, &unwound))
+		return CONV_E_NOMEM;
 	s = &ev->u.sample;
 	memset(&k, 0, sizeof(k));
 	k.tid = s->tid;

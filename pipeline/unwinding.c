@@ -164,10 +164,11 @@ static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, co
 	c = cfi_of_mapping(u, map);
 	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va))
 		return UW_FIND_NO_CFI;
+	/* the ELF entry has no caller, whatever its CFI says (a sample on _start's first instruction) */
+	if (uw_cfi_is_entry(c, elf_va))
+		return UW_FIND_ROOT;
 	*rule = uw_cfi_rule(c, elf_va);
-	if (*rule)
-		return UW_FIND_RULE;
-	return uw_cfi_is_entry(c, elf_va) ? UW_FIND_ROOT : UW_FIND_NO_CFI;
+	return *rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
 }
 
 static bool chain_room(struct unwinding *u, size_t n)
@@ -175,7 +176,8 @@ static bool chain_room(struct unwinding *u, size_t n)
 	return vec_reserve((void **)&u->chain, &u->cap_chain, n, sizeof(*u->chain));
 }
 
-const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr)
+const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s, bool exact_ip,
+				size_t *nr)
 {
 	struct uw_source src = { .find = find, .ctx = u };
 	struct uw_regs regs;
@@ -201,6 +203,10 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 	stack.len = s->stack_user_dyn_size < s->stack_user_size ? s->stack_user_dyn_size
 								 : s->stack_user_size;
 	stack.big_endian = false;
+	stack.base = 0;
+	/* a precise sample taken on a call: its registers are the callee's, the walk wants the caller's */
+	if (exact_ip && regs.pc == s->ip)
+		uw_pop_pushed_return(u->arch, &regs, &stack);
 	u->pid = s->pid;
 	u->last_mapping = PM_NO_MAPPING;
 	uw_unwind(u->arch, &src, &regs, &stack, u->pcs, UNWIND_MAX, &res);
@@ -237,24 +243,74 @@ const struct unwinding_stats *unwinding_stats(const struct unwinding *u)
 	return &u->st;
 }
 
-const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr)
+const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample *s, bool user_mode,
+				    size_t *nr)
 {
 	size_t n = 0, user;
 
 	*nr = 0;
 	for (user = 0; user < s->callchain_nr && s->callchain[user] != PERF_CONTEXT_USER; user++)
 		;
-	if (user == s->callchain_nr || !chain_room(u, user + s->branch_nr + 3))
+	/* no user part, or no call entries to build one from: the recorded chain is all there is */
+	if (user == s->callchain_nr)
 		return NULL;
-	for (size_t i = 0; i <= user; i++)
-		u->chain[n++] = s->callchain[i];
-	/* an empty branch stack gives no user frame (perf's way) */
-	if (s->branch_nr) {
-		u->chain[n++] = s->branches[0].to;
-		for (uint64_t i = 0; i < s->branch_nr; i++)
-			if (s->branches[i].from)
-				u->chain[n++] = s->branches[i].from + 1;
+	u->st.lbr_samples++;
+	if (!s->branch_nr) {
+		u->st.lbr_empty++;
+		return NULL;
 	}
+	if (!chain_room(u, user + s->branch_nr + 3))
+		return NULL;
+	if (user_mode) {
+		/*
+		 * The sampled IP and the branch stack are of one moment; a kernel part
+		 * in the chain (a precise sample's chain is taken at the interrupt,
+		 * later) is of another, and so is its user PC.
+		 */
+		u->chain[n++] = PERF_CONTEXT_USER;
+		u->chain[n++] = s->ip;
+	} else {
+		/*
+		 * The kernel part, then the user PC recorded at kernel entry (perf
+		 * writes the latest call's target there instead: the entry of the
+		 * function or of a PLT stub on the way to it, not where the thread was).
+		 */
+		for (size_t i = 0; i <= user; i++)
+			u->chain[n++] = s->callchain[i];
+		u->chain[n++] = user + 1 < s->callchain_nr ? s->callchain[user + 1] : s->branches[0].to;
+	}
+	for (uint64_t i = 0; i < s->branch_nr; i++)
+		if (s->branches[i].from) {
+			u->chain[n++] = s->branches[i].from + 1;
+			u->st.lbr_frames++;
+		}
 	*nr = n;
 	return u->chain;
+}
+
+bool unwinding_pick(struct unwinding *u, const struct rdr_info *info, const struct rdr_event **ev,
+		    struct rdr_event *copy)
+{
+	const struct rdr_sample *s = &(*ev)->u.sample;
+	const uint64_t *chain = NULL;
+	size_t n = 0;
+
+	if ((*ev)->attr >= 0 && (size_t)(*ev)->attr < info->nr_attrs &&
+	    (info->attrs[(*ev)->attr].branch_sample_type & PERF_BRANCH_CALL_STACK) &&
+	    (s->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+		/* NULL also when the recorded chain is to be taken */
+		chain = unwinding_lbr_chain(u, s, ((*ev)->misc & PERF_MISC_CPUMODE_MASK) == PERF_MISC_USER,
+					    &n);
+	} else if (unwinding_wants(s)) {
+		chain = unwinding_chain(u, s, ((*ev)->misc & PERF_MISC_EXACT_IP) != 0, &n);
+		if (!chain)
+			return false;
+	}
+	if (chain) {
+		*copy = **ev;
+		copy->u.sample.callchain = chain;
+		copy->u.sample.callchain_nr = n;
+		*ev = copy;
+	}
+	return true;
 }

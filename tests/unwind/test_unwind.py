@@ -117,17 +117,36 @@ beside the recordings):
     `_init`). A binary conv did not use (the recording holds no build-id
     for it) is named in a note.
   * cpp-inlining/cpp-inlining.perf.data (perf 6.6, no expected output;
-    perf 6.1 cannot read it): >= CORPUS_MATCH of the samples reach `_start`
-    through `main` with every caller frame at a call site (as above, on
-    the static binary beside it); and what perfparser's test asserts: `main`
-    is a function frame and
+    perf 6.1 cannot read it): >= CORPUS_MATCH of the samples with user
+    frames are unwound to `_start` with every caller frame at a call site
+    (as above, on the static binary beside it); the samples taken before
+    `main` (the kernel's exec work on _start's first instruction) have no
+    `main` to pass through, so it is not asked of every stack; and what
+    perfparser's test asserts: `main` is a function frame and
     `std::__detail::_Mod<unsigned long, 2147483647ul, 16807ul, 0ul, true,
     true>::__calc(unsigned long)` an inline frame in some stack (qualified
     or not: how DWARF's inline frames are named is the symbolizer's choice).
-  * vector_static_gcc/perf.lbr.data (--call-graph lbr): the stacks equal
-    `perf script`'s (its binary in a private build-id cache) for >=
-    CORPUS_MATCH of the samples, compared as in the fixtures part (thread,
-    number of kernel frames, user names; PLT stubs `[plt]`).
+  * vector_static_gcc/perf.lbr.data (--call-graph lbr): conv's stacks are
+    the ones perf decodes for the same records, joined as conv's contract
+    says (pipeline/unwinding.h, unwinding_lbr_chain), for >= CORPUS_MATCH
+    of the samples, compared as in the fixtures part (thread, number of
+    kernel frames, user names; PLT stubs `[plt]`). Three perf views of
+    the file are read, all perf's decoding and naming: its LBR call stacks
+    (`perf script`), the recorded callchains (`perf script` on a copy
+    whose attrs no longer ask for PERF_SAMPLE_BRANCH_CALL_STACK), and the
+    sampled IPs with their branch stacks (`-F ip,sym,brstack -G`). perf's
+    LBR stacks are not taken whole, for three reasons, each counted and
+    printed: (1) perf's user leaf is the latest call's target (the entry
+    of the function, or of a PLT stub on the way to it: `_init` for a
+    static binary's IRELATIVE stubs), conv's the sampled IP for a
+    user-mode sample and the user PC recorded at kernel entry for a
+    kernel-mode one, where the thread was; (2) a user-mode precise sample
+    whose chain holds kernel frames: the chain was taken at the interrupt,
+    later than the IP and the branch stack, so conv leaves those kernel
+    frames out, perf does not; (3) an empty branch stack: perf 6.1 reads
+    entry 0 past the record (lbr_callchain_add_lbr_ip does not check nr),
+    so its user frame is another record's bytes; conv takes the recorded
+    callchain.
 
 --selftest runs the fixtures part with tests/unwind/perf_as_conv.py (perf's
 own unwinding written as a pprof, conv's interface) in place of CONV: the
@@ -147,6 +166,7 @@ import os
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 
@@ -1091,8 +1111,19 @@ def corpus_namer(path, conv_side):
 
 
 def corpus_conv(conv, folder, data, out_base, empty):
-    res = run_conv(conv, ts.conv_env(os.path.dirname(out_base)), out_base,
-                   ["-q", "--offline", "--cache-dir", empty, "-d", folder, data])
+    args = ["--offline", "--cache-dir", empty, "-d", folder, data]
+    env = ts.conv_env(os.path.dirname(out_base))
+    res = run_conv(conv, env, out_base, ["-q"] + args)
+    if res[2]:
+        # conv info reads the recording as conv does: the same unwinding counters
+        p = sh(list(conv) + ["info", "--json"] + args, env=env)
+        try:
+            info = json.loads(text(p.stdout)).get("unwind") if p.returncode == 0 else None
+        except ValueError:
+            info = None
+        check("%s: conv info's unwinding counters are the conversion's" % os.path.relpath(
+            data, os.path.dirname(folder)), info == res[2].get("unwind"),
+            "info %s, --stats %s" % (json.dumps(info), json.dumps(res[2].get("unwind"))))
     for o in (res[2] or {}).get("unresolved_objects") or []:
         if os.path.basename(o.get("path", "")) in os.listdir(folder):
             note("%s: conv did not use %s beside it: %s (build-id %r)" % (
@@ -1147,11 +1178,13 @@ def corpus(conv, work):
             got, problems = conv_samples(pb)
             user = [s for s in got if s.user]
             n = sum(s.n for s in user)
-            full = sum(s.n for s in user if rooted(s) and "main" in s.names())
-            check("%s: >= %d %% of the samples with user frames reach _start through main (%s)" % (
-                name, CORPUS_MATCH * 100, share(full, n)), n and full >= CORPUS_MATCH * n,
-                collections.Counter(" <- ".join(s.names()[-3:]) + (" [%s]" % s.trunc if s.trunc else "")
-                                    for s in user if not (rooted(s) and "main" in s.names())).most_common(3))
+            full = sum(s.n for s in user if rooted(s))
+            via_main = sum(s.n for s in user if rooted(s) and "main" in s.names())
+            check("%s: >= %d %% of the samples with user frames are unwound to _start (%s; %d of them "
+                  "through main)" % (name, CORPUS_MATCH * 100, share(full, n), via_main),
+                  n and full >= CORPUS_MATCH * n,
+                  collections.Counter(" <- ".join(s.names()[-3:]) + (" [%s]" % s.trunc if s.trunc else "")
+                                      for s in user if not rooted(s)).most_common(3))
             corpus_call_sites(name, got, folder, binaries["cpp-inlining"])
             outer = {cxx_base(f[0]) for s in got for f in s.user if f[0]}
             inl = {cxx_base(x) for s in got for f in s.user for x in f[3][:-1]}
@@ -1175,10 +1208,13 @@ def corpus(conv, work):
         return
     home = os.path.join(work, "perf-home-lbr")
     why = perf_cache(home, [os.path.join(folder, binaries["vector_static_gcc"])])
-    ref, why2 = (None, why) if why else perf_samples(data, home)
+    ref, why2 = (None, why) if why else lbr_reference(data, home, work)
     if not check("%s: perf script reads it (binary in a private build-id cache)" % name, ref is not None,
                  why2):
         return
+    ref, differ = ref
+    note("%s: perf's own LBR stacks left aside: %s" % (
+        name, ", ".join("%s: %d" % kv for kv in sorted(differ.items())) or "none"))
     pb, _, stats, err, why = corpus_conv(conv, folder, data, os.path.join(work, "lbr"), empty)
     if not check("%s: conv converts it" % name, pb, why):
         return
@@ -1187,11 +1223,77 @@ def corpus(conv, work):
     conv_n, perf_n = plt_namer(files, False), plt_namer(files, True)
     matched, total, diffs = compare(ref, got, namer=lambda f: cxx_base(conv_n(f)),
                                     ref_namer=lambda f: cxx_base(perf_n(f)))
-    check("%s: conv's stacks are perf's LBR call stacks for >= %d %% of the samples (%s)" % (
+    check("%s: conv's stacks are the LBR call stacks perf decodes for >= %d %% of the samples (%s)" % (
         name, CORPUS_MATCH * 100, share(matched, total)), total and matched >= CORPUS_MATCH * total,
         "the most common differences follow")
     for d in diffs:
         note("%s: %s" % (name, d))
+    check("%s: kernel frames first; truncation frames well formed" % name, not problems, problems[:3])
+
+
+def without_call_stacks(data, out):
+    """A copy of a file-mode little-endian perf.data whose attrs do not ask for
+    LBR call stacks (PERF_SAMPLE_BRANCH_CALL_STACK cleared): perf then shows
+    the recorded callchains. None, or why not."""
+    with open(data, "rb") as f:
+        b = bytearray(f.read())
+    if b[:8] != b"PERFILE2":
+        return "%s: not a little-endian file-mode perf.data" % data
+    attr_size = struct.unpack_from("<Q", b, 16)[0]
+    off, size = struct.unpack_from("<QQ", b, 24)
+    if attr_size < 80 or off + size > len(b):
+        return "%s: attrs section out of bounds" % data
+    for a in range(off, off + size - attr_size + 1, attr_size):
+        bst = struct.unpack_from("<Q", b, a + 72)[0]  # perf_event_attr.branch_sample_type
+        struct.pack_into("<Q", b, a + 72, bst & ~0x800)
+    with open(out, "wb") as f:
+        f.write(b)
+    return None
+
+
+IP_LINE = re.compile(r"^\s*(-?\d+)\s+([0-9a-f]+)\s+(\S+)\s+\((.*?)\)\s*(.*)$")
+
+
+def lbr_reference(data, home, work):
+    """((conv's expected [Sample], Counter of why perf's own LBR stack was
+    left aside), None) or (None, why): see the docstring."""
+    lbr, why = perf_samples(data, home)
+    if lbr is None:
+        return None, why
+    copy = os.path.join(work, "lbr-as-recorded.data")
+    why = without_call_stacks(data, copy)
+    fp, why = (None, why) if why else perf_samples(copy, home)
+    if fp is None:
+        return None, why
+    cmd = ["perf", "script", "-i", data, "--no-demangle", "-F", "tid,ip,sym,dso,brstack", "-G"]
+    p = sh(cmd, env=perf_env(home))
+    if p.returncode:
+        return None, "%s: exit %d" % (" ".join(cmd), p.returncode)
+    ips = [IP_LINE.match(l) for l in text(p.stdout).splitlines() if l.strip()]
+    if None in ips or not len(ips) == len(lbr) == len(fp):
+        return None, "perf's views disagree: %d LBR stacks, %d recorded chains, %d IPs (or an unread line)" % (
+            len(lbr), len(fp), len(ips))
+    dem = demangle({VERSION_OR_PLT.sub("", m.group(3)) for m in ips})
+    ref, differ = [], collections.Counter()
+    for lb, rec, m in zip(lbr, fp, ips):
+        ip, base = int(m.group(2), 16), VERSION_OR_PLT.sub("", m.group(3))
+        if not m.group(5).strip():
+            differ["empty branch stack: the recorded chain"] += 1
+            ref.append(rec)
+            continue
+        if ip < KERNEL_START:
+            leaf = (dem.get(base, m.group(3)), m.group(4), ip)
+            if lb.kernel:
+                differ["user-mode sample, kernel frames of a later moment left out"] += 1
+            s = Sample(lb.tid, time=lb.time, kernel=0)
+        else:
+            leaf = rec.user[0] if rec.user else lb.user[0] if lb.user else None
+            s = Sample(lb.tid, time=lb.time, kernel=lb.kernel)
+        if lb.user and leaf and norm(leaf[0]) != norm(lb.user[0][0]):
+            differ["user leaf where the thread was, not the latest call's target"] += 1
+        s.user = ([leaf] if leaf else []) + lb.user[1:]
+        ref.append(s)
+    return (ref, differ), None
 
 
 def corpus_call_sites(name, got, folder, binary):
