@@ -568,7 +568,7 @@ def build(work):
 
 
 def main():
-    ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
+    ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1][len("usage: "):])
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("--only", default="", help="recordings to make, e.g. A,B")
     ap.add_argument("conv", nargs="?")
