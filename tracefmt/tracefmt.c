@@ -1,0 +1,1168 @@
+/*
+ * Tracepoint formats and sample fields: the blob walk, the checks that stand
+ * between the recording and libtraceevent, and the per-sample decoding.
+ * See tracefmt.h for the contract.
+ *
+ * What the checks refuse, and why (libtraceevent's history):
+ *   - bytes other than printable ASCII, tab and newline, and field
+ *     declarations with other characters than C's: libtraceevent 1.7 leaked
+ *     the field list on a type like "unsig$ned short" (our fuzzing, the
+ *     regression libtraceevent-leak-bad-field-type.data);
+ *   - REC->x where x is not a field of the event: a SEGV in __print_flags
+ *     parsing in 1.7 (libtraceevent-segv-print-flags-unknown-field.data);
+ *   - unbalanced (), [], {} or quotes, nesting deeper than 32, a '?' without
+ *     its ':' at the same depth: its recursive-descent parser recurses per
+ *     level, and process_cond() leaked and then double-freed on broken
+ *     conditionals (fixed upstream in 2024, after 1.7.1);
+ *   - sizeof: process_sizeof() double-freed on a malformed operand (Google's
+ *     fuzzing, fixed after 1.7.1); kernel print fmts do not use it;
+ *   - fields that overlap, run past 64 KiB or repeat a name, ids that do not
+ *     fit common_type (u16), formats without common_type at offset 0 (the
+ *     rendering selects the event through it, see tfmt_render).
+ */
+#include "tracefmt/tracefmt.h"
+
+#include "core/cursor.h"
+
+#include "tfmt_syscalls.h"
+
+#include <event-parse.h>
+#include <trace-seq.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TFMT_MAX_FORMAT 65536u /* bytes of one format text */
+#define TFMT_MAX_PRINT 32768u  /* bytes of its print fmt line */
+#define TFMT_MAX_RECORD 65536u /* a tracepoint record's size */
+#define TFMT_MAX_FIELDS 512u
+#define TFMT_MAX_DEPTH 32u
+#define TFMT_PAD 8u /* zero bytes after the copy of a sample: strings end there */
+
+static const uint8_t tfmt_magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+
+/* One literal segment of the print fmt's format string, escapes undone. */
+struct tfmt_lit {
+	size_t off, len; /* in tfmt_event.lits */
+};
+
+struct tfmt_event {
+	struct tfmt *t;
+	struct tep_event *ev;
+	uint64_t id;
+	char *name; /* "sys:name" */
+	struct tep_format_field **fields;
+	size_t nr_fields;
+	/*
+	 * The print fmt's format string cut at its conversions: lit[0] conv
+	 * lit[1] conv ... lit[nr_lits-1]. Conversions with nothing between
+	 * them are one value ("prev_state=%s%s" gives "R+"). group[i] is the
+	 * number of the literal that precedes field i's "name=" conversion, or
+	 * -1 when the field is not shown that way.
+	 */
+	char *lits;
+	struct tfmt_lit *lit;
+	size_t nr_lits;
+	int *group;
+	uint32_t min_size;  /* every field's offset + size, common ones included */
+	int syscall_field;  /* own field holding the syscall number, or -1 */
+	struct tep_format_field *type_field; /* common_type */
+};
+
+struct tfmt {
+	struct tep_handle *tep;
+	struct tfmt_stats stats;
+	struct tfmt_event **events; /* by id */
+	size_t nr_events, cap_events;
+	bool swap;  /* the recording's byte order is not the host's */
+	struct trace_seq seq;
+	uint8_t *rec; /* TFMT_MAX_RECORD + TFMT_PAD: the copy libtraceevent reads */
+	uint8_t ids_seen[8192]; /* ids handed to libtraceevent, one bit each (they are u16) */
+};
+
+/* ---- the format text checks ---- */
+
+struct tfmt_field_decl {
+	const char *name;
+	size_t name_len;
+	uint32_t offset, size;
+};
+
+struct tfmt_check {
+	const char *name;
+	size_t name_len;
+	uint64_t id;
+	struct tfmt_field_decl fields[TFMT_MAX_FIELDS];
+	size_t nr_fields;
+};
+
+static bool tfmt_is_ident(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_';
+}
+
+/* The next line of c (without its newline), or NULL at the end. */
+static const char *tfmt_next_line(struct cur *c, size_t *len)
+{
+	const char *s = (const char *)c->base + c->pos;
+	size_t left = cur_remaining(c);
+	const char *nl;
+
+	if (!left || !cur_ok(c))
+		return NULL;
+	nl = memchr(s, '\n', left);
+	*len = nl ? (size_t)(nl - s) : left;
+	cur_skip(c, nl ? *len + 1 : *len);
+	return s;
+}
+
+static bool tfmt_starts(const char *s, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	return n >= k && !memcmp(s, prefix, k);
+}
+
+/* A decimal number of at most 9 digits at *p (advanced); false when none. */
+static bool tfmt_number(const char **p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t digits = 0;
+
+	while (*p < end && **p >= '0' && **p <= '9' && digits < 10) {
+		v = v * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+		digits++;
+	}
+	if (!digits || digits > 9)
+		return false;
+	*out = v;
+	return true;
+}
+
+static void tfmt_skip_ws(const char **p, const char *end)
+{
+	while (*p < end && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+/* "key:N;" after optional blanks; false when it is not there. */
+static bool tfmt_keyed(const char **p, const char *end, const char *key, uint64_t *out)
+{
+	size_t k = strlen(key);
+
+	tfmt_skip_ws(p, end);
+	if ((size_t)(end - *p) < k || memcmp(*p, key, k))
+		return false;
+	*p += k;
+	if (!tfmt_number(p, end, out) || *p >= end || **p != ';')
+		return false;
+	(*p)++;
+	return true;
+}
+
+/*
+ * "\tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;": the declaration uses C's
+ * characters only, its brackets balance, and its last identifier (before a
+ * trailing [..]) is the name.
+ */
+static const char *tfmt_check_field(const char *s, size_t n, struct tfmt_field_decl *f)
+{
+	const char *p = s, *end = s + n, *decl, *semi, *q;
+	uint64_t off, size, sign;
+	int depth = 0;
+
+	tfmt_skip_ws(&p, end);
+	if (!tfmt_starts(p, (size_t)(end - p), "field:"))
+		return "a format line is not a field";
+	p += 6;
+	decl = p;
+	semi = memchr(p, ';', (size_t)(end - p));
+	if (!semi || semi == decl)
+		return "a field has no declaration";
+	for (q = decl; q < semi; q++) {
+		char ch = *q;
+
+		if (ch == '[' || ch == '(')
+			depth++;
+		else if (ch == ']' || ch == ')')
+			depth--;
+		else if (!tfmt_is_ident(ch) && ch != ' ' && ch != '*' && ch != '\t')
+			return "a field declaration has a character C does not use there";
+		if (depth < 0 || depth > 4)
+			return "a field declaration's brackets do not balance";
+	}
+	if (depth)
+		return "a field declaration's brackets do not balance";
+	q = semi;
+	while (q > decl && (q[-1] == ' ' || q[-1] == '\t'))
+		q--;
+	if (q > decl && q[-1] == ']') {
+		while (q > decl && q[-1] != '[')
+			q--;
+		if (q == decl)
+			return "a field declaration's brackets do not balance";
+		q--;
+	}
+	f->name_len = 0;
+	while (q > decl && tfmt_is_ident(q[-1])) {
+		q--;
+		f->name_len++;
+	}
+	f->name = q;
+	if (!f->name_len || f->name_len > 128 || (*q >= '0' && *q <= '9'))
+		return "a field has no name";
+	p = semi + 1;
+	if (!tfmt_keyed(&p, end, "offset:", &off) || !tfmt_keyed(&p, end, "size:", &size) ||
+	    !tfmt_keyed(&p, end, "signed:", &sign))
+		return "a field lacks offset:N; size:N; signed:N;";
+	tfmt_skip_ws(&p, end);
+	if (p != end)
+		return "a field line goes on after signed:";
+	if (sign > 1)
+		return "a field's signed: is neither 0 nor 1";
+	if (off > TFMT_MAX_RECORD || size > TFMT_MAX_RECORD || off + size > TFMT_MAX_RECORD)
+		return "a field lies past 64 KiB";
+	f->offset = (uint32_t)off;
+	f->size = (uint32_t)size;
+	return NULL;
+}
+
+static bool tfmt_known_field(const struct tfmt_check *ck, const char *s, size_t n)
+{
+	for (size_t i = 0; i < ck->nr_fields; i++)
+		if (ck->fields[i].name_len == n && !memcmp(ck->fields[i].name, s, n))
+			return true;
+	return false;
+}
+
+/*
+ * The print fmt: a quoted format string, then its arguments. Quotes close,
+ * brackets balance and nest at most TFMT_MAX_DEPTH deep, every '?' has its
+ * ':' at the same depth, REC-> names a field of this format, only C's
+ * expression characters appear, and no sizeof.
+ */
+static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_check *ck)
+{
+	char stack[TFMT_MAX_DEPTH + 1];
+	unsigned conds[TFMT_MAX_DEPTH + 1];
+	size_t depth = 0;
+	const char *p = s, *end = s + n;
+	bool first = true;
+
+	if (n > TFMT_MAX_PRINT)
+		return "the print fmt is too long";
+	tfmt_skip_ws(&p, end);
+	if (p == end || *p != '"')
+		return "the print fmt does not start with a string";
+	conds[0] = 0;
+	while (p < end) {
+		char ch = *p;
+
+		if (ch == '"' || ch == '\'') {
+			const char *q = p + 1;
+
+			while (q < end && *q != ch) {
+				if (*q == '\\') {
+					q++;
+					if (q == end)
+						break;
+				}
+				q++;
+			}
+			if (q >= end)
+				return "a string of the print fmt is not closed";
+			p = q + 1;
+			if (first) {
+				/* the format string is followed by its arguments or nothing */
+				tfmt_skip_ws(&p, end);
+				if (p < end && *p != ',')
+					return "the print fmt's format string is not followed by ','";
+				first = false;
+			}
+			continue;
+		}
+		if (ch == '(' || ch == '[' || ch == '{') {
+			if (depth == TFMT_MAX_DEPTH)
+				return "the print fmt nests too deeply";
+			stack[depth++] = ch;
+			conds[depth] = 0;
+			p++;
+			continue;
+		}
+		if (ch == ')' || ch == ']' || ch == '}') {
+			char open = ch == ')' ? '(' : ch == ']' ? '[' : '{';
+
+			if (!depth || stack[depth - 1] != open)
+				return "the print fmt's brackets do not balance";
+			if (conds[depth])
+				return "a '?' of the print fmt has no ':'";
+			depth--;
+			p++;
+			continue;
+		}
+		if (ch == '?') {
+			conds[depth]++;
+			p++;
+			continue;
+		}
+		if (ch == ':') {
+			if (!conds[depth])
+				return "a ':' of the print fmt has no '?'";
+			conds[depth]--;
+			p++;
+			continue;
+		}
+		if (ch == ',') {
+			if (conds[depth])
+				return "a '?' of the print fmt has no ':'";
+			p++;
+			continue;
+		}
+		if (tfmt_is_ident(ch)) {
+			const char *w = p;
+
+			while (p < end && tfmt_is_ident(*p))
+				p++;
+			if ((size_t)(p - w) == 6 && !memcmp(w, "sizeof", 6))
+				return "the print fmt uses sizeof";
+			if ((size_t)(p - w) == 3 && !memcmp(w, "REC", 3)) {
+				const char *f;
+
+				if (end - p < 2 || p[0] != '-' || p[1] != '>')
+					return "REC without -> in the print fmt";
+				p += 2;
+				f = p;
+				while (p < end && tfmt_is_ident(*p))
+					p++;
+				if (!tfmt_known_field(ck, f, (size_t)(p - f)))
+					return "the print fmt names a field the format does not have";
+			}
+			continue;
+		}
+		if (!strchr(" \t.+-*/%&|^~!<>=", ch))
+			return "the print fmt has a character C does not use there";
+		p++;
+	}
+	if (depth)
+		return "the print fmt's brackets do not balance";
+	if (conds[0])
+		return "a '?' of the print fmt has no ':'";
+	return NULL;
+}
+
+/* The whole format text; NULL when it may go to libtraceevent, else why not. */
+static const char *tfmt_check_format(const char *text, size_t len, struct tfmt_check *ck)
+{
+	struct cur c;
+	const char *line, *p, *end;
+	size_t n;
+	uint32_t next_free = 0;
+	bool have_type = false, have_print = false;
+
+	if (!len || len > TFMT_MAX_FORMAT)
+		return "the format text is empty or larger than 64 KiB";
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)text[i];
+
+		if ((ch < 0x20 || ch > 0x7e) && ch != '\t' && ch != '\n')
+			return "the format text has bytes other than printable ASCII";
+	}
+	cur_init(&c, text, len, false);
+	line = tfmt_next_line(&c, &n);
+	if (!line || !tfmt_starts(line, n, "name:"))
+		return "the format text does not start with name:";
+	p = line + 5;
+	end = line + n;
+	tfmt_skip_ws(&p, end);
+	ck->name = p;
+	while (p < end && (tfmt_is_ident(*p) || *p == '-' || *p == '.'))
+		p++;
+	ck->name_len = (size_t)(p - ck->name);
+	tfmt_skip_ws(&p, end);
+	if (!ck->name_len || ck->name_len > 200 || p != end)
+		return "the format's name is not a name";
+	line = tfmt_next_line(&c, &n);
+	if (!line || !tfmt_starts(line, n, "ID:"))
+		return "the format has no ID: line";
+	p = line + 3;
+	end = line + n;
+	tfmt_skip_ws(&p, end);
+	if (!tfmt_number(&p, end, &ck->id))
+		return "the format's ID is not a number";
+	tfmt_skip_ws(&p, end);
+	if (p != end || ck->id > UINT16_MAX)
+		return "the format's ID is not a number that fits common_type";
+	line = tfmt_next_line(&c, &n);
+	if (!line || !tfmt_starts(line, n, "format:"))
+		return "the format has no format: line";
+	ck->nr_fields = 0;
+	while ((line = tfmt_next_line(&c, &n)) != NULL) {
+		struct tfmt_field_decl *f;
+		const char *why;
+
+		p = line;
+		end = line + n;
+		tfmt_skip_ws(&p, end);
+		if (p == end)
+			continue;
+		if (tfmt_starts(p, (size_t)(end - p), "print fmt:")) {
+			why = tfmt_check_print(p + 10, (size_t)(end - p - 10), ck);
+			if (why)
+				return why;
+			have_print = true;
+			break;
+		}
+		if (ck->nr_fields == TFMT_MAX_FIELDS)
+			return "the format has too many fields";
+		f = &ck->fields[ck->nr_fields];
+		why = tfmt_check_field(line, n, f);
+		if (why)
+			return why;
+		if (tfmt_known_field(ck, f->name, f->name_len))
+			return "two fields have the same name";
+		if (f->offset < next_free)
+			return "the format's fields overlap or go back";
+		next_free = f->offset + f->size;
+		if (f->name_len == 11 && !memcmp(f->name, "common_type", 11)) {
+			if (f->offset != 0 || f->size != 2)
+				return "common_type is not a u16 at offset 0";
+			have_type = true;
+		}
+		ck->nr_fields++;
+	}
+	if (!have_print)
+		return "the format has no print fmt: line";
+	if (!have_type)
+		return "the format has no common_type";
+	while ((line = tfmt_next_line(&c, &n)) != NULL) {
+		p = line;
+		end = line + n;
+		tfmt_skip_ws(&p, end);
+		if (p != end)
+			return "the format goes on after its print fmt";
+	}
+	return NULL;
+}
+
+/* ---- the print fmt's literal segments, for finding "name=" values ---- */
+
+/* Skips a printf conversion after its '%' the way libtraceevent reads it. */
+static const char *tfmt_skip_conv(const char *p)
+{
+	while (*p && strchr("#-+ 0123456789.*", *p))
+		p++;
+	while (*p && strchr("hlLzZjt", *p))
+		p++;
+	if (*p == 'p') {
+		p++;
+		while (*p && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			      (*p >= '0' && *p <= '9')))
+			p++;
+		return p;
+	}
+	return *p ? p + 1 : p;
+}
+
+static bool tfmt_split_format(struct tfmt_event *e, const char *fmt)
+{
+	size_t flen = strlen(fmt), nconv = 1, o = 0;
+	const char *p;
+
+	for (p = fmt; *p; p++)
+		if (*p == '%')
+			nconv++;
+	e->lits = malloc(flen + 1);
+	e->lit = calloc(nconv + 1, sizeof(*e->lit));
+	if (!e->lits || !e->lit)
+		return false;
+	e->nr_lits = 1;
+	e->lit[0].off = 0;
+	for (p = fmt; *p;) {
+		char ch = *p;
+
+		if (ch == '%' && p[1] == '%') {
+			e->lits[o++] = '%';
+			p += 2;
+			continue;
+		}
+		if (ch == '%') {
+			struct tfmt_lit *cur = &e->lit[e->nr_lits - 1];
+
+			cur->len = o - cur->off;
+			p = tfmt_skip_conv(p + 1);
+			e->lit[e->nr_lits].off = o;
+			e->nr_lits++;
+			continue;
+		}
+		if (ch == '\\' && p[1]) {
+			/* pretty_print's escapes */
+			char x = p[1];
+
+			e->lits[o++] = x == 'n' ? '\n' : x == 't' ? '\t' : x == 'r' ? '\r' : x;
+			p += 2;
+			continue;
+		}
+		e->lits[o++] = ch;
+		p++;
+	}
+	e->lit[e->nr_lits - 1].len = o - e->lit[e->nr_lits - 1].off;
+	e->lits[o] = '\0';
+	return true;
+}
+
+/* Field i's "name=" literal: the one that ends with it after a non-identifier. */
+static int tfmt_find_group(const struct tfmt_event *e, const char *name)
+{
+	size_t k = strlen(name);
+
+	for (size_t l = 0; l + 1 < e->nr_lits; l++) {
+		const char *s = e->lits + e->lit[l].off;
+		size_t n = e->lit[l].len;
+
+		if (n < k + 1 || s[n - 1] != '=' || memcmp(s + n - 1 - k, name, k))
+			continue;
+		if (n > k + 1 && tfmt_is_ident(s[n - 2 - k]))
+			continue;
+		return (int)l;
+	}
+	return -1;
+}
+
+/* ---- the blob ---- */
+
+static void tfmt_event_free(struct tfmt_event *e)
+{
+	if (!e)
+		return;
+	free(e->name);
+	free(e->fields);
+	free(e->lits);
+	free(e->lit);
+	free(e->group);
+	free(e);
+}
+
+static int tfmt_event_cmp(const void *a, const void *b)
+{
+	const struct tfmt_event *x = *(struct tfmt_event *const *)a;
+	const struct tfmt_event *y = *(struct tfmt_event *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static const char *tfmt_blob_cstr(struct cur *c)
+{
+	const char *s = (const char *)c->base + c->pos;
+	size_t left = cur_remaining(c);
+	size_t n;
+
+	if (!left || !cur_ok(c)) {
+		cur_fail(c);
+		return NULL;
+	}
+	n = strnlen(s, left);
+	if (n == left) {
+		cur_fail(c);
+		return NULL;
+	}
+	cur_skip(c, n + 1);
+	return s;
+}
+
+static void tfmt_skip_sized64(struct cur *c)
+{
+	uint64_t n = cur_u64(c);
+
+	if (n > cur_remaining(c))
+		cur_fail(c);
+	else
+		cur_skip(c, (size_t)n);
+}
+
+static void tfmt_refuse(struct tfmt *t, struct conv_diag *diag, uint64_t off, const char *sys,
+			const char *why)
+{
+	if (diag && !t->stats.refused)
+		conv_fail(diag, CONV_E_FORMAT, off, "tracepoint format of %.64s refused: %s", sys,
+			  why);
+	t->stats.refused++;
+}
+
+/* Builds our view of an event libtraceevent has parsed; NULL when out of memory. */
+static struct tfmt_event *tfmt_event_make(struct tfmt *t, struct tep_event *ev, const char *sys,
+					  const struct tfmt_check *ck)
+{
+	struct tfmt_event *e = calloc(1, sizeof(*e));
+	struct tep_format_field *f;
+	size_t n = 0, i;
+
+	if (!e)
+		return NULL;
+	e->t = t;
+	e->ev = ev;
+	e->id = ck->id;
+	e->syscall_field = -1;
+	if (asprintf(&e->name, "%s:%.*s", sys, (int)ck->name_len, ck->name) < 0) {
+		e->name = NULL;
+		goto fail;
+	}
+	for (f = ev->format.fields; f; f = f->next)
+		n++;
+	e->fields = calloc(n ? n : 1, sizeof(*e->fields));
+	e->group = calloc(n ? n : 1, sizeof(*e->group));
+	if (!e->fields || !e->group)
+		goto fail;
+	for (f = ev->format.fields, i = 0; f; f = f->next, i++)
+		e->fields[i] = f;
+	e->nr_fields = n;
+	for (i = 0; i < ck->nr_fields; i++) {
+		uint32_t end = ck->fields[i].offset + ck->fields[i].size;
+
+		if (end > e->min_size)
+			e->min_size = end;
+	}
+	e->type_field = tep_find_common_field(ev, "common_type");
+	if (!tfmt_split_format(e, ev->print_fmt.format && !(ev->flags & TEP_EVENT_FL_FAILED)
+					  ? ev->print_fmt.format
+					  : ""))
+		goto fail;
+	for (i = 0; i < n; i++)
+		e->group[i] = tfmt_find_group(e, e->fields[i]->name);
+	if (!strcmp(sys, "raw_syscalls") || !strcmp(sys, "syscalls")) {
+		const char *want = !strcmp(sys, "raw_syscalls") ? "id" : "__syscall_nr";
+
+		for (i = 0; i < n; i++)
+			if (!strcmp(e->fields[i]->name, want) &&
+			    !(e->fields[i]->flags & TEP_FIELD_IS_ARRAY))
+				e->syscall_field = (int)i;
+	}
+	return e;
+fail:
+	tfmt_event_free(e);
+	return NULL;
+}
+
+/* Whether libtraceevent read the fields the checks saw, common ones first. */
+static bool tfmt_same_fields(const struct tep_event *ev, const struct tfmt_check *ck)
+{
+	const struct tep_format_field *lists[2] = { ev->format.common_fields, ev->format.fields };
+	size_t i = 0;
+
+	for (size_t l = 0; l < 2; l++) {
+		for (const struct tep_format_field *f = lists[l]; f; f = f->next, i++) {
+			const struct tfmt_field_decl *d = &ck->fields[i];
+
+			if (i >= ck->nr_fields || !f->name || strlen(f->name) != d->name_len ||
+			    memcmp(f->name, d->name, d->name_len) || f->offset < 0 || f->size < 0 ||
+			    (uint32_t)f->offset != d->offset || (uint32_t)f->size != d->size)
+				return false;
+		}
+	}
+	return i == ck->nr_fields;
+}
+
+static enum conv_err tfmt_add_format(struct tfmt *t, struct tfmt_check *ck, const char *sys,
+				     const char *text, size_t len, uint64_t off,
+				     struct conv_diag *diag)
+{
+	const char *why = tfmt_check_format(text, len, ck);
+	struct tep_event *ev = NULL;
+	struct tfmt_event *e;
+	enum tep_errno terr;
+
+	t->stats.formats++;
+	/*
+	 * libtraceevent keeps an event whose format it half read; a second
+	 * format with its ID would make the lookup by ID ambiguous.
+	 */
+	if (!why && (t->ids_seen[ck->id / 8] & (1u << (ck->id % 8))))
+		why = "two formats have the same ID";
+	/* libtraceevent treats ftrace's formats apart (bprint): not events of a recording */
+	if (!why && !strcmp(sys, "ftrace"))
+		why = "its system is ftrace";
+	if (why) {
+		tfmt_refuse(t, diag, off, sys, why);
+		return CONV_E_OK;
+	}
+	t->ids_seen[ck->id / 8] = (uint8_t)(t->ids_seen[ck->id / 8] | (1u << (ck->id % 8)));
+	terr = tep_parse_event(t->tep, text, len, sys);
+	if (terr == TEP_ERRNO__MEM_ALLOC_FAILED)
+		return CONV_E_NOMEM;
+	ev = tep_find_event(t->tep, (int)ck->id);
+	/*
+	 * tep_parse_event returns 0 for an event it added with
+	 * TEP_EVENT_FL_FAILED, whether its fields or its print fmt failed. A
+	 * print fmt libtraceevent cannot parse (a kernel helper it does not
+	 * know) leaves the fields: such an event is kept, and its texts are
+	 * the fields' own values. Its fields must be the ones checked here.
+	 */
+	if (!ev || terr != 0 || !tfmt_same_fields(ev, ck)) {
+		tfmt_refuse(t, diag, off, sys, "libtraceevent does not parse it as checked");
+		return CONV_E_OK;
+	}
+	if (t->nr_events == t->cap_events) {
+		size_t ncap = t->cap_events ? t->cap_events * 2 : 64;
+		struct tfmt_event **nv = realloc(t->events, ncap * sizeof(*nv));
+
+		if (!nv)
+			return CONV_E_NOMEM;
+		t->events = nv;
+		t->cap_events = ncap;
+	}
+	e = tfmt_event_make(t, ev, sys, ck);
+	if (!e)
+		return CONV_E_NOMEM;
+	t->events[t->nr_events++] = e;
+	t->stats.parsed++;
+	return CONV_E_OK;
+}
+
+static enum conv_err tfmt_walk(struct tfmt *t, const uint8_t *blob, size_t len,
+			       struct conv_diag *diag)
+{
+	struct tfmt_check *ck;
+	struct cur c;
+	const uint8_t *magic;
+	uint8_t big, long_size;
+	uint32_t page_size, nftrace, nsys;
+	uint16_t one = 1;
+	bool host_big = *(const uint8_t *)&one == 0;
+	enum conv_err err = CONV_E_OK;
+
+	cur_init(&c, blob, len, false);
+	magic = cur_view(&c, sizeof(tfmt_magic));
+	if (!magic || memcmp(magic, tfmt_magic, sizeof(tfmt_magic)))
+		return conv_fail(diag, CONV_E_FORMAT, 0, "tracing data has no 'tracing' magic");
+	if (!tfmt_blob_cstr(&c)) /* version */
+		return conv_fail(diag, CONV_E_TRUNCATED, c.pos, "tracing data ends in its version");
+	big = cur_u8(&c);
+	long_size = cur_u8(&c);
+	t->swap = (big != 0) != host_big;
+	c.swap = t->swap;
+	page_size = cur_u32(&c);
+	if (!cur_ok(&c))
+		return conv_fail(diag, CONV_E_TRUNCATED, c.pos, "tracing data ends in its header");
+	if (long_size != 4 && long_size != 8)
+		return conv_fail(diag, CONV_E_FORMAT, c.pos, "tracing data's long size is %u",
+				 long_size);
+	tep_set_file_bigendian(t->tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(t->tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(t->tep, long_size);
+	if (page_size >= 4096 && page_size <= (1u << 24) && !(page_size & (page_size - 1)))
+		tep_set_page_size(t->tep, (int)page_size);
+	/* header_page, header_event: libtraceevent does not need them to decode events */
+	if (!tfmt_blob_cstr(&c))
+		goto short_blob;
+	tfmt_skip_sized64(&c);
+	if (!tfmt_blob_cstr(&c))
+		goto short_blob;
+	tfmt_skip_sized64(&c);
+	nftrace = cur_u32(&c);
+	for (uint32_t i = 0; i < nftrace && cur_ok(&c); i++)
+		tfmt_skip_sized64(&c);
+	nsys = cur_u32(&c);
+	if (!cur_ok(&c))
+		goto short_blob;
+	ck = malloc(sizeof(*ck));
+	if (!ck)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	for (uint32_t s = 0; s < nsys && cur_ok(&c) && err == CONV_E_OK; s++) {
+		const char *sys = tfmt_blob_cstr(&c);
+		uint32_t n = cur_u32(&c);
+		bool sys_ok = sys && *sys && strlen(sys) <= 128;
+
+		for (const char *q = sys; sys_ok && *q; q++)
+			sys_ok = tfmt_is_ident(*q) || *q == '-' || *q == '.';
+		for (uint32_t i = 0; i < n && cur_ok(&c) && err == CONV_E_OK; i++) {
+			uint64_t size = cur_u64(&c);
+			uint64_t off = c.pos;
+			const uint8_t *text;
+
+			if (size > cur_remaining(&c)) {
+				cur_fail(&c);
+				break;
+			}
+			text = cur_view(&c, (size_t)size);
+			if (!sys_ok) {
+				t->stats.formats++;
+				tfmt_refuse(t, diag, off, "?", "its system name is not a name");
+				continue;
+			}
+			err = tfmt_add_format(t, ck, sys, (const char *)text, (size_t)size, off,
+					      diag);
+		}
+	}
+	free(ck);
+	if (err != CONV_E_OK)
+		return conv_fail(diag, err, UINT64_MAX, "out of memory");
+	if (!cur_ok(&c))
+		goto short_blob;
+	qsort(t->events, t->nr_events, sizeof(*t->events), tfmt_event_cmp);
+	return CONV_E_OK;
+short_blob:
+	return conv_fail(diag, CONV_E_TRUNCATED, c.pos,
+			 "tracing data ends before its event formats do");
+}
+
+enum conv_err tfmt_open(const uint8_t *blob, size_t len, struct tfmt **out,
+			struct conv_diag *diag)
+{
+	struct tfmt *t;
+	enum conv_err err;
+
+	*out = NULL;
+	if (!blob && len)
+		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "no tracing data");
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	/* library code does not print: libtraceevent's warnings are silenced (process-wide) */
+	tep_set_loglevel(TEP_LOG_NONE);
+	t->tep = tep_alloc();
+	t->rec = calloc(1, TFMT_MAX_RECORD + TFMT_PAD);
+	trace_seq_init(&t->seq);
+	if (!t->tep || !t->rec || !t->seq.buffer) {
+		tfmt_free(t);
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	}
+	err = tfmt_walk(t, blob, len, diag);
+	if (err != CONV_E_OK) {
+		tfmt_free(t);
+		return err;
+	}
+	*out = t;
+	return CONV_E_OK;
+}
+
+void tfmt_free(struct tfmt *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nr_events; i++)
+		tfmt_event_free(t->events[i]);
+	free(t->events);
+	if (t->tep)
+		tep_free(t->tep);
+	trace_seq_destroy(&t->seq);
+	free(t->rec);
+	free(t);
+}
+
+const struct tfmt_stats *tfmt_stats(const struct tfmt *t)
+{
+	return &t->stats;
+}
+
+const struct tfmt_event *tfmt_event(const struct tfmt *t, uint64_t id)
+{
+	size_t lo = 0, hi = t->nr_events;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->events[mid]->id == id)
+			return t->events[mid];
+		if (t->events[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *tfmt_event_name(const struct tfmt_event *e)
+{
+	return e->name;
+}
+
+size_t tfmt_nr_fields(const struct tfmt_event *e)
+{
+	return e->nr_fields;
+}
+
+static bool tfmt_is_pseudo(const struct tfmt_event *e, size_t i)
+{
+	return i == e->nr_fields && e->syscall_field >= 0;
+}
+
+const char *tfmt_field_name(const struct tfmt_event *e, size_t i)
+{
+	if (tfmt_is_pseudo(e, i))
+		return "syscall";
+	return i < e->nr_fields ? e->fields[i]->name : NULL;
+}
+
+int tfmt_field_index(const struct tfmt_event *e, const char *name)
+{
+	for (size_t i = 0; i < e->nr_fields; i++)
+		if (!strcmp(e->fields[i]->name, name))
+			return (int)i;
+	if (e->syscall_field >= 0 && !strcmp(name, "syscall"))
+		return (int)e->nr_fields;
+	return -1;
+}
+
+/* ---- per sample ---- */
+
+/* An unsigned integer of 1, 2, 4 or 8 bytes at p in the recording's byte order. */
+static uint64_t tfmt_read_uint(const struct tfmt *t, const uint8_t *p, int size)
+{
+	uint8_t b1;
+	uint16_t b2;
+	uint32_t b4;
+	uint64_t b8;
+
+	switch (size) {
+	case 1:
+		memcpy(&b1, p, 1);
+		return b1;
+	case 2:
+		memcpy(&b2, p, 2);
+		return t->swap ? conv_bswap16(b2) : b2;
+	case 4:
+		memcpy(&b4, p, 4);
+		return t->swap ? conv_bswap32(b4) : b4;
+	default:
+		memcpy(&b8, p, 8);
+		return t->swap ? conv_bswap64(b8) : b8;
+	}
+}
+
+/*
+ * Whether the sample holds every field of the event and every dynamic
+ * field's data: what libtraceevent may read when it renders the sample.
+ */
+static bool tfmt_raw_fits(const struct tfmt_event *e, const uint8_t *raw, size_t raw_len)
+{
+	if (!raw || raw_len < e->min_size)
+		return false;
+	for (size_t i = 0; i < e->nr_fields; i++) {
+		const struct tep_format_field *f = e->fields[i];
+		uint64_t loc, off, len;
+
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+			continue;
+		if (f->size != 4)
+			return false;
+		loc = tfmt_read_uint(e->t, raw + f->offset, 4);
+		off = loc & 0xffff;
+		len = loc >> 16;
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			off += (uint64_t)f->offset + (uint64_t)f->size;
+		if (off > raw_len || len > raw_len - off)
+			return false;
+	}
+	return true;
+}
+
+static bool tfmt_is_number(const struct tep_format_field *f)
+{
+	return !(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) &&
+	       (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8);
+}
+
+static int64_t tfmt_number_of(const struct tfmt_event *e, const struct tep_format_field *f,
+			      const uint8_t *raw)
+{
+	uint64_t v = tfmt_read_uint(e->t, raw + f->offset, f->size);
+
+	if (f->flags & TEP_FIELD_IS_SIGNED) {
+		switch (f->size) {
+		case 1:
+			return (int8_t)v;
+		case 2:
+			return (int16_t)v;
+		case 4:
+			return (int32_t)v;
+		default:
+			return (int64_t)v;
+		}
+	}
+	return (int64_t)v;
+}
+
+bool tfmt_field_num(const struct tfmt_event *e, size_t i, const uint8_t *raw, size_t raw_len,
+		    int64_t *out)
+{
+	const struct tep_format_field *f;
+
+	if (tfmt_is_pseudo(e, i))
+		i = (size_t)e->syscall_field;
+	if (i >= e->nr_fields || !raw || raw_len < e->min_size)
+		return false;
+	f = e->fields[i];
+	if (!tfmt_is_number(f))
+		return false;
+	*out = tfmt_number_of(e, f, raw);
+	return true;
+}
+
+static void tfmt_put(char *buf, size_t n, const char *s, size_t len)
+{
+	if (!n)
+		return;
+	if (len > n - 1)
+		len = n - 1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+}
+
+/*
+ * Renders the sample with the print fmt into t->seq, from a copy of raw in
+ * t->rec whose common_type is this event's id: libtraceevent picks the event
+ * by common_type, and it is to render this one, whatever the sample says.
+ */
+static bool tfmt_render(const struct tfmt_event *e, const uint8_t *raw, size_t raw_len)
+{
+	struct tfmt *t = e->t;
+	struct tep_record rec;
+	size_t len = raw_len > TFMT_MAX_RECORD ? TFMT_MAX_RECORD : raw_len;
+	uint16_t type = (uint16_t)e->id;
+
+	if (!e->type_field)
+		return false;
+	memcpy(t->rec, raw, len);
+	memset(t->rec + len, 0, TFMT_PAD);
+	if (t->swap)
+		type = conv_bswap16(type);
+	memcpy(t->rec + e->type_field->offset, &type, 2);
+	memset(&rec, 0, sizeof(rec));
+	rec.data = t->rec;
+	rec.size = (int)len;
+	rec.record_size = (int)len;
+	rec.cpu = 0;
+	trace_seq_reset(&t->seq);
+	tep_print_event(t->tep, &t->seq, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&t->seq);
+	return t->seq.state == TRACE_SEQ__GOOD;
+}
+
+/*
+ * The value of the conversions after literal `group` in the rendered line:
+ * the output is walked against the literals, each conversion running to the
+ * leftmost place where the next non-empty literal matches.
+ */
+static bool tfmt_extract(const struct tfmt_event *e, int group, const char *out, size_t olen,
+			 const char **val, size_t *vlen)
+{
+	size_t pos = 0, l = 0;
+
+	if (e->nr_lits < 2 || olen < e->lit[0].len || memcmp(out, e->lits, e->lit[0].len))
+		return false;
+	pos = e->lit[0].len;
+	while (l + 1 < e->nr_lits) {
+		size_t start = pos, next = l + 1, stop;
+
+		while (next < e->nr_lits && !e->lit[next].len)
+			next++;
+		if (next == e->nr_lits) {
+			stop = olen;
+		} else {
+			const char *hit = memmem(out + pos, olen - pos, e->lits + e->lit[next].off,
+						 e->lit[next].len);
+
+			if (!hit)
+				return false;
+			stop = (size_t)(hit - out);
+		}
+		for (size_t k = l; k < next; k++) {
+			if ((int)k == group) {
+				*val = out + start;
+				*vlen = stop - start;
+				return true;
+			}
+		}
+		if (next == e->nr_lits)
+			return false;
+		pos = stop + e->lit[next].len;
+		l = next;
+	}
+	return false;
+}
+
+/* The field's own value, when the print fmt does not show it. */
+static bool tfmt_own_value(const struct tfmt_event *e, const struct tep_format_field *f,
+			   const uint8_t *raw, size_t raw_len, char *buf, size_t n)
+{
+	struct tfmt *t = e->t;
+	char num[32];
+
+	if (tfmt_is_number(f) && !(f->flags & TEP_FIELD_IS_STRING)) {
+		int64_t v = tfmt_number_of(e, f, raw);
+
+		if (f->flags & TEP_FIELD_IS_SIGNED)
+			snprintf(num, sizeof(num), "%lld", (long long)v);
+		else
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)(uint64_t)v);
+		tfmt_put(buf, n, num, strlen(num));
+		return true;
+	}
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		uint64_t loc = tfmt_read_uint(t, raw + f->offset, 4);
+		uint64_t off = loc & 0xffff, len = loc >> 16;
+
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			off += (uint64_t)f->offset + (uint64_t)f->size;
+		if (off > raw_len || len > raw_len - off)
+			return false;
+		if (f->flags & TEP_FIELD_IS_STRING || strstr(f->type, "char")) {
+			const char *s = (const char *)raw + off;
+
+			tfmt_put(buf, n, s, strnlen(s, (size_t)len));
+			return true;
+		}
+	} else if (f->flags & TEP_FIELD_IS_STRING) {
+		const char *s = (const char *)raw + f->offset;
+
+		tfmt_put(buf, n, s, strnlen(s, (size_t)f->size));
+		return true;
+	}
+	/* arrays and the rest: libtraceevent's rendering, of the checked copy */
+	{
+		size_t len = raw_len > TFMT_MAX_RECORD ? TFMT_MAX_RECORD : raw_len;
+
+		memcpy(t->rec, raw, len);
+		memset(t->rec + len, 0, TFMT_PAD);
+		trace_seq_reset(&t->seq);
+		tep_print_field_content(&t->seq, t->rec, (int)len, (struct tep_format_field *)f);
+		trace_seq_terminate(&t->seq);
+		if (t->seq.state != TRACE_SEQ__GOOD)
+			return false;
+		tfmt_put(buf, n, t->seq.buffer, t->seq.len);
+		return true;
+	}
+}
+
+bool tfmt_field_text(const struct tfmt_event *e, size_t i, const uint8_t *raw, size_t raw_len,
+		     char *buf, size_t n)
+{
+	const struct tep_format_field *f;
+	const char *val;
+	size_t vlen;
+
+	if (n)
+		buf[0] = '\0';
+	if (tfmt_is_pseudo(e, i)) {
+		int64_t nr;
+
+		if (!tfmt_field_num(e, i, raw, raw_len, &nr) || nr < 0 ||
+		    (uint64_t)nr >= sizeof(tfmt_syscall_names) / sizeof(tfmt_syscall_names[0]) ||
+		    !tfmt_syscall_names[nr])
+			return false;
+		tfmt_put(buf, n, tfmt_syscall_names[nr], strlen(tfmt_syscall_names[nr]));
+		return true;
+	}
+	if (i >= e->nr_fields || !tfmt_raw_fits(e, raw, raw_len))
+		return false;
+	f = e->fields[i];
+	if (e->group[i] >= 0 && tfmt_render(e, raw, raw_len) &&
+	    tfmt_extract(e, e->group[i], e->t->seq.buffer, e->t->seq.len, &val, &vlen)) {
+		tfmt_put(buf, n, val, vlen);
+		return true;
+	}
+	return tfmt_own_value(e, f, raw, raw_len, buf, n);
+}
