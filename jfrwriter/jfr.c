@@ -315,6 +315,14 @@ static const struct fdef f_perf_clock_event[] = {
 	{"cpu", T_INT, false, false, "CPU", 0, NULL, 0},
 };
 
+static const struct fdef f_offcpu[] = {
+	START_TIME,
+	{"duration", T_LONG, false, false, "Duration", A_TIMESPAN, "TICKS", 0},
+	{"eventThread", T_THREAD, true, false, "Thread", 0, NULL, 0},
+	{"stackTrace", T_STACKTRACE, true, false, "Stack Trace", 0, NULL, 0},
+	{"state", T_STRING, false, false, "State", 0, NULL, 0},
+};
+
 static const struct cdef static_classes[] = {
 	{T_BOOLEAN, "boolean", NULL, false, NULL, NULL, {NULL}, NULL, 0},
 	{T_CHAR, "char", NULL, false, NULL, NULL, {NULL}, NULL, 0},
@@ -531,6 +539,7 @@ struct w {
 	/* output */
 	int fd;
 	struct dbuf out;
+	struct dbuf body; /* an event's body where a field has no size bound (a string) */
 	uint64_t out_pos; /* file offset of out.data[0] */
 	int io_errno;
 };
@@ -1370,6 +1379,7 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 	for (uint32_t i = 0, k = 0; i < p->nr_events_desc; i++) {
 		const struct prof_event_desc *e = &p->events_desc[i];
 		const char *en = strtab_get(&p->strs, e->name);
+		struct fdef fdefs[NF(f_perf_clock_event) + PROF_MAX_FIELDS];
 		struct cdef c;
 		size_t o;
 
@@ -1414,6 +1424,30 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 		c.cat[0] = "Linux perf";
 		c.fields = e->clock ? f_perf_clock_event : f_perf_event;
 		c.nfields = e->clock ? NF(f_perf_clock_event) : NF(f_perf_event);
+		if (e->nr_fields && e->nr_fields <= PROF_MAX_FIELDS) {
+			/* a tracepoint's decoded fields follow perf's (fdefs lives until the class is written) */
+			const struct fdef *base = c.fields;
+
+			memcpy(fdefs, base, c.nfields * sizeof(*fdefs));
+			for (uint32_t f = 0; f < e->nr_fields; f++) {
+				struct fdef *d = &fdefs[c.nfields + f];
+
+				memset(d, 0, sizeof(*d));
+				d->name = strtab_get(&p->strs, e->field_name[f]);
+				d->type = e->field_num[f] ? T_LONG : T_STRING;
+				d->label = d->name;
+			}
+			c.fields = fdefs;
+			c.nfields += e->nr_fields;
+		}
+		if (e->offcpu) {
+			c.name = "perf.OffCPU";
+			c.label = "Off-CPU Time";
+			c.desc = "A thread off CPU: from its switch-out (sched:sched_switch, with the stack "
+				 "it blocked in) until it ran again, and the state it left in";
+			c.fields = f_offcpu;
+			c.nfields = NF(f_offcpu);
+		}
 		el_class(&m, &c);
 		k++;
 	}
@@ -1550,6 +1584,50 @@ static void w_release(struct w *w)
 	hmap_release(&w->class_idx);
 	hmap_release(&w->package_idx);
 	dbuf_release(&w->out);
+	dbuf_release(&w->body);
+}
+
+/* An off-CPU interval: perf.OffCPU's fields in f_offcpu's order. */
+static void put_offcpu(struct w *w, const struct prof_event *ev)
+{
+	dbuf_reset(&w->body);
+	put_varint(&w->body, ev->time);
+	put_varint(&w->body, ev->period);
+	put_varint(&w->body, w->thread_key[ev->thread]);
+	put_varint(&w->body, ev->stack + 1);
+	put_string(&w->body, ev->label ? strtab_get(&w->p->strs, ev->label) : NULL);
+	put_record(&w->out, event_type_id(w->p, ev->event), &w->body);
+	maybe_flush(w);
+}
+
+/*
+ * A perf event with tracepoint fields: f_perf_event's (or the clock
+ * event's) fields, then the fields' values from its labels (a missing one
+ * as an empty string or 0: every event of the type has every field).
+ */
+static void put_fields_event(struct w *w, const struct prof_event *ev)
+{
+	const struct prof *p = w->p;
+	const struct prof_event_desc *e = &p->events_desc[ev->event];
+	const struct prof_label *lb = ev->label && ev->label - 1 + (size_t)e->nr_fields <= p->nr_labels
+					      ? &p->labels[ev->label - 1]
+					      : NULL;
+
+	dbuf_reset(&w->body);
+	put_varint(&w->body, ev->time);
+	put_varint(&w->body, w->thread_key[ev->thread]);
+	put_varint(&w->body, ev->stack + 1);
+	put_varint(&w->body, ev->period);
+	put_varint(&w->body, ev->weight);
+	put_varint(&w->body, ev->cpu);
+	for (uint32_t f = 0; f < e->nr_fields && f < PROF_MAX_FIELDS; f++) {
+		if (e->field_num[f])
+			put_varint(&w->body, lb ? (uint64_t)lb[f].num : 0);
+		else
+			put_string(&w->body, lb ? strtab_get(&p->strs, lb[f].str) : "");
+	}
+	put_record(&w->out, event_type_id(p, ev->event), &w->body);
+	maybe_flush(w);
 }
 
 enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
@@ -1572,6 +1650,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	hmap_init(&w.class_idx);
 	hmap_init(&w.package_idx);
 	dbuf_init(&w.out, 0);
+	dbuf_init(&w.body, 0);
 	w.fn_memo = calloc(p->nr_functions + 1, sizeof(*w.fn_memo));
 	w.map_class = calloc(p->nr_mappings + 1, sizeof(uint32_t));
 	w.map_bid_class = calloc(p->nr_mappings + 1, sizeof(uint32_t));
@@ -1606,6 +1685,8 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	chunk_begin(&w, &c);
 	st->chunks = 1;
 	while (p->events && prof_events_next(p->events, &ev)) {
+		if (ev.event == PROF_EVENT_OFFCPU)
+			ev.event = p->offcpu_event;
 		if (ev.stack >= p->nr_stacks || ev.thread >= p->nr_threads ||
 		    ev.event >= p->nr_events_desc) {
 			err = conv_fail(diag, CONV_E_INVAL, UINT64_MAX,
@@ -1623,10 +1704,17 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			c.min_tick = ev.time;
 		if (!c.any || ev.time > c.max_tick)
 			c.max_tick = ev.time;
+		/* an interval ends after it starts: the chunk lasts until it ended */
+		if (p->events_desc[ev.event].offcpu && ev.time + ev.period > c.max_tick)
+			c.max_tick = ev.time + ev.period;
 		c.any = true;
 		bit_set(w.used_stack, ev.stack);
 		bit_set(w.used_thread, w.thread_rep[ev.thread]);
-		{
+		if (p->events_desc[ev.event].offcpu) {
+			put_offcpu(&w, &ev);
+		} else if (p->events_desc[ev.event].nr_fields && ev.event != p->primary_event) {
+			put_fields_event(&w, &ev);
+		} else {
 			/*
 			 * The record built in one buffer and appended once: the
 			 * same bytes as put_record, without a body buffer and a

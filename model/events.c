@@ -28,7 +28,7 @@
 
 #define BUF_BYTES ((size_t)1 << 20)
 /* flags, then at most 10 bytes for each u64 varint and 5 for each u32 */
-#define REC_MAX (1 + 3 * 10 + 4 * 5)
+#define REC_MAX (1 + 3 * 10 + 5 * 5)
 
 #define F_TIME 0x01u
 #define F_PERIOD 0x02u
@@ -36,6 +36,7 @@
 #define F_THREAD 0x08u
 #define F_CPU 0x10u
 #define F_EVENT 0x20u
+#define F_LABEL 0x40u
 
 struct prof_events {
 	char dir[1024];
@@ -168,6 +169,10 @@ bool prof_events_add(struct prof_events *e, const struct prof_event *ev)
 		*flags |= F_EVENT;
 		p = cur_put_uleb128(p, ev->event);
 	}
+	if (ev->label != pv->label) {
+		*flags |= F_LABEL;
+		p = cur_put_uleb128(p, ev->label);
+	}
 	*pv = *ev;
 	e->bytes += (size_t)(p - flags);
 	e->len = (size_t)(p - e->buf);
@@ -273,6 +278,8 @@ bool prof_events_next(struct prof_events *e, struct prof_event *out)
 		pv->cpu = (uint32_t)cur_uleb128(&c) - 1;
 	if (flags & F_EVENT)
 		pv->event = (uint32_t)cur_uleb128(&c);
+	if (flags & F_LABEL)
+		pv->label = (uint32_t)cur_uleb128(&c);
 	if (!cur_ok(&c)) {
 		e->status = CONV_E_IO;
 		return false;

@@ -26,8 +26,21 @@ struct prof_event {
 	uint32_t stack;  /* model stack id once remapped */
 	uint32_t thread; /* index into prof threads */
 	uint32_t cpu;    /* UINT32_MAX when not recorded */
-	uint32_t event;  /* index into prof events_desc */
+	uint32_t event;  /* index into prof events_desc, or PROF_EVENT_OFFCPU */
+	/*
+	 * 0 none; an off-CPU interval's: its thread state (a string of the
+	 * profile); a tracepoint sample's: its fields' values, labels from
+	 * labels[label - 1] (events_desc's nr_fields of them)
+	 */
+	uint32_t label;
 };
+
+/*
+ * The event of an off-CPU interval (time: when it began, period: its
+ * length in ns), whose description is prof.offcpu_event: the pipeline
+ * spools intervals while a pipe's attrs may still be arriving.
+ */
+#define PROF_EVENT_OFFCPU (UINT32_MAX - 1)
 
 /* tmpdir: where the spool file goes (NULL: $TMPDIR, else /tmp). Errors: CONV_E_IO, CONV_E_NOMEM. */
 enum conv_err prof_events_open(struct prof_events **out, const char *tmpdir, struct conv_diag *diag);

@@ -20,6 +20,7 @@ void prof_init(struct prof *p)
 	hidx_init(&p->stack_idx);
 	hidx_init(&p->sample_idx);
 	hmap_init(&p->labelset_idx);
+	p->offcpu_event = PROF_NONE;
 }
 
 void prof_release(struct prof *p)

@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #define PROF_NONE UINT32_MAX
+/* Tracepoint fields an event carries at most. */
+#define PROF_MAX_FIELDS 4
 
 struct prof_events;
 
@@ -77,6 +79,15 @@ struct prof_event_desc {
 	uint32_t full_name; /* as recorded ("cycles:ppp") */
 	bool clock;         /* a time-based event: periods are nanoseconds */
 	bool tracepoint;
+	bool offcpu;        /* not a perf event: off-CPU intervals (values in ns, events with a duration) */
+	/*
+	 * a tracepoint's decoded fields, the same for each of its events: names
+	 * (strings) and whether numeric; an event's values are the labels at its
+	 * label (prof_event.label - 1 in labels), in this order
+	 */
+	uint32_t nr_fields;
+	uint32_t field_name[PROF_MAX_FIELDS];
+	bool field_num[PROF_MAX_FIELDS];
 	uint64_t period;    /* fixed period, or 0 */
 	uint64_t frequency; /* sampling frequency in Hz, or 0 */
 	uint64_t samples;
@@ -144,6 +155,7 @@ struct prof {
 	struct prof_event_desc *events_desc; /* nr_types / 2 of them */
 	size_t nr_events_desc;
 	uint32_t primary_event; /* the CPU-time event (index into events_desc); PROF_NONE: none */
+	uint32_t offcpu_event;  /* the off-CPU intervals' description (PROF_EVENT_OFFCPU events); PROF_NONE: none */
 	struct prof_sysinfo sys;
 	/* every sample in recording order, for writers that keep them (JFR); may be NULL */
 	struct prof_events *events;
