@@ -47,6 +47,8 @@ struct cvopts {
 	bool tty;
 	uint64_t chunk_size;
 	const char *comms[MAX_LIST], *events[MAX_LIST];
+	const char *tp_fields[MAX_LIST];
+	size_t nr_tp_fields;
 	uint32_t pids[MAX_LIST], tids[MAX_LIST];
 	size_t nr_comms, nr_events, nr_pids, nr_tids;
 	char filters[512];        /* the filter options as given, for the warning when none is kept */
@@ -353,7 +355,8 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 	fprintf(stderr, "%s: %" PRIu64 " %s", in, cs->samples, cli_plural(cs->samples, "sample", "samples"));
 	/* events without samples (perf's dummy:HG, or filtered out) are not listed as if they had some */
 	for (size_t i = 0; i < p->nr_events_desc; i++) {
-		if (!p->events_desc[i].samples)
+		/* (off-CPU intervals are no recorded samples: their own line says them) */
+		if (!p->events_desc[i].samples || p->events_desc[i].offcpu)
 			continue;
 		fprintf(stderr, "%s%s %" PRIu64, first ? " (" : ", ",
 			strtab_get(&p->strs, p->events_desc[i].full_name), p->events_desc[i].samples);
@@ -392,6 +395,15 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 		if (lbr[0])
 			fprintf(stderr, "  lbr         %s\n", lbr);
 	}
+	if (cs->offcpu.intervals || cs->offcpu.unended)
+		fprintf(stderr, "  off-cpu     %" PRIu64 " %s, %.3f s off CPU; %" PRIu64 " without an end seen\n",
+			cs->offcpu.intervals, cli_plural(cs->offcpu.intervals, "interval", "intervals"),
+			(double)cs->offcpu.ns / 1e9, cs->offcpu.unended);
+	if (cs->tracepoints.refused || cs->tracepoints.samples_undecoded)
+		fprintf(stderr, "  tracepoints %" PRIu64 " formats: %" PRIu64 " decoded, %" PRIu64
+			" refused; %" PRIu64 " samples whose fields did not decode (no field labels)\n",
+			cs->tracepoints.formats, cs->tracepoints.parsed, cs->tracepoints.refused,
+			cs->tracepoints.samples_undecoded);
 	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
 	    cs->sym.dfd_errors || cs->sym.dfd_not_asked) {
 		cli_dfd_counts(b, sizeof(b), &cs->sym, c->com.sj.offline);
@@ -459,8 +471,9 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_key(&j, "samples");
 	json_obj_begin(&j);
 	for (size_t i = 0; p && cs && i < p->nr_events_desc; i++)
-		json_kv_u64(&j, strtab_get(&p->strs, p->events_desc[i].full_name),
-			    p->events_desc[i].samples);
+		if (!p->events_desc[i].offcpu)
+			json_kv_u64(&j, strtab_get(&p->strs, p->events_desc[i].full_name),
+				    p->events_desc[i].samples);
 	json_obj_end(&j);
 	json_kv_u64(&j, "samples_total", cs ? cs->samples : 0);
 	json_kv_u64(&j, "samples_filtered", cs ? cs->samples_filtered : 0);
@@ -469,6 +482,20 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
 	json_key(&j, "unwind");
 	cli_unwind_json(&j, cs ? &cs->unwind : NULL);
+	json_key(&j, "off_cpu");
+	json_obj_begin(&j);
+	json_kv_u64(&j, "intervals", cs ? cs->offcpu.intervals : 0);
+	json_kv_u64(&j, "nanoseconds", cs ? cs->offcpu.ns : 0);
+	json_kv_u64(&j, "unended", cs ? cs->offcpu.unended : 0);
+	json_kv_u64(&j, "unordered", cs ? cs->offcpu.unordered : 0);
+	json_obj_end(&j);
+	json_key(&j, "tracepoints");
+	json_obj_begin(&j);
+	json_kv_u64(&j, "formats", cs ? cs->tracepoints.formats : 0);
+	json_kv_u64(&j, "decoded", cs ? cs->tracepoints.parsed : 0);
+	json_kv_u64(&j, "refused", cs ? cs->tracepoints.refused : 0);
+	json_kv_u64(&j, "samples_undecoded", cs ? cs->tracepoints.samples_undecoded : 0);
+	json_obj_end(&j);
 	json_key(&j, "frames");
 	json_obj_begin(&j);
 	json_kv_u64(&j, "total", cs ? cs->frames : 0);
@@ -853,6 +880,9 @@ static void usage(FILE *f)
 	      "Output details:\n"
 	      "     --no-labels         no pid/tid/comm/process labels (pprof)\n"
 	      "     --label cpu         add a cpu label (pprof)\n"
+	      "     --tp-fields EVENT:F1,F2\n"
+	      "                         label EVENT's samples with these tracepoint fields (F#: a\n"
+	      "                         number) in place of its defaults; repeatable\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
 	      "     --max-reorder N     memory for time-ordering records (default 32M)\n",
 	      f);
@@ -865,7 +895,7 @@ static void usage(FILE *f)
 
 enum {
 	O_PPROF = 256, O_JFR, O_STATS, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_VERSION,
-	O_MAX_REORDER
+	O_MAX_REORDER, O_TP_FIELDS
 };
 
 /* conv's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
@@ -882,6 +912,7 @@ static const struct option long_opts[] = {
 	{"time", required_argument, NULL, O_TIME},
 	{"no-labels", no_argument, NULL, O_NO_LABELS},
 	{"label", required_argument, NULL, O_LABEL},
+	{"tp-fields", required_argument, NULL, O_TP_FIELDS},
 	{"jfr-chunk-size", required_argument, NULL, O_CHUNK},
 	{"max-reorder", required_argument, NULL, O_MAX_REORDER},
 	{"help", no_argument, NULL, 'h'},
@@ -1303,6 +1334,17 @@ int cmd_convert(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			break;
+		case O_TP_FIELDS:
+			/* a tracepoint is "sys:name": its fields follow a second colon */
+			if (!strchr(optarg, ':') || strchr(optarg, ':') == strrchr(optarg, ':') ||
+			    strrchr(optarg, ':')[1] == '\0' || c.nr_tp_fields >= MAX_LIST) {
+				fprintf(stderr, "conv: --tp-fields: expected EVENT:FIELD[,FIELD...] "
+						"(sched:sched_switch:prev_state,next_comm), got '%s'\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			c.tp_fields[c.nr_tp_fields++] = optarg;
+			break;
 		case O_NO_LABELS:
 			c.co.no_labels = true;
 			break;
@@ -1368,6 +1410,8 @@ int cmd_convert(int argc, char **argv)
 	c.co.filter.nr_comms = c.nr_comms;
 	c.co.filter.events = c.events;
 	c.co.filter.nr_events = c.nr_events;
+	c.co.tp_fields = c.tp_fields;
+	c.co.nr_tp_fields = c.nr_tp_fields;
 	c.tty = isatty(STDERR_FILENO);
 
 	/* inputs: files, '-', and glob patterns (quoted, so the shell left them) */

@@ -12,6 +12,8 @@
 #include "pipeline/convert.h"
 
 #include "pipeline/host.h"
+#include "pipeline/offcpu.h"
+#include "pipeline/tpfields.h"
 #include "pipeline/unwinding.h"
 
 #include "core/vec.h"
@@ -58,6 +60,7 @@ struct rawkey {
 	uint32_t mode; /* cpumode | RK_HAS_IP */
 	uint32_t stack, thread;
 	uint32_t comm; /* the thread's name when sampled (procmap_thread_comm): perf's comm */
+	uint32_t fields; /* tracepoint field labels: a tpfields value list, 0 none */
 };
 
 #define RK_HAS_IP 0x10000u
@@ -184,6 +187,7 @@ static uint64_t rawkey_hash(const struct rawkey *k, const struct rdr_sample *s)
 	uint64_t h = mix_fast(mix_fast(mix_fast(mix_fast(11, k->proc), k->version), k->kversion),
 			      (uint64_t)k->tid << 32 | k->attr);
 	h = mix_fast(mix_fast(h, (uint64_t)k->cpu << 32 | k->mode), (uint64_t)k->comm << 32 | s->callchain_nr);
+	h = mix_fast(h, k->fields);
 	if (k->mode & RK_HAS_IP)
 		h = mix_fast(h, s->ip);
 	for (uint64_t i = 0; i < s->callchain_nr; i++)
@@ -199,7 +203,7 @@ static bool rawkey_same(const struct cv *c, const struct rawkey *e, const struct
 
 	if (e->version != k->version || e->kversion != k->kversion || e->proc != k->proc ||
 	    e->tid != k->tid || e->attr != k->attr || e->cpu != k->cpu || e->mode != k->mode ||
-	    e->comm != k->comm || e->n != n)
+	    e->comm != k->comm || e->fields != k->fields || e->n != n)
 		return false;
 	/* no addresses (no IP, empty callchain): raw_pool may not exist yet, and there is nothing to compare */
 	if (!n)
@@ -346,9 +350,16 @@ static bool is_clock_event(const struct rdr_attr *a)
 	return a->type == PERF_TYPE_SOFTWARE && (a->config == 0 || a->config == 1);
 }
 
-static void set_types(struct prof *p, const struct rdr_info *info)
+/*
+ * The model's event descriptions and sample types: two per recorded event
+ * (its samples, their periods), then with offcpu two for off-CPU intervals
+ * (off_cpu_samples/count, off_cpu/nanoseconds), described as one more event.
+ */
+static void set_types(struct prof *p, const struct rdr_info *info, bool offcpu)
 {
-	p->nr_types = 2 * info->nr_attrs;
+	size_t nd = info->nr_attrs + (offcpu ? 1 : 0);
+
+	p->nr_types = 2 * nd;
 	p->types = calloc(p->nr_types ? p->nr_types : 1, sizeof(*p->types));
 	if (!p->types) {
 		p->nr_types = 0;
@@ -365,11 +376,23 @@ static void set_types(struct prof *p, const struct rdr_info *info)
 		p->types[2 * i + 1].type = prof_str(p, base);
 		p->types[2 * i + 1].unit = prof_str(p, is_clock_event(a) ? "nanoseconds" : "count");
 	}
-	p->events_desc = calloc(info->nr_attrs ? info->nr_attrs : 1, sizeof(*p->events_desc));
+	p->events_desc = calloc(nd ? nd : 1, sizeof(*p->events_desc));
 	if (p->events_desc)
-		p->nr_events_desc = info->nr_attrs;
+		p->nr_events_desc = nd;
+	if (offcpu && p->events_desc) {
+		struct prof_event_desc *e = &p->events_desc[info->nr_attrs];
+
+		p->types[2 * info->nr_attrs].type = prof_str(p, "off_cpu_samples");
+		p->types[2 * info->nr_attrs].unit = prof_str(p, "count");
+		p->types[2 * info->nr_attrs + 1].type = prof_str(p, "off_cpu");
+		p->types[2 * info->nr_attrs + 1].unit = prof_str(p, "nanoseconds");
+		e->name = e->full_name = prof_str(p, "off-cpu");
+		e->clock = true;
+		e->offcpu = true;
+		p->offcpu_event = (uint32_t)info->nr_attrs;
+	}
 	p->primary_event = PROF_NONE;
-	for (size_t i = 0; i < p->nr_events_desc; i++) {
+	for (size_t i = 0; i < p->nr_events_desc && i < info->nr_attrs; i++) {
 		const struct rdr_attr *a = &info->attrs[i];
 		struct prof_event_desc *e = &p->events_desc[i];
 		char base[200];
@@ -393,7 +416,7 @@ static void set_types(struct prof *p, const struct rdr_info *info)
 	for (int pass = 0; pass < 2; pass++) {
 		bool found = false;
 
-		for (size_t i = 0; i < p->nr_events_desc && !found; i++) {
+		for (size_t i = 0; i < p->nr_events_desc && i < info->nr_attrs && !found; i++) {
 			const struct rdr_attr *a = &info->attrs[i];
 
 			if (pass == 0 ? is_clock_event(a)
@@ -613,11 +636,16 @@ static bool in_str(const char *const *v, size_t n, const char *x)
 bool convert_event_matches(const char *recorded, const char *wanted)
 {
 	char base[200];
+	size_t n;
 
 	if (!recorded || !wanted)
 		return false;
 	if (!strcmp(recorded, wanted))
 		return true;
+	/* "sys:*": every tracepoint of a system, as perf record -e takes it */
+	n = strlen(wanted);
+	if (n >= 2 && wanted[n - 2] == ':' && wanted[n - 1] == '*')
+		return strncmp(recorded, wanted, n - 1) == 0;
 	base_name(recorded, base, sizeof(base));
 	return !strcmp(base, wanted);
 }
@@ -775,6 +803,12 @@ struct pass {
 	struct procmap *pm;
 	struct symjob *sj;
 	struct unwinding *uw;      /* --call-graph dwarf samples' stacks */
+	struct tpfields *tpf;      /* tracepoint field labels; made at the first tracepoint sample */
+	struct offcpu *off;        /* off-CPU intervals from sched_switch samples and switch records */
+	uint8_t *roles;            /* per attr: enum attr_role + 1, 0 = not yet looked at */
+	size_t nr_roles;
+	uint32_t *field_sets;      /* tpfields value list -> its labels' place in the label pool + 1 */
+	size_t nr_field_sets;
 	struct cv c;
 	uint64_t nrec;             /* records read */
 	uint64_t first_time;       /* the first sample's time (for --time) */
@@ -822,7 +856,7 @@ static enum conv_err pass_init(struct pass *ps)
  * thread found or added, and its key added (k holds what was known before).
  */
 static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev, struct rawkey *k,
-				     uint64_t h, bool known, uint32_t lk)
+				     uint64_t h, bool known, uint32_t lk, uint32_t *key)
 {
 	const struct rdr_sample *s = &ev->u.sample;
 	struct cv *c = &ps->c;
@@ -894,6 +928,185 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 		return CONV_E_NOMEM;
 	if (known)
 		c->last_key[lk] = ki + 1;
+	*key = ki;
+	return CONV_E_OK;
+}
+
+/*
+ * The sample's tracepoint field labels (a tpfields value list; 0: none),
+ * UINT32_MAX when out of memory. The fields are set up at the first
+ * tracepoint sample: a pipe carries its formats before its samples.
+ */
+static uint32_t pass_fields(struct pass *ps, const struct rdr_event *ev)
+{
+	const struct rdr_info *info = rdr_info(ps->r);
+
+	if (ev->attr < 0 || (size_t)ev->attr >= info->nr_attrs ||
+	    info->attrs[ev->attr].type != PERF_TYPE_TRACEPOINT)
+		return 0;
+	/* made also without labels: off-CPU time needs sched_switch's fields */
+	if (!ps->tpf) {
+		ps->tpf = tpfields_new(info, ps->o->tp_fields, ps->o->nr_tp_fields);
+		if (!ps->tpf)
+			return UINT32_MAX;
+	}
+	return ps->o->no_labels ? 0 : tpfields_of(ps->tpf, ev->attr, &ev->u.sample);
+}
+
+/*
+ * A tracepoint event's field values for the JFR: the value list's labels
+ * placed in the profile's label pool (once per list), as that place + 1;
+ * 0 for none, UINT32_MAX when out of memory.
+ */
+static uint32_t pass_field_set(struct pass *ps, uint32_t fields)
+{
+	const struct tpfields_label *fl;
+	struct prof_label lb[PROF_MAX_FIELDS];
+	size_t n;
+	uint32_t place;
+
+	if (!fields || !ps->tpf)
+		return 0;
+	if (fields < ps->nr_field_sets && ps->field_sets[fields])
+		return ps->field_sets[fields];
+	fl = tpfields_labels(ps->tpf, fields, &n);
+	memset(lb, 0, sizeof(lb));
+	for (size_t i = 0; i < n && i < PROF_MAX_FIELDS; i++) {
+		lb[i].key = prof_str(ps->p, fl[i].name);
+		if (fl[i].str)
+			lb[i].str = prof_str(ps->p, fl[i].str);
+		else
+			lb[i].num = fl[i].num;
+	}
+	place = prof_label_set(ps->p, lb, (uint32_t)(n < PROF_MAX_FIELDS ? n : PROF_MAX_FIELDS));
+	if (place == UINT32_MAX)
+		return UINT32_MAX;
+	if (fields >= ps->nr_field_sets) {
+		size_t nn = (size_t)fields * 2 + 16;
+		uint32_t *m = realloc(ps->field_sets, nn * sizeof(*m));
+
+		if (!m)
+			return UINT32_MAX;
+		memset(m + ps->nr_field_sets, 0, (nn - ps->nr_field_sets) * sizeof(*m));
+		ps->field_sets = m;
+		ps->nr_field_sets = nn;
+	}
+	ps->field_sets[fields] = place + 1;
+	return place + 1;
+}
+
+/* What an attr's samples mean to the off-CPU accounting (by the one event-name matcher). */
+enum attr_role { ROLE_NONE, ROLE_SCHED_SWITCH, ROLE_OFFCPU_TIME };
+
+static enum attr_role pass_attr_role(struct pass *ps, int attr)
+{
+	const struct rdr_info *info = rdr_info(ps->r);
+	const struct rdr_attr *a;
+	enum attr_role role = ROLE_NONE;
+
+	if (attr < 0 || (size_t)attr >= info->nr_attrs)
+		return ROLE_NONE;
+	if ((size_t)attr < ps->nr_roles && ps->roles[attr])
+		return (enum attr_role)(ps->roles[attr] - 1);
+	a = &info->attrs[attr];
+	if (a->name && a->type == PERF_TYPE_TRACEPOINT && convert_event_matches(a->name, "sched:sched_switch"))
+		role = ROLE_SCHED_SWITCH;
+	else if (a->name && convert_event_matches(a->name, "offcpu-time"))
+		role = ROLE_OFFCPU_TIME;
+	if ((size_t)attr >= ps->nr_roles) {
+		size_t n = (size_t)attr + 8;
+		uint8_t *r = realloc(ps->roles, n);
+
+		if (!r)
+			return role;
+		memset(r + ps->nr_roles, 0, n - ps->nr_roles);
+		ps->roles = r;
+		ps->nr_roles = n;
+	}
+	ps->roles[attr] = (uint8_t)(role + 1);
+	return role;
+}
+
+/* tid runs at t: an off-CPU interval of it that was pending ends, and is spooled as an event. */
+static enum conv_err pass_offcpu_run(struct pass *ps, uint32_t tid, uint64_t t)
+{
+	struct offcpu_interval iv;
+	bool oom;
+
+	if (!ps->off || !offcpu_run(ps->off, tid, t, &iv, &oom))
+		return ps->off && oom ? CONV_E_NOMEM : CONV_E_OK;
+	if (ps->p->events) {
+		const struct rawkey *k = &ps->c.keys[iv.key];
+		struct prof_event pe;
+
+		pe.time = iv.start;
+		pe.period = iv.ns;
+		pe.weight = 0;
+		pe.stack = k->stack;
+		pe.thread = k->thread;
+		pe.cpu = UINT32_MAX;
+		pe.event = PROF_EVENT_OFFCPU;
+		pe.label = iv.label;
+		prof_events_add(ps->p->events, &pe);
+	}
+	return CONV_E_OK;
+}
+
+/*
+ * A kept sample's part in off-CPU time (key: its sample key): its thread
+ * runs, so its pending interval ends; a sched_switch also ends the next
+ * thread's (system-wide recordings name it) and starts one for its own,
+ * charged to this sample's stack, unless the thread is dead; an
+ * offcpu-time sample (perf record --off-cpu) is an interval of PERIOD ns
+ * that ended at its time.
+ */
+static enum conv_err pass_offcpu_sample(struct pass *ps, const struct rdr_event *ev, uint32_t key)
+{
+	const struct rdr_sample *s = &ev->u.sample;
+	enum attr_role role = pass_attr_role(ps, ev->attr);
+	const char *state;
+	int64_t next;
+	uint32_t label;
+	enum conv_err err;
+
+	if (!(s->sample_type & PERF_SAMPLE_TIME))
+		return CONV_E_OK;
+	if (role != ROLE_NONE && !ps->off && !(ps->off = offcpu_new()))
+		return CONV_E_NOMEM;
+	err = pass_offcpu_run(ps, s->tid, s->time);
+	if (err || role == ROLE_NONE)
+		return err;
+	if (role == ROLE_OFFCPU_TIME) {
+		if (!offcpu_add(ps->off, key, 0, s->period))
+			return CONV_E_NOMEM;
+		if (ps->p->events) {
+			struct prof_event pe;
+
+			pe.time = s->time >= s->period ? s->time - s->period : 0;
+			pe.period = s->period;
+			pe.weight = 0;
+			pe.stack = ps->c.keys[key].stack;
+			pe.thread = ps->c.keys[key].thread;
+			pe.cpu = UINT32_MAX;
+			pe.event = PROF_EVENT_OFFCPU;
+			pe.label = 0;
+			prof_events_add(ps->p->events, &pe);
+		}
+		return CONV_E_OK;
+	}
+	if (!ps->tpf || !tpfields_switch(ps->tpf, ev->attr, s, &state, &next))
+		return CONV_E_OK;
+	if (next > 0) {
+		err = pass_offcpu_run(ps, (uint32_t)next, s->time);
+		if (err)
+			return err;
+	}
+	/* the idle task, and a thread that exits, never wait to run */
+	if (!s->tid || state[0] == 'X' || state[0] == 'Z')
+		return CONV_E_OK;
+	label = state[0] ? prof_str(ps->p, state) : 0;
+	if (!offcpu_leave(ps->off, s->tid, s->time, key, label))
+		return CONV_E_NOMEM;
 	return CONV_E_OK;
 }
 
@@ -925,6 +1138,9 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
 	k.cpu = !ps->o->label_cpu ? 0 : s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
 	k.mode = (ev->misc & PERF_MISC_CPUMODE_MASK) | (s->sample_type & PERF_SAMPLE_IP ? RK_HAS_IP : 0);
+	k.fields = pass_fields(ps, ev);
+	if (k.fields == UINT32_MAX)
+		return CONV_E_NOMEM;
 	if (known) {
 		k.proc = sk.proc;
 		k.version = sk.version;
@@ -954,10 +1170,13 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		k.stack = e->stack;
 		procmap_count_sample(ps->pm, e->proc);
 	} else {
-		err = pass_new_sample(ps, ev, &k, h, known, lk);
+		err = pass_new_sample(ps, ev, &k, h, known, lk, &found);
 		if (err)
 			return err;
 	}
+	err = pass_offcpu_sample(ps, ev, found);
+	if (err)
+		return err;
 	if (ev->attr >= 0 && (size_t)ev->attr >= ps->nr_kept) {
 		size_t nn = (size_t)ev->attr + 8;
 		uint64_t *nk = realloc(ps->kept_by_attr, nn * sizeof(*nk));
@@ -980,6 +1199,9 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		pe.thread = k.thread;
 		pe.cpu = s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
 		pe.event = (uint32_t)ev->attr;
+		pe.label = pass_field_set(ps, k.fields);
+		if (pe.label == UINT32_MAX)
+			return CONV_E_NOMEM;
 		prof_events_add(ps->p->events, &pe);
 	}
 	ps->st->samples++;
@@ -1002,6 +1224,13 @@ static enum conv_err pass_read(struct pass *ps)
 		if (o->progress && !(++ps->nrec & 0xffff))
 			report(o, ps->r, CONVERT_READING, ps->nrec);
 		if (ev->type != PERF_REC_SAMPLE) {
+			/* a switch-in: the thread runs again (an off-CPU interval of it ends) */
+			if ((ev->type == PERF_REC_SWITCH || ev->type == PERF_REC_SWITCH_CPU_WIDE) &&
+			    !(ev->misc & PERF_MISC_SWITCH_OUT) && ev->has_time && (ev->sid.fields & RDR_SID_TID)) {
+				err = pass_offcpu_run(ps, ev->sid.tid, ev->time);
+				if (err)
+					break;
+			}
 			err = procmap_feed(ps->pm, ev);
 			if (err)
 				break;
@@ -1021,6 +1250,8 @@ static enum conv_err pass_read(struct pass *ps)
 	}
 	if (err)
 		return err;
+	if (ps->off)
+		offcpu_finish(ps->off);
 	if (ps->p->events) {
 		err = prof_events_finish(ps->p->events, ps->diag);
 		if (err)
@@ -1121,7 +1352,7 @@ static void pass_start_symbolize(struct pass *ps)
 
 /* The label keys of the model's samples. */
 struct label_keys {
-	uint32_t pid, tid, comm, process, cpu, event;
+	uint32_t pid, tid, comm, process, cpu, event, state;
 };
 
 /* The model's event types, and the label keys (interned in this order: the string table's). */
@@ -1129,15 +1360,30 @@ static void pass_model_types(struct pass *ps, struct label_keys *k)
 {
 	struct prof *p = ps->p;
 
-	set_types(p, rdr_info(ps->r));
+	set_types(p, rdr_info(ps->r), ps->off != NULL);
 	for (size_t i = 0; i < p->nr_events_desc; i++)
 		p->events_desc[i].samples = i < ps->nr_kept ? ps->kept_by_attr[i] : 0;
+	if (p->offcpu_event != PROF_NONE)
+		p->events_desc[p->offcpu_event].samples = offcpu_stats(ps->off)->intervals;
+	for (size_t i = 0; ps->tpf && i < p->nr_events_desc && i < rdr_info(ps->r)->nr_attrs; i++) {
+		const bool *num;
+		size_t n;
+		const char *const *names = tpfields_names(ps->tpf, (int)i, &num, &n);
+
+		for (size_t f = 0; f < n && f < PROF_MAX_FIELDS; f++) {
+			p->events_desc[i].field_name[f] = prof_str(p, names[f]);
+			p->events_desc[i].field_num[f] = num[f];
+		}
+		p->events_desc[i].nr_fields = (uint32_t)(n < PROF_MAX_FIELDS ? n : PROF_MAX_FIELDS);
+	}
 	k->pid = prof_str(p, "pid");
 	k->tid = prof_str(p, "tid");
 	k->comm = prof_str(p, "comm");
 	k->process = prof_str(p, "process");
 	k->cpu = prof_str(p, "cpu");
 	k->event = prof_str(p, "event");
+	/* (interned only where used: a string more changes every output's string table) */
+	k->state = p->offcpu_event != PROF_NONE ? prof_str(p, "state") : 0;
 }
 
 /* The model's stacks (locations numbered loc_base + frame index). */
@@ -1236,7 +1482,9 @@ static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys
 	for (size_t i = 0; i < ps->c.nr_keys; i++) {
 		const struct rawkey *a = &ps->c.keys[i];
 		struct thread_labels *t = &tl[a->thread];
-		struct prof_label lb[6];
+		struct prof_label lb[16];
+		const struct tpfields_label *fl;
+		size_t nfl = 0;
 		uint32_t nlb = 0, ls;
 		bool thread_only = true;
 
@@ -1250,9 +1498,9 @@ static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys
 			const struct pm_proc *pr = procmap_proc(ps->pm, a->proc);
 
 			lb[nlb].key = keys->pid;
-			lb[nlb++].num = pr ? pr->pid : 0;
+			lb[nlb++].num = pr ? (int32_t)pr->pid : 0; /* -1: perf has none (a task at exit) */
 			lb[nlb].key = keys->tid;
-			lb[nlb++].num = a->tid;
+			lb[nlb++].num = (int32_t)a->tid;
 			lb[nlb].key = keys->comm;
 			/* a sample taken before the thread's last rename has the name it had then */
 			if (a->comm == t->cid || a->comm == PM_NO_COMM) {
@@ -1274,6 +1522,15 @@ static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys
 			lb[nlb++].str = prof_str(p, info->attrs[a->attr].name);
 			thread_only = false;
 		}
+		fl = a->fields && ps->tpf ? tpfields_labels(ps->tpf, a->fields, &nfl) : NULL;
+		for (size_t f = 0; f < nfl && nlb < sizeof(lb) / sizeof(lb[0]); f++) {
+			lb[nlb].key = prof_str(p, fl[f].name);
+			if (fl[f].str)
+				lb[nlb++].str = prof_str(p, fl[f].str);
+			else
+				lb[nlb++].num = fl[f].num;
+			thread_only = false;
+		}
 		ls = thread_only ? t->set : UINT32_MAX;
 		if (ls == UINT32_MAX) {
 			ls = prof_label_set(p, lb, nlb);
@@ -1287,6 +1544,62 @@ static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys
 	}
 	free(vals);
 	return err;
+}
+
+/*
+ * The off-CPU samples: per switch-out key and state, the intervals' count
+ * and nanoseconds under the off-CPU types, labelled with the thread's
+ * labels and the state (not with the switch's other fields: a wait is the
+ * thread's, whoever ran next).
+ */
+static enum conv_err pass_model_offcpu(struct pass *ps, const struct label_keys *keys,
+				      const struct thread_labels *tl)
+{
+	struct prof *p = ps->p;
+	const struct offcpu_total *t;
+	int64_t *vals;
+	size_t n;
+	uint32_t o = p->offcpu_event;
+
+	if (o == PROF_NONE)
+		return CONV_E_OK;
+	t = offcpu_totals(ps->off, &n);
+	vals = calloc(p->nr_types, sizeof(*vals));
+	if (!vals)
+		return CONV_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct rawkey *a = &ps->c.keys[t[i].key];
+		const struct thread_labels *th = &tl[a->thread];
+		const struct pm_proc *pr = procmap_proc(ps->pm, a->proc);
+		struct prof_label lb[5];
+		uint32_t nlb = 0;
+
+		memset(lb, 0, sizeof(lb));
+		if (!ps->o->no_labels) {
+			lb[nlb].key = keys->pid;
+			lb[nlb++].num = pr ? (int32_t)pr->pid : 0; /* -1: perf has none (a task at exit) */
+			lb[nlb].key = keys->tid;
+			lb[nlb++].num = (int32_t)a->tid;
+			lb[nlb].key = keys->comm;
+			lb[nlb++].str = a->comm == th->cid || a->comm == PM_NO_COMM
+						? th->comm
+						: prof_str(p, procmap_comm_str(ps->pm, a->comm));
+			lb[nlb].key = keys->process;
+			lb[nlb++].str = th->proc;
+		}
+		if (t[i].label && !ps->o->no_labels) {
+			lb[nlb].key = keys->state;
+			lb[nlb++].str = t[i].label;
+		}
+		vals[2 * o] = (int64_t)t[i].n;
+		vals[2 * o + 1] = (int64_t)t[i].ns;
+		if (!prof_add_sample(p, ps->stack_map[a->stack], lb, nlb, vals)) {
+			free(vals);
+			return CONV_E_NOMEM;
+		}
+	}
+	free(vals);
+	return CONV_E_OK;
 }
 
 /* The model's stacks, threads and samples, built while the workers symbolize. */
@@ -1307,6 +1620,8 @@ static enum conv_err pass_model(struct pass *ps)
 	err = pass_model_threads(ps, tl);
 	if (!err)
 		err = pass_model_samples(ps, &keys, tl);
+	if (!err)
+		err = pass_model_offcpu(ps, &keys, tl);
 	free(tl);
 	free(ps->c.keys);
 	ps->c.keys = NULL;
@@ -1432,6 +1747,10 @@ static void pass_release(struct pass *ps)
 	free(ps->stack_map);
 	cv_release(&ps->c);
 	unwinding_free(ps->uw);
+	tpfields_free(ps->tpf);
+	offcpu_free(ps->off);
+	free(ps->roles);
+	free(ps->field_sets);
 	symjob_free(ps->sj);
 	procmap_free(ps->pm);
 }
@@ -1464,6 +1783,10 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 		pass_facts(&ps);
 	if (ps.uw)
 		st->unwind = *unwinding_stats(ps.uw);
+	if (ps.off)
+		st->offcpu = *offcpu_stats(ps.off);
+	if (ps.tpf)
+		st->tracepoints = *tpfields_stats(ps.tpf);
 	pass_release(&ps);
 	return err;
 }

@@ -7,7 +7,9 @@
 #define CONV_PIPELINE_CONVERT_H
 
 #include "core/err.h"
+#include "pipeline/offcpu.h"
 #include "pipeline/symjob.h"
+#include "pipeline/tpfields.h"
 #include "pipeline/unwinding.h"
 #include "procmap/procmap.h"
 
@@ -48,6 +50,9 @@ struct convert_opts {
 	bool no_labels; /* no per-thread labels (aggregate harder) */
 	bool label_cpu;
 	bool keep_events;   /* spool every sample event into p->events (for JFR) */
+	/* --tp-fields: "EVENT:FIELD,FIELD..." each, in place of the event's default field labels */
+	const char *const *tp_fields;
+	size_t nr_tp_fields;
 	const char *tmpdir; /* where the spool goes (NULL: $TMPDIR or /tmp) */
 	void (*progress)(void *ctx, const struct convert_progress *p);
 	void *progress_ctx;
@@ -74,6 +79,8 @@ struct convert_stats {
 	uint64_t processes, threads; /* distinct pids and tids with kept samples */
 	/* kept samples with a user stack copy (perf record --call-graph dwarf), unwound */
 	struct unwinding_stats unwind;
+	struct offcpu_stats offcpu;           /* off-CPU intervals (sched_switch, perf --off-cpu) */
+	struct tpfields_stats tracepoints;    /* tracepoint formats and their fields' decoding */
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;
@@ -90,9 +97,10 @@ void convert_stats_release(struct convert_stats *st);
 /*
  * Whether the event recorded as `recorded` is the one a user named `wanted`:
  * the name as recorded (cycles:u, sched:sched_switch) or without perf's
- * modifier suffix (cycles:u as cycles; a tracepoint keeps its "sys:" part).
- * The filter and the cli's warning about names that match nothing both ask
- * here, so that they cannot disagree.
+ * modifier suffix (cycles:u as cycles; a tracepoint keeps its "sys:" part),
+ * or "sys:*" for every tracepoint of a system. The filter, the cli's warning
+ * about names that match nothing, the off-CPU accounting and the tracepoint
+ * fields all ask here, so that they cannot disagree.
  */
 bool convert_event_matches(const char *recorded, const char *wanted);
 

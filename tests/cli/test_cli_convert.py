@@ -1111,6 +1111,8 @@ usage_case("--jobs x", "--jobs", "x", "-o", "x")
 usage_case("--jfr-chunk-size 0", "--jfr-chunk-size", "0", "-o", "x")
 usage_case("--jfr-chunk-size 4X", "--jfr-chunk-size", "4X", "-o", "x")
 usage_case("--label pid (only cpu)", "--label", "pid", "-o", "x")
+usage_case("--tp-fields without fields (EVENT is sys:name)", "--tp-fields", "sched:sched_switch", "-o", "x")
+usage_case("--tp-fields with an empty field list", "--tp-fields", "sched:sched_switch:", "-o", "x")
 if "max-download" in OPTS:
     usage_case("--max-download x", "--max-download", "x", "-o", "x")
 if "max-reorder" in OPTS:

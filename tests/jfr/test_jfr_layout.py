@@ -401,7 +401,9 @@ def pprof_samples_by_tid(path):
         tid = [num for key, _, num, _ in labels if key == "tid"]
         n = sum(vals[i] for i in counts if i < len(vals))
         if tid and n:
-            out[tid[0] % (1 << 64)] += n
+            # a 32-bit thread id: perf's -1 (a task at exit, as perf script prints it) is
+            # the JFR's osThreadId 4294967295
+            out[tid[0] % (1 << 32)] += n
     return out
 
 

@@ -805,10 +805,15 @@ def main():
         s, why, prints = res[id(j)]
         check("%s: jfr print, jfr print --json read it" % name, not prints, "; ".join(prints))
         prof = read_pprof(j["pp"])
-        bases = [t[:-len("_samples")] for t, _ in prof["types"][0::2]]
-        if not check("%s: pprof has 2 sample types per conv info event" % name,
-                     len(prof["types"]) == 2 * len(events) and
-                     all(t.endswith("_samples") for t, _ in prof["types"][0::2]),
+        # off-CPU time (issue 21): a last pair of types, written as perf.OffCPU events
+        offcpu = [tuple(t) for t in prof["types"][-2:]] == [("off_cpu_samples", "count"),
+                                                            ("off_cpu", "nanoseconds")]
+        types = prof["types"][:-2] if offcpu else prof["types"]
+        bases = [t[:-len("_samples")] for t, _ in types[0::2]]
+        if not check("%s: pprof has 2 sample types per conv info event%s" % (
+                     name, " and the off-CPU pair" if offcpu else ""),
+                     len(types) == 2 * len(events) and
+                     all(t.endswith("_samples") for t, _ in types[0::2]),
                      "%s vs %s" % (prof["types"], [e.get("name") for e in events])):
             continue
         primary = primary_event(events)
@@ -826,6 +831,9 @@ def main():
         want = collections.Counter()
         for n, e in zip(names, events):
             want[n] += e.get("samples", 0)
+        if offcpu:
+            names.append("perf.OffCPU")
+            want["perf.OffCPU"] = sum(v[len(types)] for _, v in prof["samples"] if len(v) > len(types))
         if check("%s: jfr summary reads it" % name, s is not None, why):
             got = {t: s["counts"].get(t, 0) for t in want}
             extra = {t: c for t, c in s["counts"].items()
