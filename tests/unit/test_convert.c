@@ -179,7 +179,7 @@ struct outcome {
 	struct jfr_stats js;
 };
 
-static void convert(const struct pdb *in, struct outcome *o)
+static void convert_n(const struct pdb *in, struct outcome *o, uint64_t samples)
 {
 	struct rdr_opts ro = { .reorder_limit = 1u << 20, .max_problems = 16 };
 	struct convert_opts co;
@@ -201,7 +201,7 @@ static void convert(const struct pdb *in, struct outcome *o)
 	co.keep_events = true;
 	prof_init(&o->p);
 	assert_int_equal(convert_run(r, &co, &o->p, &cs, &d), CONV_E_OK);
-	assert_int_equal(cs.samples, 2);
+	assert_int_equal(cs.samples, samples);
 	convert_stats_release(&cs);
 	rdr_close(r);
 
@@ -216,6 +216,12 @@ static void convert(const struct pdb *in, struct outcome *o)
 	close(fd);
 	dbuf_init(&o->pprof, 0);
 	assert_int_equal(pprof_encode(&o->p, &o->pprof), CONV_E_OK);
+}
+
+/* The vDSO cases' files hold two samples. */
+static void convert(const struct pdb *in, struct outcome *o)
+{
+	convert_n(in, o, 2);
 }
 
 static void outcome_release(struct outcome *o)
@@ -415,12 +421,88 @@ static void test_vdso_perf_cache(void **state)
 	pdb_release(&in);
 }
 
+/*
+ * A perf record --off-cpu file (its BPF program's offcpu-time event: PERIOD
+ * = ns off CPU, the sample's time the end), built byte by byte since
+ * Debian's perf cannot record one: each sample is a whole interval, under
+ * the off-CPU types of the pprof and as perf.OffCPU events in the JFR.
+ */
+static void test_offcpu_time_file(void **state)
+{
+	struct pdb_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .config = 10 /* bpf-output */, .period = 1,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+		.flags = (1ull << PERF_ATTR_FLAG_SAMPLE_ID_ALL) | (1ull << PERF_ATTR_FLAG_MMAP2),
+	};
+	static const uint64_t ids0[] = { 1 };
+	const uint64_t *ids[] = { ids0 };
+	size_t nids[] = { 1 };
+	struct pdb in, desc;
+	struct pdb_feature f;
+	struct outcome o;
+	const uint64_t periods[] = { 5000, 7000, 9000 };
+	int64_t n = 0, ns = 0;
+	size_t t0 = SIZE_MAX;
+
+	(void)state;
+	set_home("offcpu");
+	pdb_init(&in, false);
+	pdb_file_begin(&in, &a, ids, nids, 1);
+	for (int i = 0; i < 3; i++) {
+		pdb_rec_begin(&in, PERF_REC_SAMPLE, PERF_MISC_USER);
+		pdb_u64(&in, 0x401000);
+		pdb_u32(&in, PID);
+		pdb_u32(&in, PID);
+		pdb_u64(&in, 100000 + 100000 * (uint64_t)i);
+		pdb_u64(&in, periods[i]);
+		pdb_u64(&in, 2);
+		pdb_u64(&in, PERF_CONTEXT_USER);
+		pdb_u64(&in, 0x401000);
+		pdb_rec_end(&in);
+	}
+	/* EVENT_DESC: the event's name, offcpu-time */
+	pdb_init(&desc, false);
+	pdb_u32(&desc, 1);
+	pdb_u32(&desc, 128);
+	pdb_attr(&desc, &a);
+	pdb_u32(&desc, 1);
+	pdb_hstr(&desc, "offcpu-time");
+	pdb_u64(&desc, 1);
+	f.id = PERF_FEAT_EVENT_DESC;
+	f.data = desc.b.data;
+	f.len = desc.b.len;
+	pdb_file_end(&in, &f, 1);
+	convert_n(&in, &o, 3);
+	assert_int_not_equal(o.p.offcpu_event, PROF_NONE);
+	for (size_t i = 0; i < o.p.nr_types; i++)
+		if (!strcmp(strtab_get(&o.p.strs, o.p.types[i].type), "off_cpu_samples"))
+			t0 = i;
+	assert_true(t0 != SIZE_MAX && t0 + 1 < o.p.nr_types);
+	assert_string_equal(strtab_get(&o.p.strs, o.p.types[t0 + 1].type), "off_cpu");
+	assert_string_equal(strtab_get(&o.p.strs, o.p.types[t0 + 1].unit), "nanoseconds");
+	for (size_t i = 0; i < o.p.nr_samples; i++) {
+		n += o.p.values[o.p.samples[i].first_value + t0];
+		ns += o.p.values[o.p.samples[i].first_value + t0 + 1];
+	}
+	assert_int_equal(n, 3);
+	assert_int_equal(ns, 21000);
+	assert_true(has_bytes(&o.jfr, "perf.OffCPU"));
+	/* the summary's per-event counts leave the intervals out: they are no recorded samples */
+	assert_true(o.p.events_desc[o.p.offcpu_event].offcpu);
+	assert_int_equal(o.p.events_desc[o.p.offcpu_event].samples, 3);
+	outcome_release(&o);
+	pdb_release(&desc);
+	pdb_release(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vdso_running),
 		cmocka_unit_test(test_vdso_other_kernel),
 		cmocka_unit_test(test_vdso_perf_cache),
+		cmocka_unit_test(test_offcpu_time_file),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
