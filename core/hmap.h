@@ -52,4 +52,10 @@ static inline uint64_t hmap_hash(uint64_t x)
 	return x;
 }
 
+/* A hash h of earlier values combined with v: the one rule every composite key uses. */
+static inline uint64_t hmap_mix(uint64_t h, uint64_t v)
+{
+	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
+}
+
 #endif

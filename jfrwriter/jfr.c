@@ -555,11 +555,6 @@ static uint32_t sym(struct w *w, const char *s)
 	return id + 1;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
-}
-
 static uint32_t package_of(struct w *w, const char *internal_class)
 {
 	const char *slash = strrchr(internal_class, '/');
@@ -571,7 +566,7 @@ static uint32_t package_of(struct w *w, const char *internal_class)
 		return 0;
 	snprintf(buf, sizeof(buf), "%.*s", (int)(slash - internal_class), internal_class);
 	s = sym(w, buf);
-	h = mix(3, s);
+	h = hmap_mix(3, s);
 	for (v = hmap_get(&w->package_idx, h); v; v = hmap_get(&w->package_idx, ++h))
 		if (w->packages[*v] == s)
 			return (uint32_t)*v + 1;
@@ -587,7 +582,7 @@ static uint32_t package_of(struct w *w, const char *internal_class)
 static uint32_t class_of(struct w *w, const char *name, bool java)
 {
 	uint32_t s = sym(w, name);
-	uint64_t h = mix(5, s), *v;
+	uint64_t h = hmap_mix(5, s), *v;
 
 	for (v = hmap_get(&w->class_idx, h); v; v = hmap_get(&w->class_idx, ++h))
 		if (w->classes[*v].name == s)
@@ -615,7 +610,7 @@ static uint32_t sym_memo(struct w *w, uint32_t *memo, const char *s)
 static uint32_t method_of_syms(struct w *w, uint32_t cls, uint32_t n, uint32_t d,
 			       int32_t modifiers)
 {
-	uint64_t h = mix(mix(mix(7, cls), n), d);
+	uint64_t h = hmap_mix(hmap_mix(hmap_mix(7, cls), n), d);
 	struct hidx_iter it;
 
 	for (uint32_t v = hidx_first(&w->method_idx, h, &it); v != HIDX_NONE;

@@ -64,15 +64,10 @@ uint32_t prof_add_mapping(struct prof *p, const struct prof_mapping *m)
 	return (uint32_t)p->nr_mappings++;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
-}
-
 uint32_t prof_function(struct prof *p, uint32_t name, uint32_t system_name, uint32_t filename,
 		       int64_t start_line)
 {
-	uint64_t h = mix(mix(mix(mix(1, name), system_name), filename), (uint64_t)start_line);
+	uint64_t h = hmap_mix(hmap_mix(hmap_mix(hmap_mix(1, name), system_name), filename), (uint64_t)start_line);
 	struct hidx_iter it;
 	struct prof_function *f;
 
@@ -120,7 +115,7 @@ static uint32_t location_new(struct prof *p, uint32_t mapping, uint64_t address,
 uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
 		       const struct prof_line *lines, uint32_t nr_lines)
 {
-	uint64_t h = mix(mix(2, mapping), address);
+	uint64_t h = hmap_mix(hmap_mix(2, mapping), address);
 	struct hidx_iter it;
 	uint32_t id;
 
@@ -164,7 +159,7 @@ uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 	uint32_t id;
 
 	for (uint32_t i = 0; i < n; i++)
-		h = mix(h, locs[i]);
+		h = hmap_mix(h, locs[i]);
 	for (uint32_t v = hidx_first(&p->stack_idx, h, &it); v != HIDX_NONE;
 	     v = hidx_next(&p->stack_idx, &it)) {
 		const uint32_t *s = p->stack_pool + p->stacks[v];
@@ -186,11 +181,11 @@ uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n)
 /* Where the label list lives in the pool: an equal earlier list, else a new copy; UINT32_MAX when out of memory. */
 uint32_t prof_label_set(struct prof *p, const struct prof_label *labels, uint32_t n)
 {
-	uint64_t h = mix(6, n), *v;
+	uint64_t h = hmap_mix(6, n), *v;
 	uint32_t at;
 
 	for (uint32_t i = 0; i < n; i++)
-		h = mix(mix(mix(mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num),
+		h = hmap_mix(hmap_mix(hmap_mix(hmap_mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num),
 			labels[i].unit);
 	for (v = hmap_get(&p->labelset_idx, h); v; v = hmap_get(&p->labelset_idx, ++h)) {
 		uint32_t first = (uint32_t)*v, k = (uint32_t)(*v >> 32);
@@ -236,7 +231,7 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
 bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uint32_t nr_labels,
 			 const int64_t *values)
 {
-	uint64_t h = mix(mix(mix(4, stack), label_set), nr_labels);
+	uint64_t h = hmap_mix(hmap_mix(hmap_mix(4, stack), label_set), nr_labels);
 	struct hidx_iter it;
 	struct prof_sample *s;
 

@@ -97,11 +97,6 @@ struct cv {
 	uint32_t last_key[LAST_KEYS];
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
-}
-
 /* A cheaper step for long arrays, finished by hmap_hash. */
 static uint64_t mix_fast(uint64_t h, uint64_t v)
 {
@@ -112,7 +107,7 @@ static uint64_t mix_fast(uint64_t h, uint64_t v)
 /* The index of a distinct frame, registered with the symbolizer when new; UINT32_MAX when out of memory. */
 static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob *sj)
 {
-	uint64_t h = mix(mix(mix(1, pf->mapping), pf->addr), (uint64_t)(uintptr_t)pf->jit);
+	uint64_t h = hmap_mix(hmap_mix(hmap_mix(1, pf->mapping), pf->addr), (uint64_t)(uintptr_t)pf->jit);
 	struct hidx_iter it;
 	struct rawframe *f;
 

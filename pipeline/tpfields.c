@@ -175,11 +175,6 @@ void tpfields_free(struct tpfields *f)
 	free(f);
 }
 
-static uint64_t tpf_mix(uint64_t h, uint64_t v)
-{
-	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
-}
-
 static bool tpf_same(const struct tpfields *f, const struct tpf_list *l, uint32_t attr,
 		     const struct tpfields_label *lb, size_t n)
 {
@@ -206,7 +201,7 @@ uint32_t tpfields_of(struct tpfields *f, int attr, const struct rdr_sample *s)
 	if (attr < 0 || (size_t)attr >= f->nr_attrs || !f->attrs[attr].nr || !s->raw)
 		return 0;
 	a = &f->attrs[attr];
-	h = tpf_mix(17, (uint64_t)attr);
+	h = hmap_mix(17, (uint64_t)attr);
 	for (size_t i = 0; i < a->nr; i++) {
 		char text[TPF_TEXT];
 
@@ -224,7 +219,7 @@ uint32_t tpfields_of(struct tpfields *f, int attr, const struct rdr_sample *s)
 				return UINT32_MAX;
 			lb[i].str = strtab_get(&f->strs, id);
 		}
-		h = tpf_mix(tpf_mix(h, (uint64_t)(uintptr_t)lb[i].str), (uint64_t)lb[i].num);
+		h = hmap_mix(hmap_mix(h, (uint64_t)(uintptr_t)lb[i].str), (uint64_t)lb[i].num);
 	}
 	for (id = hidx_first(&f->idx, h, &it); id != HIDX_NONE; id = hidx_next(&f->idx, &it))
 		if (tpf_same(f, &f->lists[id], (uint32_t)attr, lb, a->nr))
