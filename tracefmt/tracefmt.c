@@ -801,7 +801,8 @@ static enum conv_err tfmt_walk(struct tfmt *t, const uint8_t *blob, size_t len,
 		return conv_fail(diag, err, UINT64_MAX, "out of memory");
 	if (!cur_ok(&c))
 		goto short_blob;
-	qsort(t->events, t->nr_events, sizeof(*t->events), tfmt_event_cmp);
+	if (t->nr_events)
+		qsort(t->events, t->nr_events, sizeof(*t->events), tfmt_event_cmp);
 	return CONV_E_OK;
 short_blob:
 	return conv_fail(diag, CONV_E_TRUNCATED, c.pos,
