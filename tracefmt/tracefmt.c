@@ -165,6 +165,41 @@ static bool tfmt_keyed(const char **p, const char *end, const char *key, uint64_
 }
 
 /*
+ * "__data_loc TYPE[] name" or "__rel_loc TYPE[] name": the keyword, a type of
+ * identifiers and blanks, "[]" right after it, blanks, the name.
+ */
+static bool tfmt_dynamic_decl(const char *d, const char *end)
+{
+	const char *p = d;
+	size_t k;
+
+	if ((size_t)(end - p) > 11 && !memcmp(p, "__data_loc ", 11))
+		k = 11;
+	else if ((size_t)(end - p) > 10 && !memcmp(p, "__rel_loc ", 10))
+		k = 10;
+	else
+		return false;
+	p += k;
+	tfmt_skip_ws(&p, end);
+	if (p == end || !tfmt_is_ident(*p))
+		return false;
+	while (p < end && (tfmt_is_ident(*p) || *p == ' ' || *p == '*'))
+		p++;
+	if (end - p < 3 || p[-1] == ' ' || p[0] != '[' || p[1] != ']')
+		return false;
+	p += 2;
+	if (*p != ' ' && *p != '\t')
+		return false;
+	tfmt_skip_ws(&p, end);
+	if (p == end || !tfmt_is_ident(*p) || (*p >= '0' && *p <= '9'))
+		return false;
+	while (p < end && tfmt_is_ident(*p))
+		p++;
+	tfmt_skip_ws(&p, end);
+	return p == end;
+}
+
+/*
  * "\tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;": the declaration uses C's
  * characters only, its brackets balance, and its last identifier (before a
  * trailing [..]) is the name.
@@ -197,9 +232,22 @@ static const char *tfmt_check_field(const char *s, size_t n, struct tfmt_field_d
 	}
 	if (depth)
 		return "a field declaration's brackets do not balance";
-	q = semi;
-	while (q > decl && (q[-1] == ' ' || q[-1] == '\t'))
-		q--;
+	/*
+	 * Brackets before the name ("TYPE[] name") only in the dynamic form
+	 * "__data_loc TYPE[] name": libtraceevent 1.7 leaked on "hacr [] comm"
+	 * (fuzzing, regressions/tracefmt-leak-array-before-name).
+	 */
+	{
+		const char *lastb = NULL, *rb = decl;
+
+		while ((rb = memchr(rb, ']', (size_t)(semi - rb))) != NULL)
+			lastb = rb++;
+		q = semi;
+		while (q > decl && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (lastb && lastb != q - 1 && !tfmt_dynamic_decl(decl, semi))
+			return "a field declaration has brackets before its name";
+	}
 	if (q > decl && q[-1] == ']') {
 		while (q > decl && q[-1] != '[')
 			q--;
@@ -215,6 +263,15 @@ static const char *tfmt_check_field(const char *s, size_t n, struct tfmt_field_d
 	f->name = q;
 	if (!f->name_len || f->name_len > 128 || (*q >= '0' && *q <= '9'))
 		return "a field has no name";
+	/* a type before the name: libtraceevent 1.7 leaked on "field:LOCAL_PR_F_pid;" (fuzzing) */
+	{
+		const char *t = decl;
+
+		while (t < q && (*t == ' ' || *t == '\t'))
+			t++;
+		if (t == q)
+			return "a field has no type";
+	}
 	p = semi + 1;
 	if (!tfmt_keyed(&p, end, "offset:", &off) || !tfmt_keyed(&p, end, "size:", &size) ||
 	    !tfmt_keyed(&p, end, "signed:", &sign))
@@ -240,6 +297,39 @@ static bool tfmt_known_field(const struct tfmt_check *ck, const char *s, size_t 
 }
 
 /*
+ * A divisor: a decimal or hexadecimal literal other than zero, with C's
+ * suffixes. libtraceevent divides without checking, when it folds constants
+ * while parsing (a SIGFPE found by fuzzing,
+ * regressions/tracefmt-fpe-modulo-zero-at-parse) and when it prints, with
+ * a field of the sample as divisor: kernel print fmts divide by constants
+ * only ("/ 1000L", "% 64").
+ */
+static bool tfmt_nonzero_literal(const char **pp, const char *end)
+{
+	const char *p = *pp;
+	bool hex = false, nonzero = false;
+
+	tfmt_skip_ws(&p, end);
+	if (p == end || *p < '0' || *p > '9')
+		return false;
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		hex = true;
+		p += 2;
+	}
+	while (p < end && ((*p >= '0' && *p <= '9') ||
+			   (hex && ((*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))))) {
+		nonzero |= *p != '0';
+		p++;
+	}
+	while (p < end && (*p == 'u' || *p == 'U' || *p == 'l' || *p == 'L'))
+		p++;
+	if (!nonzero || (p < end && tfmt_is_ident(*p)))
+		return false;
+	*pp = p;
+	return true;
+}
+
+/*
  * The print fmt: a quoted format string, then its arguments. Quotes close,
  * brackets balance and nest at most TFMT_MAX_DEPTH deep, every '?' has its
  * ':' at the same depth, REC-> names a field of this format, only C's
@@ -249,6 +339,7 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 {
 	char stack[TFMT_MAX_DEPTH + 1];
 	unsigned conds[TFMT_MAX_DEPTH + 1];
+	bool filled[TFMT_MAX_DEPTH + 1]; /* something other than blanks inside the level */
 	size_t depth = 0;
 	const char *p = s, *end = s + n;
 	bool first = true;
@@ -259,9 +350,12 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 	if (p == end || *p != '"')
 		return "the print fmt does not start with a string";
 	conds[0] = 0;
+	filled[0] = false;
 	while (p < end) {
 		char ch = *p;
 
+		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != ')' && ch != ']' && ch != '}')
+			filled[depth] = true;
 		if (ch == '"' || ch == '\'') {
 			const char *q = p + 1;
 
@@ -278,7 +372,8 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			p = q + 1;
 			if (first) {
 				/* the format string is followed by its arguments or nothing */
-				tfmt_skip_ws(&p, end);
+				while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
+					p++;
 				if (p < end && *p != ',')
 					return "the print fmt's format string is not followed by ','";
 				first = false;
@@ -290,6 +385,7 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 				return "the print fmt nests too deeply";
 			stack[depth++] = ch;
 			conds[depth] = 0;
+			filled[depth] = false;
 			p++;
 			continue;
 		}
@@ -298,6 +394,13 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 
 			if (!depth || stack[depth - 1] != open)
 				return "the print fmt's brackets do not balance";
+			/*
+			 * "{ }": libtraceevent 1.7 leaks parsing an empty
+			 * __print_symbolic list (kvm:kvm_inj_exception, a real
+			 * format; fixed upstream in 2024)
+			 */
+			if (ch == '}' && !filled[depth])
+				return "the print fmt has an empty { }";
 			if (conds[depth])
 				return "a '?' of the print fmt has no ':'";
 			depth--;
@@ -343,9 +446,11 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			}
 			continue;
 		}
-		if (!strchr(" \t.+-*/%&|^~!<>=", ch))
+		if (!strchr(" \t\n.+-*/%&|^~!<>=", ch))
 			return "the print fmt has a character C does not use there";
 		p++;
+		if ((ch == '/' || ch == '%') && !tfmt_nonzero_literal(&p, end))
+			return "the print fmt divides by something else than a non-zero number";
 	}
 	if (depth)
 		return "the print fmt's brackets do not balance";
@@ -410,7 +515,11 @@ static const char *tfmt_check_format(const char *text, size_t len, struct tfmt_c
 		if (p == end)
 			continue;
 		if (tfmt_starts(p, (size_t)(end - p), "print fmt:")) {
-			why = tfmt_check_print(p + 10, (size_t)(end - p - 10), ck);
+			/*
+			 * It runs to the end of the text: its strings may hold
+			 * newlines (ext4_fc_stats, ext4_getfsmap_*).
+			 */
+			why = tfmt_check_print(p + 10, (size_t)(text + len - p - 10), ck);
 			if (why)
 				return why;
 			have_print = true;
@@ -438,13 +547,6 @@ static const char *tfmt_check_format(const char *text, size_t len, struct tfmt_c
 		return "the format has no print fmt: line";
 	if (!have_type)
 		return "the format has no common_type";
-	while ((line = tfmt_next_line(&c, &n)) != NULL) {
-		p = line;
-		end = line + n;
-		tfmt_skip_ws(&p, end);
-		if (p != end)
-			return "the format goes on after its print fmt";
-	}
 	return NULL;
 }
 

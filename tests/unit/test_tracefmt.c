@@ -363,7 +363,7 @@ static void test_refusals(void **state)
 {
 	static struct blob bl;
 	char deep[200];
-	char *fmts[12];
+	char *fmts[20];
 	size_t n = 0;
 	struct tfmt *t = NULL;
 	struct conv_diag d = { 0 };
@@ -391,17 +391,24 @@ static void test_refusals(void **state)
 	fmts[n++] = variant(": \"R\",", ", \"R\",", 109); /* '?' without ':' */
 	fmts[n++] = variant("REC->next_prio\n", "REC->next_prio\n", 101); /* the same ID again */
 	fmts[n++] = variant("\"prev_comm=", "\"prev_comm=\x01", 110);     /* not text */
+	fmts[n++] = variant("REC->next_pid,", "REC->next_pid % (1 - 1),", 111); /* SIGFPE */
+	fmts[n++] = variant("REC->next_pid,", "REC->next_pid / REC->prev_pid,", 112);
+	fmts[n++] = variant("pid_t next_pid;", "next_pid;", 113);           /* no type: leaked */
+	fmts[n++] = variant("char next_comm[16];", "char [] next_comm;", 114); /* leaked */
+	fmts[n++] = variant("{ 0x00000080, \"I\" }", "{ }", 115); /* leaked (a real kvm format) */
+	fmts[n++] = variant(" ==> next_comm", "\n==> next_comm", 116); /* a newline in the string: good */
 
 	blob_head(&bl, 1);
 	blob_sys(&bl, "sched", (const char *const *)fmts, n);
 	assert_int_equal(tfmt_open(bl.b, bl.n, &t, &d), CONV_E_OK);
 	assert_int_equal(tfmt_stats(t)->formats, n);
-	assert_int_equal(tfmt_stats(t)->parsed, 1);
-	assert_int_equal(tfmt_stats(t)->refused, n - 1);
+	assert_int_equal(tfmt_stats(t)->parsed, 2);
+	assert_int_equal(tfmt_stats(t)->refused, n - 2);
 	assert_int_equal(d.code, CONV_E_FORMAT);
 	assert_non_null(strstr(d.msg, "refused"));
 	assert_non_null(tfmt_event(t, 101));
-	for (int id = 102; id <= 110; id++)
+	assert_non_null(tfmt_event(t, 116));
+	for (int id = 102; id <= 115; id++)
 		assert_null(tfmt_event(t, (uint64_t)id));
 	tfmt_free(t);
 
