@@ -297,8 +297,8 @@ static bool tfmt_known_field(const struct tfmt_check *ck, const char *s, size_t 
 }
 
 /*
- * A divisor: a decimal or hexadecimal literal other than zero, with C's
- * suffixes. libtraceevent divides without checking, when it folds constants
+ * A divisor: a decimal (not starting with 0) or hexadecimal literal other
+ * than zero, with C's suffixes. libtraceevent divides without checking, when it folds constants
  * while parsing (a SIGFPE found by fuzzing,
  * regressions/tracefmt-fpe-modulo-zero-at-parse) and when it prints, with
  * a field of the sample as divisor: kernel print fmts divide by constants
@@ -315,6 +315,9 @@ static bool tfmt_nonzero_literal(const char **pp, const char *end)
 	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
 		hex = true;
 		p += 2;
+	} else if (p[0] == '0') {
+		/* octal to libtraceevent's strtoull: "0999" is 0 (fuzzing) */
+		return false;
 	}
 	while (p < end && ((*p >= '0' && *p <= '9') ||
 			   (hex && ((*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))))) {

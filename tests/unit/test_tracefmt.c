@@ -392,7 +392,7 @@ static void test_refusals(void **state)
 	fmts[n++] = variant("REC->next_prio\n", "REC->next_prio\n", 101); /* the same ID again */
 	fmts[n++] = variant("\"prev_comm=", "\"prev_comm=\x01", 110);     /* not text */
 	fmts[n++] = variant("REC->next_pid,", "REC->next_pid % (1 - 1),", 111); /* SIGFPE */
-	fmts[n++] = variant("REC->next_pid,", "REC->next_pid / REC->prev_pid,", 112);
+	fmts[n++] = variant("REC->next_pid,", "REC->next_pid / 0999L,", 112); /* octal 0 */
 	fmts[n++] = variant("pid_t next_pid;", "next_pid;", 113);           /* no type: leaked */
 	fmts[n++] = variant("char next_comm[16];", "char [] next_comm;", 114); /* leaked */
 	fmts[n++] = variant("{ 0x00000080, \"I\" }", "{ }", 115); /* leaked (a real kvm format) */
