@@ -18,7 +18,7 @@
  *     fuzzing, fixed after 1.7.1); kernel print fmts do not use it;
  *   - fields that overlap, run past 64 KiB or repeat a name, ids that do not
  *     fit common_type (u16), formats without common_type at offset 0 (the
- *     rendering selects the event through it, see tfmt_render).
+ *     rendering selects the event through it, at offset 0, see tfmt_render).
  */
 #include "tracefmt/tracefmt.h"
 
@@ -80,6 +80,15 @@ struct tfmt {
 	struct trace_seq seq;
 	uint8_t *rec; /* TFMT_MAX_RECORD + TFMT_PAD: the copy libtraceevent reads */
 	uint8_t ids_seen[8192]; /* ids handed to libtraceevent, one bit each (they are u16) */
+	/*
+	 * What seq holds: the rendering of rec (shown_len bytes) for event
+	 * shown, whose own common_type bytes were shown_type. A caller asks
+	 * for a sample's fields one by one; the line is rendered once.
+	 */
+	const struct tfmt_event *shown;
+	size_t shown_len;
+	uint8_t shown_type[2];
+	bool shown_ok;
 };
 
 /* ---- the format text checks ---- */
@@ -1129,8 +1138,12 @@ static bool tfmt_render(const struct tfmt_event *e, const uint8_t *raw, size_t r
 	size_t len = raw_len > TFMT_MAX_RECORD ? TFMT_MAX_RECORD : raw_len;
 	uint16_t type = (uint16_t)e->id;
 
-	if (!e->type_field)
+	if (!e->type_field || e->type_field->offset != 0 || len < 2)
 		return false;
+	if (t->shown == e && t->shown_len == len && !memcmp(raw, t->shown_type, 2) &&
+	    !memcmp(raw + 2, t->rec + 2, len - 2))
+		return t->shown_ok;
+	memcpy(t->shown_type, raw, 2);
 	memcpy(t->rec, raw, len);
 	memset(t->rec + len, 0, TFMT_PAD);
 	if (t->swap)
@@ -1144,7 +1157,10 @@ static bool tfmt_render(const struct tfmt_event *e, const uint8_t *raw, size_t r
 	trace_seq_reset(&t->seq);
 	tep_print_event(t->tep, &t->seq, &rec, "%s", TEP_PRINT_INFO);
 	trace_seq_terminate(&t->seq);
-	return t->seq.state == TRACE_SEQ__GOOD;
+	t->shown = e;
+	t->shown_len = len;
+	t->shown_ok = t->seq.state == TRACE_SEQ__GOOD;
+	return t->shown_ok;
 }
 
 /*
@@ -1231,6 +1247,7 @@ static bool tfmt_own_value(const struct tfmt_event *e, const struct tep_format_f
 	{
 		size_t len = raw_len > TFMT_MAX_RECORD ? TFMT_MAX_RECORD : raw_len;
 
+		t->shown = NULL; /* rec and seq are reused here */
 		memcpy(t->rec, raw, len);
 		memset(t->rec + len, 0, TFMT_PAD);
 		trace_seq_reset(&t->seq);
