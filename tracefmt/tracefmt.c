@@ -345,10 +345,25 @@ static bool tfmt_nonzero_literal(const char **pp, const char *end)
  * The print fmt: a quoted format string, then its arguments. Quotes close,
  * brackets balance and nest at most TFMT_MAX_DEPTH deep, every '?' has its
  * ':' at the same depth, REC-> names a field of this format, only C's
- * expression characters appear, and no sizeof.
+ * expression characters appear, no sizeof, and the tokens alternate as in a
+ * C expression: an operand (name, number, string, bracketed group) where one
+ * is due, a binary operator, ',' or a closing bracket after it. libtraceevent
+ * leaks on many malformed expressions ("{ ~, "x" }", "args[!5]", fuzzing):
+ * its error paths do not free what they parsed, so it must not see any. An
+ * index is a decimal number ("REC->args[0]"), as in kernel formats.
  */
 static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_check *ck)
 {
+	enum { TFMT_WANT_OPERAND, TFMT_HAVE_OPERAND } state = TFMT_WANT_OPERAND;
+	/* the last token, where it matters: casts "(unsigned long)x", "(void *)x" */
+	enum {
+		TFMT_TOK_NONE,
+		TFMT_TOK_NAME,
+		TFMT_TOK_STRING,
+		TFMT_TOK_CLOSE, /* ')' */
+		TFMT_TOK_STAR,  /* '*' after a name or another such '*' */
+		TFMT_TOK_OTHER
+	} last = TFMT_TOK_NONE;
 	char stack[TFMT_MAX_DEPTH + 1];
 	unsigned conds[TFMT_MAX_DEPTH + 1];
 	bool filled[TFMT_MAX_DEPTH + 1]; /* something other than blanks inside the level */
@@ -366,11 +381,18 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 	while (p < end) {
 		char ch = *p;
 
-		if (ch != ' ' && ch != '\t' && ch != '\n' && ch != ')' && ch != ']' && ch != '}')
+		if (ch == ' ' || ch == '\t' || ch == '\n') {
+			p++;
+			continue;
+		}
+		if (ch != ')' && ch != ']' && ch != '}')
 			filled[depth] = true;
 		if (ch == '"' || ch == '\'') {
 			const char *q = p + 1;
 
+			/* "#" "DE": adjacent strings concatenate */
+			if (state == TFMT_HAVE_OPERAND && !(ch == '"' && last == TFMT_TOK_STRING))
+				return "the print fmt has a string where an operator is due";
 			while (q < end && *q != ch) {
 				if (*q == '\\') {
 					q++;
@@ -382,6 +404,8 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			if (q >= end)
 				return "a string of the print fmt is not closed";
 			p = q + 1;
+			state = TFMT_HAVE_OPERAND;
+			last = ch == '"' ? TFMT_TOK_STRING : TFMT_TOK_OTHER;
 			if (first) {
 				/* the format string is followed by its arguments or nothing */
 				while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
@@ -392,54 +416,86 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			}
 			continue;
 		}
-		if (ch == '(' || ch == '[' || ch == '{') {
+		if (ch == '[') {
+			/* an index: "[" decimal "]" right after an operand */
+			const char *q = p + 1;
+
+			if (state != TFMT_HAVE_OPERAND)
+				return "the print fmt has '[' where an operand is due";
+			tfmt_skip_ws(&q, end);
+			if (q == end || *q < '0' || *q > '9')
+				return "the print fmt has an index other than a number";
+			while (q < end && *q >= '0' && *q <= '9')
+				q++;
+			tfmt_skip_ws(&q, end);
+			if (q == end || *q != ']')
+				return "the print fmt has an index other than a number";
+			p = q + 1;
+			last = TFMT_TOK_OTHER;
+			continue;
+		}
+		if (ch == '(' || ch == '{') {
+			if (ch == '{' && state != TFMT_WANT_OPERAND)
+				return "the print fmt has '{' where an operator is due";
 			if (depth == TFMT_MAX_DEPTH)
 				return "the print fmt nests too deeply";
 			stack[depth++] = ch;
 			conds[depth] = 0;
 			filled[depth] = false;
+			state = TFMT_WANT_OPERAND;
+			last = TFMT_TOK_OTHER;
 			p++;
 			continue;
 		}
-		if (ch == ')' || ch == ']' || ch == '}') {
-			char open = ch == ')' ? '(' : ch == ']' ? '[' : '{';
+		if (ch == ')' || ch == '}') {
+			char open = ch == ')' ? '(' : '{';
 
 			if (!depth || stack[depth - 1] != open)
 				return "the print fmt's brackets do not balance";
 			/*
 			 * "{ }": libtraceevent 1.7 leaks parsing an empty
 			 * __print_symbolic list (kvm:kvm_inj_exception, a real
-			 * format; fixed upstream in 2024)
+			 * format; fixed upstream in 2024). "()" is a call
+			 * without arguments.
 			 */
-			if (ch == '}' && !filled[depth])
+			if (!filled[depth] && ch == '}')
 				return "the print fmt has an empty { }";
+			if (filled[depth] && state != TFMT_HAVE_OPERAND &&
+			    !(ch == ')' && last == TFMT_TOK_STAR))
+				return "the print fmt closes a bracket where an operand is due";
 			if (conds[depth])
 				return "a '?' of the print fmt has no ':'";
 			depth--;
+			state = TFMT_HAVE_OPERAND;
+			last = ch == ')' ? TFMT_TOK_CLOSE : TFMT_TOK_OTHER;
 			p++;
 			continue;
 		}
-		if (ch == '?') {
-			conds[depth]++;
-			p++;
-			continue;
-		}
-		if (ch == ':') {
-			if (!conds[depth])
-				return "a ':' of the print fmt has no '?'";
-			conds[depth]--;
-			p++;
-			continue;
-		}
-		if (ch == ',') {
-			if (conds[depth])
+		if (ch == '?' || ch == ':' || ch == ',') {
+			if (state != TFMT_HAVE_OPERAND)
+				return "the print fmt has '?', ':' or ',' where an operand is due";
+			if (ch == '?') {
+				conds[depth]++;
+			} else if (ch == ':') {
+				if (!conds[depth])
+					return "a ':' of the print fmt has no '?'";
+				conds[depth]--;
+			} else if (conds[depth]) {
 				return "a '?' of the print fmt has no ':'";
+			}
+			state = TFMT_WANT_OPERAND;
+			last = TFMT_TOK_OTHER;
 			p++;
 			continue;
 		}
 		if (tfmt_is_ident(ch)) {
 			const char *w = p;
 
+			/* "unsigned long" in a cast; "(u32)REC->x", "(gfp_t)0" after one */
+			if (state == TFMT_HAVE_OPERAND &&
+			    !(last == TFMT_TOK_NAME && !(ch >= '0' && ch <= '9')) &&
+			    last != TFMT_TOK_CLOSE)
+				return "the print fmt has an operand where an operator is due";
 			while (p < end && tfmt_is_ident(*p))
 				p++;
 			if ((size_t)(p - w) == 6 && !memcmp(w, "sizeof", 6))
@@ -456,18 +512,48 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 				if (!tfmt_known_field(ck, f, (size_t)(p - f)))
 					return "the print fmt names a field the format does not have";
 			}
+			state = TFMT_HAVE_OPERAND;
+			last = TFMT_TOK_NAME;
 			continue;
 		}
-		if (!strchr(" \t\n.+-*/%&|^~!<>=", ch))
+		if (!strchr(".+-*/%&|^~!<>=", ch))
 			return "the print fmt has a character C does not use there";
-		p++;
-		if ((ch == '/' || ch == '%') && !tfmt_nonzero_literal(&p, end))
-			return "the print fmt divides by something else than a non-zero number";
+		{
+			static const char *const two[] = { "<<", ">>", "<=", ">=", "==", "!=", "&&", "||" };
+			size_t k = 1;
+
+			for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
+				if (end - p >= 2 && p[0] == two[i][0] && p[1] == two[i][1])
+					k = 2;
+			if (state == TFMT_HAVE_OPERAND) {
+				/* a binary operator */
+				if (k == 1 && (ch == '!' || ch == '~' || ch == '='))
+					return "the print fmt has a unary operator where a binary one is due";
+			} else if (k == 2 || !strchr("!~-+*&", ch)) {
+				return "the print fmt has an operator where an operand is due";
+			}
+			p += k;
+			if (state == TFMT_HAVE_OPERAND && k == 1 && (ch == '/' || ch == '%') &&
+			    !tfmt_nonzero_literal(&p, end))
+				return "the print fmt divides by something else than a non-zero number";
+			if (k == 1 && ch == '*' &&
+			    ((state == TFMT_HAVE_OPERAND && last == TFMT_TOK_NAME) ||
+			     (state == TFMT_WANT_OPERAND && last == TFMT_TOK_STAR)))
+				last = TFMT_TOK_STAR;
+			else
+				last = TFMT_TOK_OTHER;
+			if (state == TFMT_HAVE_OPERAND && k == 1 && (ch == '/' || ch == '%'))
+				state = TFMT_HAVE_OPERAND; /* the divisor was read */
+			else
+				state = TFMT_WANT_OPERAND;
+		}
 	}
 	if (depth)
 		return "the print fmt's brackets do not balance";
 	if (conds[0])
 		return "a '?' of the print fmt has no ':'";
+	if (state != TFMT_HAVE_OPERAND)
+		return "the print fmt ends where an operand is due";
 	return NULL;
 }
 

@@ -363,7 +363,7 @@ static void test_refusals(void **state)
 {
 	static struct blob bl;
 	char deep[200];
-	char *fmts[20];
+	char *fmts[24];
 	size_t n = 0;
 	struct tfmt *t = NULL;
 	struct conv_diag d = { 0 };
@@ -397,17 +397,23 @@ static void test_refusals(void **state)
 	fmts[n++] = variant("char next_comm[16];", "char [] next_comm;", 114); /* leaked */
 	fmts[n++] = variant("{ 0x00000080, \"I\" }", "{ }", 115); /* leaked (a real kvm format) */
 	fmts[n++] = variant(" ==> next_comm", "\n==> next_comm", 116); /* a newline in the string: good */
+	fmts[n++] = variant("{ 0x00000080,", "{ ~,", 117);              /* leaked */
+	fmts[n++] = variant("REC->next_pid,", "REC->next_pid[!5],", 118); /* leaked */
+	fmts[n++] = variant("REC->next_pid,", "(unsigned long long) REC->next_pid,", 119); /* good */
 
 	blob_head(&bl, 1);
 	blob_sys(&bl, "sched", (const char *const *)fmts, n);
 	assert_int_equal(tfmt_open(bl.b, bl.n, &t, &d), CONV_E_OK);
 	assert_int_equal(tfmt_stats(t)->formats, n);
-	assert_int_equal(tfmt_stats(t)->parsed, 2);
-	assert_int_equal(tfmt_stats(t)->refused, n - 2);
+	assert_int_equal(tfmt_stats(t)->parsed, 3);
+	assert_int_equal(tfmt_stats(t)->refused, n - 3);
 	assert_int_equal(d.code, CONV_E_FORMAT);
 	assert_non_null(strstr(d.msg, "refused"));
 	assert_non_null(tfmt_event(t, 101));
 	assert_non_null(tfmt_event(t, 116));
+	assert_non_null(tfmt_event(t, 119));
+	assert_null(tfmt_event(t, 117));
+	assert_null(tfmt_event(t, 118));
 	for (int id = 102; id <= 115; id++)
 		assert_null(tfmt_event(t, (uint64_t)id));
 	tfmt_free(t);
