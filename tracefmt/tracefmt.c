@@ -40,6 +40,8 @@
 #define TFMT_MAX_FIELDS 512u
 #define TFMT_MAX_DEPTH 32u
 #define TFMT_PAD 8u /* zero bytes after the copy of a sample: strings end there */
+#define TFMT_MAX_HEX 4096u /* a constant __print_hex length */
+#define TFMT_REC_BUF (2 * TFMT_MAX_RECORD + TFMT_PAD)
 
 static const uint8_t tfmt_magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 
@@ -78,7 +80,14 @@ struct tfmt {
 	size_t nr_events, cap_events;
 	bool swap;  /* the recording's byte order is not the host's */
 	struct trace_seq seq;
-	uint8_t *rec; /* TFMT_MAX_RECORD + TFMT_PAD: the copy libtraceevent reads */
+	/*
+	 * The copy libtraceevent reads: TFMT_REC_BUF bytes. A print fmt may
+	 * read past the sample where its lengths come from the data
+	 * (__print_hex(REC->a, __get_dynamic_array_len(b)) reads from a's
+	 * offset, below 64 KiB, as many bytes as b holds, at most 64 KiB):
+	 * such reads stay inside this buffer, which is zeroed once.
+	 */
+	uint8_t *rec;
 	uint8_t ids_seen[8192]; /* ids handed to libtraceevent, one bit each (they are u16) */
 	/*
 	 * What seq holds: the rendering of rec (shown_len bytes) for event
@@ -342,6 +351,94 @@ static bool tfmt_nonzero_literal(const char **pp, const char *end)
 }
 
 /*
+ * The format string's conversions: no '*' (a width or precision from the
+ * sample: "%*s" with 2^31 makes libtraceevent's trace_seq grow to match)
+ * and widths and precisions of at most 3 digits, for the same reason.
+ */
+static bool tfmt_conversions_ok(const char *p, const char *end)
+{
+	while (p < end) {
+		size_t digits = 0;
+
+		if (*p == '\\' && p + 1 < end) {
+			p += 2;
+			continue;
+		}
+		if (*p++ != '%')
+			continue;
+		if (p < end && *p == '%') {
+			p++;
+			continue;
+		}
+		while (p < end && strchr("#-+ 0123456789.*", *p)) {
+			if (*p == '*')
+				return false;
+			digits = (*p >= '0' && *p <= '9') ? digits + 1 : 0;
+			if (digits > 3)
+				return false;
+			p++;
+		}
+	}
+	return true;
+}
+
+/*
+ * After "__print_hex(" or "__print_hex_str(": its length must be
+ * __get_dynamic_array_len(...) (at most 64 KiB), a field of at most 2 bytes
+ * or a constant up to TFMT_MAX_HEX, as libtraceevent reads that many bytes
+ * from the first argument's place without looking at the record's size: the
+ * read stays inside struct tfmt's rec. p is after the helper's name.
+ */
+static bool tfmt_hex_len_ok(const char *p, const char *end, const struct tfmt_check *ck)
+{
+	static const char dyn[] = "__get_dynamic_array_len(";
+	static const char rel[] = "__get_rel_dynamic_array_len(";
+	size_t depth = 0;
+	uint64_t v;
+
+	tfmt_skip_ws(&p, end);
+	if (p == end || *p != '(')
+		return false;
+	for (; p < end; p++) {
+		if (*p == '(') {
+			depth++;
+		} else if (*p == ')') {
+			if (--depth == 0)
+				return false; /* one argument only */
+		} else if (*p == '"' || *p == '\'') {
+			return false; /* not in a hex dump's first argument */
+		} else if (*p == ',' && depth == 1) {
+			break;
+		}
+	}
+	if (p == end)
+		return false;
+	p++;
+	tfmt_skip_ws(&p, end);
+	if ((size_t)(end - p) > strlen(dyn) && !memcmp(p, dyn, strlen(dyn)))
+		return true;
+	if ((size_t)(end - p) > strlen(rel) && !memcmp(p, rel, strlen(rel)))
+		return true;
+	if ((size_t)(end - p) > 5 && !memcmp(p, "REC->", 5)) {
+		/* kvm_emulate_insn: __print_hex(REC->insn, REC->len), len a u8 */
+		const char *f = p + 5;
+
+		p = f;
+		while (p < end && tfmt_is_ident(*p))
+			p++;
+		for (size_t i = 0; i < ck->nr_fields; i++)
+			if (ck->fields[i].name_len == (size_t)(p - f) &&
+			    !memcmp(ck->fields[i].name, f, (size_t)(p - f)))
+				return ck->fields[i].size <= 2;
+		return false;
+	}
+	if (!tfmt_number(&p, end, &v) || v > TFMT_MAX_HEX)
+		return false;
+	tfmt_skip_ws(&p, end);
+	return p < end && *p == ')';
+}
+
+/*
  * The print fmt: a quoted format string, then its arguments. Quotes close,
  * brackets balance and nest at most TFMT_MAX_DEPTH deep, every '?' has its
  * ':' at the same depth, REC-> names a field of this format, only C's
@@ -388,7 +485,7 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 		if (ch != ')' && ch != ']' && ch != '}')
 			filled[depth] = true;
 		if (ch == '"' || ch == '\'') {
-			const char *q = p + 1;
+			const char *q = p + 1, *sbeg = p + 1;
 
 			/* "#" "DE": adjacent strings concatenate */
 			if (state == TFMT_HAVE_OPERAND && !(ch == '"' && last == TFMT_TOK_STRING))
@@ -406,6 +503,8 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			p = q + 1;
 			state = TFMT_HAVE_OPERAND;
 			last = ch == '"' ? TFMT_TOK_STRING : TFMT_TOK_OTHER;
+			if (first && !tfmt_conversions_ok(sbeg, q))
+				return "the print fmt's format string takes a width or precision it should not";
 			if (first) {
 				/* the format string is followed by its arguments or nothing */
 				while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
@@ -500,6 +599,13 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 				p++;
 			if ((size_t)(p - w) == 6 && !memcmp(w, "sizeof", 6))
 				return "the print fmt uses sizeof";
+			/* its count and element size come from the data, unchecked */
+			if ((size_t)(p - w) == 13 && !memcmp(w, "__print_array", 13))
+				return "the print fmt uses __print_array";
+			if ((((size_t)(p - w) == 11 && !memcmp(w, "__print_hex", 11)) ||
+			     ((size_t)(p - w) == 15 && !memcmp(w, "__print_hex_str", 15))) &&
+			    !tfmt_hex_len_ok(p, end, ck))
+				return "the print fmt dumps a length that is not checked";
 			if ((size_t)(p - w) == 3 && !memcmp(w, "REC", 3)) {
 				const char *f;
 
@@ -1024,7 +1130,7 @@ enum conv_err tfmt_open(const uint8_t *blob, size_t len, struct tfmt **out,
 	/* library code does not print: libtraceevent's warnings are silenced (process-wide) */
 	tep_set_loglevel(TEP_LOG_NONE);
 	t->tep = tep_alloc();
-	t->rec = calloc(1, TFMT_MAX_RECORD + TFMT_PAD);
+	t->rec = calloc(1, TFMT_REC_BUF);
 	trace_seq_init(&t->seq);
 	if (!t->tep || !t->rec || !t->seq.buffer) {
 		tfmt_free(t);
@@ -1365,6 +1471,9 @@ bool tfmt_field_text(const struct tfmt_event *e, size_t i, const uint8_t *raw, s
 		tfmt_put(buf, n, tfmt_syscall_names[nr], strlen(tfmt_syscall_names[nr]));
 		return true;
 	}
+	/* records are at most 64 KiB (perf's u16 size): nothing lies past that */
+	if (raw_len > TFMT_MAX_RECORD)
+		raw_len = TFMT_MAX_RECORD;
 	if (i >= e->nr_fields || !tfmt_raw_fits(e, raw, raw_len))
 		return false;
 	f = e->fields[i];

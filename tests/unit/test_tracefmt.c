@@ -363,7 +363,7 @@ static void test_refusals(void **state)
 {
 	static struct blob bl;
 	char deep[200];
-	char *fmts[24];
+	char *fmts[28];
 	size_t n = 0;
 	struct tfmt *t = NULL;
 	struct conv_diag d = { 0 };
@@ -400,6 +400,8 @@ static void test_refusals(void **state)
 	fmts[n++] = variant("{ 0x00000080,", "{ ~,", 117);              /* leaked */
 	fmts[n++] = variant("REC->next_pid,", "REC->next_pid[!5],", 118); /* leaked */
 	fmts[n++] = variant("REC->next_pid,", "(unsigned long long) REC->next_pid,", 119); /* good */
+	fmts[n++] = variant("next_pid=%d", "next_pid=%*d", 120);         /* width from the data */
+	fmts[n++] = variant("REC->next_pid,", "__print_hex(REC->prev_comm, REC->prev_state),", 121);
 
 	blob_head(&bl, 1);
 	blob_sys(&bl, "sched", (const char *const *)fmts, n);
@@ -414,6 +416,8 @@ static void test_refusals(void **state)
 	assert_non_null(tfmt_event(t, 119));
 	assert_null(tfmt_event(t, 117));
 	assert_null(tfmt_event(t, 118));
+	assert_null(tfmt_event(t, 120));
+	assert_null(tfmt_event(t, 121));
 	for (int id = 102; id <= 115; id++)
 		assert_null(tfmt_event(t, (uint64_t)id));
 	tfmt_free(t);
