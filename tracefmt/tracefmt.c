@@ -459,6 +459,7 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 		TFMT_TOK_STRING,
 		TFMT_TOK_CLOSE, /* ')' */
 		TFMT_TOK_STAR,  /* '*' after a name or another such '*' */
+		TFMT_TOK_OP,    /* another operator */
 		TFMT_TOK_OTHER
 	} last = TFMT_TOK_NONE;
 	char stack[TFMT_MAX_DEPTH + 1];
@@ -490,6 +491,9 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			/* "#" "DE": adjacent strings concatenate */
 			if (state == TFMT_HAVE_OPERAND && !(ch == '"' && last == TFMT_TOK_STRING))
 				return "the print fmt has a string where an operator is due";
+			/* no operator applies to a string: '~"x"' leaked (fuzzing) */
+			if (last == TFMT_TOK_OP)
+				return "the print fmt has an operator before a string";
 			while (q < end && *q != ch) {
 				if (*q == '\\') {
 					q++;
@@ -647,7 +651,7 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			     (state == TFMT_WANT_OPERAND && last == TFMT_TOK_STAR)))
 				last = TFMT_TOK_STAR;
 			else
-				last = TFMT_TOK_OTHER;
+				last = TFMT_TOK_OP;
 			if (state == TFMT_HAVE_OPERAND && k == 1 && (ch == '/' || ch == '%'))
 				state = TFMT_HAVE_OPERAND; /* the divisor was read */
 			else
