@@ -15,7 +15,17 @@
  *     level, and process_cond() leaked and then double-freed on broken
  *     conditionals (fixed upstream in 2024, after 1.7.1);
  *   - sizeof: process_sizeof() double-freed on a malformed operand (Google's
- *     fuzzing, fixed after 1.7.1); kernel print fmts do not use it;
+ *     fuzzing, fixed after 1.7.1); kernel print fmts use it rarely, for
+ *     __print_array counts, refused anyway;
+ *   - field declarations without a type, or with brackets before the name
+ *     outside "__data_loc TYPE[] name", and malformed print fmt expressions
+ *     (an operator where an operand is due, '~"x"', "args[!5]", "{ }"):
+ *     1.7.1 leaks on them (fuzzing; kvm_inj_exception's "{ }" is real);
+ *   - divisors other than non-zero literals: SIGFPE when it folds constants
+ *     and when it prints (fuzzing);
+ *   - lengths, counts and widths it takes from the sample unchecked
+ *     (__print_array, __print_hex with a wide length, "%*d"), see
+ *     tfmt_hex_len_ok and tfmt_conversions_ok;
  *   - fields that overlap, run past 64 KiB or repeat a name, ids that do not
  *     fit common_type (u16), formats without common_type at offset 0 (the
  *     rendering selects the event through it, at offset 0, see tfmt_render).
