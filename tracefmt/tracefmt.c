@@ -15,10 +15,20 @@
  *     level, and process_cond() leaked and then double-freed on broken
  *     conditionals (fixed upstream in 2024, after 1.7.1);
  *   - sizeof: process_sizeof() double-freed on a malformed operand (Google's
- *     fuzzing, fixed after 1.7.1); kernel print fmts do not use it;
+ *     fuzzing, fixed after 1.7.1); kernel print fmts use it rarely, for
+ *     __print_array counts, refused anyway;
+ *   - field declarations without a type, or with brackets before the name
+ *     outside "__data_loc TYPE[] name", and malformed print fmt expressions
+ *     (an operator where an operand is due, '~"x"', "args[!5]", "{ }"):
+ *     1.7.1 leaks on them (fuzzing; kvm_inj_exception's "{ }" is real);
+ *   - divisors other than non-zero literals: SIGFPE when it folds constants
+ *     and when it prints (fuzzing);
+ *   - lengths, counts and widths it takes from the sample unchecked
+ *     (__print_array, __print_hex with a wide length, "%*d"), see
+ *     tfmt_hex_len_ok and tfmt_conversions_ok;
  *   - fields that overlap, run past 64 KiB or repeat a name, ids that do not
  *     fit common_type (u16), formats without common_type at offset 0 (the
- *     rendering selects the event through it, see tfmt_render).
+ *     rendering selects the event through it, at offset 0, see tfmt_render).
  */
 #include "tracefmt/tracefmt.h"
 
@@ -40,6 +50,8 @@
 #define TFMT_MAX_FIELDS 512u
 #define TFMT_MAX_DEPTH 32u
 #define TFMT_PAD 8u /* zero bytes after the copy of a sample: strings end there */
+#define TFMT_MAX_HEX 4096u /* a constant __print_hex length */
+#define TFMT_REC_BUF (2 * TFMT_MAX_RECORD + TFMT_PAD)
 
 static const uint8_t tfmt_magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 
@@ -78,8 +90,24 @@ struct tfmt {
 	size_t nr_events, cap_events;
 	bool swap;  /* the recording's byte order is not the host's */
 	struct trace_seq seq;
-	uint8_t *rec; /* TFMT_MAX_RECORD + TFMT_PAD: the copy libtraceevent reads */
+	/*
+	 * The copy libtraceevent reads: TFMT_REC_BUF bytes. A print fmt may
+	 * read past the sample where its lengths come from the data
+	 * (__print_hex(REC->a, __get_dynamic_array_len(b)) reads from a's
+	 * offset, below 64 KiB, as many bytes as b holds, at most 64 KiB):
+	 * such reads stay inside this buffer, which is zeroed once.
+	 */
+	uint8_t *rec;
 	uint8_t ids_seen[8192]; /* ids handed to libtraceevent, one bit each (they are u16) */
+	/*
+	 * What seq holds: the rendering of rec (shown_len bytes) for event
+	 * shown, whose own common_type bytes were shown_type. A caller asks
+	 * for a sample's fields one by one; the line is rendered once.
+	 */
+	const struct tfmt_event *shown;
+	size_t shown_len;
+	uint8_t shown_type[2];
+	bool shown_ok;
 };
 
 /* ---- the format text checks ---- */
@@ -165,6 +193,41 @@ static bool tfmt_keyed(const char **p, const char *end, const char *key, uint64_
 }
 
 /*
+ * "__data_loc TYPE[] name" or "__rel_loc TYPE[] name": the keyword, a type of
+ * identifiers and blanks, "[]" right after it, blanks, the name.
+ */
+static bool tfmt_dynamic_decl(const char *d, const char *end)
+{
+	const char *p = d;
+	size_t k;
+
+	if ((size_t)(end - p) > 11 && !memcmp(p, "__data_loc ", 11))
+		k = 11;
+	else if ((size_t)(end - p) > 10 && !memcmp(p, "__rel_loc ", 10))
+		k = 10;
+	else
+		return false;
+	p += k;
+	tfmt_skip_ws(&p, end);
+	if (p == end || !tfmt_is_ident(*p))
+		return false;
+	while (p < end && (tfmt_is_ident(*p) || *p == ' ' || *p == '*'))
+		p++;
+	if (end - p < 3 || p[-1] == ' ' || p[0] != '[' || p[1] != ']')
+		return false;
+	p += 2;
+	if (*p != ' ' && *p != '\t')
+		return false;
+	tfmt_skip_ws(&p, end);
+	if (p == end || !tfmt_is_ident(*p) || (*p >= '0' && *p <= '9'))
+		return false;
+	while (p < end && tfmt_is_ident(*p))
+		p++;
+	tfmt_skip_ws(&p, end);
+	return p == end;
+}
+
+/*
  * "\tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;": the declaration uses C's
  * characters only, its brackets balance, and its last identifier (before a
  * trailing [..]) is the name.
@@ -197,9 +260,22 @@ static const char *tfmt_check_field(const char *s, size_t n, struct tfmt_field_d
 	}
 	if (depth)
 		return "a field declaration's brackets do not balance";
-	q = semi;
-	while (q > decl && (q[-1] == ' ' || q[-1] == '\t'))
-		q--;
+	/*
+	 * Brackets before the name ("TYPE[] name") only in the dynamic form
+	 * "__data_loc TYPE[] name": libtraceevent 1.7 leaked on "hacr [] comm"
+	 * (fuzzing, regressions/tracefmt-leak-array-before-name).
+	 */
+	{
+		const char *lastb = NULL, *rb = decl;
+
+		while ((rb = memchr(rb, ']', (size_t)(semi - rb))) != NULL)
+			lastb = rb++;
+		q = semi;
+		while (q > decl && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (lastb && lastb != q - 1 && !tfmt_dynamic_decl(decl, semi))
+			return "a field declaration has brackets before its name";
+	}
 	if (q > decl && q[-1] == ']') {
 		while (q > decl && q[-1] != '[')
 			q--;
@@ -215,6 +291,15 @@ static const char *tfmt_check_field(const char *s, size_t n, struct tfmt_field_d
 	f->name = q;
 	if (!f->name_len || f->name_len > 128 || (*q >= '0' && *q <= '9'))
 		return "a field has no name";
+	/* a type before the name: libtraceevent 1.7 leaked on "field:LOCAL_PR_F_pid;" (fuzzing) */
+	{
+		const char *t = decl;
+
+		while (t < q && (*t == ' ' || *t == '\t'))
+			t++;
+		if (t == q)
+			return "a field has no type";
+	}
 	p = semi + 1;
 	if (!tfmt_keyed(&p, end, "offset:", &off) || !tfmt_keyed(&p, end, "size:", &size) ||
 	    !tfmt_keyed(&p, end, "signed:", &sign))
@@ -240,15 +325,156 @@ static bool tfmt_known_field(const struct tfmt_check *ck, const char *s, size_t 
 }
 
 /*
+ * A divisor: a decimal (not starting with 0) or hexadecimal literal other
+ * than zero, with C's suffixes. libtraceevent divides without checking, when it folds constants
+ * while parsing (a SIGFPE found by fuzzing,
+ * regressions/tracefmt-fpe-modulo-zero-at-parse) and when it prints, with
+ * a field of the sample as divisor: kernel print fmts divide by constants
+ * only ("/ 1000L", "% 64").
+ */
+static bool tfmt_nonzero_literal(const char **pp, const char *end)
+{
+	const char *p = *pp;
+	bool hex = false, nonzero = false;
+
+	tfmt_skip_ws(&p, end);
+	if (p == end || *p < '0' || *p > '9')
+		return false;
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		hex = true;
+		p += 2;
+	} else if (p[0] == '0') {
+		/* octal to libtraceevent's strtoull: "0999" is 0 (fuzzing) */
+		return false;
+	}
+	while (p < end && ((*p >= '0' && *p <= '9') ||
+			   (hex && ((*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F'))))) {
+		nonzero |= *p != '0';
+		p++;
+	}
+	while (p < end && (*p == 'u' || *p == 'U' || *p == 'l' || *p == 'L'))
+		p++;
+	if (!nonzero || (p < end && tfmt_is_ident(*p)))
+		return false;
+	*pp = p;
+	return true;
+}
+
+/*
+ * The format string's conversions: no '*' (a width or precision from the
+ * sample: "%*s" with 2^31 makes libtraceevent's trace_seq grow to match)
+ * and widths and precisions of at most 3 digits, for the same reason.
+ */
+static bool tfmt_conversions_ok(const char *p, const char *end)
+{
+	while (p < end) {
+		size_t digits = 0;
+
+		if (*p == '\\' && p + 1 < end) {
+			p += 2;
+			continue;
+		}
+		if (*p++ != '%')
+			continue;
+		if (p < end && *p == '%') {
+			p++;
+			continue;
+		}
+		while (p < end && strchr("#-+ 0123456789.*", *p)) {
+			if (*p == '*')
+				return false;
+			digits = (*p >= '0' && *p <= '9') ? digits + 1 : 0;
+			if (digits > 3)
+				return false;
+			p++;
+		}
+	}
+	return true;
+}
+
+/*
+ * After "__print_hex(" or "__print_hex_str(": its length must be
+ * __get_dynamic_array_len(...) (at most 64 KiB), a field of at most 2 bytes
+ * or a constant up to TFMT_MAX_HEX, as libtraceevent reads that many bytes
+ * from the first argument's place without looking at the record's size: the
+ * read stays inside struct tfmt's rec. p is after the helper's name.
+ */
+static bool tfmt_hex_len_ok(const char *p, const char *end, const struct tfmt_check *ck)
+{
+	static const char dyn[] = "__get_dynamic_array_len(";
+	static const char rel[] = "__get_rel_dynamic_array_len(";
+	size_t depth = 0;
+	uint64_t v;
+
+	tfmt_skip_ws(&p, end);
+	if (p == end || *p != '(')
+		return false;
+	for (; p < end; p++) {
+		if (*p == '(') {
+			depth++;
+		} else if (*p == ')') {
+			if (--depth == 0)
+				return false; /* one argument only */
+		} else if (*p == '"' || *p == '\'') {
+			return false; /* not in a hex dump's first argument */
+		} else if (*p == ',' && depth == 1) {
+			break;
+		}
+	}
+	if (p == end)
+		return false;
+	p++;
+	tfmt_skip_ws(&p, end);
+	if ((size_t)(end - p) > strlen(dyn) && !memcmp(p, dyn, strlen(dyn)))
+		return true;
+	if ((size_t)(end - p) > strlen(rel) && !memcmp(p, rel, strlen(rel)))
+		return true;
+	if ((size_t)(end - p) > 5 && !memcmp(p, "REC->", 5)) {
+		/* kvm_emulate_insn: __print_hex(REC->insn, REC->len), len a u8 */
+		const char *f = p + 5;
+
+		p = f;
+		while (p < end && tfmt_is_ident(*p))
+			p++;
+		for (size_t i = 0; i < ck->nr_fields; i++)
+			if (ck->fields[i].name_len == (size_t)(p - f) &&
+			    !memcmp(ck->fields[i].name, f, (size_t)(p - f)))
+				return ck->fields[i].size <= 2;
+		return false;
+	}
+	if (!tfmt_number(&p, end, &v) || v > TFMT_MAX_HEX)
+		return false;
+	tfmt_skip_ws(&p, end);
+	return p < end && *p == ')';
+}
+
+/*
  * The print fmt: a quoted format string, then its arguments. Quotes close,
  * brackets balance and nest at most TFMT_MAX_DEPTH deep, every '?' has its
  * ':' at the same depth, REC-> names a field of this format, only C's
- * expression characters appear, and no sizeof.
+ * expression characters appear, no sizeof, and the tokens alternate as in a
+ * C expression: an operand (name, number, string, bracketed group) where one
+ * is due, a binary operator, ',' or a closing bracket after it. libtraceevent
+ * leaks on many malformed expressions ("{ ~, "x" }", "args[!5]", fuzzing):
+ * its error paths do not free what they parsed, so it must not see any. An
+ * index is a decimal number ("REC->args[0]"), as in kernel formats.
  */
 static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_check *ck)
 {
+	enum { TFMT_WANT_OPERAND, TFMT_HAVE_OPERAND } state = TFMT_WANT_OPERAND;
+	/* the last token, where it matters: casts "(unsigned long)x", "(void *)x" */
+	enum {
+		TFMT_TOK_NONE,
+		TFMT_TOK_NAME,
+		TFMT_TOK_STRING,
+		TFMT_TOK_CLOSE, /* ')' */
+		TFMT_TOK_STAR,  /* '*' after a name or another such '*' */
+		TFMT_TOK_OP,    /* another operator */
+		TFMT_TOK_OTHER
+	} last = TFMT_TOK_NONE;
 	char stack[TFMT_MAX_DEPTH + 1];
 	unsigned conds[TFMT_MAX_DEPTH + 1];
+	bool filled[TFMT_MAX_DEPTH + 1]; /* something other than blanks inside the level */
 	size_t depth = 0;
 	const char *p = s, *end = s + n;
 	bool first = true;
@@ -259,12 +485,25 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 	if (p == end || *p != '"')
 		return "the print fmt does not start with a string";
 	conds[0] = 0;
+	filled[0] = false;
 	while (p < end) {
 		char ch = *p;
 
+		if (ch == ' ' || ch == '\t' || ch == '\n') {
+			p++;
+			continue;
+		}
+		if (ch != ')' && ch != ']' && ch != '}')
+			filled[depth] = true;
 		if (ch == '"' || ch == '\'') {
-			const char *q = p + 1;
+			const char *q = p + 1, *sbeg = p + 1;
 
+			/* "#" "DE": adjacent strings concatenate */
+			if (state == TFMT_HAVE_OPERAND && !(ch == '"' && last == TFMT_TOK_STRING))
+				return "the print fmt has a string where an operator is due";
+			/* no operator applies to a string: '~"x"' leaked (fuzzing) */
+			if (last == TFMT_TOK_OP)
+				return "the print fmt has an operator before a string";
 			while (q < end && *q != ch) {
 				if (*q == '\\') {
 					q++;
@@ -276,59 +515,111 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			if (q >= end)
 				return "a string of the print fmt is not closed";
 			p = q + 1;
+			state = TFMT_HAVE_OPERAND;
+			last = ch == '"' ? TFMT_TOK_STRING : TFMT_TOK_OTHER;
+			if (first && !tfmt_conversions_ok(sbeg, q))
+				return "the print fmt's format string takes a width or precision it should not";
 			if (first) {
 				/* the format string is followed by its arguments or nothing */
-				tfmt_skip_ws(&p, end);
+				while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
+					p++;
 				if (p < end && *p != ',')
 					return "the print fmt's format string is not followed by ','";
 				first = false;
 			}
 			continue;
 		}
-		if (ch == '(' || ch == '[' || ch == '{') {
+		if (ch == '[') {
+			/* an index: "[" decimal "]" right after an operand */
+			const char *q = p + 1;
+
+			if (state != TFMT_HAVE_OPERAND)
+				return "the print fmt has '[' where an operand is due";
+			tfmt_skip_ws(&q, end);
+			if (q == end || *q < '0' || *q > '9')
+				return "the print fmt has an index other than a number";
+			while (q < end && *q >= '0' && *q <= '9')
+				q++;
+			tfmt_skip_ws(&q, end);
+			if (q == end || *q != ']')
+				return "the print fmt has an index other than a number";
+			p = q + 1;
+			last = TFMT_TOK_OTHER;
+			continue;
+		}
+		if (ch == '(' || ch == '{') {
+			if (ch == '{' && state != TFMT_WANT_OPERAND)
+				return "the print fmt has '{' where an operator is due";
 			if (depth == TFMT_MAX_DEPTH)
 				return "the print fmt nests too deeply";
 			stack[depth++] = ch;
 			conds[depth] = 0;
+			filled[depth] = false;
+			state = TFMT_WANT_OPERAND;
+			last = TFMT_TOK_OTHER;
 			p++;
 			continue;
 		}
-		if (ch == ')' || ch == ']' || ch == '}') {
-			char open = ch == ')' ? '(' : ch == ']' ? '[' : '{';
+		if (ch == ')' || ch == '}') {
+			char open = ch == ')' ? '(' : '{';
 
 			if (!depth || stack[depth - 1] != open)
 				return "the print fmt's brackets do not balance";
+			/*
+			 * "{ }": libtraceevent 1.7 leaks parsing an empty
+			 * __print_symbolic list (kvm:kvm_inj_exception, a real
+			 * format; fixed upstream in 2024). "()" is a call
+			 * without arguments.
+			 */
+			if (!filled[depth] && ch == '}')
+				return "the print fmt has an empty { }";
+			if (filled[depth] && state != TFMT_HAVE_OPERAND &&
+			    !(ch == ')' && last == TFMT_TOK_STAR))
+				return "the print fmt closes a bracket where an operand is due";
 			if (conds[depth])
 				return "a '?' of the print fmt has no ':'";
 			depth--;
+			state = TFMT_HAVE_OPERAND;
+			last = ch == ')' ? TFMT_TOK_CLOSE : TFMT_TOK_OTHER;
 			p++;
 			continue;
 		}
-		if (ch == '?') {
-			conds[depth]++;
-			p++;
-			continue;
-		}
-		if (ch == ':') {
-			if (!conds[depth])
-				return "a ':' of the print fmt has no '?'";
-			conds[depth]--;
-			p++;
-			continue;
-		}
-		if (ch == ',') {
-			if (conds[depth])
+		if (ch == '?' || ch == ':' || ch == ',') {
+			if (state != TFMT_HAVE_OPERAND)
+				return "the print fmt has '?', ':' or ',' where an operand is due";
+			if (ch == '?') {
+				conds[depth]++;
+			} else if (ch == ':') {
+				if (!conds[depth])
+					return "a ':' of the print fmt has no '?'";
+				conds[depth]--;
+			} else if (conds[depth]) {
 				return "a '?' of the print fmt has no ':'";
+			}
+			state = TFMT_WANT_OPERAND;
+			last = TFMT_TOK_OTHER;
 			p++;
 			continue;
 		}
 		if (tfmt_is_ident(ch)) {
 			const char *w = p;
 
+			/* "unsigned long" in a cast; "(u32)REC->x", "(gfp_t)0" after one */
+			if (state == TFMT_HAVE_OPERAND &&
+			    !(last == TFMT_TOK_NAME && !(ch >= '0' && ch <= '9')) &&
+			    last != TFMT_TOK_CLOSE)
+				return "the print fmt has an operand where an operator is due";
 			while (p < end && tfmt_is_ident(*p))
 				p++;
 			if ((size_t)(p - w) == 6 && !memcmp(w, "sizeof", 6))
 				return "the print fmt uses sizeof";
+			/* its count and element size come from the data, unchecked */
+			if ((size_t)(p - w) == 13 && !memcmp(w, "__print_array", 13))
+				return "the print fmt uses __print_array";
+			if ((((size_t)(p - w) == 11 && !memcmp(w, "__print_hex", 11)) ||
+			     ((size_t)(p - w) == 15 && !memcmp(w, "__print_hex_str", 15))) &&
+			    !tfmt_hex_len_ok(p, end, ck))
+				return "the print fmt dumps a length that is not checked";
 			if ((size_t)(p - w) == 3 && !memcmp(w, "REC", 3)) {
 				const char *f;
 
@@ -341,16 +632,48 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 				if (!tfmt_known_field(ck, f, (size_t)(p - f)))
 					return "the print fmt names a field the format does not have";
 			}
+			state = TFMT_HAVE_OPERAND;
+			last = TFMT_TOK_NAME;
 			continue;
 		}
-		if (!strchr(" \t.+-*/%&|^~!<>=", ch))
+		if (!strchr(".+-*/%&|^~!<>=", ch))
 			return "the print fmt has a character C does not use there";
-		p++;
+		{
+			static const char *const two[] = { "<<", ">>", "<=", ">=", "==", "!=", "&&", "||" };
+			size_t k = 1;
+
+			for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
+				if (end - p >= 2 && p[0] == two[i][0] && p[1] == two[i][1])
+					k = 2;
+			if (state == TFMT_HAVE_OPERAND) {
+				/* a binary operator */
+				if (k == 1 && (ch == '!' || ch == '~' || ch == '='))
+					return "the print fmt has a unary operator where a binary one is due";
+			} else if (k == 2 || !strchr("!~-+*&", ch)) {
+				return "the print fmt has an operator where an operand is due";
+			}
+			p += k;
+			if (state == TFMT_HAVE_OPERAND && k == 1 && (ch == '/' || ch == '%') &&
+			    !tfmt_nonzero_literal(&p, end))
+				return "the print fmt divides by something else than a non-zero number";
+			if (k == 1 && ch == '*' &&
+			    ((state == TFMT_HAVE_OPERAND && last == TFMT_TOK_NAME) ||
+			     (state == TFMT_WANT_OPERAND && last == TFMT_TOK_STAR)))
+				last = TFMT_TOK_STAR;
+			else
+				last = TFMT_TOK_OP;
+			if (state == TFMT_HAVE_OPERAND && k == 1 && (ch == '/' || ch == '%'))
+				state = TFMT_HAVE_OPERAND; /* the divisor was read */
+			else
+				state = TFMT_WANT_OPERAND;
+		}
 	}
 	if (depth)
 		return "the print fmt's brackets do not balance";
 	if (conds[0])
 		return "a '?' of the print fmt has no ':'";
+	if (state != TFMT_HAVE_OPERAND)
+		return "the print fmt ends where an operand is due";
 	return NULL;
 }
 
@@ -410,7 +733,11 @@ static const char *tfmt_check_format(const char *text, size_t len, struct tfmt_c
 		if (p == end)
 			continue;
 		if (tfmt_starts(p, (size_t)(end - p), "print fmt:")) {
-			why = tfmt_check_print(p + 10, (size_t)(end - p - 10), ck);
+			/*
+			 * It runs to the end of the text: its strings may hold
+			 * newlines (ext4_fc_stats, ext4_getfsmap_*).
+			 */
+			why = tfmt_check_print(p + 10, (size_t)(text + len - p - 10), ck);
 			if (why)
 				return why;
 			have_print = true;
@@ -438,13 +765,6 @@ static const char *tfmt_check_format(const char *text, size_t len, struct tfmt_c
 		return "the format has no print fmt: line";
 	if (!have_type)
 		return "the format has no common_type";
-	while ((line = tfmt_next_line(&c, &n)) != NULL) {
-		p = line;
-		end = line + n;
-		tfmt_skip_ws(&p, end);
-		if (p != end)
-			return "the format goes on after its print fmt";
-	}
 	return NULL;
 }
 
@@ -801,7 +1121,8 @@ static enum conv_err tfmt_walk(struct tfmt *t, const uint8_t *blob, size_t len,
 		return conv_fail(diag, err, UINT64_MAX, "out of memory");
 	if (!cur_ok(&c))
 		goto short_blob;
-	qsort(t->events, t->nr_events, sizeof(*t->events), tfmt_event_cmp);
+	if (t->nr_events)
+		qsort(t->events, t->nr_events, sizeof(*t->events), tfmt_event_cmp);
 	return CONV_E_OK;
 short_blob:
 	return conv_fail(diag, CONV_E_TRUNCATED, c.pos,
@@ -823,7 +1144,7 @@ enum conv_err tfmt_open(const uint8_t *blob, size_t len, struct tfmt **out,
 	/* library code does not print: libtraceevent's warnings are silenced (process-wide) */
 	tep_set_loglevel(TEP_LOG_NONE);
 	t->tep = tep_alloc();
-	t->rec = calloc(1, TFMT_MAX_RECORD + TFMT_PAD);
+	t->rec = calloc(1, TFMT_REC_BUF);
 	trace_seq_init(&t->seq);
 	if (!t->tep || !t->rec || !t->seq.buffer) {
 		tfmt_free(t);
@@ -1023,8 +1344,12 @@ static bool tfmt_render(const struct tfmt_event *e, const uint8_t *raw, size_t r
 	size_t len = raw_len > TFMT_MAX_RECORD ? TFMT_MAX_RECORD : raw_len;
 	uint16_t type = (uint16_t)e->id;
 
-	if (!e->type_field)
+	if (!e->type_field || e->type_field->offset != 0 || len < 2)
 		return false;
+	if (t->shown == e && t->shown_len == len && !memcmp(raw, t->shown_type, 2) &&
+	    !memcmp(raw + 2, t->rec + 2, len - 2))
+		return t->shown_ok;
+	memcpy(t->shown_type, raw, 2);
 	memcpy(t->rec, raw, len);
 	memset(t->rec + len, 0, TFMT_PAD);
 	if (t->swap)
@@ -1038,7 +1363,10 @@ static bool tfmt_render(const struct tfmt_event *e, const uint8_t *raw, size_t r
 	trace_seq_reset(&t->seq);
 	tep_print_event(t->tep, &t->seq, &rec, "%s", TEP_PRINT_INFO);
 	trace_seq_terminate(&t->seq);
-	return t->seq.state == TRACE_SEQ__GOOD;
+	t->shown = e;
+	t->shown_len = len;
+	t->shown_ok = t->seq.state == TRACE_SEQ__GOOD;
+	return t->shown_ok;
 }
 
 /*
@@ -1125,6 +1453,7 @@ static bool tfmt_own_value(const struct tfmt_event *e, const struct tep_format_f
 	{
 		size_t len = raw_len > TFMT_MAX_RECORD ? TFMT_MAX_RECORD : raw_len;
 
+		t->shown = NULL; /* rec and seq are reused here */
 		memcpy(t->rec, raw, len);
 		memset(t->rec + len, 0, TFMT_PAD);
 		trace_seq_reset(&t->seq);
@@ -1156,6 +1485,9 @@ bool tfmt_field_text(const struct tfmt_event *e, size_t i, const uint8_t *raw, s
 		tfmt_put(buf, n, tfmt_syscall_names[nr], strlen(tfmt_syscall_names[nr]));
 		return true;
 	}
+	/* records are at most 64 KiB (perf's u16 size): nothing lies past that */
+	if (raw_len > TFMT_MAX_RECORD)
+		raw_len = TFMT_MAX_RECORD;
 	if (i >= e->nr_fields || !tfmt_raw_fits(e, raw, raw_len))
 		return false;
 	f = e->fields[i];
