@@ -688,6 +688,11 @@ static void warn_result(const struct cvopts *c, const char *in, const struct rdr
 				"stacks\n",
 			in, cs->unwind.copy_full, cs->unwind.samples,
 			cli_plural(cs->unwind.samples, "sample", "samples"));
+	if (cs->tracepoints.refused || (cs->tracepoints.first_refusal[0] && !cs->tracepoints.formats))
+		fprintf(stderr, "conv: warning: %s: %" PRIu64 " of %" PRIu64 " tracepoint formats not decoded "
+				"(their samples carry no field labels): %s\n",
+			in, cs->tracepoints.refused, cs->tracepoints.formats,
+			cs->tracepoints.first_refusal[0] ? cs->tracepoints.first_refusal : "refused");
 }
 
 static int convert_one(struct cvopts *c, const char *in, bool many)

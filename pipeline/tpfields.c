@@ -9,6 +9,7 @@
 #include "reader/perf_abi.h"
 #include "tracefmt/tracefmt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,7 @@ struct tpfields *tpfields_new(const struct rdr_info *info, const char *const *sp
 {
 	struct tpfields *f = calloc(1, sizeof(*f));
 	const struct tfmt_stats *ts;
+	struct conv_diag d;
 
 	if (!f)
 		return NULL;
@@ -135,12 +137,17 @@ struct tpfields *tpfields_new(const struct rdr_info *info, const char *const *sp
 	memset(&f->lists[0], 0, sizeof(f->lists[0]));
 	f->nr_lists = 1;
 	/* formats libtraceevent cannot take are counted by tracefmt; their events get no labels */
-	if (!info->tracing_data || tfmt_open(info->tracing_data, info->tracing_data_len, &f->fmt, NULL))
+	memset(&d, 0, sizeof(d));
+	if (!info->tracing_data || tfmt_open(info->tracing_data, info->tracing_data_len, &f->fmt, &d)) {
+		snprintf(f->st.first_refusal, sizeof(f->st.first_refusal), "%s", d.msg);
 		return f;
+	}
 	ts = tfmt_stats(f->fmt);
 	f->st.formats = ts->formats;
 	f->st.parsed = ts->parsed;
 	f->st.refused = ts->refused;
+	if (ts->refused)
+		snprintf(f->st.first_refusal, sizeof(f->st.first_refusal), "%s", d.msg);
 	for (size_t i = 0; i < info->nr_attrs; i++) {
 		const struct rdr_attr *ra = &info->attrs[i];
 

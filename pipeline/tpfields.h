@@ -66,6 +66,7 @@ bool tpfields_switch(struct tpfields *f, int attr, const struct rdr_sample *s, c
 struct tpfields_stats {
 	uint64_t formats, parsed, refused;
 	uint64_t samples_undecoded; /* raw data too short for the fields */
+	char first_refusal[256];    /* the first refused format and why ("" none) */
 };
 const struct tpfields_stats *tpfields_stats(const struct tpfields *f);
 

@@ -127,6 +127,44 @@ def files(part):
                   if "perf" in f and not f.endswith((".txt", ".md")))
 
 
+def refused_format(conv, work):
+    """The fixture with its sched_switch format spoilt ('(' -> '{' in the print fmt, a shape
+    tracefmt refuses before libtraceevent sees it): conv says so in a warning, labels no field,
+    loses no sample."""
+    src = os.path.join(REPO, "tests", "fixtures", "tracepoint.data")
+    if not os.path.exists(src):
+        return
+    with open(src, "rb") as f:
+        b = bytearray(f.read())
+    i = b.find(b"print fmt:")
+    j = b.find(b"(", i) if i >= 0 else -1
+    if j < 0:
+        skip("a refused format", "no print fmt in %s" % src)
+        return
+    b[j:j + 1] = b"{"
+    bad = os.path.join(work, "refused.data")
+    with open(bad, "wb") as f:
+        f.write(b)
+    pb, st = os.path.join(work, "refused.pb.gz"), os.path.join(work, "refused.json")
+    ok_pb, ok_st = os.path.join(work, "ok.pb.gz"), os.path.join(work, "ok.json")
+    r = subprocess.run([conv, "--offline", "-n", "--pprof", pb, "--stats", st, bad],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=HANG)
+    subprocess.run([conv, "-q", "--offline", "-n", "--pprof", ok_pb, "--stats", ok_st, src],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=HANG)
+    e = r.stderr.decode("utf-8", "replace")
+    with open(st) as f:
+        j1 = json.load(f)
+    with open(ok_st) as f:
+        j0 = json.load(f)
+    keys = {k for labels in pprofdec.read(pb)["labels"] for k, _, _, _ in labels}
+    check("a refused sched_switch format: exit 0, a warning, counted; no field labels; as many samples",
+          r.returncode == 0 and "tracepoint formats not decoded" in e and
+          j1.get("tracepoints", {}).get("refused") == 1 and not keys & {"prev_state", "next_comm", "next_pid"}
+          and j1.get("samples") == j0.get("samples"),
+          "exit %d, stderr %r, tracepoints %s, labels %s, samples %s vs %s" % (
+              r.returncode, e[-300:], j1.get("tracepoints"), sorted(keys), j1.get("samples"), j0.get("samples")))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("conv")
@@ -190,6 +228,7 @@ def main():
             check("%s: --tp-fields sched:sched_switch:prev_state: prev_state alone, perf's counts" % name,
                   "prev_state" in keys and "next_comm" not in keys and "next_pid" not in keys and
                   gotstates == states, (sorted(keys), dict(gotstates), dict(states)))
+    refused_format(a.conv, work)
     if not compared:
         print("SKIP: no recording here has samples with field labels that perf reads")
         return 77
