@@ -20,7 +20,9 @@
  *   - field declarations without a type, or with brackets before the name
  *     outside "__data_loc TYPE[] name", and malformed print fmt expressions
  *     (an operator where an operand is due, '~"x"', "args[!5]", "{ }"):
- *     1.7.1 leaks on them (fuzzing; kvm_inj_exception's "{ }" is real);
+ *     1.7.1 leaks on them (fuzzing; kvm_inj_exception's "{ }" is real), and
+ *     an operator right after a string ('"R" . x'): a NULL dereference in
+ *     tep_parse_event (fuzzing);
  *   - divisors other than non-zero literals: SIGFPE when it folds constants
  *     and when it prints (fuzzing);
  *   - lengths, counts and widths it takes from the sample unchecked
@@ -645,6 +647,9 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 			for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
 				if (end - p >= 2 && p[0] == two[i][0] && p[1] == two[i][1])
 					k = 2;
+			/* nor after one: '"R" . REC->x' dereferenced NULL in tep_parse_event (fuzzing) */
+			if (last == TFMT_TOK_STRING)
+				return "the print fmt has an operator after a string";
 			if (state == TFMT_HAVE_OPERAND) {
 				/* a binary operator */
 				if (k == 1 && (ch == '!' || ch == '~' || ch == '='))
