@@ -1463,6 +1463,39 @@ static enum conv_err pass_model_threads(struct pass *ps, struct thread_labels *t
 	return CONV_E_OK;
 }
 
+/*
+ * A key's thread labels (pid, tid, comm, process; none with --no-labels)
+ * into lb; their number. *thread_only stays true while they are the
+ * thread's own list (a sample named before the thread's last rename is not).
+ */
+static uint32_t pass_thread_labels(const struct pass *ps, const struct label_keys *keys,
+				   const struct thread_labels *t, const struct rawkey *a,
+				   struct prof_label *lb, bool *thread_only)
+{
+	const struct pm_proc *pr;
+	uint32_t n = 0;
+
+	*thread_only = true;
+	if (ps->o->no_labels)
+		return 0;
+	pr = procmap_proc(ps->pm, a->proc);
+	lb[n].key = keys->pid;
+	lb[n++].num = pr ? (int32_t)pr->pid : 0; /* -1: perf has none (a task at exit) */
+	lb[n].key = keys->tid;
+	lb[n++].num = (int32_t)a->tid;
+	lb[n].key = keys->comm;
+	/* a sample taken before the thread's last rename has the name it had then */
+	if (a->comm == t->cid || a->comm == PM_NO_COMM) {
+		lb[n++].str = t->comm;
+	} else {
+		lb[n++].str = prof_str(ps->p, procmap_comm_str(ps->pm, a->comm));
+		*thread_only = false;
+	}
+	lb[n].key = keys->process;
+	lb[n++].str = t->proc;
+	return n;
+}
+
 /* The model's samples: one per distinct sample key, with its labels and values. */
 static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys *keys,
 				       struct thread_labels *tl)
@@ -1489,24 +1522,7 @@ static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys
 			vals[2 * a->attr + 1] = (int64_t)a->weight;
 		}
 		memset(lb, 0, sizeof(lb));
-		if (!ps->o->no_labels) {
-			const struct pm_proc *pr = procmap_proc(ps->pm, a->proc);
-
-			lb[nlb].key = keys->pid;
-			lb[nlb++].num = pr ? (int32_t)pr->pid : 0; /* -1: perf has none (a task at exit) */
-			lb[nlb].key = keys->tid;
-			lb[nlb++].num = (int32_t)a->tid;
-			lb[nlb].key = keys->comm;
-			/* a sample taken before the thread's last rename has the name it had then */
-			if (a->comm == t->cid || a->comm == PM_NO_COMM) {
-				lb[nlb++].str = t->comm;
-			} else {
-				lb[nlb++].str = prof_str(p, procmap_comm_str(ps->pm, a->comm));
-				thread_only = false;
-			}
-			lb[nlb].key = keys->process;
-			lb[nlb++].str = t->proc;
-		}
+		nlb = pass_thread_labels(ps, keys, t, a, lb, &thread_only);
 		if (ps->o->label_cpu && a->cpu != UINT32_MAX) {
 			lb[nlb].key = keys->cpu;
 			lb[nlb++].num = a->cpu;
@@ -1565,23 +1581,12 @@ static enum conv_err pass_model_offcpu(struct pass *ps, const struct label_keys 
 	for (size_t i = 0; i < n; i++) {
 		const struct rawkey *a = &ps->c.keys[t[i].key];
 		const struct thread_labels *th = &tl[a->thread];
-		const struct pm_proc *pr = procmap_proc(ps->pm, a->proc);
 		struct prof_label lb[5];
-		uint32_t nlb = 0;
+		bool thread_only;
+		uint32_t nlb;
 
 		memset(lb, 0, sizeof(lb));
-		if (!ps->o->no_labels) {
-			lb[nlb].key = keys->pid;
-			lb[nlb++].num = pr ? (int32_t)pr->pid : 0; /* -1: perf has none (a task at exit) */
-			lb[nlb].key = keys->tid;
-			lb[nlb++].num = (int32_t)a->tid;
-			lb[nlb].key = keys->comm;
-			lb[nlb++].str = a->comm == th->cid || a->comm == PM_NO_COMM
-						? th->comm
-						: prof_str(p, procmap_comm_str(ps->pm, a->comm));
-			lb[nlb].key = keys->process;
-			lb[nlb++].str = th->proc;
-		}
+		nlb = pass_thread_labels(ps, keys, th, a, lb, &thread_only);
 		if (t[i].label && !ps->o->no_labels) {
 			lb[nlb].key = keys->state;
 			lb[nlb++].str = t[i].label;

@@ -890,6 +890,9 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 		copy_frames(ob, memo, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
 	}
 	free(memo);
+	/* the names are copied: the table (a few MB for a whole kernel) is not needed again */
+	kallsyms_release(&j->ks);
+	kallsyms_init(&j->ks);
 }
 
 enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)

@@ -22,7 +22,8 @@
  *     (an operator where an operand is due, '~"x"', "args[!5]", "{ }"):
  *     1.7.1 leaks on them (fuzzing; kvm_inj_exception's "{ }" is real), and
  *     an operator right after a string ('"R" . x'): a NULL dereference in
- *     tep_parse_event (fuzzing);
+ *     tep_parse_event (fuzzing); a call of a function it does not know
+ *     (tfmt_known_function): it fails the format, leaking (fuzzing);
  *   - divisors other than non-zero literals: SIGFPE when it folds constants
  *     and when it prints (fuzzing);
  *   - lengths, counts and widths it takes from the sample unchecked
@@ -450,6 +451,35 @@ static bool tfmt_hex_len_ok(const char *p, const char *end, const struct tfmt_ch
 	return p < end && *p == ')';
 }
 
+/* Whether the name that ends at p is called: a '(' follows it. */
+static bool tfmt_is_call(const char *p, const char *end)
+{
+	tfmt_skip_ws(&p, end);
+	return p < end && *p == '(';
+}
+
+/*
+ * The helpers libtraceevent 1.7 parses (process_function); it fails any other
+ * call, through error paths that leak ('~_get_str(x)', fuzzing), so a
+ * format calling one never reaches it.
+ */
+static bool tfmt_known_function(const char *w, size_t n)
+{
+	static const char *const known[] = {
+		"__builtin_expect",        "__get_bitmask",           "__get_cpumask",
+		"__get_dynamic_array",     "__get_dynamic_array_len", "__get_rel_bitmask",
+		"__get_rel_cpumask",       "__get_rel_dynamic_array", "__get_rel_dynamic_array_len",
+		"__get_rel_str",           "__get_sockaddr",          "__get_sockaddr_rel",
+		"__get_str",               "__print_flags",           "__print_hex",
+		"__print_hex_str",         "__print_symbolic",
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strlen(known[i]) == n && !memcmp(known[i], w, n))
+			return true;
+	return false;
+}
+
 /*
  * The print fmt: a quoted format string, then its arguments. Quotes close,
  * brackets balance and nest at most TFMT_MAX_DEPTH deep, every '?' has its
@@ -615,6 +645,8 @@ static const char *tfmt_check_print(const char *s, size_t n, const struct tfmt_c
 				p++;
 			if ((size_t)(p - w) == 6 && !memcmp(w, "sizeof", 6))
 				return "the print fmt uses sizeof";
+			if (tfmt_is_call(p, end) && !tfmt_known_function(w, (size_t)(p - w)))
+				return "the print fmt calls a function libtraceevent does not know";
 			/* its count and element size come from the data, unchecked */
 			if ((size_t)(p - w) == 13 && !memcmp(w, "__print_array", 13))
 				return "the print fmt uses __print_array";
