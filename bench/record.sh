@@ -2,7 +2,7 @@
 # Records the pipeline benchmark's input: a system-wide recording with call
 # chains over a mixed workload (see bench/README.md, "Pipeline benchmark").
 #
-#   bench/record.sh [-d SECONDS] [-F HZ] [-c fp|dwarf[,BYTES]] OUT.data
+#   bench/record.sh [-d SECONDS] [-F HZ] [-c fp|dwarf[,BYTES]] [-w mixed|deep] OUT.data
 #
 # What runs while `perf record -a -g -F HZ` (default 20000 Hz, 20 s) records:
 #   - the compute program: samples/src/workload.c + libwork.c (threads, a
@@ -14,6 +14,14 @@
 # Both loops start before perf and are stopped after it, so every second of
 # the recording is busy on both CPUs. 20 s at 20 kHz on 2 CPUs is about
 # 800 000 samples and 90 MB.
+#
+# -w deep, the second recipe (issue 22: about twice the distinct stacks, of
+# more frames): samples/src/deep.cpp (C++ recursion 8-40 levels deep through
+# templates, virtual calls and std::function into libstdc++, along
+# $DEEP_SEEDS paths, default 16) in a loop, g++
+# compiling C++ (cc1plus's deep recursive stacks) and C files, and a loop of
+# short processes: a shell pipeline and a Python interpreter (its eval loop's
+# frames) per round, hundreds of processes in all.
 #
 # -c dwarf[,BYTES] records `--call-graph dwarf[,BYTES]` instead of -g, and
 # builds the compute program WITHOUT frame pointers (-fomit-frame-pointer, in
@@ -29,17 +37,20 @@ REPO="$(cd "$HERE/.." && pwd)"
 DUR=20
 FREQ=20000
 CG=fp
-USAGE="usage: $0 [-d SECONDS] [-F HZ] [-c fp|dwarf[,BYTES]] OUT.data"
-while getopts "d:F:c:" o; do
+WL=mixed
+USAGE="usage: $0 [-d SECONDS] [-F HZ] [-c fp|dwarf[,BYTES]] [-w mixed|deep] OUT.data"
+while getopts "d:F:c:w:" o; do
 	case "$o" in
 	d) DUR="$OPTARG" ;;
 	F) FREQ="$OPTARG" ;;
 	c) CG="$OPTARG" ;;
+	w) WL="$OPTARG" ;;
 	*) echo "$USAGE" >&2; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -eq 1 ] || { echo "$USAGE" >&2; exit 1; }
+case "$WL" in mixed | deep) ;; *) echo "$USAGE" >&2; exit 1 ;; esac
 OUT="$1"
 case "$CG" in
 fp)
@@ -87,17 +98,41 @@ trap stop EXIT
 
 # each loop in its own process group, so stop() ends it with its children
 set -m
-(while :; do "$BUILD/workload" 20000; done) >/dev/null 2>&1 &
-pids+=($!)
-(
-	cd "$REPO"
-	while :; do
-		for s in "${SRCS[@]}"; do
-			$CC -O2 -g -I. -c "$s" -o "$BUILD/obj/x.o" 2>/dev/null || true
+if [ "$WL" = mixed ]; then
+	(while :; do "$BUILD/workload" 20000; done) >/dev/null 2>&1 &
+	pids+=($!)
+	(
+		cd "$REPO"
+		while :; do
+			for s in "${SRCS[@]}"; do
+				$CC -O2 -g -I. -c "$s" -o "$BUILD/obj/x.o" 2>/dev/null || true
+			done
 		done
-	done
-) >/dev/null 2>&1 &
-pids+=($!)
+	) >/dev/null 2>&1 &
+	pids+=($!)
+else
+	CXX="${CXX:-g++}"
+	$CXX $CFLAGS -o "$BUILD/deep" "$REPO/samples/src/deep.cpp"
+	(while :; do "$BUILD/deep" 20000 "${DEEP_SEEDS:-16}"; done) >/dev/null 2>&1 &
+	pids+=($!)
+	(
+		cd "$REPO"
+		n=0
+		while :; do
+			for s in samples/src/deep.cpp tests/unwind/src/uw_cpp.cpp "${SRCS[@]:0:20}"; do
+				case "$s" in
+				*.cpp) $CXX -O2 -g -c "$s" -o "$BUILD/obj/x.o" 2>/dev/null || true ;;
+				*) $CC -O2 -g -I. -c "$s" -o "$BUILD/obj/x.o" 2>/dev/null || true ;;
+				esac
+				n=$((n + 1))
+				# a pipeline every other file, an interpreter every fourth
+				[ $((n % 2)) = 0 ] && sh -c 'seq 300 | sort -rn | uniq | wc -l' >/dev/null
+				[ $((n % 4)) = 0 ] && python3 -c 'import json, re; print(len(json.dumps([re.sub("a", "b", str(i)) for i in range(3000)])))' >/dev/null
+			done
+		done
+	) >/dev/null 2>&1 &
+	pids+=($!)
+fi
 set +m
 sleep 1
 
