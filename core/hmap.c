@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 void hmap_init(struct hmap *m)
 {
@@ -124,4 +125,14 @@ uint64_t *hmap_get(const struct hmap *m, uint64_t key)
 		if (m->slots[i].key == key)
 			return &m->slots[i].val;
 	return NULL;
+}
+
+struct hmap_fp hmap_fingerprint(const void *buf, size_t n)
+{
+	XXH128_hash_t h = XXH3_128bits(buf, n);
+	struct hmap_fp fp;
+
+	fp.lo = h.low64;
+	fp.hi = h.high64;
+	return fp;
 }

@@ -58,4 +58,16 @@ static inline uint64_t hmap_mix(uint64_t h, uint64_t v)
 	return hmap_hash(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
 }
 
+/*
+ * A 128-bit fingerprint of n bytes (XXH3-128): for tables that keep the
+ * fingerprint of a long key instead of the key. Two different keys share
+ * one with probability 2^-128; a million keys give about 10^-27 of a
+ * collision in all.
+ */
+struct hmap_fp {
+	uint64_t lo, hi;
+};
+
+struct hmap_fp hmap_fingerprint(const void *buf, size_t n);
+
 #endif

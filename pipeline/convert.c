@@ -43,24 +43,32 @@ struct rawframe {
 };
 
 /*
- * A distinct sample as recorded, and the aggregate of its repeats: its
- * process generation and the versions of the address spaces it was resolved
- * in, its thread, event, cpu (when labelled) and the raw addresses (IP, then
- * the callchain as recorded, context markers included) in raw_pool. Equal
- * keys resolve alike, so each is resolved once and a repeat costs a hash of
- * its addresses and a count. Keys that resolve to the same stack and labels
- * become one sample in the model (prof_add_sample adds them up).
+ * A distinct sample as recorded, and the aggregate of its repeats. What
+ * tells samples apart is its process generation and the versions of the
+ * address spaces it was resolved in, its thread, event, cpumode, cpu (when
+ * labelled), comm, field labels and the raw addresses (IP, then the
+ * callchain as recorded, context markers included): all of it is kept as
+ * one 128-bit fingerprint (rawkey_fingerprint), not as the addresses, which
+ * were most of the reading pass's memory. Equal keys resolve alike, so each
+ * is resolved once and a repeat costs a hash of its addresses and a count.
+ * Keys that resolve to the same stack and labels become one sample in the
+ * model (prof_add_sample adds them up). The process and tid are the
+ * thread's (cv.threads).
  */
 struct rawkey {
-	uint64_t version, kversion;
-	uint64_t off; /* in raw_pool */
+	struct hmap_fp fp; /* set when indexed */
 	uint64_t count, weight;
-	uint32_t n;
-	uint32_t proc, tid, attr, cpu;
-	uint32_t mode; /* cpumode | RK_HAS_IP */
+	uint32_t attr, cpu;
 	uint32_t stack, thread;
 	uint32_t comm; /* the thread's name when sampled (procmap_thread_comm): perf's comm */
 	uint32_t fields; /* tracepoint field labels: a tpfields value list, 0 none */
+};
+
+/* What tells a sample's key apart besides the kept fields: fingerprinted, not kept. */
+struct rawid {
+	uint64_t version, kversion;
+	uint32_t proc, tid;
+	uint32_t mode; /* cpumode | RK_HAS_IP */
 };
 
 #define RK_HAS_IP 0x10000u
@@ -83,8 +91,8 @@ struct cv {
 	struct rawkey *keys;
 	size_t nr_keys, cap_keys;
 	struct hidx key_idx;
-	uint64_t *raw_pool;
-	size_t raw_len, raw_cap;
+	uint64_t *fp_buf; /* the words rawkey_fingerprint hashes */
+	size_t fp_cap;
 	uint32_t *stack_buf; /* frame indexes of the sample being resolved */
 	size_t stack_buf_cap;
 	/*
@@ -176,74 +184,55 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 	return (uint32_t)c->nr_stacks++;
 }
 
-/* The raw addresses of a sample as its key stores them: the IP (when sampled), then the callchain. */
-static uint64_t rawkey_hash(const struct rawkey *k, const struct rdr_sample *s)
+/*
+ * A sample's key's fingerprint into k->fp: its identity (id, the kept
+ * fields) and its raw addresses (the IP when sampled, then the callchain),
+ * hashed as one run of words; false when out of memory.
+ */
+static bool rawkey_fingerprint(struct cv *c, struct rawkey *k, const struct rawid *id,
+			       const struct rdr_sample *s)
 {
-	uint64_t h = mix_fast(mix_fast(mix_fast(mix_fast(11, k->proc), k->version), k->kversion),
-			      (uint64_t)k->tid << 32 | k->attr);
-	h = mix_fast(mix_fast(h, (uint64_t)k->cpu << 32 | k->mode), (uint64_t)k->comm << 32 | s->callchain_nr);
-	h = mix_fast(h, k->fields);
-	if (k->mode & RK_HAS_IP)
-		h = mix_fast(h, s->ip);
-	for (uint64_t i = 0; i < s->callchain_nr; i++)
-		h = mix_fast(h, s->callchain[i]);
-	return hmap_hash(h);
+	bool ip = id->mode & RK_HAS_IP;
+	size_t n = 7 + ip + s->callchain_nr;
+	uint64_t *w;
+
+	if (s->callchain_nr > SIZE_MAX / 16 ||
+	    !vec_reserve((void **)&c->fp_buf, &c->fp_cap, n, sizeof(uint64_t)))
+		return false;
+	w = c->fp_buf;
+	w[0] = id->version;
+	w[1] = id->kversion;
+	w[2] = (uint64_t)id->proc << 32 | id->tid;
+	w[3] = (uint64_t)k->attr << 32 | k->cpu;
+	w[4] = (uint64_t)id->mode << 32 | k->comm;
+	w[5] = k->fields;
+	w[6] = s->callchain_nr;
+	if (ip)
+		w[7] = s->ip;
+	if (s->callchain_nr)
+		memcpy(w + 7 + ip, s->callchain, s->callchain_nr * sizeof(uint64_t));
+	k->fp = hmap_fingerprint(w, n * sizeof(uint64_t));
+	return true;
 }
 
-static bool rawkey_same(const struct cv *c, const struct rawkey *e, const struct rawkey *k,
-			const struct rdr_sample *s)
+static bool rawkey_same(const struct rawkey *e, const struct rawkey *k)
 {
-	const uint64_t *v;
-	uint32_t n = (uint32_t)s->callchain_nr + !!(k->mode & RK_HAS_IP);
-
-	if (e->version != k->version || e->kversion != k->kversion || e->proc != k->proc ||
-	    e->tid != k->tid || e->attr != k->attr || e->cpu != k->cpu || e->mode != k->mode ||
-	    e->comm != k->comm || e->fields != k->fields || e->n != n)
-		return false;
-	/* no addresses (no IP, empty callchain): raw_pool may not exist yet, and there is nothing to compare */
-	if (!n)
-		return true;
-	v = c->raw_pool + e->off;
-	if (k->mode & RK_HAS_IP) {
-		if (v[0] != s->ip)
-			return false;
-		v++;
-	}
-	return !s->callchain_nr || !memcmp(v, s->callchain, s->callchain_nr * sizeof(*v));
+	return e->fp.lo == k->fp.lo && e->fp.hi == k->fp.hi;
 }
 
 /*
  * Adds a sample's key (resolved into stack and thread) with its first count;
- * indexed (and its addresses kept) only when it can be looked up again.
- * Returns its index, UINT32_MAX when out of memory.
+ * indexed only when it can be looked up again. Returns its index,
+ * UINT32_MAX when out of memory.
  */
-static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, uint64_t h, bool index,
-			   const struct rdr_sample *s)
+static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, bool index)
 {
-	struct rawkey *e;
-	uint32_t n = (uint32_t)s->callchain_nr + !!(k->mode & RK_HAS_IP);
-
-	if (!index)
-		n = 0;
 	if (c->nr_keys >= UINT32_MAX - 1 ||
-	    !vec_reserve((void **)&c->keys, &c->cap_keys, c->nr_keys + 1, sizeof(*e)) ||
-	    !vec_reserve((void **)&c->raw_pool, &c->raw_cap, c->raw_len + n, sizeof(uint64_t)))
+	    !vec_reserve((void **)&c->keys, &c->cap_keys, c->nr_keys + 1, sizeof(*k)))
 		return UINT32_MAX;
-	e = &c->keys[c->nr_keys];
-	*e = *k;
-	e->off = c->raw_len;
-	e->n = n;
-	if (index) {
-		if (k->mode & RK_HAS_IP)
-			c->raw_pool[c->raw_len++] = s->ip;
-		if (s->callchain_nr) {
-			memcpy(c->raw_pool + c->raw_len, s->callchain,
-			       s->callchain_nr * sizeof(uint64_t));
-			c->raw_len += s->callchain_nr;
-		}
-		if (!hidx_add(&c->key_idx, h, (uint32_t)c->nr_keys))
-			return UINT32_MAX;
-	}
+	c->keys[c->nr_keys] = *k;
+	if (index && !hidx_add(&c->key_idx, k->fp.lo, (uint32_t)c->nr_keys))
+		return UINT32_MAX;
 	return (uint32_t)c->nr_keys++;
 }
 
@@ -254,9 +243,9 @@ static void cv_drop_indexes(struct cv *c)
 	vec_shrink((void **)&c->keys, &c->cap_keys, c->nr_keys, sizeof(*c->keys));
 	vec_shrink((void **)&c->frames, &c->cap_frames, c->nr_frames, sizeof(*c->frames));
 	vec_shrink((void **)&c->pool, &c->pool_cap, c->pool_len, sizeof(*c->pool));
-	free(c->raw_pool);
-	c->raw_pool = NULL;
-	c->raw_len = c->raw_cap = 0;
+	free(c->fp_buf);
+	c->fp_buf = NULL;
+	c->fp_cap = 0;
 	free(c->stack_buf);
 	c->stack_buf = NULL;
 	c->stack_buf_cap = 0;
@@ -275,7 +264,7 @@ static void cv_release(struct cv *c)
 	free(c->stack_trunc);
 	free(c->threads);
 	free(c->keys);
-	free(c->raw_pool);
+	free(c->fp_buf);
 	free(c->stack_buf);
 	hidx_release(&c->frame_idx);
 	hidx_release(&c->stack_idx);
@@ -848,10 +837,11 @@ static enum conv_err pass_init(struct pass *ps)
 
 /*
  * A sample not seen before: its frames resolved and interned, its stack and
- * thread found or added, and its key added (k holds what was known before).
+ * thread found or added, and its key added (k and id hold what was known
+ * before; k->fp is set when known).
  */
 static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev, struct rawkey *k,
-				     uint64_t h, bool known, uint32_t lk, uint32_t *key)
+				     struct rawid *id, bool known, uint32_t lk, uint32_t *key)
 {
 	const struct rdr_sample *s = &ev->u.sample;
 	struct cv *c = &ps->c;
@@ -907,18 +897,18 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 		return CONV_E_NOMEM;
 	/* the key as it was before resolving (procmap_resolve may have made the process) */
 	if (!known && procmap_space_key(ps->pm, s->pid, &sk)) {
-		k->proc = sk.proc;
-		k->version = sk.version;
-		k->kversion = sk.kversion;
+		id->proc = sk.proc;
+		id->version = sk.version;
+		id->kversion = sk.kversion;
 		known = sk.proc == proc;
-		h = rawkey_hash(k, s);
+		if (known && !rawkey_fingerprint(c, k, id, s))
+			return CONV_E_NOMEM;
 	}
-	k->proc = proc;
 	k->stack = stack;
 	k->thread = thread;
 	k->count = 1;
 	k->weight = s->period ? s->period : 1;
-	ki = rawkey_add(c, k, h, known, s);
+	ki = rawkey_add(c, k, known);
 	if (ki == UINT32_MAX)
 		return CONV_E_NOMEM;
 	if (known)
@@ -1117,7 +1107,7 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	struct cv *c = &ps->c;
 	struct pm_space_key sk;
 	struct rawkey k;
-	uint64_t h = 0;
+	struct rawid id;
 	bool known = procmap_space_key(ps->pm, s->pid, &sk);
 	uint32_t lk = (s->sample_type & PERF_SAMPLE_CPU ? s->cpu : s->tid) % LAST_KEYS;
 	uint32_t found = UINT32_MAX;
@@ -1127,28 +1117,30 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		return CONV_E_NOMEM;
 	s = &ev->u.sample;
 	memset(&k, 0, sizeof(k));
-	k.tid = s->tid;
+	memset(&id, 0, sizeof(id));
+	id.tid = s->tid;
 	k.comm = procmap_thread_comm(ps->pm, s->tid);
 	k.attr = (uint32_t)ev->attr;
 	/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
 	k.cpu = !ps->o->label_cpu ? 0 : s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
-	k.mode = (ev->misc & PERF_MISC_CPUMODE_MASK) | (s->sample_type & PERF_SAMPLE_IP ? RK_HAS_IP : 0);
+	id.mode = (ev->misc & PERF_MISC_CPUMODE_MASK) | (s->sample_type & PERF_SAMPLE_IP ? RK_HAS_IP : 0);
 	k.fields = pass_fields(ps, ev);
 	if (k.fields == UINT32_MAX)
 		return CONV_E_NOMEM;
 	if (known) {
-		k.proc = sk.proc;
-		k.version = sk.version;
-		k.kversion = sk.kversion;
-		if (c->last_key[lk] && rawkey_same(c, &c->keys[c->last_key[lk] - 1], &k, s)) {
+		id.proc = sk.proc;
+		id.version = sk.version;
+		id.kversion = sk.kversion;
+		if (!rawkey_fingerprint(c, &k, &id, s))
+			return CONV_E_NOMEM;
+		if (c->last_key[lk] && rawkey_same(&c->keys[c->last_key[lk] - 1], &k)) {
 			found = c->last_key[lk] - 1;
 		} else {
 			struct hidx_iter it;
 
-			h = rawkey_hash(&k, s);
-			for (uint32_t ki = hidx_first(&c->key_idx, h, &it); ki != HIDX_NONE;
+			for (uint32_t ki = hidx_first(&c->key_idx, k.fp.lo, &it); ki != HIDX_NONE;
 			     ki = hidx_next(&c->key_idx, &it)) {
-				if (rawkey_same(c, &c->keys[ki], &k, s)) {
+				if (rawkey_same(&c->keys[ki], &k)) {
 					found = ki;
 					c->last_key[lk] = found + 1;
 					break;
@@ -1163,9 +1155,9 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		e->weight += s->period ? s->period : 1;
 		k.thread = e->thread;
 		k.stack = e->stack;
-		procmap_count_sample(ps->pm, e->proc);
+		procmap_count_sample(ps->pm, (uint32_t)(c->threads[e->thread] >> 32));
 	} else {
-		err = pass_new_sample(ps, ev, &k, h, known, lk, &found);
+		err = pass_new_sample(ps, ev, &k, &id, known, lk, &found);
 		if (err)
 			return err;
 	}
@@ -1473,16 +1465,17 @@ static uint32_t pass_thread_labels(const struct pass *ps, const struct label_key
 				   struct prof_label *lb, bool *thread_only)
 {
 	const struct pm_proc *pr;
+	uint64_t th = ps->c.threads[a->thread];
 	uint32_t n = 0;
 
 	*thread_only = true;
 	if (ps->o->no_labels)
 		return 0;
-	pr = procmap_proc(ps->pm, a->proc);
+	pr = procmap_proc(ps->pm, (uint32_t)(th >> 32));
 	lb[n].key = keys->pid;
 	lb[n++].num = pr ? (int32_t)pr->pid : 0; /* -1: perf has none (a task at exit) */
 	lb[n].key = keys->tid;
-	lb[n++].num = (int32_t)a->tid;
+	lb[n++].num = (int32_t)(uint32_t)th;
 	lb[n].key = keys->comm;
 	/* a sample taken before the thread's last rename has the name it had then */
 	if (a->comm == t->cid || a->comm == PM_NO_COMM) {

@@ -8,7 +8,7 @@ set -eu
 # target, debuginfod (real server), lld and Go for the symbolization test
 # programs, a JDK for the JIT test (and later jfr).
 PKGS="build-essential cmake pkg-config git
-libelf-dev libdw-dev libcurl4-openssl-dev libzstd-dev libtraceevent-dev zlib1g-dev libdeflate-dev
+libelf-dev libdw-dev libcurl4-openssl-dev libzstd-dev libxxhash-dev libtraceevent-dev zlib1g-dev libdeflate-dev
 libiberty-dev libcmocka-dev
 python3 clang lld linux-perf elfutils binutils debuginfod golang-go
 golang-github-google-pprof-dev protobuf-compiler openjdk-17-jdk-headless valgrind"

@@ -251,6 +251,31 @@ static void test_hmap(void **state)
 }
 
 /* Reserving makes room once: no growth while the reserved entries go in, and nothing is lost. */
+/* The fingerprint is XXH3-128 (its published value for no bytes) and tells every one-bit change apart. */
+static void test_hmap_fingerprint(void **state)
+{
+	uint64_t w[16] = { 0 };
+	struct hmap_fp a, b;
+
+	(void)state;
+	a = hmap_fingerprint(w, 0);
+	assert_true(a.hi == 0x99aa06d3014798d8ull && a.lo == 0x6001c324468d497full);
+	for (size_t i = 0; i < 16; i++)
+		w[i] = 0xffffffff81000000ull + i * 64;
+	a = hmap_fingerprint(w, sizeof(w));
+	b = hmap_fingerprint(w, sizeof(w));
+	assert_true(a.lo == b.lo && a.hi == b.hi);
+	for (size_t bit = 0; bit < 16 * 64; bit++) {
+		w[bit / 64] ^= 1ull << (bit % 64);
+		b = hmap_fingerprint(w, sizeof(w));
+		w[bit / 64] ^= 1ull << (bit % 64);
+		assert_false(a.lo == b.lo || a.hi == b.hi);
+	}
+	/* a shorter run of the same words is another key */
+	b = hmap_fingerprint(w, sizeof(w) - sizeof(w[0]));
+	assert_false(a.lo == b.lo && a.hi == b.hi);
+}
+
 static void test_hmap_reserve(void **state)
 {
 	struct hmap m;
@@ -458,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_arena),
 		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_hmap_reserve),
+		cmocka_unit_test(test_hmap_fingerprint),
 		cmocka_unit_test(test_hidx),
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_json),
