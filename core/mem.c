@@ -73,7 +73,7 @@ void mem_tune_malloc(void)
 	uintptr_t start = ((uintptr_t)sbrk(0) + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 
 	(void)mallopt(M_ARENA_MAX, 1);
-	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	(void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	(void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	(void)mallopt(M_TOP_PAD, 64 << 20);
 	atomic_store(&heap_done, start);

@@ -37,14 +37,13 @@ void *mem_alloc_table(size_t n);
 /*
  * Sets the process's malloc policy for conv's pattern of large, short-lived
  * tables: one arena (all threads allocate from the brk heap, which
- * mem_advise_huge covers), blocks up to 32 MiB from that heap (not one mmap
- * each, which is unmapped at free and faulted in again at the next
- * allocation), freed memory kept instead of returned (it is reused by the
- * next phase's tables), and the heap grown 64 MiB at a time. Measured on a
- * 90 MB recording with the huge-page advice: 30 900 page faults -> 10 300,
- * median run 0.96 -> 0.75 s (bench/ab.py). The first 64 MiB are grown and
- * advised here, before the reading pass fills them with small blocks:
- * 10 300 faults -> 4 900 (-n: 8 300 -> 3 300).
+ * mem_advise_huge covers) for the small blocks, kept when freed (the next
+ * phase reuses them) and grown 64 MiB at a time; blocks from 1 MiB up are
+ * mappings of their own, so that a growing table is moved by mremap (no
+ * copy, and its old pages are not faulted in again at a new place) and a
+ * table freed between phases goes back to the kernel instead of staying in
+ * the process's peak. The first 64 MiB of heap are grown and advised here,
+ * before the reading pass fills them with small blocks.
  * For the cli's main only (process-wide); a no-op outside glibc.
  */
 void mem_tune_malloc(void);
