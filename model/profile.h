@@ -45,23 +45,25 @@ struct prof_function {
 	int64_t start_line;
 };
 
+/* One per distinct frame and inline level: kept narrow (DWARF's lines and columns are 32-bit). */
 struct prof_line {
 	uint32_t function;
-	int64_t line, column;
+	uint32_t line, column; /* 0 when unknown */
 };
 
+/* One per distinct frame: fields ordered so that the struct has no padding but its tail. */
 struct prof_location {
-	uint32_t mapping;   /* PROF_NONE when unmapped */
 	uint64_t address;
-	uint32_t first_line; /* index into lines; innermost first */
-	uint32_t nr_lines;
 	/*
 	 * The ELF virtual address in the mapping's file that was (or would be)
 	 * looked up: for callers the return address minus 1. Lets a later
 	 * symbolizer resolve the frame by build-id alone.
 	 */
-	bool has_elf_addr;
 	uint64_t elf_addr;
+	uint32_t mapping;   /* PROF_NONE when unmapped */
+	uint32_t first_line; /* index into lines; innermost first */
+	uint32_t nr_lines;
+	bool has_elf_addr;
 };
 
 /* A thread: one per (process, tid) seen in samples. */
