@@ -295,6 +295,23 @@ bool prof_stack_set_truncated(struct prof *p, uint32_t stack)
 	return true;
 }
 
+bool prof_adopt_stacks(struct prof *p, uint32_t *pool, size_t pool_len, size_t pool_cap,
+		       uint32_t *offs, size_t nr, size_t offs_cap, uint8_t *truncated)
+{
+	if (p->nr_stacks || p->stack_pool || p->stacks || p->stack_truncated)
+		return false;
+	p->stack_pool = pool;
+	p->stack_pool_len = pool_len;
+	p->cap_stack_pool = pool_cap;
+	p->stacks = offs;
+	p->nr_stacks = nr;
+	p->cap_stacks = offs_cap;
+	p->stack_truncated = truncated;
+	/* the flags past nr are not the builder's to vouch for: prof_stack_set_truncated clears them when it grows */
+	p->cap_stack_truncated = truncated ? nr : 0;
+	return true;
+}
+
 uint32_t prof_add_thread(struct prof *p, const struct prof_thread *t)
 {
 	if (!vec_reserve((void **)&p->threads, &p->cap_threads, p->nr_threads + 1, sizeof(*t)))

@@ -190,6 +190,17 @@ uint32_t prof_location_append(struct prof *p, uint32_t mapping, uint64_t address
 			      const struct prof_line *lines, uint32_t nr_lines);
 uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n);
 bool prof_stack_set_truncated(struct prof *p, uint32_t stack);
+/*
+ * Makes stacks a builder laid out as the model does the model's own, so
+ * that the largest array of a profile is not copied: pool holds per stack
+ * its length, then its location ids (leaf first); offs[i] is stack i's
+ * place in pool; truncated (NULL: none) one byte per stack, 1 when the
+ * recorder cut it. The arrays pass to the model (caps: elements allocated;
+ * truncated has at least nr). Only into a model without stacks: false
+ * otherwise, and nothing is taken.
+ */
+bool prof_adopt_stacks(struct prof *p, uint32_t *pool, size_t pool_len, size_t pool_cap,
+		       uint32_t *offs, size_t nr, size_t offs_cap, uint8_t *truncated);
 static inline bool prof_stack_truncated(const struct prof *p, uint32_t stack)
 {
 	return stack < p->cap_stack_truncated && p->stack_truncated[stack];

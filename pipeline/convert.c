@@ -78,9 +78,13 @@ struct cv {
 	struct rawframe *frames; /* distinct frames */
 	size_t nr_frames, cap_frames;
 	struct hidx frame_idx;
-	uint32_t *pool; /* raw stacks: frame indexes of each stack, consecutive */
+	/*
+	 * raw stacks in the model's layout (prof_adopt_stacks), which takes
+	 * them over: per stack its length, then its frame indexes
+	 */
+	uint32_t *pool;
 	size_t pool_len, pool_cap;
-	uint32_t *stack_off, *stack_len;
+	uint32_t *stack_off; /* a stack's place in pool */
 	uint8_t *stack_trunc;  /* the recorder cut the stack at its depth limit */
 	size_t nr_stacks, cap_stacks;
 	struct hidx stack_idx;
@@ -151,34 +155,29 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 	h = hmap_hash(h);
 	for (uint32_t v = hidx_first(&c->stack_idx, h, &it); v != HIDX_NONE;
 	     v = hidx_next(&c->stack_idx, &it)) {
-		if (c->stack_len[v] == n &&
-		    (!n || !memcmp(c->pool + c->stack_off[v], f, n * sizeof(*f))))
+		const uint32_t *e = c->pool + c->stack_off[v];
+
+		if (e[0] == n && (!n || !memcmp(e + 1, f, n * sizeof(*f))))
 			return v;
 	}
-	if (c->pool_len + n > UINT32_MAX || c->nr_stacks >= UINT32_MAX - 1 ||
-	    !vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n, sizeof(*f)) ||
+	if (c->pool_len + n + 1 > UINT32_MAX || c->nr_stacks >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&c->pool, &c->pool_cap, c->pool_len + n + 1, sizeof(*f)) ||
 	    !vec_reserve((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
 		return UINT32_MAX;
-	/* the parallel arrays follow stack_off's capacity (a realloc per stack when they did not check) */
-	if (c->cap_stacks != old_cap || !c->stack_len || !c->stack_trunc) {
-		size_t cap = c->cap_stacks;
-		uint32_t *nl = realloc(c->stack_len, cap * sizeof(uint32_t));
-		uint8_t *nt;
+	/* the flags follow stack_off's capacity (a realloc per stack when they did not check) */
+	if (c->cap_stacks != old_cap || !c->stack_trunc) {
+		uint8_t *nt = realloc(c->stack_trunc, c->cap_stacks);
 
-		if (!nl)
-			return UINT32_MAX;
-		c->stack_len = nl;
-		nt = realloc(c->stack_trunc, cap);
 		if (!nt)
 			return UINT32_MAX;
 		c->stack_trunc = nt;
 	}
 	c->stack_trunc[c->nr_stacks] = 0;
+	c->pool[c->pool_len] = n;
 	if (n)
-		memcpy(c->pool + c->pool_len, f, n * sizeof(*f));
+		memcpy(c->pool + c->pool_len + 1, f, n * sizeof(*f));
 	c->stack_off[c->nr_stacks] = (uint32_t)c->pool_len;
-	c->stack_len[c->nr_stacks] = n;
-	c->pool_len += n;
+	c->pool_len += n + 1;
 	if (!hidx_add(&c->stack_idx, h, (uint32_t)c->nr_stacks))
 		return UINT32_MAX;
 	return (uint32_t)c->nr_stacks++;
@@ -260,7 +259,6 @@ static void cv_release(struct cv *c)
 	free(c->frames);
 	free(c->pool);
 	free(c->stack_off);
-	free(c->stack_len);
 	free(c->stack_trunc);
 	free(c->threads);
 	free(c->keys);
@@ -801,7 +799,6 @@ struct pass {
 	uint64_t *kept_by_attr;    /* kept samples per attr (pipe mode: attrs arrive, so this grows) */
 	size_t nr_kept;
 	uint64_t *map_hits;        /* frames of kept samples per mapping */
-	uint32_t *stack_map;       /* raw stack -> model stack */
 	uint32_t *map_ids;         /* procmap mapping -> model mapping */
 	size_t loc_base;           /* model location of the first frame */
 	uint64_t t_sym;            /* when the symbolizer's workers started */
@@ -1264,8 +1261,8 @@ static enum conv_err pass_count_frames(struct pass *ps)
 		return CONV_E_NOMEM;
 	}
 	for (size_t i = 0; i < c->nr_keys; i++) {
-		const uint32_t *f = c->pool ? c->pool + c->stack_off[c->keys[i].stack] : NULL;
-		uint32_t n = c->stack_len[c->keys[i].stack];
+		const uint32_t *f = c->pool + c->stack_off[c->keys[i].stack] + 1;
+		uint32_t n = f[-1];
 
 		st->frames += c->keys[i].count * n;
 		for (uint32_t k = 0; k < n; k++)
@@ -1373,41 +1370,37 @@ static void pass_model_types(struct pass *ps, struct label_keys *k)
 	k->state = p->offcpu_event != PROF_NONE ? prof_str(p, "state") : 0;
 }
 
-/* The model's stacks (locations numbered loc_base + frame index). */
+/*
+ * The model's stacks: the raw stacks themselves, taken over by the model
+ * (a stack's id stays its raw id, a frame's location is loc_base + its
+ * index), sized for the samples to come.
+ */
 static enum conv_err pass_model_stacks(struct pass *ps)
 {
 	struct cv *c = &ps->c;
 	struct prof *p = ps->p;
-	uint32_t *locs = NULL;
-	size_t locs_cap = 0;
-	enum conv_err err = CONV_E_OK;
 
 	ps->loc_base = p->nr_locations;
-	ps->stack_map = malloc((c->nr_stacks + 1) * sizeof(*ps->stack_map));
-	/* sizes known now: allocated once (+1: the lost-samples entry) */
-	if (!ps->stack_map || c->nr_frames >= PROF_NONE - ps->loc_base ||
-	    !prof_reserve(p, c->nr_frames + 1, c->nr_stacks + 1, c->pool_len + 1, c->nr_keys + 1))
+	if (c->nr_frames >= PROF_NONE - ps->loc_base)
 		return CONV_E_NOMEM;
-	for (size_t s = 0; s < c->nr_stacks; s++) {
-		uint32_t n = c->stack_len[s];
-		const uint32_t *f = c->pool ? c->pool + c->stack_off[s] : NULL;
+	if (ps->loc_base)
+		for (size_t s = 0; s < c->nr_stacks; s++) {
+			uint32_t *f = c->pool + c->stack_off[s];
 
-		if (!vec_reserve((void **)&locs, &locs_cap, n + 1, sizeof(*locs))) {
-			err = CONV_E_NOMEM;
-			break;
+			for (uint32_t i = 1; i <= f[0]; i++)
+				f[i] += (uint32_t)ps->loc_base;
 		}
-		for (uint32_t i = 0; i < n; i++)
-			locs[i] = (uint32_t)ps->loc_base + f[i];
-		ps->stack_map[s] = prof_stack_append(p, locs, n);
-		if (c->stack_trunc[s] && ps->stack_map[s] != PROF_NONE)
-			prof_stack_set_truncated(p, ps->stack_map[s]);
+	if (c->nr_stacks) {
+		/* (convert_run's model is a new one: it has no stacks to refuse these for) */
+		if (!prof_adopt_stacks(p, c->pool, c->pool_len, c->pool_cap, c->stack_off, c->nr_stacks,
+				       c->cap_stacks, c->stack_trunc))
+			return CONV_E_INVAL;
+		c->pool = NULL;
+		c->stack_off = NULL;
+		c->stack_trunc = NULL;
 	}
-	free(locs);
-	free(c->pool);
-	c->pool = NULL;
-	free(c->stack_off);
-	c->stack_off = NULL;
-	if (err || (p->events && prof_events_remap(p->events, ps->stack_map, c->nr_stacks)))
+	/* sizes known now: allocated once (+1: the lost-samples entry) */
+	if (!prof_reserve(p, c->nr_frames + 1, 1, 1, c->nr_keys + 1))
 		return CONV_E_NOMEM;
 	ps->st->unique_stacks = c->nr_stacks;
 	return CONV_E_OK;
@@ -1541,7 +1534,7 @@ static enum conv_err pass_model_samples(struct pass *ps, const struct label_keys
 			if (thread_only)
 				t->set = ls;
 		}
-		if (ls == UINT32_MAX || !prof_add_sample_set(p, ps->stack_map[a->stack], ls, nlb, vals)) {
+		if (ls == UINT32_MAX || !prof_add_sample_set(p, a->stack, ls, nlb, vals)) {
 			err = CONV_E_NOMEM;
 			break;
 		}
@@ -1586,7 +1579,7 @@ static enum conv_err pass_model_offcpu(struct pass *ps, const struct label_keys 
 		}
 		vals[2 * o] = (int64_t)t[i].n;
 		vals[2 * o + 1] = (int64_t)t[i].ns;
-		if (!prof_add_sample(p, ps->stack_map[a->stack], lb, nlb, vals)) {
+		if (!prof_add_sample(p, a->stack, lb, nlb, vals)) {
 			free(vals);
 			return CONV_E_NOMEM;
 		}
@@ -1737,7 +1730,6 @@ static void pass_release(struct pass *ps)
 	free(ps->kept_by_attr);
 	free(ps->map_ids);
 	free(ps->map_hits);
-	free(ps->stack_map);
 	cv_release(&ps->c);
 	unwinding_free(ps->uw);
 	tpfields_free(ps->tpf);

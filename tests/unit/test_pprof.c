@@ -285,6 +285,71 @@ static void test_stream(void **state)
  * share a place, a list and its prefix do not, values add up per (stack,
  * list), and the pools come out the same.
  */
+/* Stacks laid out by a builder become the model's as they are, and the model grows them after. */
+static void test_adopt_stacks(void **state)
+{
+	struct prof p;
+	uint32_t *pool = malloc(16 * sizeof(*pool)), *offs = malloc(4 * sizeof(*offs)), n, id;
+	uint8_t *trunc = malloc(4);
+	const uint32_t *l;
+	const uint32_t more[3] = { 7, 8, 9 };
+
+	(void)state;
+	assert_non_null(pool);
+	assert_non_null(offs);
+	assert_non_null(trunc);
+	/* two stacks, [5 6] and [], then garbage the model must not read as flags */
+	pool[0] = 2;
+	pool[1] = 5;
+	pool[2] = 6;
+	pool[3] = 0;
+	offs[0] = 0;
+	offs[1] = 3;
+	trunc[0] = 0;
+	trunc[1] = 1;
+	trunc[2] = trunc[3] = 0xee;
+	prof_init(&p);
+	assert_true(prof_adopt_stacks(&p, pool, 4, 16, offs, 2, 4, trunc));
+	assert_false(prof_adopt_stacks(&p, pool, 4, 16, offs, 2, 4, trunc));
+	l = prof_stack_locs(&p, 0, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(l[0], 5);
+	assert_int_equal(l[1], 6);
+	prof_stack_locs(&p, 1, &n);
+	assert_int_equal(n, 0);
+	assert_false(prof_stack_truncated(&p, 0));
+	assert_true(prof_stack_truncated(&p, 1));
+	/* past what was given: new stacks, unflagged until flagged */
+	for (uint32_t i = 0; i < 5; i++) {
+		id = prof_stack(&p, more, 3 - i % 3);
+		assert_true(id == 2 + i || (i >= 3 && id == 2 + i - 3));
+	}
+	assert_false(prof_stack_truncated(&p, 2));
+	assert_false(prof_stack_truncated(&p, 3));
+	assert_true(prof_stack_set_truncated(&p, 3));
+	assert_true(prof_stack_truncated(&p, 3));
+	assert_false(prof_stack_truncated(&p, 2));
+	assert_true(prof_stack_truncated(&p, 1));
+	l = prof_stack_locs(&p, 4, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(l[0], 7);
+	prof_release(&p);
+}
+
+/* a model with stacks already takes none */
+static void test_adopt_stacks_refused(void **state)
+{
+	struct prof p;
+	const uint32_t one[1] = { 1 };
+	uint32_t pool[2] = { 1, 2 }, offs[1] = { 0 };
+
+	(void)state;
+	prof_init(&p);
+	assert_int_equal(prof_stack(&p, one, 1), 0);
+	assert_false(prof_adopt_stacks(&p, pool, 2, 2, offs, 1, 1, NULL));
+	prof_release(&p);
+}
+
 static void test_sample_label_sets(void **state)
 {
 	struct prof a, b;
@@ -342,6 +407,8 @@ int main(void)
 		cmocka_unit_test(test_gzip_deterministic),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_sample_label_sets),
+		cmocka_unit_test(test_adopt_stacks),
+		cmocka_unit_test(test_adopt_stacks_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
