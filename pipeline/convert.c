@@ -48,15 +48,15 @@ struct rawframe {
  * address spaces it was resolved in, its thread, event, cpumode, cpu (when
  * labelled), comm, field labels and the raw addresses (IP, then the
  * callchain as recorded, context markers included): all of it is kept as
- * one 128-bit fingerprint (rawkey_fingerprint), not as the addresses, which
- * were most of the reading pass's memory. Equal keys resolve alike, so each
+ * one 128-bit fingerprint (rawkey_fingerprint, in cv.key_fp: dropped with
+ * the indexes), not as the addresses, which were most of the reading
+ * pass's memory. Equal keys resolve alike, so each
  * is resolved once and a repeat costs a hash of its addresses and a count.
  * Keys that resolve to the same stack and labels become one sample in the
  * model (prof_add_sample adds them up). The process and tid are the
  * thread's (cv.threads).
  */
 struct rawkey {
-	struct hmap_fp fp; /* set when indexed */
 	uint64_t count, weight;
 	uint32_t attr, cpu;
 	uint32_t stack, thread;
@@ -64,11 +64,12 @@ struct rawkey {
 	uint32_t fields; /* tracepoint field labels: a tpfields value list, 0 none */
 };
 
-/* What tells a sample's key apart besides the kept fields: fingerprinted, not kept. */
+/* What tells a sample's key apart besides the kept fields, and the key's fingerprint. */
 struct rawid {
 	uint64_t version, kversion;
 	uint32_t proc, tid;
 	uint32_t mode; /* cpumode | RK_HAS_IP */
+	struct hmap_fp fp; /* set by rawkey_fingerprint */
 };
 
 #define RK_HAS_IP 0x10000u
@@ -94,6 +95,7 @@ struct cv {
 	struct hidx thread_idx;
 	struct rawkey *keys;
 	size_t nr_keys, cap_keys;
+	struct hmap_fp *key_fp; /* per key (cap_keys of them): its fingerprint, unset when not indexed */
 	struct hidx key_idx;
 	uint64_t *fp_buf; /* the words rawkey_fingerprint hashes */
 	size_t fp_cap;
@@ -184,11 +186,11 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 }
 
 /*
- * A sample's key's fingerprint into k->fp: its identity (id, the kept
- * fields) and its raw addresses (the IP when sampled, then the callchain),
- * hashed as one run of words; false when out of memory.
+ * A sample's key's fingerprint into id->fp: its identity (id, the kept
+ * fields of k) and its raw addresses (the IP when sampled, then the
+ * callchain), hashed as one run of words; false when out of memory.
  */
-static bool rawkey_fingerprint(struct cv *c, struct rawkey *k, const struct rawid *id,
+static bool rawkey_fingerprint(struct cv *c, const struct rawkey *k, struct rawid *id,
 			       const struct rdr_sample *s)
 {
 	bool ip = id->mode & RK_HAS_IP;
@@ -210,13 +212,13 @@ static bool rawkey_fingerprint(struct cv *c, struct rawkey *k, const struct rawi
 		w[7] = s->ip;
 	if (s->callchain_nr)
 		memcpy(w + 7 + ip, s->callchain, s->callchain_nr * sizeof(uint64_t));
-	k->fp = hmap_fingerprint(w, n * sizeof(uint64_t));
+	id->fp = hmap_fingerprint(w, n * sizeof(uint64_t));
 	return true;
 }
 
-static bool rawkey_same(const struct rawkey *e, const struct rawkey *k)
+static bool rawkey_same(const struct cv *c, uint32_t key, const struct rawid *id)
 {
-	return e->fp.lo == k->fp.lo && e->fp.hi == k->fp.hi;
+	return c->key_fp[key].lo == id->fp.lo && c->key_fp[key].hi == id->fp.hi;
 }
 
 /*
@@ -224,14 +226,29 @@ static bool rawkey_same(const struct rawkey *e, const struct rawkey *k)
  * indexed only when it can be looked up again. Returns its index,
  * UINT32_MAX when out of memory.
  */
-static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, bool index)
+static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, const struct rawid *id, bool index)
 {
+	size_t old_cap = c->cap_keys;
+
 	if (c->nr_keys >= UINT32_MAX - 1 ||
 	    !vec_reserve((void **)&c->keys, &c->cap_keys, c->nr_keys + 1, sizeof(*k)))
 		return UINT32_MAX;
+	/* the fingerprints follow the keys' capacity */
+	if (c->cap_keys != old_cap || !c->key_fp) {
+		struct hmap_fp *nf = realloc(c->key_fp, c->cap_keys * sizeof(*nf));
+
+		if (!nf)
+			return UINT32_MAX;
+		c->key_fp = nf;
+	}
 	c->keys[c->nr_keys] = *k;
-	if (index && !hidx_add(&c->key_idx, k->fp.lo, (uint32_t)c->nr_keys))
-		return UINT32_MAX;
+	if (index) {
+		c->key_fp[c->nr_keys] = id->fp;
+		if (!hidx_add(&c->key_idx, id->fp.lo, (uint32_t)c->nr_keys))
+			return UINT32_MAX;
+	} else {
+		memset(&c->key_fp[c->nr_keys], 0, sizeof(c->key_fp[0]));
+	}
 	return (uint32_t)c->nr_keys++;
 }
 
@@ -245,6 +262,8 @@ static void cv_drop_indexes(struct cv *c)
 	free(c->fp_buf);
 	c->fp_buf = NULL;
 	c->fp_cap = 0;
+	free(c->key_fp);
+	c->key_fp = NULL;
 	free(c->stack_buf);
 	c->stack_buf = NULL;
 	c->stack_buf_cap = 0;
@@ -262,6 +281,7 @@ static void cv_release(struct cv *c)
 	free(c->stack_trunc);
 	free(c->threads);
 	free(c->keys);
+	free(c->key_fp);
 	free(c->fp_buf);
 	free(c->stack_buf);
 	hidx_release(&c->frame_idx);
@@ -835,7 +855,7 @@ static enum conv_err pass_init(struct pass *ps)
 /*
  * A sample not seen before: its frames resolved and interned, its stack and
  * thread found or added, and its key added (k and id hold what was known
- * before; k->fp is set when known).
+ * before; id->fp is set when known).
  */
 static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev, struct rawkey *k,
 				     struct rawid *id, bool known, uint32_t lk, uint32_t *key)
@@ -905,7 +925,7 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	k->thread = thread;
 	k->count = 1;
 	k->weight = s->period ? s->period : 1;
-	ki = rawkey_add(c, k, known);
+	ki = rawkey_add(c, k, id, known);
 	if (ki == UINT32_MAX)
 		return CONV_E_NOMEM;
 	if (known)
@@ -1130,14 +1150,14 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		id.kversion = sk.kversion;
 		if (!rawkey_fingerprint(c, &k, &id, s))
 			return CONV_E_NOMEM;
-		if (c->last_key[lk] && rawkey_same(&c->keys[c->last_key[lk] - 1], &k)) {
+		if (c->last_key[lk] && rawkey_same(c, c->last_key[lk] - 1, &id)) {
 			found = c->last_key[lk] - 1;
 		} else {
 			struct hidx_iter it;
 
-			for (uint32_t ki = hidx_first(&c->key_idx, k.fp.lo, &it); ki != HIDX_NONE;
+			for (uint32_t ki = hidx_first(&c->key_idx, id.fp.lo, &it); ki != HIDX_NONE;
 			     ki = hidx_next(&c->key_idx, &it)) {
-				if (rawkey_same(&c->keys[ki], &k)) {
+				if (rawkey_same(c, ki, &id)) {
 					found = ki;
 					c->last_key[lk] = found + 1;
 					break;
