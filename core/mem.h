@@ -38,9 +38,8 @@ void *mem_alloc_table(size_t n);
  * Sets the process's malloc policy for conv's pattern of large, short-lived
  * tables: one arena (all threads allocate from the brk heap, which
  * mem_advise_huge covers) for the small blocks, kept when freed (the next
- * phase reuses them) and grown 64 MiB at a time; blocks from 1 MiB up are
- * mappings of their own, so that a growing table is moved by mremap (no
- * copy, and its old pages are not faulted in again at a new place) and a
+ * phase reuses them) and grown 64 MiB at a time; blocks from 1 MiB up that
+ * do not fit the heap's free top are mappings of their own, so that a
  * table freed between phases goes back to the kernel instead of staying in
  * the process's peak. The first 64 MiB of heap are grown and advised here,
  * before the reading pass fills them with small blocks.

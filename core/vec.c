@@ -17,9 +17,8 @@ bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
 		if (nc > SIZE_MAX / 2)
 			return false;
 		/*
-		 * Doubling while small; past 1 MiB, 1.5x: a big array is
-		 * mremap'ed by realloc (no copy), and a third less slack lowers
-		 * the peak of the per-file tables.
+		 * Doubling while small; past 1 MiB, 1.5x: a third less slack
+		 * lowers the peak of the per-file tables.
 		 */
 		nc = elem && nc >= ((size_t)1 << 20) / elem ? nc + nc / 2 + 1 : nc * 2;
 	}
