@@ -36,6 +36,7 @@ void prof_release(struct prof *p)
 	free(p->labels);
 	free(p->values);
 	free(p->types);
+	free(p->type_slot);
 	free(p->comments);
 	free(p->stack_truncated);
 	free(p->threads);
@@ -212,6 +213,12 @@ uint32_t prof_label_set(struct prof *p, const struct prof_label *labels, uint32_
 	return at;
 }
 
+/* The values a sample keeps. */
+static size_t prof_slots(const struct prof *p)
+{
+	return p->type_slot ? p->nr_slots : p->nr_types;
+}
+
 bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_frames,
 		  size_t samples)
 {
@@ -224,8 +231,50 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
 	       vec_reserve_exact((void **)&p->samples, &p->cap_samples, p->nr_samples + samples,
 			   sizeof(*p->samples)) &&
 	       vec_reserve_exact((void **)&p->values, &p->cap_values,
-			   p->nr_values + samples * p->nr_types, sizeof(*p->values)) &&
+			   p->nr_values + samples * prof_slots(p), sizeof(*p->values)) &&
 	       hidx_reserve(&p->sample_idx, p->nr_samples + samples);
+}
+
+bool prof_set_value_types(struct prof *p, const bool *used)
+{
+	uint32_t *slot;
+	size_t n = 0;
+
+	if (p->nr_samples)
+		return false;
+	slot = malloc((p->nr_types ? p->nr_types : 1) * sizeof(*slot));
+	if (!slot)
+		return false;
+	for (size_t t = 0; t < p->nr_types; t++)
+		slot[t] = used[t] ? (uint32_t)n++ : PROF_NONE;
+	free(p->type_slot);
+	p->type_slot = slot;
+	p->nr_slots = n;
+	return true;
+}
+
+/* Whether every type without a slot has 0 in values (nr_types of them). */
+static bool values_fit(const struct prof *p, const int64_t *values)
+{
+	for (size_t t = 0; p->type_slot && t < p->nr_types; t++)
+		if (p->type_slot[t] == PROF_NONE && values[t])
+			return false;
+	return true;
+}
+
+/* values (nr_types) into a sample's slots at v: set, or added to what is there */
+static void slot_values(const struct prof *p, const int64_t *values, int64_t *v, bool add)
+{
+	for (size_t t = 0; t < p->nr_types; t++) {
+		uint32_t slot = p->type_slot ? p->type_slot[t] : (uint32_t)t;
+
+		if (slot == PROF_NONE)
+			continue;
+		if (add)
+			v[slot] += values[t];
+		else
+			v[slot] = values[t];
+	}
 }
 
 bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uint32_t nr_labels,
@@ -234,19 +283,22 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 	uint64_t h = hmap_mix(hmap_mix(hmap_mix(4, stack), label_set), nr_labels);
 	struct hidx_iter it;
 	struct prof_sample *s;
+	size_t ns = prof_slots(p);
 
+	/* checked first: a refused value leaves the profile as it was */
+	if (!values_fit(p, values))
+		return false;
 	for (uint32_t v = hidx_first(&p->sample_idx, h, &it); v != HIDX_NONE;
 	     v = hidx_next(&p->sample_idx, &it)) {
 		s = &p->samples[v];
 		if (s->stack == stack && s->first_label == label_set && s->nr_labels == nr_labels) {
-			for (size_t k = 0; k < p->nr_types; k++)
-				p->values[s->first_value + k] += values[k];
+			slot_values(p, values, p->values + s->first_value, true);
 			return true;
 		}
 	}
 	if (p->nr_samples >= UINT32_MAX - 1 ||
 	    !vec_reserve((void **)&p->samples, &p->cap_samples, p->nr_samples + 1, sizeof(*s)) ||
-	    !vec_reserve((void **)&p->values, &p->cap_values, p->nr_values + p->nr_types, sizeof(*values)))
+	    !vec_reserve((void **)&p->values, &p->cap_values, p->nr_values + ns, sizeof(*values)))
 		return false;
 	/* indexed first: a failure leaves the profile as it was */
 	if (!hidx_add(&p->sample_idx, h, (uint32_t)p->nr_samples))
@@ -256,9 +308,9 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 	s->first_label = label_set;
 	s->nr_labels = nr_labels;
 	s->first_value = (uint32_t)p->nr_values;
-	if (p->nr_types) /* a recording without events has no values (and maybe no array) */
-		memcpy(p->values + p->nr_values, values, p->nr_types * sizeof(*values));
-	p->nr_values += p->nr_types;
+	if (ns) /* a recording without events has no values (and maybe no array) */
+		slot_values(p, values, p->values + p->nr_values, false);
+	p->nr_values += ns;
 	p->nr_samples++;
 	return true;
 }

@@ -115,7 +115,7 @@ struct prof_sample {
 	uint32_t stack;       /* index into stacks */
 	uint32_t first_label; /* into label pool */
 	uint32_t nr_labels;
-	uint32_t first_value; /* into value pool: nr_types values */
+	uint32_t first_value; /* into value pool: one value per slot (prof_sample_value) */
 };
 
 struct prof_value_type {
@@ -146,6 +146,15 @@ struct prof {
 	size_t nr_values, cap_values;
 	struct prof_value_type *types;
 	size_t nr_types;
+	/*
+	 * A sample keeps a value for each type that may be non-zero
+	 * (prof_set_value_types): type_slot[t] is its place among them,
+	 * PROF_NONE for a type that is 0 in every sample. NULL: every type has
+	 * a place (slot = type). A recording's side-band events (perf's dummy
+	 * event) are never sampled, and their types were half of its values.
+	 */
+	uint32_t *type_slot;
+	size_t nr_slots;
 	uint32_t default_type;      /* index into types */
 	struct prof_value_type period_type;
 	int64_t period;
@@ -223,8 +232,25 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
 		  size_t samples);
 
 /*
+ * Says which types may be non-zero (used: nr_types flags), before the first
+ * sample; the others take no room in samples and read as 0. false when out
+ * of memory or when samples exist (nothing changes).
+ */
+bool prof_set_value_types(struct prof *p, const bool *used);
+
+/* A sample's value of type t (0 for a type set as never used). */
+static inline int64_t prof_sample_value(const struct prof *p, const struct prof_sample *s, size_t t)
+{
+	uint32_t slot = p->type_slot ? p->type_slot[t] : (uint32_t)t;
+
+	return slot == PROF_NONE ? 0 : p->values[s->first_value + slot];
+}
+
+/*
  * Adds values (nr_types of them) to the sample of (stack, labels), creating
  * it. Samples with equal label lists share one copy of them in the pool.
+ * false when out of memory, and when a value is not 0 for a type set as
+ * never used (prof_set_value_types): nothing is added then.
  */
 bool prof_add_sample(struct prof *p, uint32_t stack, const struct prof_label *labels,
 		     uint32_t nr_labels, const int64_t *values);

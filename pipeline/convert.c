@@ -1359,6 +1359,25 @@ struct label_keys {
 	uint32_t pid, tid, comm, process, cpu, event, state;
 };
 
+/*
+ * Values are kept for the types of events that have samples, and for
+ * off-CPU time: an event that was never sampled (perf's dummy event of a
+ * system-wide recording) has only zeros. Without the model's table of them
+ * (out of memory) every type keeps its values: more memory, same profile.
+ */
+static void pass_value_types(struct pass *ps)
+{
+	struct prof *p = ps->p;
+	bool *used = calloc(p->nr_types ? p->nr_types : 1, sizeof(*used));
+
+	if (!used)
+		return;
+	for (size_t i = 0; i < p->nr_events_desc && 2 * i + 1 < p->nr_types; i++)
+		used[2 * i] = used[2 * i + 1] = i == p->offcpu_event || p->events_desc[i].samples;
+	(void)prof_set_value_types(p, used);
+	free(used);
+}
+
 /* The model's event types, and the label keys (interned in this order: the string table's). */
 static void pass_model_types(struct pass *ps, struct label_keys *k)
 {
@@ -1369,6 +1388,7 @@ static void pass_model_types(struct pass *ps, struct label_keys *k)
 		p->events_desc[i].samples = i < ps->nr_kept ? ps->kept_by_attr[i] : 0;
 	if (p->offcpu_event != PROF_NONE)
 		p->events_desc[p->offcpu_event].samples = offcpu_stats(ps->off)->intervals;
+	pass_value_types(ps);
 	for (size_t i = 0; ps->tpf && i < p->nr_events_desc && i < rdr_info(ps->r)->nr_attrs; i++) {
 		const bool *num;
 		size_t n;

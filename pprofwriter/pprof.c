@@ -193,7 +193,7 @@ static enum conv_err encode(const struct prof *p, struct sink *k)
 			pb_bytes(&m, 1, packed.data, packed.len);
 		dbuf_reset(&packed);
 		for (size_t k2 = 0; k2 < p->nr_types; k2++)
-			pb_varint(&packed, (uint64_t)p->values[s->first_value + k2]);
+			pb_varint(&packed, (uint64_t)prof_sample_value(p, s, k2));
 		pb_bytes(&m, 2, packed.data, packed.len);
 		dbuf_reset(&packed);
 		for (uint32_t k2 = 0; k2 < s->nr_labels; k2++) {

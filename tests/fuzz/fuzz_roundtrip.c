@@ -90,7 +90,8 @@ static void check_model(const struct prof *p, const struct convert_stats *cs)
 
 		FUZZ_CHECK(s->stack < p->nr_stacks);
 		FUZZ_CHECK((size_t)s->first_label + s->nr_labels <= p->nr_labels);
-		FUZZ_CHECK((size_t)s->first_value + p->nr_types <= p->nr_values);
+		FUZZ_CHECK((size_t)s->first_value + (p->type_slot ? p->nr_slots : p->nr_types) <=
+			   p->nr_values);
 		locs = prof_stack_locs(p, s->stack, &n);
 		for (uint32_t k = 0; k < n; k++)
 			FUZZ_CHECK(locs[k] < p->nr_locations);
@@ -101,8 +102,8 @@ static void check_model(const struct prof *p, const struct convert_stats *cs)
 				   l->unit < p->strs.count);
 		}
 		for (size_t e = 0; 2 * e < p->nr_types; e++) {
-			FUZZ_CHECK(p->values[s->first_value + 2 * e] >= 0);
-			counted += (uint64_t)p->values[s->first_value + 2 * e];
+			FUZZ_CHECK(prof_sample_value(p, s, 2 * e) >= 0);
+			counted += (uint64_t)prof_sample_value(p, s, 2 * e);
 		}
 	}
 	for (size_t i = 0; i < p->nr_stacks; i++)

@@ -482,8 +482,8 @@ static void test_offcpu_time_file(void **state)
 	assert_string_equal(strtab_get(&o.p.strs, o.p.types[t0 + 1].type), "off_cpu");
 	assert_string_equal(strtab_get(&o.p.strs, o.p.types[t0 + 1].unit), "nanoseconds");
 	for (size_t i = 0; i < o.p.nr_samples; i++) {
-		n += o.p.values[o.p.samples[i].first_value + t0];
-		ns += o.p.values[o.p.samples[i].first_value + t0 + 1];
+		n += prof_sample_value(&o.p, &o.p.samples[i], t0);
+		ns += prof_sample_value(&o.p, &o.p.samples[i], t0 + 1);
 	}
 	assert_int_equal(n, 3);
 	assert_int_equal(ns, 21000);

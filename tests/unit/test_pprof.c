@@ -336,6 +336,36 @@ static void test_adopt_stacks(void **state)
 	prof_release(&p);
 }
 
+/* Types set as never used take no room, read as 0, and refuse a value. */
+static void test_value_types(void **state)
+{
+	struct prof p;
+	const uint32_t one[1] = { 1 };
+	const bool used[4] = { false, false, true, true };
+	const int64_t v1[4] = { 0, 0, 3, 3000 }, v2[4] = { 0, 0, 1, 1000 }, bad[4] = { 1, 0, 1, 1 };
+	uint32_t st;
+
+	(void)state;
+	prof_init(&p);
+	p.nr_types = 4;
+	p.types = calloc(4, sizeof(*p.types));
+	assert_non_null(p.types);
+	assert_true(prof_set_value_types(&p, used));
+	st = prof_stack(&p, one, 1);
+	assert_true(prof_add_sample(&p, st, NULL, 0, v1));
+	assert_true(prof_add_sample(&p, st, NULL, 0, v2));
+	assert_false(prof_add_sample(&p, st, NULL, 0, bad));
+	assert_int_equal(p.nr_samples, 1);
+	assert_int_equal(p.nr_values, 2);
+	assert_int_equal(prof_sample_value(&p, &p.samples[0], 0), 0);
+	assert_int_equal(prof_sample_value(&p, &p.samples[0], 1), 0);
+	assert_int_equal(prof_sample_value(&p, &p.samples[0], 2), 4);
+	assert_int_equal(prof_sample_value(&p, &p.samples[0], 3), 4000);
+	/* too late once samples exist */
+	assert_false(prof_set_value_types(&p, used));
+	prof_release(&p);
+}
+
 /* a model with stacks already takes none */
 static void test_adopt_stacks_refused(void **state)
 {
@@ -391,9 +421,9 @@ static void test_sample_label_sets(void **state)
 		assert_int_equal(a.samples[i].stack, b.samples[i].stack);
 		assert_int_equal(a.samples[i].first_label, b.samples[i].first_label);
 		assert_int_equal(a.samples[i].nr_labels, b.samples[i].nr_labels);
-		assert_int_equal(a.values[a.samples[i].first_value], b.values[b.samples[i].first_value]);
+		assert_int_equal(prof_sample_value(&a, &a.samples[i], 0), prof_sample_value(&b, &b.samples[i], 0));
 		/* 100 + 200 + 300 plus three times stack * 10 + list */
-		assert_int_equal(b.values[b.samples[i].first_value],
+		assert_int_equal(prof_sample_value(&b, &b.samples[i], 0),
 				 600 + 3 * (int64_t)(b.samples[i].stack * 10 + i % 3));
 	}
 	prof_release(&a);
@@ -409,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_sample_label_sets),
 		cmocka_unit_test(test_adopt_stacks),
 		cmocka_unit_test(test_adopt_stacks_refused),
+		cmocka_unit_test(test_value_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
