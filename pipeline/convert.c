@@ -34,13 +34,18 @@
 #include <string.h>
 #include <time.h>
 
-/* One distinct resolved frame; stacks are arrays of their indexes. */
+/*
+ * One distinct resolved frame; stacks are arrays of their indexes. 16
+ * bytes: the JIT symbol of the rare JIT frame is kept aside (cv.jits), and
+ * ref says which of the two a frame has.
+ */
 struct rawframe {
-	uint32_t mapping; /* PM_NO_MAPPING when unmapped */
-	uint32_t addr_id; /* symjob id, SYMJOB_NONE */
 	uint64_t addr;
-	const struct jit_sym *jit;
+	uint32_t mapping; /* PM_NO_MAPPING when unmapped */
+	uint32_t ref;     /* symjob id; RF_JIT | index into cv.jits; SYMJOB_NONE: neither */
 };
+
+#define RF_JIT 0x80000000u
 
 /*
  * A distinct sample as recorded, and the aggregate of its repeats. What
@@ -78,6 +83,8 @@ struct rawid {
 struct cv {
 	struct rawframe *frames; /* distinct frames */
 	size_t nr_frames, cap_frames;
+	const struct jit_sym **jits; /* the JIT frames' symbols */
+	size_t nr_jits, cap_jits;
 	struct hidx frame_idx;
 	/*
 	 * raw stacks in the model's layout (prof_adopt_stacks), which takes
@@ -118,6 +125,18 @@ static uint64_t mix_fast(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
+/* A frame's JIT symbol, NULL for other code. */
+static const struct jit_sym *frame_jit(const struct cv *c, const struct rawframe *f)
+{
+	return f->ref != SYMJOB_NONE && (f->ref & RF_JIT) ? c->jits[f->ref & ~RF_JIT] : NULL;
+}
+
+/* A frame's symbolizer id, SYMJOB_NONE for JIT code and unregistered addresses. */
+static uint32_t frame_addr_id(const struct rawframe *f)
+{
+	return f->ref & RF_JIT ? SYMJOB_NONE : f->ref;
+}
+
 /* The index of a distinct frame, registered with the symbolizer when new; UINT32_MAX when out of memory. */
 static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob *sj)
 {
@@ -128,7 +147,7 @@ static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob 
 	for (uint32_t v = hidx_first(&c->frame_idx, h, &it); v != HIDX_NONE;
 	     v = hidx_next(&c->frame_idx, &it)) {
 		f = &c->frames[v];
-		if (f->mapping == pf->mapping && f->addr == pf->addr && f->jit == pf->jit)
+		if (f->mapping == pf->mapping && f->addr == pf->addr && frame_jit(c, f) == pf->jit)
 			return v;
 	}
 	if (c->nr_frames >= UINT32_MAX - 1 ||
@@ -137,9 +156,19 @@ static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob 
 	f = &c->frames[c->nr_frames];
 	f->mapping = pf->mapping;
 	f->addr = pf->addr;
-	f->jit = pf->jit;
-	/* --no-symbolize registers too: the binaries' program headers still give ELF addresses */
-	f->addr_id = pf->jit ? SYMJOB_NONE : symjob_add(sj, pf->mapping, pf->file_offset);
+	if (pf->jit) {
+		if (c->nr_jits >= RF_JIT - 1 ||
+		    !vec_reserve((void **)&c->jits, &c->cap_jits, c->nr_jits + 1, sizeof(*c->jits)))
+			return UINT32_MAX;
+		c->jits[c->nr_jits] = pf->jit;
+		f->ref = RF_JIT | (uint32_t)c->nr_jits++;
+	} else {
+		/* --no-symbolize registers too: the binaries' program headers still give ELF addresses */
+		f->ref = symjob_add(sj, pf->mapping, pf->file_offset);
+		/* (ids with RF_JIT's bit would take 2^31 addresses: out of memory long before) */
+		if (f->ref != SYMJOB_NONE && (f->ref & RF_JIT))
+			return UINT32_MAX;
+	}
 	if (!hidx_add(&c->frame_idx, h, (uint32_t)c->nr_frames))
 		return UINT32_MAX;
 	return (uint32_t)c->nr_frames++;
@@ -276,6 +305,7 @@ static void cv_drop_indexes(struct cv *c)
 static void cv_release(struct cv *c)
 {
 	free(c->frames);
+	free(c->jits);
 	free(c->pool);
 	free(c->stack_off);
 	free(c->stack_trunc);
@@ -537,7 +567,7 @@ static bool stop_name(const struct procmap *pm, uint64_t word, char *buf, size_t
 
 /* The model location of a raw frame (created on first use). */
 static uint32_t location_of(struct prof *p, const struct procmap *pm, struct symjob *sj,
-			    uint32_t *map_ids, const struct rawframe *f)
+			    uint32_t *map_ids, const struct rawframe *f, const struct jit_sym *jit)
 {
 	char stop[320];
 	struct prof_line lines[64];
@@ -549,19 +579,18 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 
 	if (m)
 		mapping = mapping_of(p, pm, map_ids, f->mapping);
-	if (!m && !f->jit && stop_name(pm, f->addr, stop, sizeof(stop))) {
+	if (!m && !jit && stop_name(pm, f->addr, stop, sizeof(stop))) {
 		lines[nl].function = prof_function(p, prof_str(p, stop), prof_str(p, stop), 0, 0);
 		lines[nl].line = 0;
 		lines[nl].column = 0;
 		nl++;
-	} else if (f->jit) {
-		lines[nl].function = prof_function(p, prof_str(p, f->jit->name), prof_str(p, f->jit->name),
-						   0, 0);
+	} else if (jit) {
+		lines[nl].function = prof_function(p, prof_str(p, jit->name), prof_str(p, jit->name), 0, 0);
 		lines[nl].line = 0;
 		lines[nl].column = 0;
 		nl++;
-	} else if (f->addr_id != SYMJOB_NONE) {
-		const struct symjob_result *r = symjob_get(sj, f->addr_id);
+	} else if (frame_addr_id(f) != SYMJOB_NONE) {
+		const struct symjob_result *r = symjob_get(sj, frame_addr_id(f));
 
 		if (r && r->normalized && m && m->kind != PM_KIND_KERNEL && m->kind != PM_KIND_MODULE) {
 			elf_addr = r->elf_va;
@@ -1293,18 +1322,18 @@ static enum conv_err pass_count_frames(struct pass *ps)
 
 		if (!hits[i])
 			continue;
-		if (f->mapping == PM_NO_MAPPING && !f->jit && unwinding_marker(f->addr, &why, &why_map)) {
+		if (f->mapping == PM_NO_MAPPING && !frame_jit(c, f) && unwinding_marker(f->addr, &why, &why_map)) {
 			/* a walk's early stop: said by a frame of its own, not a frame of the program */
 			st->frames -= hits[i];
 			continue;
 		}
 		if (f->mapping != PM_NO_MAPPING)
 			ps->map_hits[f->mapping] += hits[i];
-		if (f->addr_id != SYMJOB_NONE)
-			symjob_hit(ps->sj, f->addr_id, hits[i]);
+		if (frame_addr_id(f) != SYMJOB_NONE)
+			symjob_hit(ps->sj, frame_addr_id(f), hits[i]);
 		else if (f->mapping == PM_NO_MAPPING)
 			st->frames_unmapped += hits[i];
-		else if (f->jit)
+		else if (frame_jit(c, f))
 			st->frames_jit += hits[i];
 		else
 			note_nofile(st, ps->pm, f->mapping, hits[i]);
@@ -1678,11 +1707,14 @@ static enum conv_err pass_locations(struct pass *ps)
 		ps->map_ids[i] = PROF_NONE;
 	main_mapping_first(ps->p, ps->pm, ps->map_ids);
 	for (size_t i = 0; i < ps->c.nr_frames; i++)
-		if (location_of(ps->p, ps->pm, ps->sj, ps->map_ids, &ps->c.frames[i]) !=
+		if (location_of(ps->p, ps->pm, ps->sj, ps->map_ids, &ps->c.frames[i],
+				frame_jit(&ps->c, &ps->c.frames[i])) !=
 		    ps->loc_base + i)
 			return CONV_E_NOMEM;
 	free(ps->c.frames);
 	ps->c.frames = NULL;
+	free(ps->c.jits);
+	ps->c.jits = NULL;
 	ps->st->ns_model += now_ns() - t0;
 	return CONV_E_OK;
 }
