@@ -36,16 +36,29 @@ static void advise_heap(void)
 void mem_advise_huge(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+	static uintptr_t page;
 	uintptr_t lo, hi;
 
+	if (!page) {
+		long ps = sysconf(_SC_PAGESIZE);
+
+		page = ps > 0 ? (uintptr_t)ps : 4096;
+	}
+	/* (every call: the heap's new extent is advised before small blocks fill it too) */
+	advise_heap();
 	if (!p || n < MEM_HUGE_MIN)
 		return;
-	advise_heap();
-	lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	hi = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
-	/* only whole huge pages inside the block: the advice never reaches a neighbour's memory */
-	if (hi > lo)
-		(void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
+	/*
+	 * The block's pages, from the page it starts in: a block malloc
+	 * mapped on its own is then advised whole, as one mapping. Advice on
+	 * part of it split the mapping in three, and glibc's realloc, whose
+	 * mremap cannot move a range of several mappings, copied the block into
+	 * a new one instead (the old and the new both resident meanwhile). A
+	 * heap block's neighbours are in the heap, which advise_heap advises.
+	 */
+	lo = (uintptr_t)p & ~(page - 1);
+	hi = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+	(void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
 #else
 	(void)p;
 	(void)n;

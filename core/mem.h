@@ -7,18 +7,21 @@
 #include <stddef.h>
 
 /*
- * Asks the kernel to back the 2 MiB-aligned interior of [p, p + n) with
- * transparent huge pages (madvise MADV_HUGEPAGE), when n is large enough to
- * hold one. Why: the per-file tables (hash slots, frames, stacks, the reorder
- * pool) are tens of MB touched at random; with 4 KiB pages every first touch
- * is a page fault and most lookups a TLB miss, which on a virtual machine
- * costs a nested page walk. Debian's default THP mode is "madvise", so
- * without the advice none is used. Also advises what the brk heap grew by
- * since the last call (in whole aligned 2 MiB runs; the cli makes every
- * thread allocate from that heap, see mem_tune_malloc), so a growing table
- * needs one call, made before it touches the block. Advice only: failure
- * (no THP, another OS) changes nothing but speed, and the block stays the
- * caller's, freed with free(). Does nothing below MEM_HUGE_MIN.
+ * Asks the kernel to back the pages of [p, p + n) with transparent huge
+ * pages (madvise MADV_HUGEPAGE: used where whole aligned 2 MiB runs fit),
+ * when n is large enough to hold one. Why: the per-file tables (hash slots,
+ * frames, stacks, the reorder pool) are tens of MB touched at random; with
+ * 4 KiB pages every first touch is a page fault and most lookups a TLB
+ * miss, which on a virtual machine costs a nested page walk. Debian's
+ * default THP mode is "madvise", so without the advice none is used. The
+ * advice covers the block's pages whole, so that a block malloc mapped on
+ * its own stays one mapping, which realloc can move with mremap (advice on
+ * part of it split it, and realloc copied it instead). Every call also
+ * advises what the brk heap grew by since the last one (in whole aligned
+ * 2 MiB runs; the cli makes every thread allocate from that heap, see
+ * mem_tune_malloc). Advice only: failure (no THP, another OS) changes
+ * nothing but speed, and the block stays the caller's, freed with free().
+ * Below MEM_HUGE_MIN only the heap is advised.
  */
 void mem_advise_huge(void *p, size_t n);
 

@@ -94,6 +94,7 @@ struct cv {
 	size_t pool_len, pool_cap;
 	uint32_t *stack_off; /* a stack's place in pool */
 	uint8_t *stack_trunc;  /* the recorder cut the stack at its depth limit */
+	size_t cap_trunc;
 	size_t nr_stacks, cap_stacks;
 	struct hidx stack_idx;
 	/* threads of the samples: (process index, tid), in order of first sample */
@@ -102,7 +103,8 @@ struct cv {
 	struct hidx thread_idx;
 	struct rawkey *keys;
 	size_t nr_keys, cap_keys;
-	struct hmap_fp *key_fp; /* per key (cap_keys of them): its fingerprint, unset when not indexed */
+	struct hmap_fp *key_fp; /* per key: its fingerprint, unset when not indexed */
+	size_t cap_fp;
 	struct hidx key_idx;
 	uint64_t *fp_buf; /* the words rawkey_fingerprint hashes */
 	size_t fp_cap;
@@ -196,13 +198,9 @@ static uint32_t raw_stack(struct cv *c, const uint32_t *f, uint32_t n)
 	    !vec_reserve((void **)&c->stack_off, &c->cap_stacks, c->nr_stacks + 1, sizeof(uint32_t)))
 		return UINT32_MAX;
 	/* the flags follow stack_off's capacity (a realloc per stack when they did not check) */
-	if (c->cap_stacks != old_cap || !c->stack_trunc) {
-		uint8_t *nt = realloc(c->stack_trunc, c->cap_stacks);
-
-		if (!nt)
-			return UINT32_MAX;
-		c->stack_trunc = nt;
-	}
+	if ((c->cap_stacks != old_cap || !c->stack_trunc) &&
+	    !vec_reserve_exact((void **)&c->stack_trunc, &c->cap_trunc, c->cap_stacks, 1))
+		return UINT32_MAX;
 	c->stack_trunc[c->nr_stacks] = 0;
 	c->pool[c->pool_len] = n;
 	if (n)
@@ -263,13 +261,9 @@ static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, const struct ra
 	    !vec_reserve((void **)&c->keys, &c->cap_keys, c->nr_keys + 1, sizeof(*k)))
 		return UINT32_MAX;
 	/* the fingerprints follow the keys' capacity */
-	if (c->cap_keys != old_cap || !c->key_fp) {
-		struct hmap_fp *nf = realloc(c->key_fp, c->cap_keys * sizeof(*nf));
-
-		if (!nf)
-			return UINT32_MAX;
-		c->key_fp = nf;
-	}
+	if ((c->cap_keys != old_cap || !c->key_fp) &&
+	    !vec_reserve_exact((void **)&c->key_fp, &c->cap_fp, c->cap_keys, sizeof(*c->key_fp)))
+		return UINT32_MAX;
 	c->keys[c->nr_keys] = *k;
 	if (index) {
 		c->key_fp[c->nr_keys] = id->fp;
@@ -293,6 +287,7 @@ static void cv_drop_indexes(struct cv *c)
 	c->fp_cap = 0;
 	free(c->key_fp);
 	c->key_fp = NULL;
+	c->cap_fp = 0;
 	free(c->stack_buf);
 	c->stack_buf = NULL;
 	c->stack_buf_cap = 0;
