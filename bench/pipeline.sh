@@ -24,7 +24,9 @@
 # Environment: ROUNDS (3), CONV (default: a Release build in
 # /tmp/conv-bench-build), WORK (a new /tmp/pipebench.XXXXXX), JOBS (conv -j,
 # default the CPUs), SKIP (space-separated tool keys to leave out: conv conv_n
-# script flat graph perfparser), GOALS (pipeline: issue 9's goals; unwind:
+# script flat graph perfparser), GOALS (pipeline: issue 9's goals; lean: issue
+# 22's, >= 6x perf report --no-children, >= 20x perf report with call graphs,
+# peak RSS < 80 MB, conv -n >= 400 MB/s; unwind:
 # issue 20's, >= 100x perf report with call graphs, >= 20x perfparser, conv's
 # peak RSS below perf report's, and the unwinding throughput from conv's
 # --stats "unwind" object over its whole run and its read phase, from an
@@ -138,6 +140,7 @@ try:
 except (OSError, ValueError):
     st = {}
 wants = ((("flat", 5), ("graph", 15), ("perfparser", 10)) if goal_set == "pipeline"
+         else (("flat", 6), ("graph", 20)) if goal_set == "lean"
          else (("graph", 100), ("perfparser", 20)))
 if conv:
     for k, want in wants:
@@ -150,6 +153,13 @@ if conv:
             conv["rss_mb"], "met" if conv["rss_mb"] < 100 else "NOT met"))
         if "flat" in res:
             goals.append("conv RSS / perf report --no-children RSS = %.2f" % (conv["rss_mb"] / res["flat"]["rss_mb"]))
+    elif goal_set == "lean":
+        goals.append("conv peak RSS %.1f MB (goal < 80 MB): %s" % (
+            conv["rss_mb"], "met" if conv["rss_mb"] < 80 else "NOT met"))
+        if "conv_n" in res:
+            tput = mb / res["conv_n"]["best_s"]
+            goals.append("conv -n %.0f MB/s (goal >= 400 MB/s): %s" % (
+                tput, "met" if tput >= 400 else "NOT met"))
     elif "graph" in res:
         goals.append("conv peak RSS %.1f MB, perf report's %.1f MB (goal: below): %s" % (
             conv["rss_mb"], res["graph"]["rss_mb"],
