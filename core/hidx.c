@@ -57,6 +57,12 @@ uint32_t hidx_first(const struct hidx *x, uint64_t h, struct hidx_iter *it)
 	return scan(x, it);
 }
 
+void hidx_prefetch(const struct hidx *x, uint64_t h)
+{
+	if (x->cap)
+		__builtin_prefetch(&x->slots[home(x->cap, tag_of(h))]);
+}
+
 uint32_t hidx_next(const struct hidx *x, struct hidx_iter *it)
 {
 	return x->cap ? scan(x, it) : HIDX_NONE;

@@ -54,6 +54,13 @@ void hidx_release(struct hidx *x);
 uint32_t hidx_first(const struct hidx *x, uint64_t h, struct hidx_iter *it);
 uint32_t hidx_next(const struct hidx *x, struct hidx_iter *it);
 
+/*
+ * Starts loading the slot where a lookup of h begins: a caller with several
+ * lookups to make (a sample's frames) asks for all of them first, so that
+ * their cache misses overlap instead of following each other.
+ */
+void hidx_prefetch(const struct hidx *x, uint64_t h);
+
 /* Adds val (below HIDX_NONE) under hash h; equal hashes may be added again. False when out of memory. */
 bool hidx_add(struct hidx *x, uint64_t h, uint32_t val);
 

@@ -110,6 +110,8 @@ struct cv {
 	size_t fp_cap;
 	uint32_t *stack_buf; /* frame indexes of the sample being resolved */
 	size_t stack_buf_cap;
+	uint64_t *hash_buf; /* and their frames' hashes */
+	size_t hash_buf_cap;
 	/*
 	 * The last indexed key seen per CPU (per tid without a CPU field), as
 	 * index + 1. Half of the repeats in a system-wide recording repeat
@@ -139,10 +141,18 @@ static uint32_t frame_addr_id(const struct rawframe *f)
 	return f->ref & RF_JIT ? SYMJOB_NONE : f->ref;
 }
 
-/* The index of a distinct frame, registered with the symbolizer when new; UINT32_MAX when out of memory. */
-static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, struct symjob *sj)
+/* The hash a frame is indexed by. */
+static uint64_t frame_hash(const struct pm_frame *pf)
 {
-	uint64_t h = hmap_mix(hmap_mix(hmap_mix(1, pf->mapping), pf->addr), (uint64_t)(uintptr_t)pf->jit);
+	return hmap_mix(hmap_mix(hmap_mix(1, pf->mapping), pf->addr), (uint64_t)(uintptr_t)pf->jit);
+}
+
+/*
+ * The index of a distinct frame (h: frame_hash), registered with the
+ * symbolizer when new; UINT32_MAX when out of memory.
+ */
+static uint32_t frame_of(struct cv *c, const struct pm_frame *pf, uint64_t h, struct symjob *sj)
+{
 	struct hidx_iter it;
 	struct rawframe *f;
 
@@ -291,6 +301,9 @@ static void cv_drop_indexes(struct cv *c)
 	free(c->stack_buf);
 	c->stack_buf = NULL;
 	c->stack_buf_cap = 0;
+	free(c->hash_buf);
+	c->hash_buf = NULL;
+	c->hash_buf_cap = 0;
 	hidx_release(&c->key_idx);
 	hidx_release(&c->frame_idx);
 	hidx_release(&c->stack_idx);
@@ -309,6 +322,7 @@ static void cv_release(struct cv *c)
 	free(c->key_fp);
 	free(c->fp_buf);
 	free(c->stack_buf);
+	free(c->hash_buf);
 	hidx_release(&c->frame_idx);
 	hidx_release(&c->stack_idx);
 	hidx_release(&c->thread_idx);
@@ -908,10 +922,16 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	}
 	if (err)
 		return err;
-	if (!vec_reserve((void **)&c->stack_buf, &c->stack_buf_cap, nr + 2, sizeof(uint32_t)))
+	if (!vec_reserve((void **)&c->stack_buf, &c->stack_buf_cap, nr + 2, sizeof(uint32_t)) ||
+	    !vec_reserve((void **)&c->hash_buf, &c->hash_buf_cap, nr + 1, sizeof(uint64_t)))
 		return CONV_E_NOMEM;
+	/* the frames' lookups are cache misses in a large table: started together */
 	for (size_t i = 0; i < nr; i++) {
-		c->stack_buf[i] = frame_of(c, &frames[i], ps->sj);
+		c->hash_buf[i] = frame_hash(&frames[i]);
+		hidx_prefetch(&c->frame_idx, c->hash_buf[i]);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		c->stack_buf[i] = frame_of(c, &frames[i], c->hash_buf[i], ps->sj);
 		if (c->stack_buf[i] == UINT32_MAX)
 			return CONV_E_NOMEM;
 	}
@@ -919,7 +939,7 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 		memset(&stop, 0, sizeof(stop));
 		stop.mapping = PM_NO_MAPPING;
 		stop.addr = s->callchain[s->callchain_nr - 1];
-		c->stack_buf[nr] = frame_of(c, &stop, ps->sj);
+		c->stack_buf[nr] = frame_of(c, &stop, frame_hash(&stop), ps->sj);
 		if (c->stack_buf[nr++] == UINT32_MAX)
 			return CONV_E_NOMEM;
 	}
