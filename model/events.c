@@ -49,8 +49,6 @@ struct prof_events {
 	uint64_t bytes;     /* spool bytes written in all (file and buf) */
 	uint64_t left;      /* spool bytes not yet read back into buf */
 	struct prof_event prev; /* the previous event, written or read */
-	uint32_t *map;
-	size_t map_len;
 	int err_no;         /* first I/O error */
 	enum conv_err status;
 };
@@ -89,7 +87,6 @@ void prof_events_free(struct prof_events *e)
 	if (e->fd >= 0)
 		close(e->fd);
 	free(e->buf);
-	free(e->map);
 	free(e);
 }
 
@@ -190,20 +187,6 @@ enum conv_err prof_events_finish(struct prof_events *e, struct conv_diag *diag)
 	return CONV_E_OK;
 }
 
-enum conv_err prof_events_remap(struct prof_events *e, const uint32_t *map, size_t n)
-{
-	uint32_t *m = malloc((n ? n : 1) * sizeof(*m));
-
-	if (!m)
-		return CONV_E_NOMEM;
-	if (n)
-		memcpy(m, map, n * sizeof(*m));
-	free(e->map);
-	e->map = m;
-	e->map_len = n;
-	return CONV_E_OK;
-}
-
 uint64_t prof_events_count(const struct prof_events *e)
 {
 	return e ? e->count : 0;
@@ -285,8 +268,6 @@ bool prof_events_next(struct prof_events *e, struct prof_event *out)
 		return false;
 	}
 	*out = *pv;
-	if (e->map && out->stack < e->map_len)
-		out->stack = e->map[out->stack];
 	e->pos += c.pos;
 	e->read++;
 	return true;

@@ -4,9 +4,8 @@
  * grow with samples, so events go to an unlinked temporary file through a
  * small buffer; the writer reads them back once the model is finished.
  *
- * While reading, the pipeline knows only its own stack numbering; once the
- * model's stacks exist it gives the mapping (prof_events_remap) and readers
- * see model stack ids.
+ * Events carry the model's stack ids: the pipeline's stacks become the
+ * model's as they are (prof_adopt_stacks).
  */
 #ifndef CONV_MODEL_EVENTS_H
 #define CONV_MODEL_EVENTS_H
@@ -50,8 +49,6 @@ void prof_events_free(struct prof_events *e);
 bool prof_events_add(struct prof_events *e, const struct prof_event *ev);
 /* Flushes; reports the first write error (CONV_E_IO with errno text). */
 enum conv_err prof_events_finish(struct prof_events *e, struct conv_diag *diag);
-/* Stack ids as added -> model stack ids (n entries, copied). CONV_E_NOMEM. */
-enum conv_err prof_events_remap(struct prof_events *e, const uint32_t *map, size_t n);
 
 uint64_t prof_events_count(const struct prof_events *e);
 

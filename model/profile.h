@@ -189,15 +189,14 @@ uint32_t prof_location(struct prof *p, uint32_t mapping, uint64_t address,
 		       const struct prof_line *lines, uint32_t nr_lines);
 uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n);
 /*
- * The same without the lookup: always a new location or stack, and none is
- * indexed for later prof_location/prof_stack calls. For a builder that
- * already knows its locations and stacks are distinct (the conversion
- * interns frames and stacks itself): no hash table the size of the profile.
- * Two equal ones would only be two entries, which pprof and JFR allow.
+ * The same without the lookup: always a new location, not indexed for later
+ * prof_location calls. For a builder that already knows its locations are
+ * distinct (the conversion interns frames itself): no hash table the size
+ * of the profile. Two equal ones would only be two entries, which pprof and
+ * JFR allow. (Such a builder's stacks come whole: prof_adopt_stacks.)
  */
 uint32_t prof_location_append(struct prof *p, uint32_t mapping, uint64_t address,
 			      const struct prof_line *lines, uint32_t nr_lines);
-uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n);
 bool prof_stack_set_truncated(struct prof *p, uint32_t stack);
 /*
  * Makes stacks a builder laid out as the model does the model's own, so

@@ -858,7 +858,6 @@ struct pass {
 	size_t nr_kept;
 	uint64_t *map_hits;        /* frames of kept samples per mapping */
 	uint32_t *map_ids;         /* procmap mapping -> model mapping */
-	size_t loc_base;           /* model location of the first frame */
 	uint64_t t_sym;            /* when the symbolizer's workers started */
 };
 
@@ -1380,7 +1379,7 @@ static void pass_count_threads(struct pass *ps)
 /*
  * Symbolization starts on the workers beside this thread, which meanwhile
  * builds the model's stacks and samples: they need no symbols (a frame's
- * location will be number loc_base + its index). pass_locations joins them.
+ * location will be its index). pass_locations joins them.
  */
 static void pass_start_symbolize(struct pass *ps)
 {
@@ -1455,27 +1454,21 @@ static void pass_model_types(struct pass *ps, struct label_keys *k)
 }
 
 /*
- * The model's stacks: the raw stacks themselves, taken over by the model
- * (a stack's id stays its raw id, a frame's location is loc_base + its
- * index), sized for the samples to come.
+ * The model's stacks: the raw stacks themselves, taken over by the model (a
+ * stack's id stays its raw id, and a frame's location will be the frame's
+ * index: the model is new, so it has no locations or stacks before them),
+ * sized for the samples to come.
  */
 static enum conv_err pass_model_stacks(struct pass *ps)
 {
 	struct cv *c = &ps->c;
 	struct prof *p = ps->p;
 
-	ps->loc_base = p->nr_locations;
-	if (c->nr_frames >= PROF_NONE - ps->loc_base)
+	if (p->nr_locations)
+		return CONV_E_INVAL;
+	if (c->nr_frames >= PROF_NONE)
 		return CONV_E_NOMEM;
-	if (ps->loc_base)
-		for (size_t s = 0; s < c->nr_stacks; s++) {
-			uint32_t *f = c->pool + c->stack_off[s];
-
-			for (uint32_t i = 1; i <= f[0]; i++)
-				f[i] += (uint32_t)ps->loc_base;
-		}
 	if (c->nr_stacks) {
-		/* (convert_run's model is a new one: it has no stacks to refuse these for) */
 		if (!prof_adopt_stacks(p, c->pool, c->pool_len, c->pool_cap, c->stack_off, c->nr_stacks,
 				       c->cap_stacks, c->stack_trunc))
 			return CONV_E_INVAL;
@@ -1723,8 +1716,7 @@ static enum conv_err pass_locations(struct pass *ps)
 	main_mapping_first(ps->p, ps->pm, ps->map_ids);
 	for (size_t i = 0; i < ps->c.nr_frames; i++)
 		if (location_of(ps->p, ps->pm, ps->sj, ps->map_ids, &ps->c.frames[i],
-				frame_jit(&ps->c, &ps->c.frames[i])) !=
-		    ps->loc_base + i)
+				frame_jit(&ps->c, &ps->c.frames[i])) != i)
 			return CONV_E_NOMEM;
 	free(ps->c.frames);
 	ps->c.frames = NULL;

@@ -107,7 +107,7 @@ bool convert_event_matches(const char *recorded, const char *wanted);
 /*
  * Reads the whole recording and fills p, a model just made by prof_init.
  * The reader's problems stay in the reader. Errors: CONV_E_NOMEM,
- * CONV_E_IO; CONV_E_INVAL when p already has stacks.
+ * CONV_E_IO; CONV_E_INVAL when p already has locations or stacks.
  */
 enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
 			  struct convert_stats *st, struct conv_diag *diag);
