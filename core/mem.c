@@ -36,18 +36,15 @@ static void advise_heap(void)
 void mem_advise_huge(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-	static uintptr_t page;
-	uintptr_t lo, hi;
+	long ps;
+	uintptr_t page, lo, hi;
 
-	if (!page) {
-		long ps = sysconf(_SC_PAGESIZE);
-
-		page = ps > 0 ? (uintptr_t)ps : 4096;
-	}
 	/* (every call: the heap's new extent is advised before small blocks fill it too) */
 	advise_heap();
 	if (!p || n < MEM_HUGE_MIN)
 		return;
+	ps = sysconf(_SC_PAGESIZE);
+	page = ps > 0 ? (uintptr_t)ps : 4096;
 	/*
 	 * The block's pages, from the page it starts in: a block malloc
 	 * mapped on its own is then advised whole, as one mapping. Advice on

@@ -68,3 +68,10 @@ void vec_shrink(void **v, size_t *cap, size_t n, size_t elem)
 		*cap = n;
 	}
 }
+
+void vec_free(void **v, size_t *cap)
+{
+	free(*v);
+	*v = NULL;
+	*cap = 0;
+}

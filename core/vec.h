@@ -21,4 +21,7 @@ void vec_shrink(void **v, size_t *cap, size_t n, size_t elem);
 /* The same without doubling: capacity exactly need when it grows (for known sizes). */
 bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem);
 
+/* Frees the array and leaves it empty (NULL, capacity 0), ready to grow again. */
+void vec_free(void **v, size_t *cap);
+
 #endif

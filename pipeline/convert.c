@@ -103,7 +103,7 @@ struct cv {
 	struct hidx thread_idx;
 	struct rawkey *keys;
 	size_t nr_keys, cap_keys;
-	struct hmap_fp *key_fp; /* per key: its fingerprint, unset when not indexed */
+	struct hmap_fp *key_fp; /* per key: its fingerprint; never read (nor set) for a key not indexed */
 	size_t cap_fp;
 	struct hidx key_idx;
 	uint64_t *fp_buf; /* the words rawkey_fingerprint hashes */
@@ -279,8 +279,6 @@ static uint32_t rawkey_add(struct cv *c, const struct rawkey *k, const struct ra
 		c->key_fp[c->nr_keys] = id->fp;
 		if (!hidx_add(&c->key_idx, id->fp.lo, (uint32_t)c->nr_keys))
 			return UINT32_MAX;
-	} else {
-		memset(&c->key_fp[c->nr_keys], 0, sizeof(c->key_fp[0]));
 	}
 	return (uint32_t)c->nr_keys++;
 }
@@ -292,18 +290,10 @@ static void cv_drop_indexes(struct cv *c)
 	vec_shrink((void **)&c->keys, &c->cap_keys, c->nr_keys, sizeof(*c->keys));
 	vec_shrink((void **)&c->frames, &c->cap_frames, c->nr_frames, sizeof(*c->frames));
 	vec_shrink((void **)&c->pool, &c->pool_cap, c->pool_len, sizeof(*c->pool));
-	free(c->fp_buf);
-	c->fp_buf = NULL;
-	c->fp_cap = 0;
-	free(c->key_fp);
-	c->key_fp = NULL;
-	c->cap_fp = 0;
-	free(c->stack_buf);
-	c->stack_buf = NULL;
-	c->stack_buf_cap = 0;
-	free(c->hash_buf);
-	c->hash_buf = NULL;
-	c->hash_buf_cap = 0;
+	vec_free((void **)&c->fp_buf, &c->fp_cap);
+	vec_free((void **)&c->key_fp, &c->cap_fp);
+	vec_free((void **)&c->stack_buf, &c->stack_buf_cap);
+	vec_free((void **)&c->hash_buf, &c->hash_buf_cap);
 	hidx_release(&c->key_idx);
 	hidx_release(&c->frame_idx);
 	hidx_release(&c->stack_idx);
@@ -1718,10 +1708,8 @@ static enum conv_err pass_locations(struct pass *ps)
 		if (location_of(ps->p, ps->pm, ps->sj, ps->map_ids, &ps->c.frames[i],
 				frame_jit(&ps->c, &ps->c.frames[i])) != i)
 			return CONV_E_NOMEM;
-	free(ps->c.frames);
-	ps->c.frames = NULL;
-	free(ps->c.jits);
-	ps->c.jits = NULL;
+	vec_free((void **)&ps->c.frames, &ps->c.cap_frames);
+	vec_free((void **)&ps->c.jits, &ps->c.cap_jits);
 	ps->st->ns_model += now_ns() - t0;
 	return CONV_E_OK;
 }

@@ -10,6 +10,7 @@
 #include "core/dbuf.h"
 #include "core/hidx.h"
 #include "core/hmap.h"
+#include "core/vec.h"
 #include "core/strtab.h"
 #include "core/err.h"
 #include "core/json.h"
@@ -251,6 +252,30 @@ static void test_hmap(void **state)
 }
 
 /* Reserving makes room once: no growth while the reserved entries go in, and nothing is lost. */
+/* A vector grows to what is asked, shrinks to what it holds, and is empty again after vec_free. */
+static void test_vec(void **state)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0;
+
+	(void)state;
+	assert_true(vec_reserve((void **)&v, &cap, 100, sizeof(*v)));
+	assert_true(cap >= 100);
+	for (uint32_t i = 0; i < 100; i++)
+		v[i] = i;
+	vec_shrink((void **)&v, &cap, 40, sizeof(*v));
+	assert_int_equal(cap, 40);
+	assert_int_equal(v[39], 39);
+	vec_free((void **)&v, &cap);
+	assert_null(v);
+	assert_int_equal(cap, 0);
+	assert_true(vec_reserve_exact((void **)&v, &cap, 7, sizeof(*v)));
+	assert_int_equal(cap, 7);
+	vec_free((void **)&v, &cap);
+	vec_free((void **)&v, &cap); /* an empty vector may be freed again */
+	assert_null(v);
+}
+
 /* The fingerprint is XXH3-128 (its published value for no bytes) and tells every one-bit change apart. */
 static void test_hmap_fingerprint(void **state)
 {
@@ -484,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_hmap_reserve),
 		cmocka_unit_test(test_hmap_fingerprint),
+		cmocka_unit_test(test_vec),
 		cmocka_unit_test(test_hidx),
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_json),
