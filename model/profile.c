@@ -208,12 +208,6 @@ uint32_t prof_label_set(struct prof *p, const struct prof_label *labels, uint32_
 	return at;
 }
 
-/* The values a sample keeps. */
-static size_t prof_slots(const struct prof *p)
-{
-	return p->type_slot ? p->nr_slots : p->nr_types;
-}
-
 bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_frames,
 		  size_t samples)
 {
@@ -226,7 +220,7 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
 	       vec_reserve_exact((void **)&p->samples, &p->cap_samples, p->nr_samples + samples,
 			   sizeof(*p->samples)) &&
 	       vec_reserve_exact((void **)&p->values, &p->cap_values,
-			   p->nr_values + samples * prof_slots(p), sizeof(*p->values)) &&
+			   p->nr_values + samples * prof_nr_slots(p), sizeof(*p->values)) &&
 	       hidx_reserve(&p->sample_idx, p->nr_samples + samples);
 }
 
@@ -257,18 +251,14 @@ static bool values_fit(const struct prof *p, const int64_t *values)
 	return true;
 }
 
-/* values (nr_types) into a sample's slots at v: set, or added to what is there */
-static void slot_values(const struct prof *p, const int64_t *values, int64_t *v, bool add)
+/* values (nr_types) added into a sample's slots at v */
+static void add_values(const struct prof *p, const int64_t *values, int64_t *v)
 {
 	for (size_t t = 0; t < p->nr_types; t++) {
-		uint32_t slot = p->type_slot ? p->type_slot[t] : (uint32_t)t;
+		uint32_t slot = prof_type_slot(p, t);
 
-		if (slot == PROF_NONE)
-			continue;
-		if (add)
+		if (slot != PROF_NONE)
 			v[slot] += values[t];
-		else
-			v[slot] = values[t];
 	}
 }
 
@@ -278,7 +268,7 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 	uint64_t h = hmap_mix(hmap_mix(hmap_mix(4, stack), label_set), nr_labels);
 	struct hidx_iter it;
 	struct prof_sample *s;
-	size_t ns = prof_slots(p);
+	size_t ns = prof_nr_slots(p);
 
 	/* checked first: a refused value leaves the profile as it was */
 	if (!values_fit(p, values))
@@ -287,7 +277,7 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 	     v = hidx_next(&p->sample_idx, &it)) {
 		s = &p->samples[v];
 		if (s->stack == stack && s->first_label == label_set && s->nr_labels == nr_labels) {
-			slot_values(p, values, p->values + s->first_value, true);
+			add_values(p, values, p->values + s->first_value);
 			return true;
 		}
 	}
@@ -303,8 +293,10 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 	s->first_label = label_set;
 	s->nr_labels = nr_labels;
 	s->first_value = (uint32_t)p->nr_values;
-	if (ns) /* a recording without events has no values (and maybe no array) */
-		slot_values(p, values, p->values + p->nr_values, false);
+	if (ns) { /* a recording without events has no values (and maybe no array) */
+		memset(p->values + p->nr_values, 0, ns * sizeof(*p->values));
+		add_values(p, values, p->values + p->nr_values);
+	}
 	p->nr_values += ns;
 	p->nr_samples++;
 	return true;

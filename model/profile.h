@@ -237,10 +237,22 @@ bool prof_reserve(struct prof *p, size_t locations, size_t stacks, size_t stack_
  */
 bool prof_set_value_types(struct prof *p, const bool *used);
 
+/* Type t's place among a sample's values, PROF_NONE for a type set as never used. */
+static inline uint32_t prof_type_slot(const struct prof *p, size_t t)
+{
+	return p->type_slot ? p->type_slot[t] : (uint32_t)t;
+}
+
+/* The number of values a sample keeps. */
+static inline size_t prof_nr_slots(const struct prof *p)
+{
+	return p->type_slot ? p->nr_slots : p->nr_types;
+}
+
 /* A sample's value of type t (0 for a type set as never used). */
 static inline int64_t prof_sample_value(const struct prof *p, const struct prof_sample *s, size_t t)
 {
-	uint32_t slot = p->type_slot ? p->type_slot[t] : (uint32_t)t;
+	uint32_t slot = prof_type_slot(p, t);
 
 	return slot == PROF_NONE ? 0 : p->values[s->first_value + slot];
 }

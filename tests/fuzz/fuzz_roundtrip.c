@@ -90,8 +90,7 @@ static void check_model(const struct prof *p, const struct convert_stats *cs)
 
 		FUZZ_CHECK(s->stack < p->nr_stacks);
 		FUZZ_CHECK((size_t)s->first_label + s->nr_labels <= p->nr_labels);
-		FUZZ_CHECK((size_t)s->first_value + (p->type_slot ? p->nr_slots : p->nr_types) <=
-			   p->nr_values);
+		FUZZ_CHECK((size_t)s->first_value + prof_nr_slots(p) <= p->nr_values);
 		locs = prof_stack_locs(p, s->stack, &n);
 		for (uint32_t k = 0; k < n; k++)
 			FUZZ_CHECK(locs[k] < p->nr_locations);
