@@ -1,6 +1,6 @@
 /*
- * conv [OPTIONS] [FILE...]: perf.data -> BASE.pb.gz and BASE.jfr, each input
- * on its own. Outputs are written to a temp file in the target directory
+ * conv [OPTIONS] [FILE...]: perf.data -> BASE.pb.gz and BASE.jfr (and, when
+ * asked, BASE.folded and BASE.html), each input on its own. Outputs are written to a temp file in the target directory
  * and renamed, so a failed run never leaves a half-written file. On a
  * terminal: a progress line while working and a summary at the end; off a
  * terminal or with -q only errors and warnings. --stats writes the facts as
@@ -18,6 +18,10 @@
 #include "pipeline/convert.h"
 #include "pprofwriter/pprof.h"
 #include "reader/reader.h"
+#include "views/folded.h"
+#include "views/html.h"
+#include "views/top.h"
+#include "views/tree.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -34,14 +38,33 @@
 
 #define MAX_LIST CLI_MAX_LIST
 
-enum { F_PPROF = 1, F_JFR = 2 };
+/* The outputs conv writes, in the order the summary and --stats list them. */
+enum out_kind { OUT_PPROF, OUT_JFR, OUT_FOLDED, OUT_HTML, OUT__COUNT };
+
+struct out_desc {
+	const char *format; /* -F's word, --OPTION PATH's name, --stats' "format" */
+	const char *suffix; /* added to BASE */
+	const char *what;   /* for messages */
+	bool binary;        /* never to a terminal */
+};
+
+static const struct out_desc outs[OUT__COUNT] = {
+	{ "pprof", ".pb.gz", "the pprof output", true },
+	{ "jfr", ".jfr", "the JFR output", true },
+	{ "folded", ".folded", "the folded stacks", false },
+	{ "html", ".html", "the flame graph", false },
+};
+
+#define F_BIT(k) (1u << (k))
 
 struct cvopts {
 	struct convert_opts co;
 	struct cli_common com;    /* symbol sources, -j, -q, -v, --strict */
 	const char *out;          /* -o BASE or DIR/ */
-	const char *pprof_path, *jfr_path;
-	unsigned formats;         /* F_* ; 0 = from the paths given, else both */
+	const char *paths[OUT__COUNT]; /* named by --pprof, --jfr, --folded, --html */
+	unsigned formats;         /* F_BIT(OUT_*); 0 = from the paths given, else pprof and jfr */
+	const char *folded_value; /* --folded-value EVENT: its weighted value; NULL: first event's count */
+	unsigned top;             /* --top N: the summary's and --stats' top functions */
 	const char *stats_path;   /* NULL: none; "-": stdout */
 	struct rdr_opts ro;
 	bool tty;
@@ -54,6 +77,15 @@ struct cvopts {
 	char filters[512];        /* the filter options as given, for the warning when none is kept */
 	FILE *stats;
 };
+
+/* Whether any output is named (--pprof, --jfr, --folded, --html). */
+static bool any_path(const struct cvopts *c)
+{
+	for (int k = 0; k < OUT__COUNT; k++)
+		if (c->paths[k])
+			return true;
+	return false;
+}
 
 struct written {
 	const char *format;
@@ -342,9 +374,33 @@ static uint64_t frames_symbolized(const struct convert_stats *cs)
 	return n;
 }
 
+/* The summary's top functions: by self value, then by total, each with its share of the event's. */
+static void print_top(const struct view_top *t, const char *event)
+{
+	for (int by_total = 0; by_total < 2; by_total++) {
+		const struct view_top_ent *e = by_total ? t->by_total : t->by_self;
+		size_t n = by_total ? t->nr_total : t->nr_self;
+
+		for (size_t i = 0; i < n; i++) {
+			int64_t v = by_total ? e[i].total : e[i].self;
+
+			if (!i && !by_total)
+				fprintf(stderr, "  top self    (%s samples, of %" PRId64 ")\n", event, t->all);
+			else if (!i)
+				fprintf(stderr, "  top total\n");
+			fprintf(stderr, "     %6.2f%% %9" PRId64 "  %s",
+				t->all ? 100.0 * (double)v / (double)t->all : 0.0, v, e[i].name);
+			for (uint32_t k = 0; k < e[i].nr_inlined; k++)
+				fprintf(stderr, "%s%s", k ? ", " : "  (inlined into it: ", e[i].inlined[k]);
+			fprintf(stderr, "%s\n", e[i].nr_inlined ? ")" : "");
+		}
+	}
+}
+
 static void print_summary(uint64_t write_ns, const struct cvopts *c, const char *in, const struct rdr *r,
 			  const struct prof *p, const struct convert_stats *cs,
-			  const struct written *w, size_t nw)
+			  const struct written *w, size_t nw, const struct view_top *top,
+			  const char *top_event)
 {
 	uint64_t sym = frames_symbolized(cs),
 		 unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile;
@@ -433,11 +489,17 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 			cli_size(w[i].bytes, b, sizeof(b)));
 		if (!strcmp(w[i].format, "pprof"))
 			fprintf(stderr, "   go tool pprof -http=: %s\n", w[i].path);
-		else
+		else if (!strcmp(w[i].format, "jfr"))
 			/* jfr print cuts stacks at 5 frames by default */
 			fprintf(stderr, "   jfr print --stack-depth 64 %s, or JDK Mission Control\n",
 				w[i].path);
+		else if (!strcmp(w[i].format, "folded"))
+			fprintf(stderr, "   flamegraph.pl, inferno or speedscope read it\n");
+		else
+			fprintf(stderr, "   open it in a web browser\n");
 	}
+	if (top)
+		print_top(top, top_event);
 }
 
 /* The name of a record type for messages: "" for none, "type N" when perf never named it. */
@@ -455,9 +517,40 @@ static const char *record_name(uint32_t type)
 	return buf;
 }
 
+/* --stats' top functions: {event, samples, self: [...], total: [...]}. */
+static void json_top(struct json *j, const struct view_top *t, const char *event)
+{
+	json_key(j, "top_functions");
+	json_obj_begin(j);
+	json_kv_str(j, "event", event);
+	json_kv_u64(j, "samples", t->all > 0 ? (uint64_t)t->all : 0);
+	for (int by_total = 0; by_total < 2; by_total++) {
+		const struct view_top_ent *e = by_total ? t->by_total : t->by_self;
+		size_t n = by_total ? t->nr_total : t->nr_self;
+
+		json_key(j, by_total ? "total" : "self");
+		json_arr_begin(j);
+		for (size_t i = 0; i < n; i++) {
+			json_obj_begin(j);
+			json_kv_str(j, "name", e[i].name);
+			json_kv_u64(j, "self", (uint64_t)e[i].self);
+			json_kv_u64(j, "total", (uint64_t)e[i].total);
+			json_key(j, "inlined");
+			json_arr_begin(j);
+			for (uint32_t k = 0; k < e[i].nr_inlined; k++)
+				json_str(j, e[i].inlined[k]);
+			json_arr_end(j);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
+	json_obj_end(j);
+}
+
 static void write_stats(const struct cvopts *c, const char *in, int rc, const struct rdr *r,
 			const struct prof *p, const struct convert_stats *cs,
-			const struct written *w, size_t nw)
+			const struct written *w, size_t nw, const struct view_top *top,
+			const char *top_event)
 {
 	struct dbuf out;
 	struct json j;
@@ -563,6 +656,8 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	if (top)
+		json_top(&j, top, top_event);
 	json_obj_end(&j);
 	dbuf_putc(&out, '\n');
 	if (!out.err)
@@ -573,11 +668,9 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 
 /* ---- one input ---- */
 
-/* what conv appends to an output's base name */
-static const char *const out_suffixes[] = { ".pb.gz", ".jfr" };
-
-static void output_paths(const struct cvopts *c, const char *in, bool many, char *pp, char *jp,
-			 size_t n)
+/* Each output's path made from the input's name or -o: bufs[k] for outs[k]. */
+static void output_paths(const struct cvopts *c, const char *in, bool many,
+			 char bufs[OUT__COUNT][4096])
 {
 	char base[4096];
 	const char *name = !strcmp(in, "-") ? "stdin" : in;
@@ -602,25 +695,25 @@ static void output_paths(const struct cvopts *c, const char *in, bool many, char
 	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
 		base[len - 5] = 0;
 	/* -o foo.pb.gz means the base foo, not foo.pb.gz.pb.gz and foo.pb.gz.jfr */
-	for (size_t i = 0; !from_input && i < sizeof(out_suffixes) / sizeof(out_suffixes[0]); i++) {
-		size_t sl = strlen(out_suffixes[i]);
+	for (int k = 0; !from_input && k < OUT__COUNT; k++) {
+		size_t sl = strlen(outs[k].suffix);
 
-		if (len > sl && !strcmp(base + len - sl, out_suffixes[i]) && base[len - sl - 1] != '/') {
+		if (len > sl && !strcmp(base + len - sl, outs[k].suffix) && base[len - sl - 1] != '/') {
 			base[len - sl] = 0;
 			break;
 		}
 	}
-	snprintf(pp, n, "%s.pb.gz", base);
-	snprintf(jp, n, "%s.jfr", base);
+	for (int k = 0; k < OUT__COUNT; k++)
+		snprintf(bufs[k], 4096, "%.4080s%s", base, outs[k].suffix);
 }
 
-/* The outputs of one input: NULL for a format not written. */
-static void outputs_of(const struct cvopts *c, const char *in, bool many, char *pbuf, char *jbuf,
-		       size_t n, const char **pprof_path, const char **jfr_path)
+/* The outputs of one input (in bufs): path[k] NULL for a format not written. */
+static void outputs_of(const struct cvopts *c, const char *in, bool many, char bufs[OUT__COUNT][4096],
+		       const char *path[OUT__COUNT])
 {
-	output_paths(c, in, many, pbuf, jbuf, n);
-	*pprof_path = c->formats & F_PPROF ? (c->pprof_path ? c->pprof_path : pbuf) : NULL;
-	*jfr_path = c->formats & F_JFR ? (c->jfr_path ? c->jfr_path : jbuf) : NULL;
+	output_paths(c, in, many, bufs);
+	for (int k = 0; k < OUT__COUNT; k++)
+		path[k] = c->formats & F_BIT(k) ? (c->paths[k] ? c->paths[k] : bufs[k]) : NULL;
 }
 
 /* Filters and options that cannot match this recording: said, not silently empty. */
@@ -695,17 +788,186 @@ static void warn_result(const struct cvopts *c, const char *in, const struct rdr
 			cs->tracepoints.first_refusal[0] ? cs->tracepoints.first_refusal : "refused");
 }
 
+/* ---- the views: folded stacks, flame graph ---- */
+
+/* One view written to path through out_open/out_commit (kind: OUT_FOLDED or OUT_HTML). */
+static int write_view(const char *path, int kind, const struct view_tree *t, size_t col,
+		      const struct view_html_opts *ho, uint64_t *bytes)
+{
+	char tmp[4096];
+	struct conv_diag diag;
+	struct io_flush *fl;
+	enum conv_err err;
+	int fd;
+
+	memset(&diag, 0, sizeof(diag));
+	fd = out_open(path, tmp, sizeof(tmp));
+	if (fd < 0) {
+		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fl = out_flusher(fd, path);
+	err = kind == OUT_FOLDED ? view_write_folded(t, col, fd, fl, bytes, &diag)
+				 : view_write_html(t, ho, fd, fl, bytes, &diag);
+	if (err) {
+		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
+		out_abandon(fd, tmp, path, fl);
+		return -1;
+	}
+	if (out_commit(fd, tmp, path, fl, false)) {
+		fprintf(stderr, "conv: cannot write %s: %s\n", !strcmp(path, "-") ? outs[kind].what : path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The tree's columns: the flame graph's views first, then the folded value's type if not one of them. */
+struct view_cols {
+	size_t types[VIEW_MAX_COLS];
+	const char *names[VIEW_MAX_COLS], *units[VIEW_MAX_COLS];
+	size_t nr, folded;
+};
+
+static void cols_add(struct view_cols *vc, size_t type, const char *name, const char *unit)
+{
+	if (vc->nr < VIEW_MAX_COLS) {
+		vc->types[vc->nr] = type;
+		vc->names[vc->nr] = name;
+		vc->units[vc->nr++] = unit;
+	}
+}
+
+/*
+ * The folded value's type: --folded-value's event's weighted value (matched
+ * as -e matches), else the first event's count; false (said) when no event
+ * has that name.
+ */
+static bool folded_type(const struct cvopts *c, const char *in, const struct prof *p, size_t *type)
+{
+	uint32_t first = view_first_event(p);
+
+	if (!c->folded_value) {
+		*type = first == PROF_NONE ? 0 : 2 * (size_t)first;
+		return true;
+	}
+	for (size_t i = 0; i < p->nr_events_desc; i++) {
+		if (convert_event_matches(strtab_get(&p->strs, p->events_desc[i].full_name),
+					  c->folded_value)) {
+			*type = 2 * i + 1;
+			return true;
+		}
+	}
+	fprintf(stderr, "conv: %s: --folded-value: no event named '%s' in this recording\n", in,
+		c->folded_value);
+	return false;
+}
+
+/* The flame graph's views: each event with samples (its count), off-CPU time (its nanoseconds). */
+static void html_cols(const struct prof *p, const struct convert_stats *cs, struct view_cols *vc)
+{
+	for (size_t i = 0; i < p->nr_events_desc; i++) {
+		const struct prof_event_desc *e = &p->events_desc[i];
+
+		if (e->offcpu && cs->offcpu.intervals)
+			cols_add(vc, 2 * i + 1, strtab_get(&p->strs, e->full_name), "nanoseconds");
+		else if (!e->offcpu && e->samples)
+			cols_add(vc, 2 * i, strtab_get(&p->strs, e->full_name), "samples");
+	}
+	if (!vc->nr && p->nr_types)
+		/* nothing sampled: a page saying so rather than none */
+		cols_add(vc, 0, p->nr_events_desc ? strtab_get(&p->strs, p->events_desc[0].full_name) : "",
+			 "samples");
+}
+
+/* Writes one view and lists it in w; false when it could not be written (said). */
+static bool write_listed(const char *path, int kind, const struct view_tree *t, size_t col,
+			 const struct view_html_opts *ho, struct written *w, size_t *nw)
+{
+	struct written *e = &w[*nw];
+
+	if (write_view(path, kind, t, col, ho, &e->bytes))
+		return false;
+	e->format = outs[kind].format;
+	snprintf(e->path, sizeof(e->path), "%s", path);
+	(*nw)++;
+	return true;
+}
+
+/*
+ * Writes the folded stacks and the flame graph asked for (path[k] NULL
+ * when not), listing them in w; returns CLI_EXIT_OK or CLI_EXIT_OUTPUT.
+ */
+static int write_views(const struct cvopts *c, const char *in, const struct prof *p,
+		       const struct convert_stats *cs, const char *const path[OUT__COUNT],
+		       struct written *w, size_t *nw)
+{
+	struct view_cols vc;
+	struct view_tree t;
+	struct view_html_opts ho;
+	char sub[512];
+	size_t ftype = 0;
+	bool folded = path[OUT_FOLDED] != NULL;
+	int rc = CLI_EXIT_OK;
+	enum conv_err err;
+
+	if (folded && !folded_type(c, in, p, &ftype)) {
+		folded = false;
+		rc = CLI_EXIT_OUTPUT;
+	}
+	if (!folded && !path[OUT_HTML])
+		return rc;
+	memset(&vc, 0, sizeof(vc));
+	if (path[OUT_HTML])
+		html_cols(p, cs, &vc);
+	vc.folded = vc.nr;
+	for (size_t k = 0; folded && k < vc.nr; k++)
+		if (vc.types[k] == ftype)
+			vc.folded = k;
+	if (folded && vc.folded == vc.nr)
+		cols_add(&vc, ftype, "", "");
+	if (!vc.nr) {
+		fprintf(stderr, "conv: %s: no event to show: the recording describes none\n", in);
+		return CLI_EXIT_OUTPUT;
+	}
+	err = view_tree_build(&t, p, vc.types, vc.nr);
+	if (err) {
+		fprintf(stderr, "conv: %s: cannot build the call tree: %s\n", in, conv_strerror(err));
+		return CLI_EXIT_OUTPUT;
+	}
+	if (folded && !write_listed(path[OUT_FOLDED], OUT_FOLDED, &t, vc.folded, NULL, w, nw))
+		rc = CLI_EXIT_OUTPUT;
+	if (path[OUT_HTML]) {
+		snprintf(sub, sizeof(sub), "%" PRIu64 " samples in %" PRIu64 " %s, %" PRIu64 " %s; conv %s",
+			 cs->samples, cs->processes, cli_plural(cs->processes, "process", "processes"),
+			 cs->threads, cli_plural(cs->threads, "thread", "threads"), CONV_VERSION_STRING);
+		memset(&ho, 0, sizeof(ho));
+		ho.title = !strcmp(in, "-") ? "standard input" : in;
+		ho.subtitle = sub;
+		ho.col_names = vc.names;
+		ho.col_units = vc.units;
+		if (!write_listed(path[OUT_HTML], OUT_HTML, &t, 0, &ho, w, nw))
+			rc = CLI_EXIT_OUTPUT;
+	}
+	view_tree_release(&t);
+	return rc;
+}
+
 static int convert_one(struct cvopts *c, const char *in, bool many)
 {
-	char pbuf[4096], jbuf[4096];
+	char bufs[OUT__COUNT][4096];
+	const char *path[OUT__COUNT];
 	const char *pprof_path, *jfr_path;
 	struct pprof_job pj;
 	struct timespec t_write;
 	uint64_t write_ns = 0;
 	pthread_t pj_thread;
 	bool pj_started = false;
-	struct written w[2];
+	struct written w[OUT__COUNT];
 	size_t nw = 0;
+	struct view_top top;
+	const char *top_event = "";
+	bool top_ready = false;
 	struct convert_stats cs;
 	struct conv_diag diag;
 	struct rdr *r = NULL;
@@ -723,7 +985,9 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	memset(&pg, 0, sizeof(pg));
 	pg.input = in;
 	pg.offline = c->com.sj.offline;
-	outputs_of(c, in, many, pbuf, jbuf, sizeof(pbuf), &pprof_path, &jfr_path);
+	outputs_of(c, in, many, bufs, path);
+	pprof_path = path[OUT_PPROF];
+	jfr_path = path[OUT_JFR];
 	c->co.keep_events = jfr_path != NULL;
 	if (c->tty && !c->com.quiet) {
 		c->co.progress = progress_convert;
@@ -847,6 +1111,12 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		}
 	}
 	{
+		int r1 = write_views(c, in, &p, &cs, path, w, &nw);
+
+		if (r1 > rc)
+			rc = r1;
+	}
+	{
 		struct timespec t;
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -855,11 +1125,23 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	}
 	if (c->com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
 		rc = CLI_EXIT_LOSS;
+	if (c->top && ((c->tty && !c->com.quiet) || c->com.verbose || c->stats)) {
+		uint32_t first = view_first_event(&p);
+
+		/* without memory for them, the summary goes without them */
+		if (first != PROF_NONE && view_top_build(&top, &p, 2 * (size_t)first, c->top) == CONV_E_OK) {
+			top_ready = true;
+			top_event = strtab_get(&p.strs, p.events_desc[first].full_name);
+		}
+	}
 	if ((c->tty && !c->com.quiet) || c->com.verbose)
-		print_summary(write_ns, c, in, r, &p, &cs, w, nw);
+		print_summary(write_ns, c, in, r, &p, &cs, w, nw, top_ready ? &top : NULL, top_event);
 out:
 	if (c->stats)
-		write_stats(c, in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, w, nw);
+		write_stats(c, in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, w, nw,
+			    top_ready ? &top : NULL, top_event);
+	if (top_ready)
+		view_top_release(&top);
 	convert_stats_release(&cs);
 	if (prof_ready)
 		prof_release(&p);
@@ -876,8 +1158,12 @@ static void usage(FILE *f)
 	      "       conv info [OPTIONS] [FILE] (what a recording holds; conv info --help)\n"
 	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
 	      " -o, --output BASE|DIR   output base name, or directory for several inputs\n"
-	      "     --pprof PATH, --jfr PATH   name one output ('-' = stdout); only those\n"
-	      " -F, --format LIST       pprof,jfr (default: both)\n"
+	      " -F, --format LIST       pprof,jfr,folded,html (default pprof,jfr); folded stacks\n"
+	      "                         (flamegraph.pl's input), html: a flame graph page\n"
+	      "     --pprof PATH  --jfr PATH  --folded PATH  --html PATH   name one output\n"
+	      "                         ('-' = stdout); then only the outputs named are written\n"
+	      "     --folded-value EVENT  EVENT's period, not the first event's sample count\n"
+	      "     --top N             top functions in the summary and --stats (default 10)\n"
 	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n"
 	      "Filters (lists are comma-separated, options repeatable):\n"
 	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
@@ -900,7 +1186,7 @@ static void usage(FILE *f)
 
 enum {
 	O_PPROF = 256, O_JFR, O_STATS, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_VERSION,
-	O_MAX_REORDER, O_TP_FIELDS
+	O_MAX_REORDER, O_TP_FIELDS, O_FOLDED, O_HTML, O_FOLDED_VALUE, O_TOP
 };
 
 /* conv's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
@@ -908,6 +1194,10 @@ static const struct option long_opts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"pprof", required_argument, NULL, O_PPROF},
 	{"jfr", required_argument, NULL, O_JFR},
+	{"folded", required_argument, NULL, O_FOLDED},
+	{"html", required_argument, NULL, O_HTML},
+	{"folded-value", required_argument, NULL, O_FOLDED_VALUE},
+	{"top", required_argument, NULL, O_TOP},
 	{"format", required_argument, NULL, 'F'},
 	{"stats", optional_argument, NULL, O_STATS},
 	{"pid", required_argument, NULL, 'p'},
@@ -1138,8 +1428,8 @@ static bool add_named(struct named_file *f, size_t *nf, const char *name, int fd
  */
 static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs)
 {
-	/* each input, its two outputs, the --kallsyms file, the --stats file */
-	size_t cap = 3 * nr_inputs + 2, nf = 0;
+	/* each input, its outputs, the --kallsyms file, the --stats file */
+	size_t cap = (1 + OUT__COUNT) * nr_inputs + 2, nf = 0;
 	struct named_file *f = calloc(cap, sizeof(*f));
 	bool many = nr_inputs > 1;
 	int rc = CLI_EXIT_USAGE;
@@ -1161,23 +1451,22 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 					     SIZE_MAX))
 		goto nomem;
 	for (size_t i = 0; i < nr_inputs; i++) {
-		char pbuf[4096], jbuf[4096];
-		const char *out[2];
-		static const char *const what[2] = { "the pprof output", "the JFR output" };
+		static char bufs[OUT__COUNT][4096];
+		const char *out[OUT__COUNT];
 
-		outputs_of(c, inputs[i], many, pbuf, jbuf, sizeof(pbuf), &out[0], &out[1]);
-		for (int k = 0; k < 2; k++) {
+		outputs_of(c, inputs[i], many, bufs, out);
+		for (int k = 0; k < OUT__COUNT; k++) {
 			bool std = out[k] && !strcmp(out[k], "-");
 
 			if (!out[k])
 				continue;
-			if (std && isatty(STDOUT_FILENO)) {
+			if (std && outs[k].binary && isatty(STDOUT_FILENO)) {
 				fprintf(stderr, "conv: --%s -: standard output is a terminal: no binary "
 						"data written to it (redirect it, or name a file)\n",
-					k ? "jfr" : "pprof");
+					outs[k].format);
 				goto out;
 			}
-			if (!add_named(f, &nf, out[k], std ? STDOUT_FILENO : -1, true, what[k], i))
+			if (!add_named(f, &nf, out[k], std ? STDOUT_FILENO : -1, true, outs[k].what, i))
 				goto nomem;
 		}
 	}
@@ -1252,6 +1541,7 @@ int cmd_convert(int argc, char **argv)
 	int opt, rc = CLI_EXIT_OK;
 
 	memset(&c, 0, sizeof(c));
+	c.top = 10;
 	/* a core to spare reads, decompresses and orders the input while this one converts */
 	c.ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
 	if (!cli_opts_join(long_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
@@ -1273,30 +1563,50 @@ int cmd_convert(int argc, char **argv)
 			c.out = optarg;
 			break;
 		case O_PPROF:
-			c.pprof_path = optarg;
-			break;
 		case O_JFR:
-			c.jfr_path = optarg;
+		case O_FOLDED:
+		case O_HTML:
+			c.paths[opt == O_PPROF	 ? OUT_PPROF
+				: opt == O_JFR	 ? OUT_JFR
+				: opt == O_FOLDED ? OUT_FOLDED
+						  : OUT_HTML] = optarg;
 			break;
+		case O_FOLDED_VALUE:
+			c.folded_value = optarg;
+			break;
+		case O_TOP: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || end == optarg || optarg[0] == '-' || v > 100000) {
+				fprintf(stderr, "conv: --top: expected a number up to 100000, got '%s'\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			c.top = (unsigned)v;
+			break;
+		}
 		case 'F': {
 			char *list = strdup(optarg);
 
 			c.formats = 0;
 			for (char *tok = list ? strtok(list, ",") : NULL; tok; tok = strtok(NULL, ",")) {
-				if (!strcmp(tok, "pprof")) {
-					c.formats |= F_PPROF;
-				} else if (!strcmp(tok, "jfr")) {
-					c.formats |= F_JFR;
-				} else {
-					fprintf(stderr, "conv: --format: unknown format '%s' (pprof, jfr)\n",
+				int k = 0;
+
+				while (k < OUT__COUNT && strcmp(tok, outs[k].format))
+					k++;
+				if (k == OUT__COUNT) {
+					fprintf(stderr, "conv: --format: unknown format '%s' (pprof, jfr, "
+							"folded, html)\n",
 						tok);
 					free(list);
 					return CLI_EXIT_USAGE;
 				}
+				c.formats |= F_BIT(k);
 			}
 			free(list);
 			if (!c.formats) {
-				fprintf(stderr, "conv: --format: no format given (pprof, jfr)\n");
+				fprintf(stderr, "conv: --format: no format given (pprof, jfr, folded, html)\n");
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -1390,19 +1700,34 @@ int cmd_convert(int argc, char **argv)
 	if (!cli_common_finish(&c.com, "conv"))
 		return CLI_EXIT_USAGE;
 	/* an output named, and a format list that leaves it out: which one was meant? */
-	if (c.formats && ((c.pprof_path && !(c.formats & F_PPROF)) ||
-			  (c.jfr_path && !(c.formats & F_JFR)))) {
-		fprintf(stderr, "conv: --%s names an output that -F (--format) leaves out: give one\n",
-			c.pprof_path && !(c.formats & F_PPROF) ? "pprof" : "jfr");
-		return CLI_EXIT_USAGE;
+	for (int k = 0; c.formats && k < OUT__COUNT; k++) {
+		if (c.paths[k] && !(c.formats & F_BIT(k))) {
+			fprintf(stderr, "conv: --%s names an output that -F (--format) leaves out: give "
+					"one\n",
+				outs[k].format);
+			return CLI_EXIT_USAGE;
+		}
 	}
-	if (!c.formats)
-		c.formats = c.pprof_path || c.jfr_path
-				    ? (c.pprof_path ? F_PPROF : 0) | (c.jfr_path ? F_JFR : 0)
-				    : F_PPROF | F_JFR;
-	if (c.out && (!(c.formats & F_PPROF) || c.pprof_path) && (!(c.formats & F_JFR) || c.jfr_path)) {
-		fprintf(stderr, "conv: -o (--output) would name nothing: --pprof/--jfr name every "
-				"output written\n");
+	if (!c.formats) {
+		for (int k = 0; k < OUT__COUNT; k++)
+			c.formats |= c.paths[k] ? F_BIT(k) : 0;
+		if (!c.formats)
+			c.formats = F_BIT(OUT_PPROF) | F_BIT(OUT_JFR);
+	}
+	if (c.out) {
+		bool names = false;
+
+		for (int k = 0; k < OUT__COUNT; k++)
+			names = names || ((c.formats & F_BIT(k)) && !c.paths[k]);
+		if (!names) {
+			fprintf(stderr, "conv: -o (--output) would name nothing: --pprof/--jfr/--folded/"
+					"--html name every output written\n");
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (c.folded_value && !(c.formats & F_BIT(OUT_FOLDED))) {
+		fprintf(stderr, "conv: --folded-value: no folded stacks are written (-F folded or "
+				"--folded PATH)\n");
 		return CLI_EXIT_USAGE;
 	}
 	c.co.sj = c.com.sj;
@@ -1467,8 +1792,9 @@ int cmd_convert(int argc, char **argv)
 		if (inputs)
 			inputs[nr_inputs++] = def;
 	}
-	if (nr_inputs > 1 && (c.pprof_path || c.jfr_path)) {
-		fprintf(stderr, "conv: --pprof and --jfr name one file: with several inputs use -o DIR\n");
+	if (nr_inputs > 1 && any_path(&c)) {
+		fprintf(stderr, "conv: --pprof, --jfr, --folded and --html name one file: with several "
+				"inputs use -o DIR\n");
 		rc = CLI_EXIT_USAGE;
 		goto done;
 	}
@@ -1483,16 +1809,22 @@ int cmd_convert(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (c.stats_path && !strcmp(c.stats_path, "-") &&
-	    ((c.pprof_path && !strcmp(c.pprof_path, "-")) || (c.jfr_path && !strcmp(c.jfr_path, "-")))) {
-		fprintf(stderr, "conv: --stats without FILE writes to stdout, like the output named '-'\n");
-		rc = CLI_EXIT_USAGE;
-		goto done;
-	}
-	if (c.pprof_path && c.jfr_path && !strcmp(c.pprof_path, "-") && !strcmp(c.jfr_path, "-")) {
-		fprintf(stderr, "conv: only one output can go to stdout\n");
-		rc = CLI_EXIT_USAGE;
-		goto done;
+	{
+		int to_stdout = 0;
+
+		for (int k = 0; k < OUT__COUNT; k++)
+			to_stdout += c.paths[k] && !strcmp(c.paths[k], "-");
+		if (c.stats_path && !strcmp(c.stats_path, "-") && to_stdout) {
+			fprintf(stderr, "conv: --stats without FILE writes to stdout, like the output named "
+					"'-'\n");
+			rc = CLI_EXIT_USAGE;
+			goto done;
+		}
+		if (to_stdout > 1) {
+			fprintf(stderr, "conv: only one output can go to stdout\n");
+			rc = CLI_EXIT_USAGE;
+			goto done;
+		}
 	}
 	{
 		int r1 = check_outputs(&c, inputs, nr_inputs);

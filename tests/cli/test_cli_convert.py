@@ -627,6 +627,60 @@ for fl, want in ((["-F", "pprof"], ["f.pb.gz"]), (["-F", "jfr"], ["f.jfr"]),
     check("%s: writes exactly %s" % (" ".join(fl), want),
           r.returncode == 0 and sorted(os.listdir(d)) == want, (desc(r), os.listdir(d)))
 
+# the views: folded stacks, the flame graph, the summary's top functions
+for fl, want in ((["-F", "folded"], ["f.folded"]), (["-F", "html"], ["f.html"]),
+                 (["--format=pprof,jfr,folded,html"], ["f.folded", "f.html", "f.jfr", "f.pb.gz"])):
+    d = fresh("fmt", "_".join(fl).replace("=", "_").replace(",", "_"))
+    r = conv("-q", "--offline", *fl, "-o", os.path.join(d, "f"), MAIN)
+    check("%s: writes exactly %s" % (" ".join(fl), want),
+          r.returncode == 0 and sorted(os.listdir(d)) == want, (desc(r), os.listdir(d)))
+d = fresh("views")
+r = conv("-q", "--offline", "-o", os.path.join(d, "x.folded"), "-F", "folded,html", MAIN)
+check("-o x.folded: the base is x (x.folded, x.html)", r.returncode == 0 and
+      sorted(os.listdir(d)) == ["x.folded", "x.html"], (desc(r), os.listdir(d)))
+r = conv("-q", "--offline", "--folded", "-", MAIN)
+flines = r.stdout.decode("utf-8", "replace").splitlines()
+check("--folded -: folded stacks on stdout, their counts add up to every sample",
+      r.returncode == 0 and flines and all(re.match(r"^\S.* \d+$", ln) for ln in flines) and
+      sum(int(ln.rsplit(" ", 1)[1]) for ln in flines) == MAIN_N, (desc(r), flines[:3]))
+r = conv("-q", "--offline", "--folded", os.path.join(d, "ns.folded"), "--folded-value", "cpu-clock",
+         "--pprof", os.path.join(d, "ns.pb.gz"), MAIN)
+wsum = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(os.path.join(d, "ns.folded"))) if r.returncode == 0 else -1
+pp = pprofdec.read(os.path.join(d, "ns.pb.gz")) if r.returncode == 0 else None
+wcol = [i for i, (t, _) in enumerate(pp["types"]) if t == "cpu-clock"] if pp else []
+check("--folded-value cpu-clock: the counts are its nanoseconds (the pprof's cpu-clock column)",
+      r.returncode == 0 and wcol and wsum == sum(v[wcol[0]] for _, v, _ in pp["samples"]) and wsum > MAIN_N,
+      (desc(r), wsum))
+r = conv("-q", "--offline", "--folded", os.path.join(d, "none.folded"), "--folded-value", "no-such", MAIN)
+check("--folded-value no-such: exit 4, said, no file", r.returncode == 4 and "no-such" in err(r) and
+      not os.path.exists(os.path.join(d, "none.folded")) and tmp_leftovers(d) == [], desc(r))
+r = conv("-q", "--offline", "--folded-value", "cpu-clock", "-o", os.path.join(d, "nf"), MAIN)
+check("--folded-value without folded stacks: usage error", r.returncode == 1 and "folded" in err(r), desc(r))
+r = conv("-q", "--offline", "--html", os.path.join(d, "g.html"), MAIN)
+page = open(os.path.join(d, "g.html"), encoding="utf-8").read() if r.returncode == 0 else ""
+check("--html PATH: one HTML page with the data in it, no request outside it",
+      r.returncode == 0 and page.lstrip().lower().startswith("<!doctype html") and "/*CONV-DATA*/" not in page and
+      '"views":[' in page and not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page, re.I), desc(r))
+sfile = os.path.join(d, "top.json")
+r = conv("-q", "--offline", "--top", "3", "--stats=" + sfile, "--pprof", os.path.join(d, "t.pb.gz"), MAIN)
+st = stats_lines(open(sfile).read()) if os.path.exists(sfile) else [{}]
+tf = st[0].get("top_functions") or {}
+check("--top 3 --stats: top_functions, 3 by self and 3 by total, in order, of every sample",
+      r.returncode == 0 and tf.get("samples") == MAIN_N and len(tf.get("self", [])) == 3 and
+      len(tf.get("total", [])) == 3 and
+      [e["self"] for e in tf["self"]] == sorted((e["self"] for e in tf["self"]), reverse=True) and
+      [e["total"] for e in tf["total"]] == sorted((e["total"] for e in tf["total"]), reverse=True) and
+      tf["total"][0]["total"] >= tf["self"][0]["self"], (desc(r), tf))
+r = conv("-q", "--offline", "--top", "0", "--stats=" + sfile, "--pprof", os.path.join(d, "t.pb.gz"), MAIN)
+st = stats_lines(open(sfile).read()) if os.path.exists(sfile) else [{}]
+check("--top 0: no top_functions", r.returncode == 0 and "top_functions" not in st[0], st)
+r = conv("-v", "--offline", "--top", "2", "--pprof", os.path.join(d, "t.pb.gz"), MAIN)
+check("-v --top 2: the summary ends with the top functions by self and total, with %",
+      r.returncode == 0 and re.search(r"top self .*\n +\d+\.\d\d% +\d+  \S.*\n.*\n  top total\n", err(r)),
+      err(r)[-600:])
+r = conv("-q", "--top", "x", MAIN)
+check("--top x: usage error", r.returncode == 1 and "--top" in err(r), desc(r))
+
 main_dir_before = sorted(os.listdir(REC))
 d = fresh("paths")
 r = conv("-q", "--offline", "--pprof", os.path.join(d, "only.pb.gz"), MAIN)

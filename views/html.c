@@ -1,0 +1,277 @@
+#include "views/html.h"
+
+#include "core/json.h"
+#include "core/vec.h"
+#include "views/out.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* views/flame.html, built in (cmake/embed.cmake) */
+extern const unsigned char view_flame_template[];
+extern const size_t view_flame_template_len;
+
+#define MARKER "/*CONV-DATA*/"
+
+/* A node to write: preorder, with its depth below the root. */
+struct kept {
+	uint32_t node, depth;
+};
+
+/* A child to visit (as in folded.c: sorted by name, smallest on top). */
+struct visit {
+	uint32_t rank, node, depth;
+};
+
+static int visit_cmp_desc(const void *a, const void *b)
+{
+	const struct visit *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? 1 : -1;
+	return (x->node < y->node) - (x->node > y->node);
+}
+
+/*
+ * The nodes of column col at least min wide, in preorder with children by
+ * name (the order flame graphs draw them, left to right); false when out
+ * of memory.
+ */
+static bool kept_nodes(const struct view_tree *t, size_t col, int64_t min, const uint32_t *rank,
+		       struct kept **out, size_t *nr_out)
+{
+	struct visit *st = NULL;
+	struct kept *k = NULL;
+	size_t nst = 0, cst = 0, nk = 0, ck = 0;
+	bool ok = vec_reserve((void **)&st, &cst, 1, sizeof(*st));
+
+	if (ok) {
+		st[0].node = 0;
+		st[0].depth = 0;
+		st[0].rank = 0;
+		nst = 1;
+	}
+	while (ok && nst) {
+		struct visit v = st[--nst];
+		size_t first;
+
+		if (v.node) {
+			ok = vec_reserve((void **)&k, &ck, nk + 1, sizeof(*k));
+			if (!ok)
+				break;
+			k[nk].node = v.node;
+			k[nk++].depth = v.depth - 1;
+		}
+		first = nst;
+		for (uint32_t c = t->nodes[v.node].child; c != UINT32_MAX && ok; c = t->nodes[c].sibling) {
+			if (view_value(t, c, col) < min)
+				continue;
+			ok = vec_reserve((void **)&st, &cst, nst + 1, sizeof(*st));
+			if (ok) {
+				st[nst].node = c;
+				st[nst].rank = rank[t->nodes[c].name];
+				st[nst++].depth = v.depth + 1;
+			}
+		}
+		qsort(st + first, nst - first, sizeof(*st), visit_cmp_desc);
+	}
+	free(st);
+	if (!ok) {
+		free(k);
+		return false;
+	}
+	*out = k;
+	*nr_out = nk;
+	return true;
+}
+
+/*
+ * A JSON string literal that cannot end, or change how the browser reads,
+ * the <script> element it sits in: every '<' is written \u003c (the same
+ * string to JSON). "</" alone is not enough: "<!--<script" in a function
+ * name makes the parser look past the real "</script>".
+ */
+static void put_str(struct dbuf *out, struct dbuf *tmp, const char *s)
+{
+	dbuf_reset(tmp);
+	json_escape(tmp, s, strlen(s));
+	for (size_t i = 0; i < tmp->len; i++) {
+		if (tmp->data[i] == '<')
+			dbuf_puts(out, "\\u003c");
+		else
+			dbuf_putc(out, (char)tmp->data[i]);
+	}
+	if (tmp->err)
+		out->err = true;
+}
+
+/* The page's data: what the template's script reads (views/flame.html says the format). */
+struct page {
+	const struct view_tree *t;
+	struct kept *kept[VIEW_MAX_COLS];
+	size_t nr_kept[VIEW_MAX_COLS];
+	uint32_t *frame_map; /* tree frame -> page frame + 1 */
+	uint32_t *str_map;   /* tree string -> page string + 1 */
+	uint32_t *frames, *strs; /* page order -> tree ids */
+	size_t nr_frames, nr_strs;
+};
+
+static void page_str(struct page *pg, uint32_t s)
+{
+	if (!pg->str_map[s]) {
+		pg->strs[pg->nr_strs] = s;
+		pg->str_map[s] = (uint32_t)++pg->nr_strs;
+	}
+}
+
+/* Numbers the frames and strings the kept nodes use, in order of first use. */
+static void page_number(struct page *pg)
+{
+	const struct view_names *n = &pg->t->names;
+
+	page_str(pg, 0);
+	for (size_t c = 0; c < pg->t->nr_cols; c++) {
+		for (size_t i = 0; i < pg->nr_kept[c]; i++) {
+			uint32_t f = pg->t->nodes[pg->kept[c][i].node].frame;
+			const struct view_frame *vf = &n->frames[f];
+
+			if (pg->frame_map[f])
+				continue;
+			pg->frames[pg->nr_frames] = f;
+			pg->frame_map[f] = (uint32_t)++pg->nr_frames;
+			page_str(pg, vf->name);
+			page_str(pg, vf->lib);
+			page_str(pg, vf->build_id);
+			page_str(pg, vf->file);
+		}
+	}
+}
+
+static void put_u32_array(struct view_out *o, const char *key, const uint32_t *v, size_t n)
+{
+	dbuf_printf(&o->buf, ",\"%s\":[", key);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			dbuf_putc(&o->buf, ',');
+		dbuf_printf(&o->buf, "%" PRIu32, v[i]);
+		view_out_maybe_flush(o);
+	}
+	dbuf_putc(&o->buf, ']');
+}
+
+static void put_data(struct view_out *o, struct page *pg, const struct view_html_opts *opts)
+{
+	const struct view_tree *t = pg->t;
+	const struct view_names *n = &t->names;
+	struct dbuf tmp;
+	uint32_t *col = NULL;
+	size_t ccap = 0;
+
+	dbuf_init(&tmp, 0);
+	dbuf_puts(&o->buf, "{\"title\":");
+	put_str(&o->buf, &tmp, opts->title ? opts->title : "");
+	dbuf_puts(&o->buf, ",\"subtitle\":");
+	put_str(&o->buf, &tmp, opts->subtitle ? opts->subtitle : "");
+	dbuf_puts(&o->buf, ",\"strings\":[");
+	for (size_t i = 0; i < pg->nr_strs; i++) {
+		if (i)
+			dbuf_putc(&o->buf, ',');
+		put_str(&o->buf, &tmp, strtab_get(&n->strs, pg->strs[i]));
+		view_out_maybe_flush(o);
+	}
+	dbuf_puts(&o->buf, "],\"frames\":[");
+	for (size_t i = 0; i < pg->nr_frames; i++) {
+		const struct view_frame *f = &n->frames[pg->frames[i]];
+
+		dbuf_printf(&o->buf, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%u,%u]",
+			    i ? "," : "", pg->str_map[f->name] - 1, pg->str_map[f->lib] - 1,
+			    pg->str_map[f->build_id] - 1, pg->str_map[f->file] - 1, f->line,
+			    (unsigned)f->kind, (unsigned)f->inlined);
+		view_out_maybe_flush(o);
+	}
+	dbuf_puts(&o->buf, "],\"views\":[");
+	for (size_t c = 0; c < t->nr_cols; c++) {
+		size_t nk = pg->nr_kept[c];
+
+		if (!vec_reserve((void **)&col, &ccap, nk ? nk : 1, sizeof(*col))) {
+			o->buf.err = true;
+			break;
+		}
+		dbuf_puts(&o->buf, c ? ",{\"name\":" : "{\"name\":");
+		put_str(&o->buf, &tmp, opts->col_names && opts->col_names[c] ? opts->col_names[c] : "");
+		dbuf_puts(&o->buf, ",\"unit\":");
+		put_str(&o->buf, &tmp, opts->col_units && opts->col_units[c] ? opts->col_units[c] : "");
+		dbuf_printf(&o->buf, ",\"total\":%" PRId64, view_value(t, 0, c));
+		for (size_t i = 0; i < nk; i++)
+			col[i] = pg->frame_map[t->nodes[pg->kept[c][i].node].frame] - 1;
+		put_u32_array(o, "f", col, nk);
+		for (size_t i = 0; i < nk; i++)
+			col[i] = pg->kept[c][i].depth;
+		put_u32_array(o, "d", col, nk);
+		dbuf_puts(&o->buf, ",\"v\":[");
+		for (size_t i = 0; i < nk; i++) {
+			if (i)
+				dbuf_putc(&o->buf, ',');
+			dbuf_printf(&o->buf, "%" PRId64, view_value(t, pg->kept[c][i].node, c));
+			view_out_maybe_flush(o);
+		}
+		dbuf_puts(&o->buf, "]}");
+	}
+	dbuf_puts(&o->buf, "]}");
+	free(col);
+	if (tmp.err)
+		o->buf.err = true;
+	dbuf_release(&tmp);
+}
+
+static void page_release(struct page *pg)
+{
+	for (size_t c = 0; c < VIEW_MAX_COLS; c++)
+		free(pg->kept[c]);
+	free(pg->frame_map);
+	free(pg->str_map);
+	free(pg->frames);
+	free(pg->strs);
+}
+
+enum conv_err view_write_html(const struct view_tree *t, const struct view_html_opts *opts, int fd,
+			      struct io_flush *flush, uint64_t *bytes, struct conv_diag *diag)
+{
+	const char *tpl = (const char *)view_flame_template, *mark = strstr(tpl, MARKER);
+	const struct view_names *n = &t->names;
+	struct view_out o;
+	struct page pg;
+	uint32_t *rank;
+	bool ok;
+
+	if (!mark)
+		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "the flame graph template has no data marker");
+	memset(&pg, 0, sizeof(pg));
+	pg.t = t;
+	rank = view_name_ranks(&n->strs);
+	pg.frame_map = calloc(n->nr_frames ? n->nr_frames : 1, sizeof(*pg.frame_map));
+	pg.frames = malloc((n->nr_frames ? n->nr_frames : 1) * sizeof(*pg.frames));
+	pg.str_map = calloc(n->strs.count ? n->strs.count : 1, sizeof(*pg.str_map));
+	pg.strs = malloc((n->strs.count ? n->strs.count : 1) * sizeof(*pg.strs));
+	ok = rank && pg.frame_map && pg.frames && pg.str_map && pg.strs;
+	for (size_t c = 0; ok && c < t->nr_cols; c++) {
+		int64_t total = view_value(t, 0, c);
+		int64_t min = total / VIEW_HTML_MIN_SHARE;
+
+		ok = kept_nodes(t, c, min > 0 ? min : 1, rank, &pg.kept[c], &pg.nr_kept[c]);
+	}
+	free(rank);
+	if (!ok) {
+		page_release(&pg);
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	}
+	page_number(&pg);
+	view_out_init(&o, fd, flush);
+	dbuf_append(&o.buf, tpl, (size_t)(mark - tpl));
+	put_data(&o, &pg, opts);
+	dbuf_append(&o.buf, mark + strlen(MARKER),
+		    view_flame_template_len - (size_t)(mark - tpl) - strlen(MARKER));
+	page_release(&pg);
+	return view_out_finish(&o, bytes, diag);
+}

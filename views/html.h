@@ -1,0 +1,42 @@
+/*
+ * The flame graph: one self-contained HTML file (views/flame.html, built
+ * into conv, with the tree's data in it as JSON), which draws the first
+ * column and offers the others in a selector. Nothing is requested from
+ * outside the file, so it opens from a CI artifact or an e-mail.
+ *
+ * A node narrower than 1/VIEW_HTML_MIN_SHARE of its column's total is left
+ * out with everything under it, as flamegraph.pl leaves out frames under
+ * 0.1 pixel, and its parent shows the gap. At 1/200000 a frame left out is
+ * under a pixel even zoomed in 100 times on a 2000-pixel-wide window, and
+ * the bench/ recordings' pages (224 k and 544 k distinct stacks) keep 26 k
+ * and 53 k nodes: 1.0 and 1.7 MB, drawn in 0.1-0.2 s (bench/README.md).
+ */
+#ifndef CONV_VIEWS_HTML_H
+#define CONV_VIEWS_HTML_H
+
+#include "core/err.h"
+#include "views/tree.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct io_flush;
+
+#define VIEW_HTML_MIN_SHARE 200000
+
+struct view_html_opts {
+	const char *title, *subtitle;
+	/* per column of the tree: what the selector calls it, and its unit ("samples", "nanoseconds") */
+	const char *const *col_names;
+	const char *const *col_units;
+};
+
+/*
+ * Writes the page for t to fd (flush: NULL or fd's background flusher);
+ * *bytes (may be NULL) gets the bytes written. Errors: CONV_E_IO (errno's
+ * text in diag), CONV_E_NOMEM.
+ */
+enum conv_err view_write_html(const struct view_tree *t, const struct view_html_opts *o, int fd,
+			      struct io_flush *flush, uint64_t *bytes, struct conv_diag *diag);
+
+#endif

@@ -1,0 +1,362 @@
+#include "views/tree.h"
+
+#include "core/hmap.h"
+#include "core/vec.h"
+#include "model/profile.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_NODE UINT32_MAX
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+static enum view_kind kind_of(const struct prof_mapping *m)
+{
+	if (!m)
+		return VIEW_OTHER;
+	switch (m->kind) {
+	case PROF_MAP_FILE:
+		return VIEW_USER;
+	case PROF_MAP_KERNEL:
+		return VIEW_KERNEL;
+	case PROF_MAP_JIT:
+		return VIEW_JIT;
+	default:
+		return VIEW_OTHER;
+	}
+}
+
+/*
+ * A model string in the views' table: model strings are interned already,
+ * so each is looked up once (map: model id -> view id + 1).
+ */
+static uint32_t view_str(struct view_names *n, const struct prof *p, uint32_t *map, uint32_t id)
+{
+	uint32_t v;
+
+	if (id >= p->strs.count)
+		return 0;
+	if (map[id])
+		return map[id] - 1;
+	v = strtab_intern(&n->strs, strtab_get(&p->strs, id), p->strs.lens[id]);
+	if (v != STRTAB_NONE)
+		map[id] = v + 1;
+	return v;
+}
+
+static uint64_t frame_hash(const struct view_frame *f)
+{
+	uint64_t h = hmap_mix(hmap_mix(1, f->name), f->lib);
+
+	h = hmap_mix(hmap_mix(h, f->build_id), f->file);
+	return hmap_mix(h, (uint64_t)f->line << 16 | (uint64_t)f->kind << 1 | f->inlined);
+}
+
+static bool frame_same(const struct view_frame *a, const struct view_frame *b)
+{
+	return a->name == b->name && a->lib == b->lib && a->build_id == b->build_id &&
+	       a->file == b->file && a->line == b->line && a->kind == b->kind &&
+	       a->inlined == b->inlined;
+}
+
+/* The id of frame f (added when new); UINT32_MAX when out of memory. */
+static uint32_t frame_id(struct view_names *n, const struct view_frame *f)
+{
+	uint64_t h = frame_hash(f);
+	struct hidx_iter it;
+
+	for (uint32_t v = hidx_first(&n->frame_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&n->frame_idx, &it))
+		if (frame_same(&n->frames[v], f))
+			return v;
+	if (n->nr_frames >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&n->frames, &n->cap_frames, n->nr_frames + 1, sizeof(*f)) ||
+	    !hidx_add(&n->frame_idx, h, (uint32_t)n->nr_frames))
+		return UINT32_MAX;
+	n->frames[n->nr_frames] = *f;
+	return (uint32_t)n->nr_frames++;
+}
+
+/* The name of a location without lines: its file offset in its object, or its address. */
+static uint32_t unnamed(struct view_names *n, const struct prof *p, const struct prof_location *l)
+{
+	const struct prof_mapping *m = l->mapping == PROF_NONE ? NULL : &p->mappings[l->mapping];
+	const char *lib = m ? basename_of(strtab_get(&p->strs, m->filename)) : "";
+	char buf[320];
+
+	if (!*lib)
+		lib = "[unknown]";
+	if (m && l->address >= m->start)
+		snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, lib, l->address - m->start + m->offset);
+	else
+		snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, lib, l->address);
+	return strtab_intern_cstr(&n->strs, buf);
+}
+
+/* Names location l's frames into n->frame_ids; false when out of memory. */
+static bool name_location(struct view_names *n, const struct prof *p, uint32_t *map, size_t l)
+{
+	const struct prof_location *loc = &p->locations[l];
+	const struct prof_mapping *m = loc->mapping == PROF_NONE ? NULL : &p->mappings[loc->mapping];
+	size_t k = loc->nr_lines ? loc->nr_lines : 1;
+	struct view_frame f;
+
+	n->first[l] = (uint32_t)n->nr_frame_ids;
+	n->count[l] = (uint32_t)k;
+	memset(&f, 0, sizeof(f));
+	f.kind = (uint8_t)kind_of(m);
+	f.lib = m ? view_str(n, p, map, m->filename) : 0;
+	f.build_id = m ? view_str(n, p, map, m->build_id) : 0;
+	/* lines are innermost first; a root-first walk meets the outermost first */
+	for (size_t i = k; i-- > 0;) {
+		uint32_t id;
+
+		if (loc->nr_lines) {
+			const struct prof_line *ln = &p->lines[loc->first_line + i];
+			const struct prof_function *fn = &p->functions[ln->function];
+
+			f.name = *strtab_get(&p->strs, fn->name) ? view_str(n, p, map, fn->name)
+								   : unnamed(n, p, loc);
+			f.file = view_str(n, p, map, fn->filename);
+			f.line = ln->line;
+			f.inlined = i + 1 < k;
+		} else {
+			f.name = unnamed(n, p, loc);
+		}
+		if (f.name == STRTAB_NONE || f.lib == STRTAB_NONE || f.build_id == STRTAB_NONE ||
+		    f.file == STRTAB_NONE)
+			return false;
+		id = frame_id(n, &f);
+		if (id == UINT32_MAX)
+			return false;
+		n->frame_ids[n->nr_frame_ids++] = id;
+	}
+	return true;
+}
+
+enum conv_err view_names_build(struct view_names *n, const struct prof *p)
+{
+	uint32_t *map;
+	size_t ids = 0;
+	bool ok = true;
+
+	memset(n, 0, sizeof(*n));
+	strtab_init(&n->strs);
+	hidx_init(&n->frame_idx);
+	for (size_t l = 0; l < p->nr_locations; l++)
+		ids += p->locations[l].nr_lines ? p->locations[l].nr_lines : 1;
+	map = calloc(p->strs.count ? p->strs.count : 1, sizeof(*map));
+	n->frame_ids = malloc((ids ? ids : 1) * sizeof(*n->frame_ids));
+	n->first = malloc((p->nr_locations ? p->nr_locations : 1) * sizeof(*n->first));
+	n->count = malloc((p->nr_locations ? p->nr_locations : 1) * sizeof(*n->count));
+	if (!map || !n->frame_ids || !n->first || !n->count)
+		ok = false;
+	for (size_t l = 0; ok && l < p->nr_locations; l++)
+		ok = name_location(n, p, map, l);
+	free(map);
+	/* the lookup is for building only */
+	hidx_release(&n->frame_idx);
+	if (!ok) {
+		view_names_release(n);
+		return CONV_E_NOMEM;
+	}
+	return CONV_E_OK;
+}
+
+void view_names_release(struct view_names *n)
+{
+	strtab_release(&n->strs);
+	free(n->frames);
+	hidx_release(&n->frame_idx);
+	free(n->frame_ids);
+	free(n->first);
+	free(n->count);
+	memset(n, 0, sizeof(*n));
+}
+
+struct name_ref {
+	const char *s;
+	uint32_t id;
+};
+
+static int name_ref_cmp(const void *a, const void *b)
+{
+	const struct name_ref *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+uint32_t *view_name_ranks(const struct strtab *strs)
+{
+	struct name_ref *r = malloc((strs->count ? strs->count : 1) * sizeof(*r));
+	uint32_t *rank = malloc((strs->count ? strs->count : 1) * sizeof(*rank));
+
+	if (!r || !rank) {
+		free(r);
+		free(rank);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < strs->count; i++) {
+		r[i].s = strtab_get(strs, i);
+		r[i].id = i;
+	}
+	qsort(r, strs->count, sizeof(*r), name_ref_cmp);
+	for (uint32_t i = 0; i < strs->count; i++)
+		rank[r[i].id] = i;
+	free(r);
+	return rank;
+}
+
+uint32_t view_first_event(const struct prof *p)
+{
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		if (p->events_desc[i].samples)
+			return (uint32_t)i;
+	return PROF_NONE;
+}
+
+/* Node 0, the root. */
+static bool tree_root(struct view_tree *t)
+{
+	if (!vec_reserve((void **)&t->nodes, &t->cap_nodes, 1, sizeof(*t->nodes)) ||
+	    !vec_reserve((void **)&t->values, &t->cap_values, t->nr_cols, sizeof(*t->values)))
+		return false;
+	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
+	t->nodes[0].child = t->nodes[0].sibling = NO_NODE;
+	t->nodes[0].frame = UINT32_MAX;
+	memset(t->values, 0, t->nr_cols * sizeof(*t->values));
+	t->nr_nodes = 1;
+	return true;
+}
+
+/* The child of parent named name, added when new; NO_NODE when out of memory. */
+static uint32_t tree_child(struct view_tree *t, uint32_t parent, uint32_t name, uint32_t frame)
+{
+	uint64_t h = hmap_mix(hmap_mix(2, parent), name);
+	struct hidx_iter it;
+	struct view_node *c;
+	uint32_t id;
+
+	for (uint32_t v = hidx_first(&t->child_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&t->child_idx, &it))
+		if (t->nodes[v].parent == parent && t->nodes[v].name == name)
+			return v;
+	if (t->nr_nodes >= NO_NODE - 1 ||
+	    !vec_reserve((void **)&t->nodes, &t->cap_nodes, t->nr_nodes + 1, sizeof(*t->nodes)) ||
+	    !vec_reserve((void **)&t->values, &t->cap_values, (t->nr_nodes + 1) * t->nr_cols,
+			 sizeof(*t->values)) ||
+	    !hidx_add(&t->child_idx, h, (uint32_t)t->nr_nodes))
+		return NO_NODE;
+	id = (uint32_t)t->nr_nodes++;
+	c = &t->nodes[id];
+	c->parent = parent;
+	c->name = name;
+	c->child = NO_NODE;
+	c->frame = frame;
+	c->best = INT64_MIN;
+	/* prepended: the writers order children themselves */
+	c->sibling = t->nodes[parent].child;
+	t->nodes[parent].child = id;
+	memset(t->values + (size_t)id * t->nr_cols, 0, t->nr_cols * sizeof(*t->values));
+	return id;
+}
+
+static void add_values(struct view_tree *t, uint32_t node, const int64_t *v)
+{
+	int64_t *d = t->values + (size_t)node * t->nr_cols;
+
+	for (size_t c = 0; c < t->nr_cols; c++)
+		d[c] += v[c];
+}
+
+/* Adds stack s with values v (nr_cols) along its path from the root; false when out of memory. */
+static bool tree_add_stack(struct view_tree *t, const struct prof *p, uint32_t s, const int64_t *v)
+{
+	const struct view_names *n = &t->names;
+	uint32_t nl, node = 0;
+	const uint32_t *locs = prof_stack_locs(p, s, &nl);
+
+	add_values(t, 0, v);
+	for (uint32_t i = nl; i-- > 0;) {
+		uint32_t l = locs[i];
+
+		for (uint32_t k = 0; k < n->count[l]; k++) {
+			uint32_t f = n->frame_ids[n->first[l] + k];
+
+			node = tree_child(t, node, n->frames[f].name, f);
+			if (node == NO_NODE)
+				return false;
+			add_values(t, node, v);
+			if (v[0] > t->nodes[node].best) {
+				t->nodes[node].best = v[0];
+				t->nodes[node].frame = f;
+			}
+		}
+	}
+	return true;
+}
+
+enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const size_t *types,
+			      size_t nr_cols)
+{
+	int64_t *sv;
+	enum conv_err err;
+
+	memset(t, 0, sizeof(*t));
+	hidx_init(&t->child_idx);
+	if (!nr_cols || nr_cols > VIEW_MAX_COLS)
+		return CONV_E_INVAL;
+	for (size_t c = 0; c < nr_cols; c++)
+		if (types[c] >= p->nr_types)
+			return CONV_E_INVAL;
+	t->nr_cols = nr_cols;
+	err = view_names_build(&t->names, p);
+	if (err)
+		return err;
+	/* the samples' values per stack first: samples of a stack differ only by their labels */
+	sv = calloc(p->nr_stacks ? p->nr_stacks * nr_cols : 1, sizeof(*sv));
+	if (!sv || !tree_root(t)) {
+		free(sv);
+		view_tree_release(t);
+		return CONV_E_NOMEM;
+	}
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		for (size_t c = 0; c < nr_cols; c++)
+			sv[(size_t)s->stack * nr_cols + c] += prof_sample_value(p, s, types[c]);
+	}
+	for (size_t s = 0; s < p->nr_stacks; s++) {
+		const int64_t *v = sv + s * nr_cols;
+		bool any = false;
+
+		for (size_t c = 0; c < nr_cols; c++)
+			any = any || v[c] > 0;
+		if (any && !tree_add_stack(t, p, (uint32_t)s, v)) {
+			free(sv);
+			view_tree_release(t);
+			return CONV_E_NOMEM;
+		}
+	}
+	free(sv);
+	hidx_release(&t->child_idx);
+	return CONV_E_OK;
+}
+
+void view_tree_release(struct view_tree *t)
+{
+	view_names_release(&t->names);
+	free(t->nodes);
+	free(t->values);
+	hidx_release(&t->child_idx);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,113 @@
+/*
+ * The views people look at (folded stacks, the flame graph, the summary's
+ * top functions) read a finished model through one naming of frames: a
+ * frame per inline level of a location (the location's function and the
+ * functions inlined into it, as the pprof has them), named as the pprof
+ * names them; a location without lines is "LIB+0xOFFSET" (its file offset
+ * in LIB, the mapping's file name), "[unknown]+0xADDRESS" unmapped.
+ *
+ * The call tree merges every stack by those names, root first, with one
+ * value column per model value type asked for: what folded stacks and the
+ * flame graph are written from. It is built when one of them is asked for
+ * (its memory grows with distinct call paths, not with samples).
+ */
+#ifndef CONV_VIEWS_TREE_H
+#define CONV_VIEWS_TREE_H
+
+#include "core/err.h"
+#include "core/hidx.h"
+#include "core/strtab.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct prof;
+
+/* What kind of code a frame is: the flame graph colours them apart. */
+enum view_kind {
+	VIEW_USER,   /* an object file's code */
+	VIEW_KERNEL, /* the kernel and its modules */
+	VIEW_JIT,    /* code generated at run time */
+	VIEW_OTHER   /* unmapped, [vdso], anonymous memory, conv's truncation markers */
+};
+
+/* A frame's name and where it is (strings of view_names.strs; 0: unknown). */
+struct view_frame {
+	uint32_t name, lib, build_id, file;
+	uint32_t line;
+	uint8_t kind;  /* enum view_kind */
+	bool inlined;  /* inlined into the frame below it */
+};
+
+/*
+ * The frames of every model location, named once: location l's frames are
+ * frame_ids[first[l] .. first[l] + count[l]), outermost first (the order
+ * a root-first walk meets them). Frames are deduplicated.
+ */
+struct view_names {
+	struct strtab strs;
+	struct view_frame *frames;
+	size_t nr_frames, cap_frames;
+	struct hidx frame_idx;
+	uint32_t *frame_ids;
+	uint32_t *first, *count; /* per location */
+	size_t nr_frame_ids;
+};
+
+enum conv_err view_names_build(struct view_names *n, const struct prof *p);
+void view_names_release(struct view_names *n);
+
+/*
+ * A call tree node. Node 0 is the root (no frame). Children are a list
+ * (child, then sibling). frame: the view_frame whose details the node
+ * shows: among the frames of this name merged here, the one of the stack
+ * that adds the most to the node (first column).
+ */
+struct view_node {
+	uint32_t parent, name; /* name: a string of view_names.strs */
+	uint32_t child, sibling; /* UINT32_MAX: none */
+	uint32_t frame;
+	int64_t best; /* the value of the stack frame comes from */
+};
+
+struct view_tree {
+	struct view_names names;
+	struct view_node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct hidx child_idx;
+	int64_t *values; /* nr_nodes * nr_cols: a node's value (itself and below) per column */
+	size_t cap_values;
+	size_t nr_cols;
+};
+
+/*
+ * Builds the tree of p's stacks with a value column per model value type
+ * in types (nr_cols of them, at most VIEW_MAX_COLS); samples with no
+ * positive value in any column are left out. Errors: CONV_E_NOMEM,
+ * CONV_E_INVAL (a type out of range).
+ */
+#define VIEW_MAX_COLS 16
+enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const size_t *types,
+			      size_t nr_cols);
+void view_tree_release(struct view_tree *t);
+
+static inline int64_t view_value(const struct view_tree *t, uint32_t node, size_t col)
+{
+	return t->values[(size_t)node * t->nr_cols + col];
+}
+
+/*
+ * The first event with samples: its count is what folded stacks, the flame
+ * graph and the top functions show by default. PROF_NONE when no event has
+ * samples.
+ */
+uint32_t view_first_event(const struct prof *p);
+
+/*
+ * rank[id] for every string id of strs: its place in byte order, so that
+ * frames sort by an integer (malloc'ed; NULL when out of memory).
+ */
+uint32_t *view_name_ranks(const struct strtab *strs);
+
+#endif
