@@ -6,12 +6,13 @@ set -eu
 
 # build: the libraries conv links; tests: perf to record, clang for the fuzz
 # target, debuginfod (real server), lld and Go for the symbolization test
-# programs, a JDK for the JIT test (and later jfr).
+# programs, a JDK for the JIT test (and later jfr), Chromium for the flame
+# graph's browser test.
 PKGS="build-essential cmake pkg-config git
 libelf-dev libdw-dev libcurl4-openssl-dev libzstd-dev libxxhash-dev libtraceevent-dev zlib1g-dev libdeflate-dev
 libiberty-dev libcmocka-dev
 python3 clang lld linux-perf elfutils binutils debuginfod golang-go
-golang-github-google-pprof-dev protobuf-compiler openjdk-17-jdk-headless valgrind"
+golang-github-google-pprof-dev protobuf-compiler openjdk-17-jdk-headless valgrind chromium"
 
 missing=""
 for p in $PKGS; do
