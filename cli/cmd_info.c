@@ -770,8 +770,13 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 				    m->build_id[0] ? m->build_id : "(no build-id)", m->path, m->frames);
 		}
 		dbuf_printf(out, "\ntop functions (self samples):\n");
-		for (size_t i = 0; i < n && i < st->top; i++)
-			dbuf_printf(out, "  %10" PRIu64 "  %s\n", t[i].samples, t[i].name);
+		for (size_t i = 0; i < n && i < st->top; i++) {
+			dbuf_printf(out, "  %10" PRIu64 "  %s", t[i].samples, t[i].name);
+			/* the inline frames seen there, as --json lists them */
+			for (unsigned k = 0; k < t[i].nr_inl; k++)
+				dbuf_printf(out, "%s%s", k ? ", " : "  (inlined into it: ", t[i].inl[k]);
+			dbuf_puts(out, t[i].nr_inl ? ")\n" : "\n");
+		}
 		free(t);
 	}
 	if (st->want_mappings) {

@@ -116,5 +116,18 @@ rc, out, err = run(["info", "--strict", fg])
 check("--strict exits 0 on an intact file", rc == 0, str(rc))
 os.unlink(t.name)
 
+# --top: the text lists the inline frames seen in each function, as --json does
+sample = os.path.join(os.path.dirname(os.path.dirname(FIX)), "samples")
+args = ["info", "--offline", "-d", os.path.join(sample, "debug"), "--top", "3", os.path.join(sample, "perf.data")]
+rc, out, err = run(args)
+rcj, outj, errj = run(args[:1] + ["--json"] + args[1:])
+tops = json.loads(outj).get("top_functions", []) if rcj == 0 else []
+want = ["  %10d  %s%s" % (e["samples"], e["name"],
+                          "  (inlined into it: %s)" % ", ".join(e["inlined"]) if e["inlined"] else "")
+        for e in tops]
+check("--top 3: the text's lines are --json's, with the inline frames (%s)" % [e["inlined"] for e in tops],
+      rc == 0 and len(tops) == 3 and any(e["inlined"] for e in tops) and
+      all(w in out.splitlines() for w in want), repr((want, out[-400:])))
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
