@@ -22,7 +22,12 @@
  *     flagged last, checkpoint and metadata offsets pointing at records of
  *     their type; every record's size fits its chunk; there are at least
  *     jfr_stats.events other records, and that is the number of samples kept;
- *     jfr_stats.bytes and .chunks match the file.
+ *     jfr_stats.bytes and .chunks match the file;
+ *   - views: the call tree of the first event's count and weight, its folded
+ *     stacks (each line "FRAMES COUNT" with a positive count, no more lines
+ *     than nodes, no byte of a name able to break a line) and its page (the
+ *     data in place of the marker, no '<' in it before the script's end
+ *     tag); the top functions by self and total, sorted.
  *
  * Environment: the JIT directory and HOME point nowhere, so that no
  * perf-<pid>.map of this machine is read and no ~/.debug consulted; the
@@ -38,6 +43,10 @@
 #include "core/err.h"
 #include "model/events.h"
 #include "model/profile.h"
+#include "views/folded.h"
+#include "views/html.h"
+#include "views/top.h"
+#include "views/tree.h"
 #include "pipeline/convert.h"
 #include "jfrwriter/jfr.h"
 #include "pprofwriter/pprof.h"
@@ -309,6 +318,97 @@ static void write_jfr(const struct prof *p, const struct convert_stats *cs)
 	close(fd);
 }
 
+/* What a writer put in memfd fd, NUL-terminated (malloc'ed), its length in *n. */
+static char *memfd_text(int fd, size_t *n)
+{
+	struct stat st;
+	char *buf;
+
+	FUZZ_CHECK(fstat(fd, &st) == 0);
+	buf = malloc((size_t)st.st_size + 1);
+	FUZZ_CHECK(buf != NULL);
+	FUZZ_CHECK(pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+	buf[st.st_size] = 0;
+	*n = (size_t)st.st_size;
+	return buf;
+}
+
+static void check_folded(const struct view_tree *t, size_t col)
+{
+	int fd = memfd_create("fuzz-folded", MFD_CLOEXEC);
+	size_t n, lines = 0;
+	char *buf, *ln;
+
+	FUZZ_CHECK(fd >= 0);
+	if (view_write_folded(t, col, fd, NULL, NULL, NULL) == CONV_E_OK) {
+		buf = memfd_text(fd, &n);
+		for (ln = buf; ln < buf + n; lines++) {
+			char *end = memchr(ln, '\n', (size_t)(buf + n - ln)), *sp;
+
+			FUZZ_CHECK(end != NULL);
+			*end = 0;
+			sp = strrchr(ln, ' ');
+			FUZZ_CHECK(sp && sp > ln && sp[1] >= '1' && sp[1] <= '9');
+			for (char *d = sp + 1; *d; d++)
+				FUZZ_CHECK(*d >= '0' && *d <= '9');
+			FUZZ_CHECK(!memchr(ln, '\r', (size_t)(end - ln)));
+			ln = end + 1;
+		}
+		FUZZ_CHECK(lines < t->nr_nodes);
+		free(buf);
+	}
+	close(fd);
+}
+
+static void check_html(const struct view_tree *t)
+{
+	const char *names[2] = { "count", "weight" }, *units[2] = { "samples", "" };
+	struct view_html_opts o = { "fuzz", "", names, units };
+	int fd = memfd_create("fuzz-html", MFD_CLOEXEC);
+	char *buf, *data, *end;
+	size_t n;
+
+	FUZZ_CHECK(fd >= 0);
+	if (view_write_html(t, &o, fd, NULL, NULL, NULL) == CONV_E_OK) {
+		buf = memfd_text(fd, &n);
+		FUZZ_CHECK(!strstr(buf, "/*CONV-DATA*/"));
+		data = strstr(buf, "id=\"conv-data\">{\"title\":");
+		FUZZ_CHECK(data != NULL);
+		end = strstr(data, "</script>");
+		FUZZ_CHECK(end != NULL && end[-1] == '}');
+		FUZZ_CHECK(strchr(data + 1, '<') == end);
+		free(buf);
+	}
+	close(fd);
+}
+
+static void check_views(const struct prof *p)
+{
+	uint32_t first = view_first_event(p);
+	size_t types[2];
+	struct view_tree t;
+	struct view_top top;
+
+	if (first == PROF_NONE)
+		return;
+	types[0] = 2 * (size_t)first;
+	types[1] = types[0] + 1;
+	if (view_tree_build(&t, p, types, 2) == CONV_E_OK) {
+		FUZZ_CHECK(view_value(&t, 0, 0) >= 0);
+		check_folded(&t, 0);
+		check_folded(&t, 1);
+		check_html(&t);
+		view_tree_release(&t);
+	}
+	if (view_top_build(&top, p, types[0], 5) == CONV_E_OK) {
+		for (size_t i = 1; i < top.nr_self; i++)
+			FUZZ_CHECK(top.by_self[i - 1].self >= top.by_self[i].self);
+		for (size_t i = 1; i < top.nr_total; i++)
+			FUZZ_CHECK(top.by_total[i - 1].total >= top.by_total[i].total);
+		view_top_release(&top);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rdr_opts ro = { .reorder_limit = 16u << 10, .max_problems = 16 };
@@ -355,6 +455,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dbuf_release(&gz);
 
 		write_jfr(&p, &cs);
+		check_views(&p);
 	}
 	convert_stats_release(&cs);
 	prof_release(&p);
