@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/outfile.h"
 #include "cli/text.h"
 
 #include "core/dbuf.h"
@@ -172,122 +173,6 @@ static void progress_clear(struct progress *pg)
 
 /* ---- outputs ---- */
 
-/* Copies fd (from its start) to standard output. */
-static int copy_to_stdout(int fd)
-{
-	char buf[65536];
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -1;
-	for (;;) {
-		ssize_t k = read(fd, buf, sizeof(buf));
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -1;
-		if (k == 0)
-			break;
-		if (fwrite(buf, 1, (size_t)k, stdout) != (size_t)k)
-			return -1;
-	}
-	return fflush(stdout) ? -1 : 0;
-}
-
-/*
- * The temp file an output is written to: PATH.tmp.XXXXXX beside it, so the
- * rename stays in one filesystem; for "-", an unlinked file in $TMPDIR
- * (the JFR writer seeks). -1 with errno on failure.
- */
-static int out_open(const char *path, char *tmp, size_t n)
-{
-	const char *td = getenv("TMPDIR");
-	int len, fd;
-
-	if (!strcmp(path, "-"))
-		len = snprintf(tmp, n, "%s/conv-out.XXXXXX", td && *td ? td : "/tmp");
-	else
-		len = snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-	if (len < 0 || (size_t)len >= n) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = mkstemp(tmp);
-	if (fd >= 0 && !strcmp(path, "-"))
-		unlink(tmp);
-	return fd;
-}
-
-/*
- * The background flusher of an output's temp file (core/io.h): none for
- * "-", whose temp file is only copied to stdout.
- */
-static struct io_flush *out_flusher(int fd, const char *path)
-{
-	return strcmp(path, "-") ? io_flush_new(fd) : NULL;
-}
-
-/*
- * Makes a finished temp file durable before it is renamed: its mode, the
- * flusher's background syncs (joined and freed here), the final fsync.
- * -1 with errno on failure.
- */
-static int out_sync(int fd, struct io_flush *fl)
-{
-	int e = io_flush_finish(fl, NULL);
-
-	if (e) {
-		errno = e;
-		return -1;
-	}
-	return fchmod(fd, 0644) || fsync(fd) ? -1 : 0;
-}
-
-/*
- * Puts a finished temp file in place (out_sync unless synced, then rename)
- * or, for "-", copies it to stdout; on failure removes it. Closes fd. -1
- * with errno on failure.
- */
-static int out_commit(int fd, const char *tmp, const char *path, struct io_flush *fl, bool synced)
-{
-	int e;
-
-	if (!strcmp(path, "-")) {
-		(void)io_flush_finish(fl, NULL);
-		e = copy_to_stdout(fd) ? errno : 0;
-		close(fd);
-		errno = e;
-		return e ? -1 : 0;
-	}
-	if (!synced && out_sync(fd, fl)) {
-		e = errno;
-		close(fd);
-		goto fail;
-	}
-	if (close(fd) || rename(tmp, path)) {
-		e = errno;
-		goto fail;
-	}
-	return 0;
-fail:
-	unlink(tmp);
-	errno = e;
-	return -1;
-}
-
-/* Gives up a temp file from out_open and its flusher (errno kept). */
-static void out_abandon(int fd, const char *tmp, const char *path, struct io_flush *fl)
-{
-	int e = errno;
-
-	/* joined before the close: its thread may be syncing fd */
-	(void)io_flush_finish(fl, NULL);
-	close(fd);
-	if (strcmp(path, "-"))
-		unlink(tmp);
-	errno = e;
-}
-
 /*
  * gzip level of the pprof output: 1, as Go's runtime/pprof writes its
  * profiles. Measured on bench/'s 81 MB recording: level 1 deflates the 22 MB
@@ -320,7 +205,7 @@ static void *pprof_job_run(void *arg)
 	 * that fails is a write error (ENOSPC included: see the caller's retry).
 	 */
 	if (!j->err && strcmp(j->path, "-")) {
-		if (out_sync(j->fd, j->flush)) {
+		if (cli_out_sync(j->fd, j->flush)) {
 			j->err = CONV_E_IO;
 			j->io_errno = errno;
 		} else {
@@ -343,18 +228,18 @@ static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size
 	memset(&jo, 0, sizeof(jo));
 	memset(&diag, 0, sizeof(diag));
 	jo.chunk_size = chunk_size;
-	fd = out_open(path, tmp, sizeof(tmp));
+	fd = cli_out_open(path, tmp, sizeof(tmp));
 	if (fd < 0) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	jo.flush = out_flusher(fd, path);
+	jo.flush = cli_out_flusher(fd, path);
 	if (jfr_write(p, &jo, fd, js, &diag) != CONV_E_OK) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
-		out_abandon(fd, tmp, path, jo.flush);
+		cli_out_abandon(fd, tmp, path, jo.flush);
 		return -1;
 	}
-	if (out_commit(fd, tmp, path, jo.flush, false)) {
+	if (cli_out_commit(fd, tmp, path, jo.flush, false)) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", !strcmp(path, "-") ? "the JFR output" : path,
 			strerror(errno));
 		return -1;
@@ -801,20 +686,20 @@ static int write_view(const char *path, int kind, const struct view_tree *t, siz
 	int fd;
 
 	memset(&diag, 0, sizeof(diag));
-	fd = out_open(path, tmp, sizeof(tmp));
+	fd = cli_out_open(path, tmp, sizeof(tmp));
 	if (fd < 0) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	fl = out_flusher(fd, path);
+	fl = cli_out_flusher(fd, path);
 	err = kind == OUT_FOLDED ? view_write_folded(t, col, fd, fl, bytes, &diag)
 				 : view_write_html(t, ho, fd, fl, bytes, &diag);
 	if (err) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
-		out_abandon(fd, tmp, path, fl);
+		cli_out_abandon(fd, tmp, path, fl);
 		return -1;
 	}
-	if (out_commit(fd, tmp, path, fl, false)) {
+	if (cli_out_commit(fd, tmp, path, fl, false)) {
 		fprintf(stderr, "conv: cannot write %s: %s\n", !strcmp(path, "-") ? outs[kind].what : path,
 			strerror(errno));
 		return -1;
@@ -1042,12 +927,12 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	if (pprof_path) {
 		pj.p = &p;
 		pj.path = pprof_path;
-		pj.fd = out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
+		pj.fd = cli_out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
 		if (pj.fd < 0) {
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
-			pj.flush = out_flusher(pj.fd, pprof_path);
+			pj.flush = cli_out_flusher(pj.fd, pprof_path);
 			if (jfr_path && c->co.sj.jobs != 1 &&
 			    pthread_create(&pj_thread, NULL, pprof_job_run, &pj) == 0)
 				pj_started = true;
@@ -1077,16 +962,16 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	 */
 	if (pj_started && pj.err == CONV_E_IO &&
 	    (pj.io_errno == ENOSPC || pj.io_errno == EDQUOT)) {
-		out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
+		cli_out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
 		pj.flush = NULL;
 		pj.bytes = 0;
 		pj.io_errno = 0;
-		pj.fd = out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
+		pj.fd = cli_out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
 		if (pj.fd < 0) {
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
-			pj.flush = out_flusher(pj.fd, pprof_path);
+			pj.flush = cli_out_flusher(pj.fd, pprof_path);
 			pprof_job_run(&pj);
 		}
 	}
@@ -1095,9 +980,9 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path,
 				pj.err == CONV_E_IO ? strerror(pj.io_errno) : conv_strerror(pj.err));
 			errno = pj.io_errno;
-			out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
+			cli_out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
 			rc = CLI_EXIT_OUTPUT;
-		} else if (out_commit(pj.fd, pj.tmp, pprof_path, pj.flush, pj.synced)) {
+		} else if (cli_out_commit(pj.fd, pj.tmp, pprof_path, pj.flush, pj.synced)) {
 			fprintf(stderr, "conv: cannot write %s: %s\n",
 				!strcmp(pprof_path, "-") ? "the pprof output" : pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;

@@ -1,0 +1,32 @@
+/*
+ * Output files of the command-line program: written to a temp file beside
+ * the output, synced, then renamed into place (cli/outfile.c).
+ */
+#ifndef CONV_CLI_OUTFILE_H
+#define CONV_CLI_OUTFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct io_flush;
+
+/*
+ * The temp file an output is written to: PATH.tmp.XXXXXX beside it, so the
+ * rename stays in one filesystem; for "-", an unlinked file in $TMPDIR.
+ * tmp (n bytes) gets its name. -1 with errno on failure.
+ */
+int cli_out_open(const char *path, char *tmp, size_t n);
+/* The background flusher of an output's temp file (core/io.h): none for "-". */
+struct io_flush *cli_out_flusher(int fd, const char *path);
+/* Makes a finished temp file durable (mode, the flusher's syncs, fsync). -1 with errno. */
+int cli_out_sync(int fd, struct io_flush *fl);
+/*
+ * Puts a finished temp file in place (cli_out_sync unless synced, then
+ * rename) or, for "-", copies it to stdout; on failure removes it. Closes
+ * fd. -1 with errno on failure.
+ */
+int cli_out_commit(int fd, const char *tmp, const char *path, struct io_flush *fl, bool synced);
+/* Gives up a temp file from cli_out_open and its flusher (errno kept). */
+void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush *fl);
+
+#endif
