@@ -17,5 +17,6 @@ enum cli_exit {
 
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 #endif

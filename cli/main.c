@@ -25,5 +25,7 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "symbolize"))
+		return cmd_symbolize(argc - 1, argv + 1);
 	return cmd_convert(argc, argv);
 }

@@ -111,6 +111,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SERVE = os.path.join(REPO, "tests", "symbolize", "serve_debuginfod.sh")
 BUILD = os.path.join(HERE, "jfr_symbols_build.sh")
+sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
+sys.dont_write_bytecode = True
+import pprof_stacks  # noqa: E402
 DEADLINE = time.time() + 150
 BINS = ("workload", "libwork.so")
 # functions that must appear (name -> binary); all but lib_work are static:
@@ -389,6 +392,28 @@ def conv_env(work):
     return env
 
 
+def resymbolized(conv, work, data, url, cache):
+    """conv --no-symbolize, then conv symbolize with an empty cache (the debug info
+    on the server only): the pprof's samples, stacks with every line, equal a
+    direct conversion's."""
+    direct, raw = os.path.join(work, "sym.pb.gz"), os.path.join(work, "nosym.pb.gz")
+    named = os.path.join(work, "nosym.symbolized.pb.gz")
+    cache2 = os.path.join(work, "cache-resym")
+    shutil.rmtree(cache2, ignore_errors=True)
+    p1 = sh([conv, "-q", "--debuginfod", url, "--cache-dir", cache, "--pprof", direct, data],
+            timeout=120, env=conv_env(work), cwd=work)
+    p2 = sh([conv, "-q", "-n", "--pprof", raw, data], timeout=120, env=conv_env(work), cwd=work)
+    p3 = sh([conv, "symbolize", "-q", "--debuginfod", url, "--cache-dir", cache2, raw], timeout=120,
+            env=conv_env(work), cwd=work)
+    if not check("pprof: conv --no-symbolize, then conv symbolize --debuginfod URL with an empty cache",
+                 p1.returncode == 0 and p2.returncode == 0 and p3.returncode == 0 and os.path.exists(named),
+                 err(p1) + err(p2) + err(p3)):
+        return
+    a, b = pprof_stacks.samples(direct), pprof_stacks.samples(named)
+    check("pprof: after conv symbolize every sample's stack (names, inline frames, lines), labels and "
+          "values equal the direct conversion's (%d samples)" % sum(a.values()), a == b, pprof_stacks.diff(a, b))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: test_jfr_symbols.py CONV WORKDIR")
@@ -532,6 +557,7 @@ def main():
         nsamples = sum(e.get("samples", 0) for e in info.get("events", []) if e.get("name") == "cpu-clock")
         srcs = (info.get("symbolization") or {}).get("sources", {})
         note("conv info: %d cpu-clock samples; frames by source %s" % (nsamples, json.dumps(srcs)))
+        resymbolized(conv, work, data, url, cache)
     finally:
         stop_server()
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An unsymbolized conv profile is resymbolized by google/pprof exactly as conv symbolizes.
+"""An unsymbolized conv profile is resymbolized by google/pprof exactly as conv symbolizes,
+and conv symbolize names a bare profile (as perf_to_profile writes them) as google/pprof does.
 
 Builds the standalone google/pprof from Debian's golang-github-google-pprof-dev
 (offline, GOPATH mode), builds a small program (-O2 -g, with an inlined
@@ -16,10 +17,20 @@ independent of conv) is made again, up to 3 times; after that the inline
 check is reported as skipped. Where it is met, conv's names of the program's
 locations must include mixr inside resym_hot.
 
+Then conv symbolize: the --no-symbolize profile stripped to what perf_to_profile
+writes (sample types, samples without labels, mappings with file name and
+build-id and no flags, locations with an address only, no function; gzipped)
+is named by `conv symbolize` (the binary at its recorded path, build-id
+verified) with the same function names at every location of the program's
+mapping as google/pprof -symbolize=local:force gives for the same bare file,
+and its samples and values are the bare file's.
+
 usage: test_pprof_resymbolize.py CONV WORKDIR (emptied first). Exit 77
 (skipped) without go, a C compiler, perf or the pprof sources, or when perf
 cannot record here.
 """
+import gzip
+import json
 import os
 import re
 import shutil
@@ -27,6 +38,9 @@ import subprocess
 import sys
 
 CONV, WORK = sys.argv[1], os.path.abspath(sys.argv[2])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+sys.dont_write_bytecode = True
+import pprofdec  # noqa: E402
 ATTEMPTS = 3
 passed = failed = skipped = 0
 
@@ -50,6 +64,44 @@ def check(name, cond, detail=""):
 def sh(cmd, env=None, cwd=None):
     return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=180, env=env, cwd=cwd)
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def field(num, wt, v):
+    if wt == 0:
+        return varint(num << 3) + varint(v)
+    return varint(num << 3 | 2) + varint(len(v)) + v
+
+
+def keep(msg, nums):
+    """The fields of msg numbered in nums, re-encoded as they were (a length-delimited value as bytes)."""
+    return b"".join(field(f, wt, v) for f, wt, v in pprofdec.fields(msg) if f in nums and wt in (0, 2))
+
+
+def bare_profile(src, dst):
+    """src stripped to what perf_to_profile writes: no labels, no flags, no functions, no comments."""
+    data = gzip.decompress(open(src, "rb").read())
+    out = b""
+    for f, wt, v in pprofdec.fields(data):
+        if f == 1 or f == 6 or f in (9, 10, 11, 12):       # sample types, strings, time, period
+            out += field(f, wt, v)
+        elif f == 2:                                         # sample: location ids and values only
+            out += field(2, 2, keep(v, {1, 2}))
+        elif f == 3:                                         # mapping: id, range, offset, file, build-id
+            out += field(3, 2, keep(v, {1, 2, 3, 4, 5, 6}))
+        elif f == 4:                                         # location: id, mapping, address
+            out += field(4, 2, keep(v, {1, 2, 3}))
+    with open(dst, "wb") as fh:
+        fh.write(gzip.compress(out))
 
 
 def skip(why):
@@ -165,6 +217,29 @@ check("the program's mapping has locations (%d)" % len(mine), mine, (maps1, list
 diff = {hex(k[0]): (mine[k], theirs.get(k)) for k in mine if theirs.get(k) != mine[k]}
 check("google/pprof -symbolize=local:force names every location as conv does", not diff,
       list(diff.items())[:5])
+# conv symbolize on a bare profile, against google/pprof on the same file
+bare, named = os.path.join(WORK, "bare.pb.gz"), os.path.join(WORK, "bare.symbolized.pb.gz")
+bare_profile(raw, bare)
+sfile = os.path.join(WORK, "symbolize.json")
+r = sh([CONV, "symbolize", "-q", "--offline", "--stats=" + sfile, bare], env=env)
+st = json.loads(open(sfile).readline()) if os.path.exists(sfile) else {}
+check("conv symbolize names a bare profile (perf_to_profile's shape) from the local binary (%s of %s "
+      "locations, %s from it)" % (st.get("named"), st.get("locations"), st.get("sources", {}).get("local")),
+      r.returncode == 0 and os.path.exists(named) and st.get("sources", {}).get("local", 0) > 0,
+      r.stderr.decode()[-300:])
+rc3, maps3, bare_pp = locations(bare, "local:force", pprof)
+rc4, maps4, bare_conv = locations(named, "none", pprof)
+theirs = {k: v for k, v in bare_pp.items() if maps3.get(k[1], "").endswith(prog)}
+ours = {k: v for k, v in bare_conv.items() if maps4.get(k[1], "").endswith(prog)}
+diff = {hex(k[0]): (ours.get(k), theirs[k]) for k in theirs if ours.get(k) != theirs[k]}
+check("conv symbolize names every location of the program as google/pprof -symbolize=local:force "
+      "does (%d locations)" % len(theirs), rc3 == 0 and rc4 == 0 and theirs and not diff,
+      list(diff.items())[:5])
+pb, pn = pprofdec.read(bare), pprofdec.read(named)
+check("conv symbolize keeps the bare profile's samples, values and addresses",
+      [(v, [pb["locs"][x][1] for x in ids]) for ids, v, _ in pb["samples"]] ==
+      [(v, [pn["locs"][x][1] for x in ids]) for ids, v, _ in pn["samples"]] and
+      pb["maps"] == pn["maps"] and pb["types"] == pn["types"])
 names = {n for v in mine.values() for n in v}
 if n_inl:
     check("inline frames are there (mixr inside resym_hot; %d leaf samples addr2line sees inlined)" % n_inl,

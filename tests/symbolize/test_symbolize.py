@@ -69,9 +69,11 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
 sys.dont_write_bytecode = True
 import perf_reference as pr  # noqa: E402
 import pprof_read  # noqa: E402
+import pprof_stacks  # noqa: E402
 
 TOP = 20
 RECORD_TRIES = 3  # recordings of one program at most, when one lacks what a check needs
@@ -357,6 +359,32 @@ def inline_vs_addr2line(per, out, n):
                 if names and names[-1] == fn and any(same_inline(h, helper) for h in names[:-1]):
                     c_set.add((name, va))
     return compared, diff, outside, where
+
+
+def resymbolized(conv, out, data, pb, url, n):
+    """7. conv --no-symbolize, then conv symbolize with an empty cache and the debug
+    info on the server only: the samples (labels, values, stacks with every line)
+    equal the direct conversion's."""
+    raw = data[:-5] + ".n.pb.gz"
+    named = data[:-5] + ".n.symbolized.pb.gz"
+    cache2 = os.path.join(out, "cache-resym")
+    shutil.rmtree(cache2, ignore_errors=True)
+    p = sh(conv + ["-q", "-n", "--pprof", raw, data], env=conv_env(out), cwd=out)
+    if not check("%s: conv --no-symbolize writes its pprof" % n, p.returncode == 0,
+                 p.stderr.decode(errors="replace")[-300:]):
+        return
+    p = sh(conv + ["symbolize", "--stats", "--debuginfod", url, "--cache-dir", cache2, raw],
+           env=conv_env(out), cwd=out)
+    st = json.loads(p.stdout.splitlines()[0]) if p.returncode == 0 and p.stdout else {}
+    if not check("%s: conv symbolize names it (%s of %s locations, %s from debuginfod)"
+                 % (n, st.get("named"), st.get("locations"), st.get("sources", {}).get("debuginfod")),
+                 p.returncode == 0 and os.path.exists(named) and st.get("named", 0) > 0,
+                 p.stderr.decode(errors="replace")[-400:]):
+        return
+    a, b = pprof_stacks.samples(pb), pprof_stacks.samples(named)
+    check("%s: after conv symbolize, every sample's stack (names, inline frames, lines), labels and "
+          "values equal the direct conversion's (%d samples)" % (n, sum(a.values())), a == b,
+          pprof_stacks.diff(a, b))
 
 
 def conv_lacks(conv, out, data, url):
@@ -714,6 +742,8 @@ def main():
                         check(name + " (%d addresses)" % len(a_set), a_set == c_set,
                               {"addr2line only": sorted("0x%x" % v for _, v in a_set - c_set),
                                "conv only": sorted("0x%x" % v for _, v in c_set - a_set)})
+            if pb and not a.selftest:
+                resymbolized(conv, out, data, pb, url, n)
             if not check("%s: conv runs with --debuginfod (%.1f s)" % (n, dt), doc, err):
                 continue
             results[n] = doc

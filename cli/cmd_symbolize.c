@@ -1,0 +1,397 @@
+/*
+ * conv symbolize [OPTIONS] FILE...: names the frames of profiles made
+ * earlier (conv --no-symbolize outputs, frames conv could not name then,
+ * profiles of agents that do not symbolize) from debug info found by
+ * build-id, as a conversion finds it. pprof (gzipped or not) for now; a
+ * JFR recording is refused with a message saying so. Each output is
+ * written beside its input as BASE.symbolized.EXT (or -o), through a temp
+ * file and a rename, never over an input.
+ */
+#include "cli/cli.h"
+#include "cli/opts.h"
+#include "cli/outfile.h"
+#include "cli/text.h"
+
+#include "core/dbuf.h"
+#include "core/json.h"
+#include "pipeline/resym.h"
+#include "pprofedit/pprofedit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Largest input read, and largest protobuf a gzipped one may inflate to. */
+#define MAX_INPUT ((size_t)1 << 30)
+#define MAX_INFLATED ((size_t)4 << 30)
+
+struct symopts {
+	struct cli_common com;
+	const char *out;   /* -o PATH (one input) or DIR/ */
+	bool force;
+	const char *stats_path;
+	FILE *stats;
+	bool tty;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: conv symbolize [OPTIONS] FILE...\n"
+	      "Names the frames of pprof profiles (gzipped or not) that have none: those of\n"
+	      "conv --no-symbolize, and of agents that do not symbolize. Debug info is found\n"
+	      "by build-id as conv finds it. Writes BASE.symbolized.pb.gz beside each FILE.\n"
+	      " -o, --output PATH|DIR   the output (one FILE), or a directory for several\n"
+	      "     --force             name frames that have names already, anew\n"
+	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n",
+	      f);
+	fputs(cli_common_help, f);
+	fputs(" -h, --help\n"
+	      "Exit: 0 ok, 1 usage, 2 input unreadable, 4 output not written. See conv(1).\n",
+	      f);
+}
+
+enum { O_FORCE = 256, O_STATS };
+
+static const struct option long_opts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, O_FORCE},
+	{"stats", optional_argument, NULL, O_STATS},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* The whole file (at most MAX_INPUT bytes) into b; 0, or an exit code (said). */
+static int read_input(const char *path, struct dbuf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, "conv symbolize: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return CLI_EXIT_INPUT;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_INPUT) {
+		fprintf(stderr, "conv symbolize: %s: %s\n", path,
+			S_ISREG(st.st_mode) ? "larger than 1 GiB" : "not a regular file");
+		close(fd);
+		return CLI_EXIT_INPUT;
+	}
+	if (!dbuf_reserve(b, (size_t)st.st_size + 1)) {
+		fprintf(stderr, "conv symbolize: out of memory\n");
+		close(fd);
+		return CLI_EXIT_INPUT;
+	}
+	while (b->len < (size_t)st.st_size) {
+		ssize_t k = read(fd, b->data + b->len, (size_t)st.st_size - b->len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			fprintf(stderr, "conv symbolize: %s: %s\n", path, k ? strerror(errno) : "ends early");
+			close(fd);
+			return CLI_EXIT_INPUT;
+		}
+		b->len += (size_t)k;
+	}
+	close(fd);
+	return 0;
+}
+
+/* BASE.symbolized.EXT beside the input, or in -o DIR, or -o PATH. */
+static void output_path(const struct symopts *c, const char *in, bool many, char *out, size_t n)
+{
+	static const char *const exts[] = { ".pb.gz", ".pprof.gz", ".pb", ".pprof", ".gz" };
+	const char *slash = strrchr(in, '/');
+	const char *name = slash ? slash + 1 : in;
+	struct stat st;
+	size_t len = strlen(name), el = 0;
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]) && !el; i++) {
+		size_t k = strlen(exts[i]);
+
+		if (len > k && !strcmp(name + len - k, exts[i]))
+			el = k;
+	}
+	if (c->out && !many && !(stat(c->out, &st) == 0 && S_ISDIR(st.st_mode))) {
+		snprintf(out, n, "%s", c->out);
+		return;
+	}
+	if (c->out)
+		snprintf(out, n, "%s%s%.*s.symbolized%s", c->out,
+			 c->out[strlen(c->out) - 1] == '/' ? "" : "/", (int)(len - el), name,
+			 el ? name + len - el : "");
+	else
+		snprintf(out, n, "%.*s.symbolized%s", (int)(strlen(in) - el), in, el ? in + strlen(in) - el : "");
+}
+
+static void print_summary(const char *in, const char *out, uint64_t bytes, const struct resym_stats *st,
+			  bool verbose)
+{
+	bool first = true;
+	char b[32];
+
+	fprintf(stderr, "%s: %" PRIu64 " %s: %" PRIu64 " named now", in, st->locations,
+		cli_plural(st->locations, "location", "locations"), st->named);
+	for (int s = 0; s < SYMSRC__COUNT; s++) {
+		if (!st->by_src[s])
+			continue;
+		fprintf(stderr, "%s%s %" PRIu64, first ? " (" : ", ", symjob_src_name((enum symsrc)s),
+			st->by_src[s]);
+		first = false;
+	}
+	fprintf(stderr, "%s, %" PRIu64 " left without a name, %" PRIu64 " named before, %" PRIu64
+			" in no mapping with a file\n",
+		first ? "" : ")", st->candidates - st->named, st->named_before, st->unmapped);
+	for (size_t i = 0; i < st->nr_missing && (verbose || i < 3); i++)
+		fprintf(stderr, "  unresolved  %s (%s%s): %" PRIu64 " %s: %s\n", st->missing[i].path,
+			st->missing[i].build_id[0] ? "build-id " : "no build-id", st->missing[i].build_id,
+			st->missing[i].locations, cli_plural(st->missing[i].locations, "location", "locations"),
+			st->missing[i].reason);
+	if (st->nr_missing > 3 && !verbose)
+		fprintf(stderr, "              and %zu more (-v lists them)\n", st->nr_missing - 3);
+	if (out)
+		fprintf(stderr, "  wrote       %s (%s)   go tool pprof -http=: %s\n", out,
+			cli_size(bytes, b, sizeof(b)), out);
+}
+
+static void write_stats(const struct symopts *c, const char *in, int rc, const char *out, uint64_t bytes,
+			const struct resym_stats *st)
+{
+	struct dbuf o;
+	struct json j;
+
+	dbuf_init(&o, 0);
+	json_init(&j, &o, false);
+	json_obj_begin(&j);
+	json_kv_str(&j, "input", in);
+	json_kv_u64(&j, "exit_code", (uint64_t)rc);
+	json_kv_str(&j, "format", "pprof");
+	json_kv_u64(&j, "locations", st->locations);
+	json_kv_u64(&j, "named", st->named);
+	json_kv_u64(&j, "left_unnamed", st->candidates - st->named);
+	json_kv_u64(&j, "named_before", st->named_before);
+	json_kv_u64(&j, "unmapped", st->unmapped);
+	json_key(&j, "sources");
+	json_obj_begin(&j);
+	for (int s = 0; s < SYMSRC__COUNT; s++)
+		if (s != SYMSRC_UNRESOLVED)
+			json_kv_u64(&j, symjob_src_name((enum symsrc)s), st->by_src[s]);
+	json_obj_end(&j);
+	json_key(&j, "debuginfod");
+	json_obj_begin(&j);
+	json_kv_u64(&j, "fetched", st->dfd_fetched);
+	json_kv_u64(&j, "cache_hits", st->dfd_cache_hits);
+	json_kv_u64(&j, "not_found", st->dfd_not_found);
+	json_kv_u64(&j, "errors", st->dfd_errors);
+	json_obj_end(&j);
+	json_key(&j, "unresolved_objects");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < st->nr_missing; i++) {
+		json_obj_begin(&j);
+		json_kv_str(&j, "build_id", st->missing[i].build_id);
+		json_kv_str(&j, "path", st->missing[i].path);
+		json_kv_u64(&j, "locations", st->missing[i].locations);
+		json_kv_str(&j, "reason", st->missing[i].reason);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_key(&j, "outputs");
+	json_arr_begin(&j);
+	if (out) {
+		json_obj_begin(&j);
+		json_kv_str(&j, "format", "pprof");
+		json_kv_str(&j, "path", out);
+		json_kv_u64(&j, "bytes", bytes);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	dbuf_putc(&o, '\n');
+	if (!o.err)
+		fwrite(o.data, 1, o.len, c->stats);
+	fflush(c->stats);
+	dbuf_release(&o);
+}
+
+/* Writes bytes to path through a temp file; 0 or -1 (said). */
+static int write_output(const char *path, const struct dbuf *b)
+{
+	char tmp[4096];
+	size_t off = 0;
+	int fd = cli_out_open(path, tmp, sizeof(tmp));
+
+	if (fd < 0) {
+		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (off < b->len) {
+		ssize_t k = write(fd, b->data + off, b->len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (!k)
+				errno = ENOSPC;
+			fprintf(stderr, "conv symbolize: cannot write %s: %s\n", path, strerror(errno));
+			cli_out_abandon(fd, tmp, path, NULL);
+			return -1;
+		}
+		off += (size_t)k;
+	}
+	if (cli_out_commit(fd, tmp, path, NULL, false)) {
+		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether two paths name one file (the output would replace the input). */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int symbolize_one(const struct symopts *c, const char *in, bool many)
+{
+	struct dbuf inb, outb;
+	struct ppe_profile p;
+	struct resym_opts ro;
+	struct resym_stats st;
+	struct conv_diag diag;
+	char out[4096];
+	uint64_t bytes = 0;
+	int rc;
+	bool wrote = false;
+
+	memset(&st, 0, sizeof(st));
+	memset(&diag, 0, sizeof(diag));
+	dbuf_init(&inb, 0);
+	dbuf_init(&outb, 0);
+	output_path(c, in, many, out, sizeof(out));
+	rc = read_input(in, &inb);
+	if (rc)
+		goto done;
+	if (inb.len >= 4 && !memcmp(inb.data, "FLR", 4)) {
+		fprintf(stderr, "conv symbolize: %s: a JFR recording: only pprof profiles are named for now\n",
+			in);
+		rc = CLI_EXIT_INPUT;
+		goto done;
+	}
+	if (same_file(in, out)) {
+		fprintf(stderr, "conv symbolize: the output %s is the input %s: refusing to overwrite it\n", out,
+			in);
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if (ppe_parse(&p, inb.data, inb.len, MAX_INFLATED, &diag) != CONV_E_OK) {
+		fprintf(stderr, "conv symbolize: %s: not a pprof profile: %s%s\n", in, diag.msg,
+			diag.offset != UINT64_MAX ? "" : "");
+		rc = CLI_EXIT_INPUT;
+		goto done;
+	}
+	memset(&ro, 0, sizeof(ro));
+	ro.sj = c->com.sj;
+	ro.pm = c->com.pm;
+	ro.force = c->force;
+	if (resym_pprof(&p, &ro, p.gzipped, &outb, &st, &diag) != CONV_E_OK) {
+		fprintf(stderr, "conv symbolize: %s: %s\n", in, diag.msg);
+		rc = CLI_EXIT_INPUT;
+	} else if (write_output(out, &outb)) {
+		rc = CLI_EXIT_OUTPUT;
+	} else {
+		bytes = outb.len;
+		wrote = true;
+	}
+	ppe_release(&p);
+	if (wrote && ((c->tty && !c->com.quiet) || c->com.verbose))
+		print_summary(in, out, bytes, &st, c->com.verbose);
+done:
+	if (c->stats)
+		write_stats(c, in, rc, wrote ? out : NULL, bytes, &st);
+	resym_stats_release(&st);
+	dbuf_release(&inb);
+	dbuf_release(&outb);
+	return rc;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	static struct symopts c;
+	static struct option opts[64];
+	int opt, rc = CLI_EXIT_OK;
+
+	memset(&c, 0, sizeof(c));
+	if (!cli_opts_join(long_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
+		fprintf(stderr, "conv symbolize: too many options\n");
+		return CLI_EXIT_USAGE;
+	}
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "o:h", opts, NULL)) != -1) {
+		int taken = cli_common_take(&c.com, "conv symbolize", opt, optarg);
+
+		if (taken < 0)
+			return CLI_EXIT_USAGE;
+		if (taken)
+			continue;
+		switch (opt) {
+		case 'o':
+			c.out = optarg;
+			break;
+		case O_FORCE:
+			c.force = true;
+			break;
+		case O_STATS:
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			c.stats_path = optarg ? optarg : "-";
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			cli_opt_error("conv symbolize", opt, argv);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!cli_common_finish(&c.com, "conv symbolize"))
+		return CLI_EXIT_USAGE;
+	if (c.com.sj.no_symbolize) {
+		fprintf(stderr, "conv symbolize: -n (--no-symbolize) leaves nothing to do\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "conv symbolize: no FILE given; try 'conv symbolize --help'\n");
+		return CLI_EXIT_USAGE;
+	}
+	c.tty = isatty(STDERR_FILENO);
+	if (c.stats_path) {
+		c.stats = strcmp(c.stats_path, "-") ? fopen(c.stats_path, "w") : stdout;
+		if (!c.stats) {
+			fprintf(stderr, "conv symbolize: cannot write %s: %s\n", c.stats_path, strerror(errno));
+			return CLI_EXIT_OUTPUT;
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		int r1 = symbolize_one(&c, argv[i], argc - optind > 1);
+
+		if (r1 > rc)
+			rc = r1;
+	}
+	if (c.stats && c.stats != stdout && fclose(c.stats)) {
+		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", c.stats_path, strerror(errno));
+		if (rc < CLI_EXIT_OUTPUT)
+			rc = CLI_EXIT_OUTPUT;
+	}
+	return rc;
+}

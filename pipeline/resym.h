@@ -1,0 +1,58 @@
+/*
+ * `conv symbolize` on a pprof profile: the locations without a function (all
+ * with force) in a mapping with a build-id or a file get the functions,
+ * lines and inline frames a direct conversion gives them, found as a
+ * conversion finds them (symjob: local files, -d, /usr/lib/debug, ~/.debug,
+ * debuginfod), and the profile is written back with everything else as it
+ * was (pprofedit). The profile's mappings become the mappings of a process
+ * model of their own (procmap), one process each, so that the symbolizer
+ * sees them as it sees a recording's.
+ */
+#ifndef CONV_PIPELINE_RESYM_H
+#define CONV_PIPELINE_RESYM_H
+
+#include "core/err.h"
+#include "pipeline/symjob.h"
+#include "procmap/procmap.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dbuf;
+struct ppe_profile;
+
+struct resym_opts {
+	struct symjob_opts sj;
+	struct procmap_opts pm;
+	bool force; /* name located frames that have names already, anew */
+};
+
+/* An object whose frames stay without names, and why. */
+struct resym_missing {
+	char *build_id, *path, *reason;
+	uint64_t locations;
+};
+
+struct resym_stats {
+	uint64_t locations;  /* in the profile */
+	uint64_t named_before; /* had lines and were kept (no --force) */
+	uint64_t candidates; /* without lines (or all, forced) in a mapping with a file or build-id */
+	uint64_t named;      /* of the candidates, given lines now */
+	uint64_t unmapped;   /* no mapping, or one with neither file nor build-id */
+	uint64_t by_src[SYMSRC__COUNT]; /* named locations by where their names came from */
+	uint64_t objects, objects_found;
+	uint64_t dfd_fetched, dfd_cache_hits, dfd_not_found, dfd_errors;
+	struct resym_missing *missing;
+	size_t nr_missing;
+};
+
+/*
+ * Names p's locations and writes the result to out (gzipped when gzip).
+ * Errors: CONV_E_NOMEM, CONV_E_INVAL (bad options: diag says).
+ */
+enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *o, bool gzip,
+			  struct dbuf *out, struct resym_stats *st, struct conv_diag *diag);
+void resym_stats_release(struct resym_stats *st);
+
+#endif

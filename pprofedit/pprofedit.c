@@ -1,0 +1,553 @@
+#include "pprofedit/pprofedit.h"
+
+#include "core/cursor.h"
+#include "core/dbuf.h"
+#include "core/strtab.h"
+#include "core/vec.h"
+
+#include <libdeflate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+enum { F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5, F_STRING = 6 };
+
+bool ppe_is_gzip(const uint8_t *buf, size_t len)
+{
+	return len >= 18 && buf[0] == 0x1f && buf[1] == 0x8b && buf[2] == 8;
+}
+
+/* Inflates every gzip member of buf (conv writes one per 256 KiB) into p->owned. */
+static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t len, size_t max_len,
+			    struct conv_diag *diag)
+{
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+	size_t alloc = 0, want = len * 4 > ((size_t)1 << 20) ? len * 4 : (size_t)1 << 20, used = 0, in = 0;
+	enum conv_err err = CONV_E_OK;
+
+	if (!d)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	while (in < len && !err) {
+		size_t in_used = 0, out_n = 0;
+		enum libdeflate_result r;
+
+		if (want > max_len)
+			want = max_len;
+		if (alloc < want) {
+			uint8_t *n = realloc(p->owned, want);
+
+			if (!n) {
+				err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+				break;
+			}
+			p->owned = n;
+			alloc = want;
+		}
+		r = libdeflate_gzip_decompress_ex(d, buf + in, len - in, p->owned + used, alloc - used,
+						  &in_used, &out_n);
+		if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
+			if (alloc >= max_len)
+				err = conv_fail(diag, CONV_E_LIMIT, in, "inflates to more than %zu bytes",
+						max_len);
+			want = alloc > max_len / 2 ? max_len : alloc * 2;
+			continue;
+		}
+		if (r != LIBDEFLATE_SUCCESS) {
+			err = conv_fail(diag, CONV_E_FORMAT, in, "not a valid gzip member");
+			break;
+		}
+		used += out_n;
+		in += in_used;
+	}
+	libdeflate_free_decompressor(d);
+	p->buf = p->owned;
+	p->len = used;
+	return err;
+}
+
+/* Skips a field's value of wire type wt; false (c failed) for a type protobuf does not have. */
+static bool skip_value(struct cur *c, unsigned wt)
+{
+	switch (wt) {
+	case WT_VARINT:
+		(void)cur_uleb128_long(c);
+		return cur_ok(c);
+	case WT_I64:
+		cur_skip(c, 8);
+		return cur_ok(c);
+	case WT_LEN: {
+		uint64_t n = cur_uleb128_long(c);
+
+		if (n > cur_remaining(c)) {
+			cur_fail(c);
+			return false;
+		}
+		cur_skip(c, (size_t)n);
+		return cur_ok(c);
+	}
+	case WT_I32:
+		cur_skip(c, 4);
+		return cur_ok(c);
+	default:
+		cur_fail(c);
+		return false;
+	}
+}
+
+/* The top-level fields, in order; counts of the tables. */
+static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
+{
+	struct cur c;
+	size_t cap = 0;
+
+	cur_init(&c, p->buf, p->len, false);
+	while (cur_remaining(&c)) {
+		size_t off = c.pos;
+		uint64_t key = cur_uleb128_long(&c);
+		struct ppe_field *f;
+
+		if (!cur_ok(&c) || (key >> 3) == 0 || (key >> 3) > UINT32_MAX)
+			return conv_fail(diag, CONV_E_FORMAT, off, "not a protobuf field");
+		if (!vec_reserve((void **)&p->fields, &cap, p->nr_fields + 1, sizeof(*p->fields)))
+			return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+		f = &p->fields[p->nr_fields];
+		memset(f, 0, sizeof(*f));
+		f->number = (uint32_t)(key >> 3);
+		f->off = off;
+		if ((key & 7) == WT_LEN) {
+			uint64_t n = cur_uleb128_long(&c);
+
+			if (!cur_ok(&c) || n > cur_remaining(&c))
+				return conv_fail(diag, CONV_E_FORMAT, off, "field %u runs past the end",
+						 f->number);
+			f->val_off = c.pos;
+			f->val_len = (size_t)n;
+			cur_skip(&c, (size_t)n);
+		} else if (!skip_value(&c, (unsigned)(key & 7))) {
+			return conv_fail(diag, CONV_E_FORMAT, off, "field %u: bad value", f->number);
+		}
+		if ((f->number == F_MAPPING || f->number == F_LOCATION || f->number == F_FUNCTION ||
+		     f->number == F_STRING) && (key & 7) != WT_LEN)
+			return conv_fail(diag, CONV_E_FORMAT, off, "field %u is not a message", f->number);
+		f->len = c.pos - off;
+		p->nr_mappings += f->number == F_MAPPING;
+		p->nr_locations += f->number == F_LOCATION;
+		p->nr_functions += f->number == F_FUNCTION;
+		p->nr_strs += f->number == F_STRING;
+		p->nr_fields++;
+	}
+	return CONV_E_OK;
+}
+
+/*
+ * The next subfield of a message: its number, wire type and value (a varint,
+ * or a length-delimited value's cursor in *sub); false at the end or on an
+ * error (c failed then).
+ */
+static bool next_sub(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, struct cur *sub)
+{
+	uint64_t key;
+
+	if (!cur_remaining(c))
+		return false;
+	key = cur_uleb128_long(c);
+	*num = (uint32_t)(key >> 3);
+	*wt = (unsigned)(key & 7);
+	*v = 0;
+	if (*wt == WT_VARINT) {
+		*v = cur_uleb128_long(c);
+	} else if (*wt == WT_LEN) {
+		uint64_t n = cur_uleb128_long(c);
+
+		if (!cur_ok(c) || n > cur_remaining(c)) {
+			cur_fail(c);
+			return false;
+		}
+		*sub = cur_sub(c, (size_t)n);
+	} else {
+		skip_value(c, *wt);
+	}
+	return cur_ok(c);
+}
+
+static bool parse_mapping(struct ppe_mapping *m, struct cur c)
+{
+	uint32_t n;
+	unsigned wt;
+	uint64_t v;
+	struct cur sub;
+
+	while (next_sub(&c, &n, &wt, &v, &sub)) {
+		if (wt != WT_VARINT)
+			continue;
+		switch (n) {
+		case 1: m->id = v; break;
+		case 2: m->start = v; break;
+		case 3: m->limit = v; break;
+		case 4: m->offset = v; break;
+		case 5: m->filename = v; break;
+		case 6: m->build_id = v; break;
+		case 7: m->has_functions = v != 0; break;
+		case 8: m->has_filenames = v != 0; break;
+		case 9: m->has_line_numbers = v != 0; break;
+		case 10: m->has_inline_frames = v != 0; break;
+		default: break;
+		}
+	}
+	return cur_ok(&c);
+}
+
+static bool parse_function(struct ppe_function *f, struct cur c)
+{
+	uint32_t n;
+	unsigned wt;
+	uint64_t v;
+	struct cur sub;
+
+	while (next_sub(&c, &n, &wt, &v, &sub)) {
+		if (wt != WT_VARINT)
+			continue;
+		if (n == 1)
+			f->id = v;
+		else if (n == 2)
+			f->name = v;
+		else if (n == 3)
+			f->system_name = v;
+		else if (n == 4)
+			f->filename = v;
+		else if (n == 5)
+			f->start_line = (int64_t)v;
+	}
+	return cur_ok(&c);
+}
+
+static bool parse_location(struct ppe_profile *p, struct ppe_location *l, struct cur c, size_t *cap_lines)
+{
+	uint32_t n;
+	unsigned wt;
+	uint64_t v;
+	struct cur sub;
+
+	l->first_line = (uint32_t)p->nr_lines;
+	while (next_sub(&c, &n, &wt, &v, &sub)) {
+		if (wt == WT_VARINT && n == 1) {
+			l->id = v;
+		} else if (wt == WT_VARINT && n == 2) {
+			l->mapping_id = v;
+		} else if (wt == WT_VARINT && n == 3) {
+			l->address = v;
+		} else if (wt == WT_LEN && n == 4) {
+			struct ppe_line *ln;
+			uint32_t n2;
+			unsigned wt2;
+			uint64_t v2;
+			struct cur sub2;
+
+			if (p->nr_lines >= UINT32_MAX ||
+			    !vec_reserve((void **)&p->lines, cap_lines, p->nr_lines + 1, sizeof(*ln)))
+				return false;
+			ln = &p->lines[p->nr_lines++];
+			memset(ln, 0, sizeof(*ln));
+			while (next_sub(&sub, &n2, &wt2, &v2, &sub2)) {
+				if (wt2 != WT_VARINT)
+					continue;
+				if (n2 == 1)
+					ln->function_id = v2;
+				else if (n2 == 2)
+					ln->line = (int64_t)v2;
+				else if (n2 == 3)
+					ln->column = (int64_t)v2;
+			}
+			if (!cur_ok(&sub))
+				return false;
+		}
+	}
+	l->nr_lines = (uint32_t)(p->nr_lines - l->first_line);
+	return cur_ok(&c);
+}
+
+/* Each table's entries, from the fields scan_fields found. */
+static enum conv_err parse_tables(struct ppe_profile *p, struct conv_diag *diag)
+{
+	size_t ms = 0, ls = 0, fs = 0, ss = 0, cap_lines = 0;
+
+	p->strs = calloc(p->nr_strs ? p->nr_strs : 1, sizeof(*p->strs));
+	p->str_lens = calloc(p->nr_strs ? p->nr_strs : 1, sizeof(*p->str_lens));
+	p->mappings = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*p->mappings));
+	p->locations = calloc(p->nr_locations ? p->nr_locations : 1, sizeof(*p->locations));
+	p->functions = calloc(p->nr_functions ? p->nr_functions : 1, sizeof(*p->functions));
+	if (!p->strs || !p->str_lens || !p->mappings || !p->locations || !p->functions)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	for (size_t i = 0; i < p->nr_fields; i++) {
+		const struct ppe_field *f = &p->fields[i];
+		struct cur c;
+		bool ok = true;
+
+		cur_init(&c, p->buf + f->val_off, f->val_len, false);
+		switch (f->number) {
+		case F_STRING:
+			p->strs[ss] = p->buf + f->val_off;
+			p->str_lens[ss++] = f->val_len;
+			break;
+		case F_MAPPING:
+			p->mappings[ms].field = (uint32_t)i;
+			ok = parse_mapping(&p->mappings[ms++], c);
+			break;
+		case F_LOCATION:
+			p->locations[ls].field = (uint32_t)i;
+			ok = parse_location(p, &p->locations[ls++], c, &cap_lines);
+			break;
+		case F_FUNCTION:
+			ok = parse_function(&p->functions[fs], c);
+			if (p->functions[fs].id > p->max_function_id)
+				p->max_function_id = p->functions[fs].id;
+			fs++;
+			break;
+		default:
+			break;
+		}
+		if (!ok)
+			return conv_fail(diag, CONV_E_FORMAT, f->off, "field %u: a malformed message", f->number);
+	}
+	if (p->nr_strs && p->str_lens[0])
+		return conv_fail(diag, CONV_E_FORMAT, UINT64_MAX, "string_table[0] is not \"\"");
+	return CONV_E_OK;
+}
+
+enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, size_t max_len,
+			struct conv_diag *diag)
+{
+	enum conv_err err = CONV_E_OK;
+
+	memset(p, 0, sizeof(*p));
+	p->buf = buf;
+	p->len = len;
+	if (ppe_is_gzip(buf, len)) {
+		p->gzipped = true;
+		err = gunzip(p, buf, len, max_len, diag);
+	}
+	if (!err)
+		err = scan_fields(p, diag);
+	if (!err)
+		err = parse_tables(p, diag);
+	if (err)
+		ppe_release(p);
+	return err;
+}
+
+void ppe_release(struct ppe_profile *p)
+{
+	free(p->owned);
+	free(p->fields);
+	free(p->strs);
+	free(p->str_lens);
+	free(p->mappings);
+	free(p->locations);
+	free(p->lines);
+	free(p->functions);
+	memset(p, 0, sizeof(*p));
+}
+
+void ppe_str(const struct ppe_profile *p, uint64_t idx, char *out, size_t n)
+{
+	size_t k;
+
+	if (!n)
+		return;
+	if (idx >= p->nr_strs) {
+		out[0] = 0;
+		return;
+	}
+	k = p->str_lens[idx] < n - 1 ? p->str_lens[idx] : n - 1;
+	memcpy(out, p->strs[idx], k);
+	out[k] = 0;
+}
+
+bool ppe_edit_init(struct ppe_edit *e, const struct ppe_profile *p)
+{
+	memset(e, 0, sizeof(*e));
+	e->loc_first = calloc(p->nr_locations ? p->nr_locations : 1, sizeof(*e->loc_first));
+	e->loc_nr = calloc(p->nr_locations ? p->nr_locations : 1, sizeof(*e->loc_nr));
+	e->map_flags = calloc(p->nr_mappings ? p->nr_mappings : 1, 1);
+	if (!e->loc_first || !e->loc_nr || !e->map_flags) {
+		ppe_edit_release(e);
+		return false;
+	}
+	return true;
+}
+
+void ppe_edit_release(struct ppe_edit *e)
+{
+	free(e->loc_first);
+	free(e->loc_nr);
+	free(e->lines);
+	free(e->functions);
+	free(e->map_flags);
+	memset(e, 0, sizeof(*e));
+}
+
+/* ---- writing ---- */
+
+static void put_varint(struct dbuf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+
+	dbuf_append(b, tmp, (size_t)(cur_put_uleb128(tmp, v) - tmp));
+}
+
+static void put_key(struct dbuf *b, uint32_t num, unsigned wt)
+{
+	put_varint(b, (uint64_t)num << 3 | wt);
+}
+
+/* A varint field, left out when 0 (proto3's default). */
+static void put_uint(struct dbuf *b, uint32_t num, uint64_t v)
+{
+	if (!v)
+		return;
+	put_key(b, num, WT_VARINT);
+	put_varint(b, v);
+}
+
+/* A length-delimited field holding msg. */
+static void put_msg(struct dbuf *b, uint32_t num, const struct dbuf *msg)
+{
+	put_key(b, num, WT_LEN);
+	put_varint(b, msg->len);
+	dbuf_append(b, msg->data, msg->len);
+}
+
+/* Copies the subfields of a message but those numbered drop_lo..drop_hi into out. */
+static void copy_but(struct dbuf *out, const uint8_t *val, size_t len, uint32_t drop_lo, uint32_t drop_hi)
+{
+	struct cur c;
+
+	cur_init(&c, val, len, false);
+	while (cur_remaining(&c)) {
+		size_t off = c.pos;
+		uint64_t key = cur_uleb128_long(&c);
+
+		/* parsed before: well-formed */
+		if (!skip_value(&c, (unsigned)(key & 7)))
+			break;
+		if ((key >> 3) < drop_lo || (key >> 3) > drop_hi)
+			dbuf_append(out, val + off, c.pos - off);
+	}
+}
+
+static void write_mapping(struct dbuf *out, struct dbuf *msg, const struct ppe_profile *p,
+			  const struct ppe_field *f, const struct ppe_mapping *m, unsigned add)
+{
+	dbuf_reset(msg);
+	copy_but(msg, p->buf + f->val_off, f->val_len, 7, 10);
+	put_uint(msg, 7, m->has_functions || (add & PPE_HAS_FUNCTIONS));
+	put_uint(msg, 8, m->has_filenames || (add & PPE_HAS_FILENAMES));
+	put_uint(msg, 9, m->has_line_numbers || (add & PPE_HAS_LINE_NUMBERS));
+	put_uint(msg, 10, m->has_inline_frames || (add & PPE_HAS_INLINE_FRAMES));
+	put_msg(out, F_MAPPING, msg);
+}
+
+static void write_location(struct dbuf *out, struct dbuf *msg, struct dbuf *ln, const struct ppe_profile *p,
+			   const struct ppe_field *f, const struct ppe_edit *e, size_t li)
+{
+	dbuf_reset(msg);
+	copy_but(msg, p->buf + f->val_off, f->val_len, 4, 4);
+	for (uint32_t k = 0; k < e->loc_nr[li]; k++) {
+		const struct ppe_new_line *nl = &e->lines[e->loc_first[li] + k];
+
+		dbuf_reset(ln);
+		put_uint(ln, 1, p->max_function_id + 1 + nl->function);
+		put_uint(ln, 2, (uint64_t)nl->line);
+		put_uint(ln, 3, (uint64_t)nl->column);
+		put_msg(msg, 4, ln); /* Location.line */
+	}
+	put_msg(out, F_LOCATION, msg);
+}
+
+/* The new strings' indexes: interned in t (id 0 is ""), placed after the profile's own. */
+static uint64_t new_str(const struct ppe_profile *p, struct strtab *t, const char *s)
+{
+	uint32_t id = strtab_intern_cstr(t, s ? s : "");
+
+	return id == 0 || id == STRTAB_NONE ? 0 : p->nr_strs + id - 1;
+}
+
+static void write_functions(struct dbuf *out, struct dbuf *msg, const struct ppe_profile *p,
+			    const struct ppe_edit *e, struct strtab *t)
+{
+	for (size_t k = 0; k < e->nr_functions; k++) {
+		const struct ppe_new_function *nf = &e->functions[k];
+
+		dbuf_reset(msg);
+		put_uint(msg, 1, p->max_function_id + 1 + k);
+		put_uint(msg, 2, new_str(p, t, nf->name));
+		put_uint(msg, 3, new_str(p, t, nf->system_name));
+		put_uint(msg, 4, new_str(p, t, nf->filename));
+		put_uint(msg, 5, (uint64_t)nf->start_line);
+		put_msg(out, F_FUNCTION, msg);
+	}
+	for (uint32_t id = 1; id < t->count; id++) {
+		put_key(out, F_STRING, WT_LEN);
+		put_varint(out, t->lens[id]);
+		dbuf_append(out, t->strs[id], t->lens[id]);
+	}
+}
+
+static enum conv_err gzip_into(const struct dbuf *raw, struct dbuf *out)
+{
+	struct libdeflate_compressor *z = libdeflate_alloc_compressor(6);
+	size_t bound, n;
+
+	if (!z)
+		return CONV_E_NOMEM;
+	bound = libdeflate_gzip_compress_bound(z, raw->len);
+	if (!dbuf_reserve(out, bound)) {
+		libdeflate_free_compressor(z);
+		return CONV_E_NOMEM;
+	}
+	n = libdeflate_gzip_compress(z, raw->data, raw->len, out->data + out->len, bound);
+	libdeflate_free_compressor(z);
+	if (!n)
+		return CONV_E_NOMEM;
+	out->len += n;
+	return CONV_E_OK;
+}
+
+enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
+			struct dbuf *out)
+{
+	struct dbuf raw, msg, ln;
+	struct strtab t;
+	size_t mi = 0, li = 0;
+	enum conv_err err = CONV_E_OK;
+
+	dbuf_init(&raw, 0);
+	dbuf_init(&msg, 0);
+	dbuf_init(&ln, 0);
+	strtab_init(&t);
+	for (size_t i = 0; i < p->nr_fields; i++) {
+		const struct ppe_field *f = &p->fields[i];
+
+		if (f->number == F_MAPPING && e->map_flags[mi])
+			write_mapping(&raw, &msg, p, f, &p->mappings[mi], e->map_flags[mi]);
+		else if (f->number == F_LOCATION && e->loc_nr[li])
+			write_location(&raw, &msg, &ln, p, f, e, li);
+		else
+			dbuf_append(&raw, p->buf + f->off, f->len);
+		mi += f->number == F_MAPPING;
+		li += f->number == F_LOCATION;
+	}
+	write_functions(&raw, &msg, p, e, &t);
+	if (raw.err || msg.err || ln.err)
+		err = CONV_E_NOMEM;
+	else if (gzip)
+		err = gzip_into(&raw, out);
+	else if (!dbuf_append(out, raw.data, raw.len))
+		err = CONV_E_NOMEM;
+	dbuf_release(&raw);
+	dbuf_release(&msg);
+	dbuf_release(&ln);
+	strtab_release(&t);
+	return err;
+}

@@ -1,0 +1,129 @@
+/*
+ * Reading a pprof profile (profile.proto, gzipped or not) and writing it
+ * back with names added, for `conv symbolize`: everything the profile holds
+ * is copied as it was, field by field and byte for byte, but the lines of
+ * the locations given new ones, the flags of their mappings, and the
+ * functions and strings those lines need (appended: the profile's own ids
+ * and string indexes stay valid). Unknown fields are kept.
+ *
+ * Parsing follows the one-cursor rule: every message is read inside a
+ * sub-cursor of its length, counts are checked against the bytes left, and
+ * ids and string indexes are checked against the tables before use.
+ */
+#ifndef CONV_PPROFEDIT_PPROFEDIT_H
+#define CONV_PPROFEDIT_PPROFEDIT_H
+
+#include "core/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dbuf;
+
+/* A top-level field as found: its number and the bytes of its key and value. */
+struct ppe_field {
+	uint32_t number;
+	size_t off, len;      /* the whole field, key included */
+	size_t val_off, val_len; /* a length-delimited field's value (else 0) */
+};
+
+struct ppe_mapping {
+	uint32_t field; /* its place in fields */
+	uint64_t id, start, limit, offset;
+	uint64_t filename, build_id; /* string indexes */
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+struct ppe_line {
+	uint64_t function_id;
+	int64_t line, column;
+};
+
+struct ppe_location {
+	uint64_t id, mapping_id, address;
+	uint32_t first_line, nr_lines; /* in ppe_profile.lines */
+	uint32_t field;                /* its place in fields */
+};
+
+struct ppe_function {
+	uint64_t id, name, system_name, filename; /* strings */
+	int64_t start_line;
+};
+
+struct ppe_profile {
+	const uint8_t *buf; /* the protobuf (the caller's, or gunzipped: owned then) */
+	size_t len;
+	uint8_t *owned;
+	struct ppe_field *fields;
+	size_t nr_fields;
+	const uint8_t **strs; /* string_table: pointers into buf, not NUL-terminated */
+	size_t *str_lens;
+	size_t nr_strs;
+	struct ppe_mapping *mappings;
+	size_t nr_mappings;
+	struct ppe_location *locations;
+	size_t nr_locations;
+	struct ppe_line *lines;
+	size_t nr_lines;
+	struct ppe_function *functions;
+	size_t nr_functions;
+	uint64_t max_function_id;
+	bool gzipped; /* the input was */
+};
+
+/* Whether buf starts as a gzip member does. */
+bool ppe_is_gzip(const uint8_t *buf, size_t len);
+
+/*
+ * Parses buf (gzip members are inflated first, at most max_len bytes;
+ * buf must outlive p otherwise). Errors: CONV_E_FORMAT (diag: what, at
+ * which offset of the protobuf), CONV_E_LIMIT (inflates past max_len),
+ * CONV_E_NOMEM.
+ */
+enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, size_t max_len,
+			struct conv_diag *diag);
+void ppe_release(struct ppe_profile *p);
+
+/* A string of the profile, copied NUL-terminated into out (truncated to n - 1). */
+void ppe_str(const struct ppe_profile *p, uint64_t idx, char *out, size_t n);
+
+/* New lines for locations: what ppe_write puts in. */
+struct ppe_new_function {
+	const char *name, *system_name, *filename;
+	int64_t start_line;
+};
+
+struct ppe_new_line {
+	uint32_t function; /* index into ppe_edit.functions */
+	int64_t line, column;
+};
+
+struct ppe_edit {
+	/* per location (nr_locations of them): its new lines, innermost first; nr 0: unchanged */
+	uint32_t *loc_first, *loc_nr;
+	struct ppe_new_line *lines;
+	size_t nr_lines, cap_lines;
+	struct ppe_new_function *functions;
+	size_t nr_functions, cap_functions;
+	/* per mapping: flags to set (PPE_HAS_*) */
+	uint8_t *map_flags;
+};
+
+#define PPE_HAS_FUNCTIONS 1u
+#define PPE_HAS_FILENAMES 2u
+#define PPE_HAS_LINE_NUMBERS 4u
+#define PPE_HAS_INLINE_FRAMES 8u
+
+/* An empty edit for p (no location changed); false when out of memory. */
+bool ppe_edit_init(struct ppe_edit *e, const struct ppe_profile *p);
+void ppe_edit_release(struct ppe_edit *e);
+
+/*
+ * Writes p with e applied to out, gzipped (libdeflate, level 6: a one-off
+ * rewrite, not the conversion's hot path) when gzip is true. CONV_E_NOMEM.
+ */
+enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
+			struct dbuf *out);
+
+#endif
