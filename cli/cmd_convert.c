@@ -1040,7 +1040,7 @@ out:
 static void usage(FILE *f)
 {
 	fputs("usage: conv [OPTIONS] [FILE...]   (default perf.data; '-' = stdin; globs allowed)\n"
-	      "       conv info [OPTIONS] [FILE] (what a recording holds; conv info --help)\n"
+	      "       conv info [OPTIONS] [FILE] | conv symbolize [OPTIONS] FILE...  (--help)\n"
 	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
 	      " -o, --output BASE|DIR   output base name, or directory for several inputs\n"
 	      " -F, --format LIST       pprof,jfr,folded,html (default pprof,jfr); folded stacks\n"
