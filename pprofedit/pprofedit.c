@@ -465,12 +465,21 @@ static void write_location(struct dbuf *out, struct dbuf *msg, struct dbuf *ln, 
 	put_msg(out, F_LOCATION, msg);
 }
 
-/* The new strings' indexes: interned in t (id 0 is ""), placed after the profile's own. */
+/*
+ * The first new string's index: after the profile's own, whose first must
+ * be "" (a profile without a string table gets one first).
+ */
+static uint64_t str_base(const struct ppe_profile *p)
+{
+	return p->nr_strs ? p->nr_strs : 1;
+}
+
+/* A new string's index: interned in t (id 0 is ""), placed after the profile's own. */
 static uint64_t new_str(const struct ppe_profile *p, struct strtab *t, const char *s)
 {
 	uint32_t id = strtab_intern_cstr(t, s ? s : "");
 
-	return id == 0 || id == STRTAB_NONE ? 0 : p->nr_strs + id - 1;
+	return id == 0 || id == STRTAB_NONE ? 0 : str_base(p) + id - 1;
 }
 
 static void write_functions(struct dbuf *out, struct dbuf *msg, const struct ppe_profile *p,
@@ -486,6 +495,10 @@ static void write_functions(struct dbuf *out, struct dbuf *msg, const struct ppe
 		put_uint(msg, 4, new_str(p, t, nf->filename));
 		put_uint(msg, 5, (uint64_t)nf->start_line);
 		put_msg(out, F_FUNCTION, msg);
+	}
+	if (!p->nr_strs && t->count > 1) {
+		put_key(out, F_STRING, WT_LEN);
+		put_varint(out, 0);
 	}
 	for (uint32_t id = 1; id < t->count; id++) {
 		put_key(out, F_STRING, WT_LEN);
