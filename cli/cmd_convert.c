@@ -712,6 +712,7 @@ struct view_cols {
 	size_t types[VIEW_MAX_COLS];
 	const char *names[VIEW_MAX_COLS], *units[VIEW_MAX_COLS];
 	size_t nr, folded;
+	size_t nr_html; /* the first columns: the page's views (the folded value's may follow) */
 };
 
 static void cols_add(struct view_cols *vc, size_t type, const char *name, const char *unit)
@@ -805,6 +806,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 	memset(&vc, 0, sizeof(vc));
 	if (path[OUT_HTML])
 		html_cols(p, cs, &vc);
+	vc.nr_html = vc.nr;
 	vc.folded = vc.nr;
 	for (size_t k = 0; folded && k < vc.nr; k++)
 		if (vc.types[k] == ftype)
@@ -829,6 +831,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		memset(&ho, 0, sizeof(ho));
 		ho.title = !strcmp(in, "-") ? "standard input" : in;
 		ho.subtitle = sub;
+		ho.nr_views = vc.nr_html;
 		ho.col_names = vc.names;
 		ho.col_units = vc.units;
 		if (!write_listed(path[OUT_HTML], OUT_HTML, &t, 0, &ho, w, nw))

@@ -109,6 +109,7 @@ static void put_str(struct dbuf *out, struct dbuf *tmp, const char *s)
 /* The page's data: what the template's script reads (views/flame.html says the format). */
 struct page {
 	const struct view_tree *t;
+	size_t nr_views; /* the tree's first columns shown */
 	struct kept *kept[VIEW_MAX_COLS];
 	size_t nr_kept[VIEW_MAX_COLS];
 	uint32_t *frame_map; /* tree frame -> page frame + 1 */
@@ -131,7 +132,7 @@ static void page_number(struct page *pg)
 	const struct view_names *n = &pg->t->names;
 
 	page_str(pg, 0);
-	for (size_t c = 0; c < pg->t->nr_cols; c++) {
+	for (size_t c = 0; c < pg->nr_views; c++) {
 		for (size_t i = 0; i < pg->nr_kept[c]; i++) {
 			uint32_t f = pg->t->nodes[pg->kept[c][i].node].frame;
 			const struct view_frame *vf = &n->frames[f];
@@ -191,7 +192,7 @@ static void put_data(struct view_out *o, struct page *pg, const struct view_html
 		view_out_maybe_flush(o);
 	}
 	dbuf_puts(&o->buf, "],\"views\":[");
-	for (size_t c = 0; c < t->nr_cols; c++) {
+	for (size_t c = 0; c < pg->nr_views; c++) {
 		size_t nk = pg->nr_kept[c];
 
 		if (!vec_reserve((void **)&col, &ccap, nk ? nk : 1, sizeof(*col))) {
@@ -255,7 +256,8 @@ enum conv_err view_write_html(const struct view_tree *t, const struct view_html_
 	pg.str_map = calloc(n->strs.count ? n->strs.count : 1, sizeof(*pg.str_map));
 	pg.strs = malloc((n->strs.count ? n->strs.count : 1) * sizeof(*pg.strs));
 	ok = rank && pg.frame_map && pg.frames && pg.str_map && pg.strs;
-	for (size_t c = 0; ok && c < t->nr_cols; c++) {
+	pg.nr_views = opts->nr_views && opts->nr_views < t->nr_cols ? opts->nr_views : t->nr_cols;
+	for (size_t c = 0; ok && c < pg.nr_views; c++) {
 		int64_t total = view_value(t, 0, c);
 		int64_t min = total / VIEW_HTML_MIN_SHARE;
 

@@ -26,7 +26,9 @@ struct io_flush;
 
 struct view_html_opts {
 	const char *title, *subtitle;
-	/* per column of the tree: what the selector calls it, and its unit ("samples", "nanoseconds") */
+	/* the page's views: the tree's first nr_views columns (0: all of them) */
+	size_t nr_views;
+	/* per view: what the selector calls it, and its unit ("samples", "nanoseconds") */
 	const char *const *col_names;
 	const char *const *col_units;
 };

@@ -651,6 +651,11 @@ wcol = [i for i, (t, _) in enumerate(pp["types"]) if t == "cpu-clock"] if pp els
 check("--folded-value cpu-clock: the counts are its nanoseconds (the pprof's cpu-clock column)",
       r.returncode == 0 and wcol and wsum == sum(v[wcol[0]] for _, v, _ in pp["samples"]) and wsum > MAIN_N,
       (desc(r), wsum))
+r = conv("-q", "--offline", "-F", "folded,html", "--folded-value", "cpu-clock", "-o", os.path.join(d, "fv"), MAIN)
+m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, "fv.html")).read(), re.S) if r.returncode == 0 else None
+views = [(v["name"], v["unit"], v["total"]) for v in json.loads(m.group(1))["views"]] if m else None
+check("-F folded,html --folded-value cpu-clock: the page's view is still the sample count, alone",
+      views is not None and len(views) == 1 and views[0][1] == "samples" and views[0][2] == MAIN_N, views)
 r = conv("-q", "--offline", "--folded", os.path.join(d, "none.folded"), "--folded-value", "no-such", MAIN)
 check("--folded-value no-such: exit 4, said, no file", r.returncode == 4 and "no-such" in err(r) and
       not os.path.exists(os.path.join(d, "none.folded")) and tmp_leftovers(d) == [], desc(r))

@@ -211,7 +211,7 @@ static void test_html(void **state)
 	struct view_tree t;
 	size_t types[1] = { 0 };
 	const char *names[1] = { "cpu-clock" }, *units[1] = { "samples" };
-	struct view_html_opts o = { "a<!--<script>b</script>", "sub", names, units };
+	struct view_html_opts o = { "a<!--<script>b</script>", "sub", 0, names, units };
 	FILE *f = tmpfile();
 	char *s, *data;
 
@@ -236,6 +236,21 @@ static void test_html(void **state)
 	free(s);
 	fclose(f);
 	view_tree_release(&t);
+	/* two columns, one view: the second column (the folded value's) is not a view of the page */
+	{
+		size_t two[2] = { 0, 1 };
+
+		f = tmpfile();
+		o.nr_views = 1;
+		assert_int_equal(view_tree_build(&t, &p, two, 2), CONV_E_OK);
+		assert_int_equal(view_write_html(&t, &o, fileno(f), NULL, NULL, NULL), CONV_E_OK);
+		s = slurp(f);
+		assert_non_null(strstr(s, "\"views\":[{\"name\":\"cpu-clock\""));
+		assert_null(strstr(s, "\"total\":1200"));
+	}
+	free(s);
+	fclose(f);
+	view_tree_release(&t);
 	prof_release(&p);
 }
 
@@ -245,7 +260,7 @@ static void test_html_prune(void **state)
 	struct prof p;
 	struct view_tree t;
 	size_t types[1] = { 0 };
-	struct view_html_opts o = { "t", "s", NULL, NULL };
+	struct view_html_opts o = { "t", "s", 0, NULL, NULL };
 	FILE *f = tmpfile();
 	char *s;
 
