@@ -19,20 +19,6 @@ struct kept {
 	uint32_t node, depth;
 };
 
-/* A child to visit (as in folded.c: sorted by name, smallest on top). */
-struct visit {
-	uint32_t rank, node, depth;
-};
-
-static int visit_cmp_desc(const void *a, const void *b)
-{
-	const struct visit *x = a, *y = b;
-
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? 1 : -1;
-	return (x->node < y->node) - (x->node > y->node);
-}
-
 /*
  * The nodes of column col at least min wide, in preorder with children by
  * name (the order flame graphs draw them, left to right); false when out
@@ -41,42 +27,24 @@ static int visit_cmp_desc(const void *a, const void *b)
 static bool kept_nodes(const struct view_tree *t, size_t col, int64_t min, const uint32_t *rank,
 		       struct kept **out, size_t *nr_out)
 {
-	struct visit *st = NULL;
+	struct view_walk w;
 	struct kept *k = NULL;
-	size_t nst = 0, cst = 0, nk = 0, ck = 0;
-	bool ok = vec_reserve((void **)&st, &cst, 1, sizeof(*st));
+	size_t nk = 0, ck = 0;
+	uint32_t node, depth;
+	bool ok = true;
 
-	if (ok) {
-		st[0].node = 0;
-		st[0].depth = 0;
-		st[0].rank = 0;
-		nst = 1;
-	}
-	while (ok && nst) {
-		struct visit v = st[--nst];
-		size_t first;
-
-		if (v.node) {
-			ok = vec_reserve((void **)&k, &ck, nk + 1, sizeof(*k));
-			if (!ok)
-				break;
-			k[nk].node = v.node;
-			k[nk++].depth = v.depth - 1;
+	view_walk_init(&w, t, rank, col, min);
+	while (ok && view_walk_next(&w, &node, &depth)) {
+		if (!node)
+			continue; /* the root is the page's "all" */
+		ok = vec_reserve((void **)&k, &ck, nk + 1, sizeof(*k));
+		if (ok) {
+			k[nk].node = node;
+			k[nk++].depth = depth - 1;
 		}
-		first = nst;
-		for (uint32_t c = t->nodes[v.node].child; c != UINT32_MAX && ok; c = t->nodes[c].sibling) {
-			if (view_value(t, c, col) < min)
-				continue;
-			ok = vec_reserve((void **)&st, &cst, nst + 1, sizeof(*st));
-			if (ok) {
-				st[nst].node = c;
-				st[nst].rank = rank[t->nodes[c].name];
-				st[nst++].depth = v.depth + 1;
-			}
-		}
-		qsort(st + first, nst - first, sizeof(*st), visit_cmp_desc);
 	}
-	free(st);
+	ok = ok && !w.nomem;
+	view_walk_release(&w);
 	if (!ok) {
 		free(k);
 		return false;

@@ -216,6 +216,64 @@ uint32_t *view_name_ranks(const struct strtab *strs)
 	return rank;
 }
 
+static int walk_item_cmp_desc(const void *a, const void *b)
+{
+	const struct view_walk_item *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? 1 : -1;
+	return (x->node < y->node) - (x->node > y->node);
+}
+
+void view_walk_init(struct view_walk *w, const struct view_tree *t, const uint32_t *rank, size_t col,
+		    int64_t min)
+{
+	memset(w, 0, sizeof(*w));
+	w->t = t;
+	w->rank = rank;
+	w->col = col;
+	w->min = min;
+	if (!vec_reserve((void **)&w->st, &w->cap, 1, sizeof(*w->st))) {
+		w->nomem = true;
+		return;
+	}
+	memset(&w->st[0], 0, sizeof(w->st[0]));
+	w->nr = 1;
+}
+
+bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth)
+{
+	struct view_walk_item v;
+	size_t first;
+
+	if (w->nomem || !w->nr)
+		return false;
+	v = w->st[--w->nr];
+	first = w->nr;
+	/* the children, smallest name on top: popped first */
+	for (uint32_t c = w->t->nodes[v.node].child; c != UINT32_MAX; c = w->t->nodes[c].sibling) {
+		if (view_value(w->t, c, w->col) < w->min)
+			continue;
+		if (!vec_reserve((void **)&w->st, &w->cap, w->nr + 1, sizeof(*w->st))) {
+			w->nomem = true;
+			return false;
+		}
+		w->st[w->nr].node = c;
+		w->st[w->nr].rank = w->rank[w->t->nodes[c].name];
+		w->st[w->nr++].depth = v.depth + 1;
+	}
+	qsort(w->st + first, w->nr - first, sizeof(*w->st), walk_item_cmp_desc);
+	*node = v.node;
+	*depth = v.depth;
+	return true;
+}
+
+void view_walk_release(struct view_walk *w)
+{
+	free(w->st);
+	memset(w, 0, sizeof(*w));
+}
+
 uint32_t view_first_event(const struct prof *p)
 {
 	for (size_t i = 0; i < p->nr_events_desc; i++)

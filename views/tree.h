@@ -110,4 +110,30 @@ uint32_t view_first_event(const struct prof *p);
  */
 uint32_t *view_name_ranks(const struct strtab *strs);
 
+/*
+ * A walk over the tree in preorder, each node's children in name order
+ * (rank: view_name_ranks), over the nodes whose value in column col is at
+ * least min: the order of folded lines and of a flame graph's frames.
+ */
+struct view_walk_item {
+	uint32_t rank, node, depth;
+};
+
+struct view_walk {
+	const struct view_tree *t;
+	const uint32_t *rank;
+	size_t col;
+	int64_t min;
+	struct view_walk_item *st; /* to visit; the first by name on top */
+	size_t nr, cap;
+	bool nomem;
+};
+
+/* Starts at the root (depth 0). */
+void view_walk_init(struct view_walk *w, const struct view_tree *t, const uint32_t *rank, size_t col,
+		    int64_t min);
+/* The next node and its depth; false at the end, or when out of memory (nomem set). */
+bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth);
+void view_walk_release(struct view_walk *w);
+
 #endif
