@@ -221,38 +221,6 @@ static void write_stats(const struct symopts *c, const char *in, int rc, const c
 	dbuf_release(&o);
 }
 
-/* Writes bytes to path through a temp file; 0 or -1 (said). */
-static int write_output(const char *path, const struct dbuf *b)
-{
-	char tmp[4096];
-	size_t off = 0;
-	int fd = cli_out_open(path, tmp, sizeof(tmp));
-
-	if (fd < 0) {
-		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	while (off < b->len) {
-		ssize_t k = write(fd, b->data + off, b->len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			if (!k)
-				errno = ENOSPC;
-			fprintf(stderr, "conv symbolize: cannot write %s: %s\n", path, strerror(errno));
-			cli_out_abandon(fd, tmp, path, NULL);
-			return -1;
-		}
-		off += (size_t)k;
-	}
-	if (cli_out_commit(fd, tmp, path, NULL, false)) {
-		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* Whether two paths name one file (the output would replace the input). */
 static bool same_file(const char *a, const char *b)
 {
@@ -263,20 +231,19 @@ static bool same_file(const char *a, const char *b)
 
 static int symbolize_one(const struct symopts *c, const char *in, bool many)
 {
-	struct dbuf inb, outb;
+	struct dbuf inb;
 	struct ppe_profile p;
 	struct resym_opts ro;
 	struct resym_stats st;
 	struct conv_diag diag;
-	char out[4096];
+	char out[4096], tmp[4096];
 	uint64_t bytes = 0;
-	int rc;
+	int rc, fd, io_errno = 0;
 	bool wrote = false;
 
 	memset(&st, 0, sizeof(st));
 	memset(&diag, 0, sizeof(diag));
 	dbuf_init(&inb, 0);
-	dbuf_init(&outb, 0);
 	output_path(c, in, many, out, sizeof(out));
 	rc = read_input(in, &inb);
 	if (rc)
@@ -303,13 +270,20 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	ro.sj = c->com.sj;
 	ro.pm = c->com.pm;
 	ro.force = c->force;
-	if (resym_pprof(&p, &ro, p.gzipped, &outb, &st, &diag) != CONV_E_OK) {
-		fprintf(stderr, "conv symbolize: %s: %s\n", in, diag.msg);
-		rc = CLI_EXIT_INPUT;
-	} else if (write_output(out, &outb)) {
+	fd = cli_out_open(out, tmp, sizeof(tmp));
+	if (fd < 0) {
+		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", out, strerror(errno));
+		rc = CLI_EXIT_OUTPUT;
+	} else if (resym_pprof(&p, &ro, p.gzipped, fd, &bytes, &io_errno, &st, &diag) != CONV_E_OK) {
+		fprintf(stderr, "conv symbolize: %s: %s%s\n", io_errno ? out : in, io_errno ? "cannot write: " : "",
+			diag.msg);
+		errno = io_errno;
+		cli_out_abandon(fd, tmp, out, NULL);
+		rc = io_errno ? CLI_EXIT_OUTPUT : CLI_EXIT_INPUT;
+	} else if (cli_out_commit(fd, tmp, out, NULL, false)) {
+		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", out, strerror(errno));
 		rc = CLI_EXIT_OUTPUT;
 	} else {
-		bytes = outb.len;
 		wrote = true;
 	}
 	ppe_release(&p);
@@ -320,7 +294,6 @@ done:
 		write_stats(c, in, rc, wrote ? out : NULL, bytes, &st);
 	resym_stats_release(&st);
 	dbuf_release(&inb);
-	dbuf_release(&outb);
 	return rc;
 }
 

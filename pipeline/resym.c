@@ -1,7 +1,6 @@
 #include "pipeline/resym.h"
 
 #include "buildid/buildid.h"
-#include "core/dbuf.h"
 #include "core/hmap.h"
 #include "core/vec.h"
 #include "pprofedit/pprofedit.h"
@@ -279,8 +278,8 @@ static bool collect(struct pass *ps, struct ppe_edit *e, struct resym_stats *st)
 	return ok;
 }
 
-enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *o, bool gzip,
-			  struct dbuf *out, struct resym_stats *st, struct conv_diag *diag)
+enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *o, bool gzip, int fd,
+			  uint64_t *bytes, int *io_errno, struct resym_stats *st, struct conv_diag *diag)
 {
 	struct pass ps;
 	struct ppe_edit e;
@@ -289,6 +288,8 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 
 	memset(st, 0, sizeof(*st));
 	memset(&ps, 0, sizeof(ps));
+	*bytes = 0;
+	*io_errno = 0;
 	st->locations = p->nr_locations;
 	ps.p = p;
 	hmap_init(&ps.map_idx);
@@ -318,7 +319,7 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 		goto out;
 	copy_sym_stats(st, ps.sj);
 	/* the new names are the symbolizer's strings: written before it goes */
-	err = ppe_write(p, &e, gzip, out);
+	err = ppe_write_fd(p, &e, gzip, fd, bytes, io_errno);
 out:
 	if (have_edit)
 		ppe_edit_release(&e);
@@ -330,6 +331,8 @@ out:
 	free(ps.pm_ids);
 	free(ps.addr_ids);
 	free(ps.loc_map);
+	if (err == CONV_E_IO && diag)
+		conv_fail(diag, CONV_E_IO, UINT64_MAX, "%s", strerror(*io_errno));
 	if (err == CONV_E_NOMEM && diag && !diag->msg[0])
 		conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	return err;

@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct dbuf;
 struct ppe_profile;
 
 struct resym_opts {
@@ -48,11 +47,12 @@ struct resym_stats {
 };
 
 /*
- * Names p's locations and writes the result to out (gzipped when gzip).
- * Errors: CONV_E_NOMEM, CONV_E_INVAL (bad options: diag says).
+ * Names p's locations and writes the result to fd as it goes (gzipped when
+ * gzip); *bytes: bytes written. Errors: CONV_E_NOMEM, CONV_E_INVAL (bad
+ * options: diag says), CONV_E_IO (a write failed: *io_errno).
  */
-enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *o, bool gzip,
-			  struct dbuf *out, struct resym_stats *st, struct conv_diag *diag);
+enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *o, bool gzip, int fd,
+			  uint64_t *bytes, int *io_errno, struct resym_stats *st, struct conv_diag *diag);
 void resym_stats_release(struct resym_stats *st);
 
 #endif

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 enum { F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5, F_STRING = 6 };
@@ -482,7 +484,81 @@ static uint64_t new_str(const struct ppe_profile *p, struct strtab *t, const cha
 	return id == 0 || id == STRTAB_NONE ? 0 : str_base(p) + id - 1;
 }
 
-static void write_functions(struct dbuf *out, struct dbuf *msg, const struct ppe_profile *p,
+/*
+ * Where the rewrite goes: the protobuf is built a piece at a time and each
+ * piece of SINK_PIECE bytes or more is sent on (gzipped as a member of its
+ * own), so that the output is never whole in memory.
+ */
+#define SINK_PIECE ((size_t)256 << 10)
+
+struct sink {
+	struct dbuf buf;  /* the protobuf not sent yet */
+	struct dbuf zbuf; /* a piece's gzip member */
+	struct libdeflate_compressor *z; /* NULL: plain */
+	struct dbuf *out; /* a buffer, or */
+	int fd;           /* a file (out NULL) */
+	uint64_t bytes;
+	int io_errno;
+	bool nomem;
+};
+
+static void sink_send(struct sink *s, const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+
+	if (s->out) {
+		if (!dbuf_append(s->out, data, len))
+			s->nomem = true;
+		s->bytes += len;
+		return;
+	}
+	while (off < len && !s->io_errno) {
+		ssize_t k = write(s->fd, data + off, len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			s->io_errno = k < 0 ? errno : ENOSPC;
+		else
+			off += (size_t)k;
+	}
+	s->bytes += off;
+}
+
+static void sink_flush(struct sink *s)
+{
+	size_t bound, n;
+
+	if (s->buf.err || s->zbuf.err)
+		s->nomem = true;
+	if (s->nomem || s->io_errno || !s->buf.len)
+		return;
+	if (!s->z) {
+		sink_send(s, s->buf.data, s->buf.len);
+	} else {
+		bound = libdeflate_gzip_compress_bound(s->z, s->buf.len);
+		dbuf_reset(&s->zbuf);
+		if (!dbuf_reserve(&s->zbuf, bound)) {
+			s->nomem = true;
+			return;
+		}
+		n = libdeflate_gzip_compress(s->z, s->buf.data, s->buf.len, s->zbuf.data, bound);
+		if (!n) {
+			s->nomem = true;
+			return;
+		}
+		sink_send(s, s->zbuf.data, n);
+	}
+	dbuf_reset(&s->buf);
+}
+
+static void sink_maybe_flush(struct sink *s)
+{
+	if (s->buf.len >= SINK_PIECE)
+		sink_flush(s);
+}
+
+static void write_functions(struct sink *s, struct dbuf *msg, const struct ppe_profile *p,
 			    const struct ppe_edit *e, struct strtab *t)
 {
 	for (size_t k = 0; k < e->nr_functions; k++) {
@@ -494,73 +570,92 @@ static void write_functions(struct dbuf *out, struct dbuf *msg, const struct ppe
 		put_uint(msg, 3, new_str(p, t, nf->system_name));
 		put_uint(msg, 4, new_str(p, t, nf->filename));
 		put_uint(msg, 5, (uint64_t)nf->start_line);
-		put_msg(out, F_FUNCTION, msg);
+		put_msg(&s->buf, F_FUNCTION, msg);
+		sink_maybe_flush(s);
 	}
 	if (!p->nr_strs && t->count > 1) {
-		put_key(out, F_STRING, WT_LEN);
-		put_varint(out, 0);
+		put_key(&s->buf, F_STRING, WT_LEN);
+		put_varint(&s->buf, 0);
 	}
 	for (uint32_t id = 1; id < t->count; id++) {
-		put_key(out, F_STRING, WT_LEN);
-		put_varint(out, t->lens[id]);
-		dbuf_append(out, t->strs[id], t->lens[id]);
+		put_key(&s->buf, F_STRING, WT_LEN);
+		put_varint(&s->buf, t->lens[id]);
+		dbuf_append(&s->buf, t->strs[id], t->lens[id]);
+		sink_maybe_flush(s);
 	}
 }
 
-static enum conv_err gzip_into(const struct dbuf *raw, struct dbuf *out)
+/* The rewrite into s: the fields in order, edited ones re-encoded, then the new functions and strings. */
+static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edit *e, struct sink *s)
 {
-	struct libdeflate_compressor *z = libdeflate_alloc_compressor(6);
-	size_t bound, n;
+	struct dbuf msg, ln;
+	struct strtab t;
+	size_t mi = 0, li = 0;
 
-	if (!z)
-		return CONV_E_NOMEM;
-	bound = libdeflate_gzip_compress_bound(z, raw->len);
-	if (!dbuf_reserve(out, bound)) {
-		libdeflate_free_compressor(z);
-		return CONV_E_NOMEM;
+	dbuf_init(&msg, 0);
+	dbuf_init(&ln, 0);
+	strtab_init(&t);
+	for (size_t i = 0; i < p->nr_fields && !s->nomem && !s->io_errno; i++) {
+		const struct ppe_field *f = &p->fields[i];
+
+		if (f->number == F_MAPPING && e->map_flags[mi])
+			write_mapping(&s->buf, &msg, p, f, &p->mappings[mi], e->map_flags[mi]);
+		else if (f->number == F_LOCATION && e->loc_nr[li])
+			write_location(&s->buf, &msg, &ln, p, f, e, li);
+		else
+			dbuf_append(&s->buf, p->buf + f->off, f->len);
+		mi += f->number == F_MAPPING;
+		li += f->number == F_LOCATION;
+		sink_maybe_flush(s);
 	}
-	n = libdeflate_gzip_compress(z, raw->data, raw->len, out->data + out->len, bound);
-	libdeflate_free_compressor(z);
-	if (!n)
+	write_functions(s, &msg, p, e, &t);
+	sink_flush(s);
+	if (msg.err || ln.err)
+		s->nomem = true;
+	dbuf_release(&msg);
+	dbuf_release(&ln);
+	strtab_release(&t);
+	return s->nomem ? CONV_E_NOMEM : s->io_errno ? CONV_E_IO : CONV_E_OK;
+}
+
+static enum conv_err write_to(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
+			      struct sink *s)
+{
+	enum conv_err err;
+
+	dbuf_init(&s->buf, 0);
+	dbuf_init(&s->zbuf, 0);
+	/* level 6: a one-off rewrite, not the conversion's hot path */
+	if (gzip && !(s->z = libdeflate_alloc_compressor(6)))
 		return CONV_E_NOMEM;
-	out->len += n;
-	return CONV_E_OK;
+	err = write_all(p, e, s);
+	if (s->z)
+		libdeflate_free_compressor(s->z);
+	dbuf_release(&s->buf);
+	dbuf_release(&s->zbuf);
+	return err;
 }
 
 enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
 			struct dbuf *out)
 {
-	struct dbuf raw, msg, ln;
-	struct strtab t;
-	size_t mi = 0, li = 0;
-	enum conv_err err = CONV_E_OK;
+	struct sink s;
 
-	dbuf_init(&raw, 0);
-	dbuf_init(&msg, 0);
-	dbuf_init(&ln, 0);
-	strtab_init(&t);
-	for (size_t i = 0; i < p->nr_fields; i++) {
-		const struct ppe_field *f = &p->fields[i];
+	memset(&s, 0, sizeof(s));
+	s.out = out;
+	return write_to(p, e, gzip, &s);
+}
 
-		if (f->number == F_MAPPING && e->map_flags[mi])
-			write_mapping(&raw, &msg, p, f, &p->mappings[mi], e->map_flags[mi]);
-		else if (f->number == F_LOCATION && e->loc_nr[li])
-			write_location(&raw, &msg, &ln, p, f, e, li);
-		else
-			dbuf_append(&raw, p->buf + f->off, f->len);
-		mi += f->number == F_MAPPING;
-		li += f->number == F_LOCATION;
-	}
-	write_functions(&raw, &msg, p, e, &t);
-	if (raw.err || msg.err || ln.err)
-		err = CONV_E_NOMEM;
-	else if (gzip)
-		err = gzip_into(&raw, out);
-	else if (!dbuf_append(out, raw.data, raw.len))
-		err = CONV_E_NOMEM;
-	dbuf_release(&raw);
-	dbuf_release(&msg);
-	dbuf_release(&ln);
-	strtab_release(&t);
+enum conv_err ppe_write_fd(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip, int fd,
+			   uint64_t *bytes, int *io_errno)
+{
+	struct sink s;
+	enum conv_err err;
+
+	memset(&s, 0, sizeof(s));
+	s.fd = fd;
+	err = write_to(p, e, gzip, &s);
+	*bytes = s.bytes;
+	*io_errno = s.io_errno;
 	return err;
 }

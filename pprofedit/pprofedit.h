@@ -120,10 +120,17 @@ bool ppe_edit_init(struct ppe_edit *e, const struct ppe_profile *p);
 void ppe_edit_release(struct ppe_edit *e);
 
 /*
- * Writes p with e applied to out, gzipped (libdeflate, level 6: a one-off
- * rewrite, not the conversion's hot path) when gzip is true. CONV_E_NOMEM.
+ * Writes p with e applied to out, gzipped when gzip is true (a gzip member
+ * per 256 KiB of protobuf, as conv's pprof writer does). CONV_E_NOMEM.
  */
 enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
 			struct dbuf *out);
+/*
+ * The same to fd as it goes (a few hundred KiB of memory whatever the
+ * profile's size); *bytes: bytes written; CONV_E_IO with *io_errno when a
+ * write fails, CONV_E_NOMEM.
+ */
+enum conv_err ppe_write_fd(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip, int fd,
+			   uint64_t *bytes, int *io_errno);
 
 #endif
