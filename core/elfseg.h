@@ -25,4 +25,12 @@ struct elfseg {
 bool elfseg_normalize(const struct elfseg *segs, size_t n, uint64_t f_off, uint64_t pgoff,
 		      uint64_t *elf_va);
 
+/*
+ * The ELF virtual address of an offset from the image base (where file
+ * offset 0 is mapped, as remote-symbolication frames give addresses): the
+ * lowest segment's address less its file offset, plus the offset. False
+ * when no segment holds the result.
+ */
+bool elfseg_image_va(const struct elfseg *segs, size_t n, uint64_t img_off, uint64_t *elf_va);
+
 #endif

@@ -36,9 +36,10 @@ enum obj_kind { OBJ_USER, OBJ_KERNEL };
 struct sj_addr {
 	uint32_t obj;
 	uint32_t first_map; /* the mapping it was first registered through (fast path check) */
-	uint64_t f_off;  /* offset in the mapped file (user) or the address (kernel) */
+	uint64_t f_off;  /* offset in the mapped file (user) or the address (kernel); or as mode says */
 	uint64_t pgoff;  /* the mapping's file offset, for segment choice */
 	uint64_t hits;
+	uint8_t mode;    /* enum symjob_addr_mode: what f_off is */
 	struct symjob_result res;
 };
 
@@ -475,7 +476,8 @@ uint32_t symjob_object_files(struct symjob *j, uint32_t mapping, const char **ru
 	return oi;
 }
 
-uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
+/* Registers key (a file offset, the kernel's address, or as mode says) in mapping's object. */
+static uint32_t add_addr(struct symjob *j, uint32_t mapping, uint64_t f_off, enum symjob_addr_mode mode)
 {
 	const struct pm_mapping *m = procmap_mapping(j->pm, mapping);
 	uint64_t key, h;
@@ -490,15 +492,15 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	if (j->dfd && !(++j->adds & 0xffff))
 		dfd_poll(j->dfd, 0);
 	oi = obj_of_mapping(j, mapping, m);
-	if (oi == SYMJOB_NONE)
+	if (oi == SYMJOB_NONE || (mode != SYMJOB_FILE_OFFSET && j->objs[oi].kind == OBJ_KERNEL))
 		return SYMJOB_NONE;
 	ob = &j->objs[oi];
 	/* kernel objects are keyed by the runtime address itself */
 	key = ob->kind == OBJ_KERNEL ? f_off - m->pgoff + m->start : f_off;
-	h = hmap_hash(key);
+	h = hmap_mix(hmap_hash(key), mode);
 	for (uint32_t v = hidx_first(&ob->offs, h, &it); v != HIDX_NONE;
 	     v = hidx_next(&ob->offs, &it))
-		if (j->addrs[v].f_off == key)
+		if (j->addrs[v].f_off == key && j->addrs[v].mode == mode)
 			return v;
 	if (j->nr_addrs >= SYMJOB_NONE - 1 ||
 	    !vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
@@ -510,10 +512,35 @@ uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
 	a->first_map = mapping;
 	a->f_off = key;
 	a->pgoff = m->pgoff;
+	a->mode = (uint8_t)mode;
 	if (!hidx_add(&ob->offs, h, (uint32_t)j->nr_addrs))
 		return SYMJOB_NONE;
 	ob->addrs[ob->nr_addrs++] = (uint32_t)j->nr_addrs;
 	return (uint32_t)j->nr_addrs++;
+}
+
+uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off)
+{
+	return add_addr(j, mapping, f_off, SYMJOB_FILE_OFFSET);
+}
+
+uint32_t symjob_add_as(struct symjob *j, uint32_t mapping, uint64_t value, enum symjob_addr_mode mode)
+{
+	return add_addr(j, mapping, value, mode);
+}
+
+/* An address's ELF virtual address, from what it was registered by. */
+static bool addr_va(struct sym_file *f, const struct sj_addr *a, uint64_t *va)
+{
+	switch (a->mode) {
+	case SYMJOB_ELF_VA:
+		*va = a->f_off;
+		return true;
+	case SYMJOB_IMAGE_OFFSET:
+		return sym_file_image_va(f, a->f_off, va);
+	default:
+		return sym_file_normalize(f, a->f_off, a->pgoff, va);
+	}
 }
 
 void symjob_hit(struct symjob *j, uint32_t addr_id, uint64_t n)
@@ -622,7 +649,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 			struct sj_addr *a = &j->addrs[ob->addrs[i]];
 			uint64_t va;
 
-			if (sym_file_normalize(f, a->f_off, a->pgoff, &va)) {
+			if (addr_va(f, a, &va)) {
 				a->res.normalized = true;
 				a->res.elf_va = va;
 			}
@@ -644,7 +671,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 		struct sym_result sr;
 		uint64_t va;
 
-		if (!sym_file_normalize(f, a->f_off, a->pgoff, &va)) {
+		if (!addr_va(f, a, &va)) {
 			a->res.src = SYMSRC_UNRESOLVED;
 			continue;
 		}

@@ -97,6 +97,17 @@ void symjob_free(struct symjob *j);
  * address id (the same id for the same object and offset).
  */
 uint32_t symjob_add(struct symjob *j, uint32_t mapping, uint64_t f_off);
+/* What an address registered with symjob_add_as is. */
+enum symjob_addr_mode {
+	SYMJOB_FILE_OFFSET,  /* an offset in the mapped file (symjob_add) */
+	SYMJOB_ELF_VA,       /* the ELF virtual address in the object (conv's remote JFR frames) */
+	SYMJOB_IMAGE_OFFSET  /* an offset from where file offset 0 is mapped (Datadog's remote frames) */
+};
+/*
+ * The same for an address known otherwise than by its file offset: a
+ * profile's remote frames. User objects only (SYMJOB_NONE for the kernel's).
+ */
+uint32_t symjob_add_as(struct symjob *j, uint32_t mapping, uint64_t value, enum symjob_addr_mode mode);
 
 /*
  * The object of a mapping, found as symjob_add finds it (SYMJOB_NONE: no

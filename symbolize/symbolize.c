@@ -560,6 +560,11 @@ bool sym_file_normalize(const struct sym_file *f, uint64_t f_off, uint64_t pgoff
 	return elfseg_normalize(f->segs, f->nr_segs, f_off, pgoff, elf_va);
 }
 
+bool sym_file_image_va(const struct sym_file *f, uint64_t img_off, uint64_t *elf_va)
+{
+	return elfseg_image_va(f->segs, f->nr_segs, img_off, elf_va);
+}
+
 /* ---- DWARF lookups ---- */
 
 static const struct cu_info *find_cu(struct sym_file *f, uint64_t pc, size_t *cu_index)

@@ -98,6 +98,8 @@ bool sym_file_has_dwarf(const struct sym_file *f);
  * segment matches.
  */
 bool sym_file_normalize(const struct sym_file *f, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va);
+/* The ELF virtual address of an offset from the image base (elfseg_image_va); false when outside the file. */
+bool sym_file_image_va(const struct sym_file *f, uint64_t img_off, uint64_t *elf_va);
 
 /* Resolves an ELF virtual address; results are cached per address. */
 enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_result *out);
