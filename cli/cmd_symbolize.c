@@ -1,11 +1,11 @@
 /*
  * conv symbolize [OPTIONS] FILE...: names the frames of profiles made
  * earlier (conv --no-symbolize outputs, frames conv could not name then,
- * profiles of agents that do not symbolize) from debug info found by
- * build-id, as a conversion finds it. pprof (gzipped or not) for now; a
- * JFR recording is refused with a message saying so. Each output is
- * written beside its input as BASE.symbolized.EXT (or -o), through a temp
- * file and a rename, never over an input.
+ * profiles of agents that do not symbolize, Datadog's remote frames) from
+ * debug info found by build-id, as a conversion finds it: pprof (gzipped
+ * or not) and JFR. Each output is written beside its input as
+ * BASE.symbolized.EXT (or -o), through a temp file and a rename, never over
+ * an input.
  */
 #include "cli/cli.h"
 #include "cli/opts.h"
@@ -14,6 +14,7 @@
 
 #include "core/dbuf.h"
 #include "core/json.h"
+#include "jfredit/jfredit.h"
 #include "pipeline/resym.h"
 #include "pprofedit/pprofedit.h"
 
@@ -43,9 +44,10 @@ struct symopts {
 static void usage(FILE *f)
 {
 	fputs("usage: conv symbolize [OPTIONS] FILE...\n"
-	      "Names the frames of pprof profiles (gzipped or not) that have none: those of\n"
-	      "conv --no-symbolize, and of agents that do not symbolize. Debug info is found\n"
-	      "by build-id as conv finds it. Writes BASE.symbolized.pb.gz beside each FILE.\n"
+	      "Names the frames of pprof profiles (gzipped or not) and the remote frames of JFR\n"
+	      "recordings: those of conv --no-symbolize, of agents that do not symbolize, of\n"
+	      "Datadog's profiler. Debug info is found by build-id as conv finds it. Writes\n"
+	      "BASE.symbolized.pb.gz or BASE.symbolized.jfr beside each FILE.\n"
 	      " -o, --output PATH|DIR   the output (one FILE), or a directory for several\n"
 	      "     --force             name frames that have names already, anew\n"
 	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n",
@@ -108,7 +110,7 @@ static int read_input(const char *path, struct dbuf *b)
 /* BASE.symbolized.EXT beside the input, or in -o DIR, or -o PATH. */
 static void output_path(const struct symopts *c, const char *in, bool many, char *out, size_t n)
 {
-	static const char *const exts[] = { ".pb.gz", ".pprof.gz", ".pb", ".pprof", ".gz" };
+	static const char *const exts[] = { ".pb.gz", ".pprof.gz", ".pb", ".pprof", ".gz", ".jfr" };
 	const char *slash = strrchr(in, '/');
 	const char *name = slash ? slash + 1 : in;
 	struct stat st;
@@ -133,13 +135,15 @@ static void output_path(const struct symopts *c, const char *in, bool many, char
 }
 
 static void print_summary(const char *in, const char *out, uint64_t bytes, const struct resym_stats *st,
-			  bool verbose)
+			  bool verbose, bool jfr)
 {
 	bool first = true;
 	char b[32];
 
 	fprintf(stderr, "%s: %" PRIu64 " %s: %" PRIu64 " named now", in, st->locations,
-		cli_plural(st->locations, "location", "locations"), st->named);
+		jfr ? cli_plural(st->locations, "unnamed frame's method", "unnamed frames' methods")
+		    : cli_plural(st->locations, "location", "locations"),
+		st->named);
 	for (int s = 0; s < SYMSRC__COUNT; s++) {
 		if (!st->by_src[s])
 			continue;
@@ -157,13 +161,16 @@ static void print_summary(const char *in, const char *out, uint64_t bytes, const
 			st->missing[i].reason);
 	if (st->nr_missing > 3 && !verbose)
 		fprintf(stderr, "              and %zu more (-v lists them)\n", st->nr_missing - 3);
-	if (out)
+	if (out && jfr)
+		fprintf(stderr, "  wrote       %s (%s)   jfr print --stack-depth 64 %s\n", out,
+			cli_size(bytes, b, sizeof(b)), out);
+	else if (out)
 		fprintf(stderr, "  wrote       %s (%s)   go tool pprof -http=: %s\n", out,
 			cli_size(bytes, b, sizeof(b)), out);
 }
 
 static void write_stats(const struct symopts *c, const char *in, int rc, const char *out, uint64_t bytes,
-			const struct resym_stats *st)
+			const struct resym_stats *st, bool jfr)
 {
 	struct dbuf o;
 	struct json j;
@@ -173,7 +180,7 @@ static void write_stats(const struct symopts *c, const char *in, int rc, const c
 	json_obj_begin(&j);
 	json_kv_str(&j, "input", in);
 	json_kv_u64(&j, "exit_code", (uint64_t)rc);
-	json_kv_str(&j, "format", "pprof");
+	json_kv_str(&j, "format", jfr ? "jfr" : "pprof");
 	json_kv_u64(&j, "locations", st->locations);
 	json_kv_u64(&j, "named", st->named);
 	json_kv_u64(&j, "left_unnamed", st->candidates - st->named);
@@ -207,7 +214,7 @@ static void write_stats(const struct symopts *c, const char *in, int rc, const c
 	json_arr_begin(&j);
 	if (out) {
 		json_obj_begin(&j);
-		json_kv_str(&j, "format", "pprof");
+		json_kv_str(&j, "format", jfr ? "jfr" : "pprof");
 		json_kv_str(&j, "path", out);
 		json_kv_u64(&j, "bytes", bytes);
 		json_obj_end(&j);
@@ -233,13 +240,14 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 {
 	struct dbuf inb;
 	struct ppe_profile p;
+	struct jfe_file jf;
 	struct resym_opts ro;
 	struct resym_stats st;
 	struct conv_diag diag;
 	char out[4096], tmp[4096];
 	uint64_t bytes = 0;
 	int rc, fd, io_errno = 0;
-	bool wrote = false;
+	bool wrote = false, jfr = false;
 
 	memset(&st, 0, sizeof(st));
 	memset(&diag, 0, sizeof(diag));
@@ -248,21 +256,17 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	rc = read_input(in, &inb);
 	if (rc)
 		goto done;
-	if (inb.len >= 4 && !memcmp(inb.data, "FLR", 4)) {
-		fprintf(stderr, "conv symbolize: %s: a JFR recording: only pprof profiles are named for now\n",
-			in);
-		rc = CLI_EXIT_INPUT;
-		goto done;
-	}
+	jfr = inb.len >= 4 && !memcmp(inb.data, "FLR", 4);
 	if (same_file(in, out)) {
 		fprintf(stderr, "conv symbolize: the output %s is the input %s: refusing to overwrite it\n", out,
 			in);
 		rc = CLI_EXIT_USAGE;
 		goto done;
 	}
-	if (ppe_parse(&p, inb.data, inb.len, MAX_INFLATED, &diag) != CONV_E_OK) {
-		fprintf(stderr, "conv symbolize: %s: not a pprof profile: %s%s\n", in, diag.msg,
-			diag.offset != UINT64_MAX ? "" : "");
+	if (jfr ? jfe_parse(&jf, inb.data, inb.len, &diag) != CONV_E_OK
+		: ppe_parse(&p, inb.data, inb.len, MAX_INFLATED, &diag) != CONV_E_OK) {
+		fprintf(stderr, "conv symbolize: %s: not a %s: %s\n", in, jfr ? "readable JFR recording" : "pprof profile",
+			diag.msg);
 		rc = CLI_EXIT_INPUT;
 		goto done;
 	}
@@ -274,7 +278,8 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	if (fd < 0) {
 		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", out, strerror(errno));
 		rc = CLI_EXIT_OUTPUT;
-	} else if (resym_pprof(&p, &ro, p.gzipped, fd, &bytes, &io_errno, &st, &diag) != CONV_E_OK) {
+	} else if ((jfr ? resym_jfr(&jf, &ro, fd, &bytes, &io_errno, &st, &diag)
+			: resym_pprof(&p, &ro, p.gzipped, fd, &bytes, &io_errno, &st, &diag)) != CONV_E_OK) {
 		fprintf(stderr, "conv symbolize: %s: %s%s\n", io_errno ? out : in, io_errno ? "cannot write: " : "",
 			diag.msg);
 		errno = io_errno;
@@ -286,12 +291,15 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	} else {
 		wrote = true;
 	}
-	ppe_release(&p);
+	if (jfr)
+		jfe_release(&jf);
+	else
+		ppe_release(&p);
 	if (wrote && ((c->tty && !c->com.quiet) || c->com.verbose))
-		print_summary(in, out, bytes, &st, c->com.verbose);
+		print_summary(in, out, bytes, &st, c->com.verbose, jfr);
 done:
 	if (c->stats)
-		write_stats(c, in, rc, wrote ? out : NULL, bytes, &st);
+		write_stats(c, in, rc, wrote ? out : NULL, bytes, &st, jfr);
 	resym_stats_release(&st);
 	dbuf_release(&inb);
 	return rc;

@@ -4,8 +4,10 @@
 #include "core/dbuf.h"
 #include "core/vec.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HEADER_SIZE 68
 #define MAX_DEPTH 32
@@ -327,9 +329,13 @@ static enum conv_err parse_metadata(const struct jfe_file *f, struct jfe_chunk *
 	m.ch = ch;
 	cur_init(&c, f->buf + at, ch->off + ch->size - at, false);
 	size = jv(&c);
-	if (!cur_ok(&c) || size > ch->off + ch->size - at || jv(&c) != 0)
+	if (!cur_ok(&c) || size > ch->off + ch->size - at || size < c.pos)
 		return conv_fail(diag, CONV_E_FORMAT, at, "no metadata record at the chunk's metadata offset");
-	c.len = (size_t)size;
+	/* the record's own bytes only, from here on */
+	cur_init(&c, f->buf + at, (size_t)size, false);
+	(void)jv(&c);
+	if (jv(&c) != 0 || !cur_ok(&c))
+		return conv_fail(diag, CONV_E_FORMAT, at, "no metadata record at the chunk's metadata offset");
 	(void)jv(&c); /* start time */
 	(void)jv(&c); /* duration */
 	(void)jv(&c); /* metadata id */
@@ -677,4 +683,634 @@ bool jfe_entry_value(const struct jfe_file *f, const struct jfe_chunk *c, const 
 	out->off = e->off;
 	out->end = e->end;
 	return out->t != NULL;
+}
+
+/* ---- writing back ---- */
+
+static void put_jv(struct dbuf *b, uint64_t v)
+{
+	uint8_t t[10];
+
+	dbuf_append(b, t, (size_t)(cur_put_uleb128(t, v) - t));
+}
+
+/* A varint of exactly nine bytes (any value): what a patched field is written as. */
+static void put_jv9(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)((v >> (7 * i) & 0x7f) | 0x80);
+	p[8] = (uint8_t)(v >> 56);
+}
+
+/* A record size slot of five bytes (sizes below 2^35). */
+static void put_jv5(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)((v >> (7 * i) & 0x7f) | 0x80);
+	p[4] = (uint8_t)(v >> 28 & 0x7f);
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* A field's value to write: a number (keys, ints, booleans) or a string. */
+struct ov {
+	const char *name;
+	uint64_t num;
+	const char *str; /* for a String field */
+};
+
+static void write_value(struct dbuf *b, const struct jfe_chunk *ch, uint64_t type, const struct ov *ov,
+			size_t n, int depth);
+
+/* A field: its override when there is one, else nothing (0, null, an empty array). */
+static void write_field(struct dbuf *b, const struct jfe_chunk *ch, const struct jfe_field *fd,
+			const struct ov *ov, size_t n, int depth)
+{
+	const struct jfe_type *t = jfe_type_of(ch, fd->type);
+	const char *name = strtab_get(&ch->names, fd->name);
+	const struct ov *o = NULL;
+
+	for (size_t i = 0; i < n && !o; i++)
+		if (!strcmp(ov[i].name, name))
+			o = &ov[i];
+	if (fd->array) {
+		put_jv(b, 0);
+	} else if (fd->cp) {
+		put_jv(b, o ? o->num : 0);
+	} else if (t && t->prim == JFE_STRING && o && o->str) {
+		dbuf_putc(b, 3);
+		put_jv(b, strlen(o->str));
+		dbuf_puts(b, o->str);
+	} else if (t && t->prim == JFE_STRING) {
+		dbuf_putc(b, 0);
+	} else if (t && t->prim == JFE_BYTE) {
+		dbuf_putc(b, (char)(o ? o->num : 0));
+	} else if (t && t->prim == JFE_VARINT) {
+		put_jv(b, o ? o->num : 0);
+	} else if (t && (t->prim == JFE_FLOAT || t->prim == JFE_DOUBLE)) {
+		static const uint8_t zero[8];
+
+		dbuf_append(b, zero, t->prim == JFE_FLOAT ? 4 : 8);
+	} else {
+		write_value(b, ch, fd->type, NULL, 0, depth + 1);
+	}
+}
+
+/* A value of a struct type: its fields in order, as ov says or empty. */
+static void write_value(struct dbuf *b, const struct jfe_chunk *ch, uint64_t type, const struct ov *ov,
+			size_t n, int depth)
+{
+	const struct jfe_type *t = jfe_type_of(ch, type);
+
+	if (!t || depth > MAX_DEPTH) {
+		b->err = true;
+		return;
+	}
+	for (uint32_t i = 0; i < t->nr_fields; i++)
+		write_field(b, ch, &ch->fields[t->first_field + i], ov, n, depth);
+}
+
+/* The new pool entries a file's edit needs, with file-wide keys. */
+struct adds {
+	struct strtab syms;    /* new symbols; key = sym_base + id */
+	struct strtab classes; /* new classes by name; key = class_base + id */
+	/* new methods: (class id, name symbol id, descriptor symbol id, modifiers); key = method_base + index */
+	uint32_t (*methods)[4];
+	size_t nr_methods, cap_methods;
+	uint32_t *frame_method; /* per edit frame: its method's index */
+	uint32_t *class_sym;    /* per new class: its name's symbol id */
+	size_t cap_class_sym;
+	uint64_t sym_base, class_base, method_base;
+};
+
+/* The largest key of any pool of the type named `name`, in every chunk. */
+static uint64_t max_key(const struct jfe_file *f, const char *name)
+{
+	uint64_t m = 0;
+
+	for (size_t ci = 0; ci < f->nr_chunks; ci++) {
+		const struct jfe_chunk *c = &f->chunks[ci];
+		const struct jfe_type *t = jfe_type_named(c, name);
+
+		for (size_t i = 0; t && i < c->nr_entries; i++)
+			if (c->entries[i].type == t->id && c->entries[i].key > m)
+				m = c->entries[i].key;
+	}
+	return m;
+}
+
+static bool adds_build(struct adds *a, const struct jfe_file *f, const struct jfe_edit *e)
+{
+	memset(a, 0, sizeof(*a));
+	strtab_init(&a->syms);
+	strtab_init(&a->classes);
+	a->sym_base = max_key(f, "jdk.types.Symbol") + 1;
+	a->class_base = max_key(f, "java.lang.Class") + 1;
+	a->method_base = max_key(f, "jdk.types.Method") + 1;
+	a->frame_method = malloc((e->nr_frames ? e->nr_frames : 1) * sizeof(*a->frame_method));
+	/* class 0 is "", named by symbol 0 */
+	if (!a->frame_method ||
+	    !vec_reserve((void **)&a->class_sym, &a->cap_class_sym, 1, sizeof(*a->class_sym)))
+		return false;
+	a->class_sym[0] = 0;
+	for (size_t i = 0; i < e->nr_frames; i++) {
+		const struct jfe_new_frame *nf = &e->frames[i];
+		uint32_t m[4];
+		size_t k;
+
+		m[0] = strtab_intern_cstr(&a->classes, nf->class_name);
+		if (m[0] == STRTAB_NONE ||
+		    !vec_reserve((void **)&a->class_sym, &a->cap_class_sym, a->classes.count, sizeof(*a->class_sym)))
+			return false;
+		/* the class's name is a symbol too */
+		a->class_sym[m[0]] = strtab_intern_cstr(&a->syms, nf->class_name);
+		m[1] = strtab_intern_cstr(&a->syms, nf->method);
+		m[2] = strtab_intern_cstr(&a->syms, nf->descriptor);
+		m[3] = nf->modifiers;
+		if (m[0] == STRTAB_NONE || m[1] == STRTAB_NONE || m[2] == STRTAB_NONE)
+			return false;
+		/* few distinct methods per file: a linear look is enough */
+		for (k = 0; k < a->nr_methods && memcmp(a->methods[k], m, sizeof(m)); k++)
+			;
+		if (k == a->nr_methods) {
+			if (!vec_reserve((void **)&a->methods, &a->cap_methods, k + 1, sizeof(*a->methods)))
+				return false;
+			memcpy(a->methods[a->nr_methods++], m, sizeof(m));
+		}
+		a->frame_method[i] = (uint32_t)k;
+	}
+	return true;
+}
+
+static void adds_release(struct adds *a)
+{
+	strtab_release(&a->syms);
+	strtab_release(&a->classes);
+	free(a->methods);
+	free(a->frame_method);
+	free(a->class_sym);
+}
+
+/* What rewriting one chunk needs. */
+struct chunk_edit {
+	const struct jfe_file *f;
+	const struct jfe_chunk *c;
+	const struct jfe_edit *e;
+	const struct adds *a;
+	const struct jfe_type *sym, *cls, *method, *stack, *frame, *ftype;
+	struct hmap repl;      /* method key -> index + 1 in e->repl */
+	uint64_t ftype_key[3]; /* Native, C++, Kernel */
+	/* the checkpoint (record index) whose pool of Symbol, Class, Method gets the new entries; UINT32_MAX: none has one */
+	uint32_t home[3];
+};
+
+static const char *const ftype_names[3] = { "Native", "C++", "Kernel" };
+
+static uint64_t frame_type_key(const struct chunk_edit *ce, const char *name)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(ftype_names[i], name))
+			return ce->ftype_key[i];
+	return ce->ftype_key[0];
+}
+
+/* The FrameType keys of the chunk by their strings. */
+static void find_frame_types(struct chunk_edit *ce)
+{
+	struct dbuf s;
+
+	dbuf_init(&s, 0);
+	for (size_t i = 0; ce->ftype && i < ce->c->nr_entries; i++) {
+		const struct jfe_entry *en = &ce->c->entries[i];
+		struct jfe_value v;
+
+		if (en->type != ce->ftype->id || !jfe_entry_value(ce->f, ce->c, en, &v))
+			continue;
+		dbuf_reset(&s);
+		if (!jfe_value_str(&v, &s))
+			continue;
+		for (int k = 0; k < 3; k++)
+			if (!strcmp((const char *)s.data, ftype_names[k]))
+				ce->ftype_key[k] = en->key;
+	}
+	dbuf_release(&s);
+	/* a type the pool lacks is written as Native */
+	for (int k = 1; k < 3; k++)
+		if (!ce->ftype_key[k])
+			ce->ftype_key[k] = ce->ftype_key[0];
+}
+
+/* A stack trace entry's frames array, rewritten when one of its frames is replaced; false: unchanged. */
+static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *en, struct dbuf *out)
+{
+	struct jfe_value v, frames, fr, m;
+	const struct jfe_field *ff;
+	struct jfe_array arr;
+	uint64_t count, key, n = 0;
+	struct dbuf elems;
+	bool changed = false;
+
+	if (!jfe_entry_value(ce->f, ce->c, en, &v) || !jfe_value_field(&v, "frames", &frames, &ff) ||
+	    ff->cp || !jfe_array_begin(&frames, ff, &arr, &count))
+		return false;
+	dbuf_init(&elems, 0);
+	while (jfe_array_next(&arr, &fr, &key)) {
+		uint64_t mk;
+		uint64_t *r;
+
+		if (jfe_value_field(&fr, "method", &m, NULL) && jfe_value_u64(&m, &mk) &&
+		    (r = hmap_get(&ce->repl, hmap_hash(mk))) && ce->e->repl[*r - 1].method_key == mk) {
+			const struct jfe_replace *rp = &ce->e->repl[*r - 1];
+
+			for (uint32_t k = 0; k < rp->nr; k++) {
+				const struct jfe_new_frame *nf = &ce->e->frames[rp->first + k];
+				struct ov ov[4] = {
+					{ "method", ce->a->method_base + ce->a->frame_method[rp->first + k], NULL },
+					{ "lineNumber", nf->line, NULL },
+					{ "bytecodeIndex", 0, NULL },
+					{ "type", frame_type_key(ce, nf->frame_type), NULL },
+				};
+
+				write_value(&elems, ce->c, ff->type, ov, 4, 0);
+				n++;
+			}
+			changed = true;
+		} else {
+			dbuf_append(&elems, ce->f->buf + fr.off, fr.end - fr.off);
+			n++;
+		}
+	}
+	if (changed) {
+		/* the fields of the stack trace in order: frames rebuilt, the others as they were */
+		struct cur c;
+
+		cur_init(&c, ce->f->buf + v.off, v.end - v.off, false);
+		for (uint32_t i = 0; i < v.t->nr_fields; i++) {
+			const struct jfe_field *fd = &ce->c->fields[v.t->first_field + i];
+			size_t start = c.pos;
+
+			if (!skip_field(ce->c, &c, fd, 0))
+				break;
+			if (fd == ff) {
+				put_jv(out, n);
+				dbuf_append(out, elems.data, elems.len);
+			} else {
+				dbuf_append(out, ce->f->buf + v.off + start, c.pos - start);
+			}
+		}
+	}
+	if (elems.err)
+		out->err = true;
+	dbuf_release(&elems);
+	return changed;
+}
+
+/* The new entries of pool kind k (0 Symbol, 1 Class, 2 Method) into b; their number. */
+static uint64_t write_new_entries(const struct chunk_edit *ce, int k, struct dbuf *b)
+{
+	const struct adds *a = ce->a;
+	const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+	uint64_t n = 0;
+
+	if (k == 0) {
+		const char *field = strtab_get(&ce->c->names, ce->c->fields[t->first_field].name);
+
+		/* id 0 ("") too: kernel frames' classes are named "" */
+		for (uint32_t id = 0; id < a->syms.count; id++, n++) {
+			struct ov ov = { field, 0, strtab_get(&a->syms, id) };
+
+			put_jv(b, a->sym_base + id);
+			write_value(b, ce->c, t->id, &ov, 1, 0);
+		}
+	} else if (k == 1) {
+		for (uint32_t id = 0; id < a->classes.count; id++, n++) {
+			struct ov ov = { "name", a->sym_base + a->class_sym[id], NULL };
+
+			put_jv(b, a->class_base + id);
+			write_value(b, ce->c, t->id, &ov, 1, 0);
+		}
+	} else {
+		for (size_t i = 0; i < a->nr_methods; i++, n++) {
+			struct ov ov[5] = {
+				{ "type", a->class_base + a->methods[i][0], NULL },
+				{ "name", a->sym_base + a->methods[i][1], NULL },
+				{ "descriptor", a->sym_base + a->methods[i][2], NULL },
+				{ "modifiers", a->methods[i][3], NULL },
+				{ "hidden", 0, NULL },
+			};
+
+			put_jv(b, a->method_base + i);
+			write_value(b, ce->c, t->id, ov, 5, 0);
+		}
+	}
+	return n;
+}
+
+/*
+ * Checkpoint record ri re-encoded into out: its pools with the rewritten
+ * stack traces and, where it is their home, the new entries. The delta is a
+ * nine-byte slot patched once every record's new place is known
+ * (*delta_at); the size a five-byte slot.
+ */
+static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct dbuf *out, size_t *delta_at)
+{
+	const struct jfe_record *r = &ce->c->records[ri];
+	size_t start = out->len, pools_at;
+	uint64_t pools, extra = 0;
+	bool has[3] = { false, false, false };
+	struct dbuf tmp;
+	struct cur c;
+	uint8_t slot[9] = { 0 };
+
+	cur_init(&c, ce->f->buf + r->off, r->size, false);
+	(void)jv(&c);
+	(void)jv(&c);
+	dbuf_append(out, slot, 5); /* size */
+	put_jv(out, 1);
+	put_jv(out, jv(&c)); /* start time */
+	put_jv(out, jv(&c)); /* duration */
+	(void)jv(&c);
+	*delta_at = out->len;
+	dbuf_append(out, slot, 9);
+	dbuf_putc(out, (char)cur_u8(&c));
+	pools = jv(&c);
+	pools_at = out->len;
+	dbuf_init(&tmp, 0);
+	for (uint64_t p = 0; p < pools && cur_ok(&c); p++) {
+		uint64_t type = jv(&c), n = jv(&c), add = 0;
+		int home = -1;
+		size_t count_at;
+
+		for (int k = 0; k < 3; k++) {
+			const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+
+			if (t && t->id == type && ce->home[k] == ri && !has[k]) {
+				home = k;
+				has[k] = true;
+			}
+		}
+		put_jv(&tmp, type);
+		count_at = tmp.len;
+		for (uint64_t i = 0; i < n && cur_ok(&c); i++) {
+			size_t at = c.pos;
+			uint64_t key = jv(&c);
+			size_t vstart = c.pos;
+
+			if (!skip_type(ce->c, &c, type, 0))
+				break;
+			if (ce->stack && type == ce->stack->id) {
+				const struct jfe_entry *en = jfe_entry_find(ce->c, type, key);
+				struct dbuf sv;
+
+				dbuf_init(&sv, 0);
+				if (en && en->off == r->off + vstart && rewrite_stack(ce, en, &sv)) {
+					put_jv(&tmp, key);
+					dbuf_append(&tmp, sv.data, sv.len);
+				} else {
+					dbuf_append(&tmp, ce->f->buf + r->off + at, c.pos - at);
+				}
+				if (sv.err)
+					tmp.err = true;
+				dbuf_release(&sv);
+			} else {
+				dbuf_append(&tmp, ce->f->buf + r->off + at, c.pos - at);
+			}
+		}
+		{
+			struct dbuf entries;
+
+			dbuf_init(&entries, 0);
+			if (home >= 0)
+				add = write_new_entries(ce, home, &entries);
+			/* the pool's count, now that the added entries are known */
+			dbuf_append(out, tmp.data, count_at);
+			put_jv(out, n + add);
+			dbuf_append(out, tmp.data + count_at, tmp.len - count_at);
+			dbuf_append(out, entries.data, entries.len);
+			if (entries.err)
+				out->err = true;
+			dbuf_release(&entries);
+			dbuf_reset(&tmp);
+		}
+	}
+	/* a kind whose home this is but that had no pool here: a pool of its own */
+	for (int k = 0; k < 3; k++) {
+		const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+		struct dbuf entries;
+		uint64_t add;
+
+		if (has[k] || ce->home[k] != ri || !t)
+			continue;
+		dbuf_init(&entries, 0);
+		add = write_new_entries(ce, k, &entries);
+		if (add) {
+			put_jv(out, t->id);
+			put_jv(out, add);
+			dbuf_append(out, entries.data, entries.len);
+			extra++;
+		}
+		dbuf_release(&entries);
+	}
+	if (tmp.err)
+		out->err = true;
+	dbuf_release(&tmp);
+	if (!cur_ok(&c))
+		return false;
+	{
+		/* the pool count goes before the pools, now that the added ones are known */
+		struct dbuf rest;
+
+		dbuf_init(&rest, 0);
+		dbuf_append(&rest, out->data + pools_at, out->len - pools_at);
+		out->len = pools_at;
+		put_jv(out, pools + extra);
+		dbuf_append(out, rest.data, rest.len);
+		if (rest.err)
+			out->err = true;
+		dbuf_release(&rest);
+	}
+	if (out->err)
+		return false;
+	put_jv5(out->data + start, out->len - start);
+	return true;
+}
+
+/* Which checkpoint gets the new entries of each kind: the first with such a pool, else the first. */
+static void find_homes(struct chunk_edit *ce)
+{
+	uint32_t first = UINT32_MAX;
+
+	for (int k = 0; k < 3; k++)
+		ce->home[k] = UINT32_MAX;
+	for (size_t i = 0; i < ce->c->nr_entries; i++) {
+		const struct jfe_entry *en = &ce->c->entries[i];
+
+		for (int k = 0; k < 3; k++) {
+			const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+
+			if (t && en->type == t->id && ce->home[k] == UINT32_MAX)
+				ce->home[k] = en->record;
+		}
+	}
+	for (size_t i = 0; i < ce->c->nr_records && first == UINT32_MAX; i++)
+		if (ce->c->records[i].type == 1)
+			first = (uint32_t)i;
+	for (int k = 0; k < 3; k++)
+		if (ce->home[k] == UINT32_MAX)
+			ce->home[k] = first;
+}
+
+/* The index of the record that started at chunk offset rel, or SIZE_MAX. */
+static size_t record_at(const struct jfe_chunk *c, uint64_t rel)
+{
+	for (size_t i = 0; i < c->nr_records; i++)
+		if (c->records[i].off - c->off == rel)
+			return i;
+	return SIZE_MAX;
+}
+
+/* Chunk ci rewritten into out (the whole chunk, header first). */
+static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const struct jfe_edit *e,
+				 const struct adds *a, struct dbuf *out, struct conv_diag *diag)
+{
+	const struct jfe_chunk *c = &f->chunks[ci];
+	struct chunk_edit ce;
+	size_t *new_off, *delta_at, ri;
+	size_t cp_rec, meta_rec;
+	bool any = false, ok = true;
+
+	memset(&ce, 0, sizeof(ce));
+	ce.f = f;
+	ce.c = c;
+	ce.e = e;
+	ce.a = a;
+	hmap_init(&ce.repl);
+	for (size_t i = 0; i < e->nr_repl; i++) {
+		if (e->repl[i].chunk != ci)
+			continue;
+		any = true;
+		if (!hmap_put(&ce.repl, hmap_hash(e->repl[i].method_key), i + 1)) {
+			hmap_release(&ce.repl);
+			return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+		}
+	}
+	if (!any) {
+		hmap_release(&ce.repl);
+		return dbuf_append(out, f->buf + c->off, c->size) ? CONV_E_OK
+								   : conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	}
+	ce.sym = jfe_type_named(c, "jdk.types.Symbol");
+	ce.cls = jfe_type_named(c, "java.lang.Class");
+	ce.method = jfe_type_named(c, "jdk.types.Method");
+	ce.stack = jfe_type_named(c, "jdk.types.StackTrace");
+	ce.ftype = jfe_type_named(c, "jdk.types.FrameType");
+	if (!ce.sym || !ce.cls || !ce.method || !ce.stack || !ce.sym->nr_fields) {
+		hmap_release(&ce.repl);
+		return conv_fail(diag, CONV_E_FORMAT, c->off, "a chunk without the Symbol, Class, Method and StackTrace types");
+	}
+	find_frame_types(&ce);
+	find_homes(&ce);
+	new_off = calloc(c->nr_records + 1, sizeof(*new_off));
+	delta_at = calloc(c->nr_records + 1, sizeof(*delta_at));
+	if (!new_off || !delta_at) {
+		free(new_off);
+		free(delta_at);
+		hmap_release(&ce.repl);
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	}
+	{
+		size_t base = out->len;
+
+		dbuf_append(out, f->buf + c->off, HEADER_SIZE);
+		for (ri = 0; ri < c->nr_records && ok; ri++) {
+			new_off[ri] = out->len - base;
+			if (c->records[ri].type == 1)
+				ok = write_checkpoint(&ce, (uint32_t)ri, out, &delta_at[ri]);
+			else
+				ok = dbuf_append(out, f->buf + c->records[ri].off, c->records[ri].size);
+		}
+		/* the delta chain and the header, now that every record has its place */
+		for (ri = 0; ri < c->nr_records && ok; ri++) {
+			const struct jfe_record *r = &c->records[ri];
+			struct cur cu;
+			uint64_t d, nd = 0;
+			size_t target;
+
+			if (r->type != 1)
+				continue;
+			cur_init(&cu, f->buf + r->off, r->size, false);
+			for (int k = 0; k < 4; k++)
+				(void)jv(&cu);
+			d = jv(&cu);
+			if (d) {
+				target = record_at(c, r->off - c->off + d);
+				nd = target == SIZE_MAX ? 0 : (uint64_t)new_off[target] - (uint64_t)new_off[ri];
+			}
+			put_jv9(out->data + delta_at[ri], nd);
+		}
+		cp_rec = record_at(c, c->cp_off);
+		meta_rec = record_at(c, c->meta_off);
+		if (ok && !out->err) {
+			put_be64(out->data + base + 8, out->len - base);
+			put_be64(out->data + base + 16, cp_rec == SIZE_MAX ? c->cp_off : new_off[cp_rec]);
+			put_be64(out->data + base + 24, meta_rec == SIZE_MAX ? c->meta_off : new_off[meta_rec]);
+		}
+	}
+	free(new_off);
+	free(delta_at);
+	hmap_release(&ce.repl);
+	if (out->err)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	if (!ok)
+		return conv_fail(diag, CONV_E_FORMAT, c->off, "a checkpoint that could not be re-encoded");
+	return CONV_E_OK;
+}
+
+static bool write_all_fd(int fd, const uint8_t *p, size_t n, uint64_t *bytes, int *io_errno)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t k = write(fd, p + off, n - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			*io_errno = k < 0 ? errno : ENOSPC;
+			return false;
+		}
+		off += (size_t)k;
+	}
+	*bytes += n;
+	return true;
+}
+
+enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, uint64_t *bytes,
+			   int *io_errno, struct conv_diag *diag)
+{
+	struct adds a;
+	struct dbuf out;
+	enum conv_err err = CONV_E_OK;
+
+	*bytes = 0;
+	*io_errno = 0;
+	if (!adds_build(&a, f, e)) {
+		adds_release(&a);
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	}
+	dbuf_init(&out, 0);
+	/* a chunk at a time: memory follows the largest chunk, not the file */
+	for (size_t ci = 0; ci < f->nr_chunks && !err; ci++) {
+		dbuf_reset(&out);
+		err = write_chunk(f, ci, e, &a, &out, diag);
+		if (!err && !write_all_fd(fd, out.data, out.len, bytes, io_errno))
+			err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "%s", strerror(*io_errno));
+	}
+	dbuf_release(&out);
+	adds_release(&a);
+	return err;
 }

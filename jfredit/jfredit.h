@@ -139,4 +139,42 @@ bool jfe_event_value(const struct jfe_file *f, const struct jfe_chunk *c, const 
 bool jfe_entry_value(const struct jfe_file *f, const struct jfe_chunk *c, const struct jfe_entry *e,
 		     struct jfe_value *out);
 
+/* ---- writing back with frames replaced ---- */
+
+/* A frame that replaces a remote frame, as conv's JFR writer writes native frames. */
+struct jfe_new_frame {
+	const char *class_name, *method, *descriptor;
+	uint32_t modifiers;
+	uint32_t line;
+	const char *frame_type; /* the FrameType pool's string: "Native", "C++", "Kernel" */
+};
+
+/* The frames (innermost first) that replace every frame of method `method_key` in chunk `chunk`. */
+struct jfe_replace {
+	uint32_t chunk;
+	uint64_t method_key;
+	uint32_t first, nr; /* in jfe_edit.frames */
+};
+
+struct jfe_edit {
+	struct jfe_replace *repl;
+	size_t nr_repl, cap_repl;
+	struct jfe_new_frame *frames;
+	size_t nr_frames, cap_frames;
+};
+
+/*
+ * Writes f to fd with e applied: in each chunk with a replaced method, the
+ * stack traces that hold it get the new frames in its place, and the
+ * methods, classes and symbols those need are added to the chunk's pools
+ * (keys above every key of the file, the same key for the same value in
+ * every chunk). Every other record is copied byte for byte; checkpoints are
+ * re-encoded (their delta chain and sizes change), and each chunk header's
+ * size and offsets follow. *bytes: bytes written. Errors: CONV_E_NOMEM,
+ * CONV_E_IO (*io_errno), CONV_E_FORMAT (a chunk whose types lack what a
+ * replacement needs: diag says).
+ */
+enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, uint64_t *bytes,
+			   int *io_errno, struct conv_diag *diag);
+
 #endif

@@ -1,7 +1,10 @@
 #include "pipeline/resym.h"
 
 #include "buildid/buildid.h"
+#include "core/dbuf.h"
 #include "core/hmap.h"
+#include "jfredit/jfredit.h"
+#include "pipeline/host.h"
 #include "core/vec.h"
 #include "pprofedit/pprofedit.h"
 #include "reader/perf_abi.h"
@@ -347,4 +350,336 @@ void resym_stats_release(struct resym_stats *st)
 	}
 	free(st->missing);
 	memset(st, 0, sizeof(*st));
+}
+
+/* ---- JFR ---- */
+
+/* A method of the recording that can be named: a remote frame's or an unnamed kernel frame's. */
+struct jmethod {
+	uint32_t chunk;
+	uint64_t key;
+	uint32_t obj;  /* index into the objects (build-ids); UINT32_MAX: the kernel */
+	uint64_t value;
+	enum symjob_addr_mode mode;
+	uint32_t addr_id;
+};
+
+/* An object of the recording by build-id, with the library name its jdk.NativeLibrary gives. */
+struct jobj {
+	char bid[130];
+	char name[4096];
+	uint32_t pm_id;
+};
+
+struct jpass {
+	const struct jfe_file *f;
+	struct jmethod *m;
+	size_t nr_m, cap_m;
+	struct jobj *objs;
+	size_t nr_objs, cap_objs;
+	char release[256]; /* the recorded kernel release (jdk.OSInformation), "" unknown */
+};
+
+/* A string field of a value, through its pool when it is a reference: into out (NUL-terminated), false when none. */
+static bool jfr_str(const struct jfe_value *v, const char *field, struct dbuf *out)
+{
+	struct jfe_value x, y;
+	uint64_t k;
+	const struct jfe_entry *e;
+
+	dbuf_reset(out);
+	if (!jfe_value_field(v, field, &x, NULL))
+		return false;
+	if (!x.key)
+		return jfe_value_str(&x, out);
+	if (!jfe_value_u64(&x, &k) || !(e = jfe_entry_find(x.c, x.t->id, k)) || !jfe_entry_value(x.f, x.c, e, &y))
+		return false;
+	return jfe_value_str(&y, out);
+}
+
+static bool is_hex(const char *s, size_t min, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n < min || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("0123456789abcdef", s[i]))
+			return false;
+	return true;
+}
+
+static uint32_t jobj_of(struct jpass *jp, const char *bid)
+{
+	for (size_t i = 0; i < jp->nr_objs; i++)
+		if (!strcmp(jp->objs[i].bid, bid))
+			return (uint32_t)i;
+	if (!vec_reserve((void **)&jp->objs, &jp->cap_objs, jp->nr_objs + 1, sizeof(*jp->objs)))
+		return UINT32_MAX;
+	memset(&jp->objs[jp->nr_objs], 0, sizeof(jp->objs[0]));
+	snprintf(jp->objs[jp->nr_objs].bid, sizeof(jp->objs[0].bid), "%s", bid);
+	jp->objs[jp->nr_objs].pm_id = NO_ID;
+	return (uint32_t)jp->nr_objs++;
+}
+
+/* The library names of jdk.NativeLibrary events (by build-id), and the recorded kernel release. */
+static bool jfr_libraries(struct jpass *jp, struct dbuf *s)
+{
+	for (size_t ci = 0; ci < jp->f->nr_chunks; ci++) {
+		const struct jfe_chunk *c = &jp->f->chunks[ci];
+		const struct jfe_type *lib = jfe_type_named(c, "jdk.NativeLibrary");
+		const struct jfe_type *os = jfe_type_named(c, "jdk.OSInformation");
+
+		for (size_t ri = 0; ri < c->nr_records; ri++) {
+			struct jfe_value ev;
+			char bid[130];
+			uint32_t o;
+
+			if ((!lib || c->records[ri].type != lib->id) && (!os || c->records[ri].type != os->id))
+				continue;
+			if (!jfe_event_value(jp->f, c, &c->records[ri], &ev))
+				continue;
+			if (os && c->records[ri].type == os->id) {
+				/* conv writes "uname: SYSNAME HOST RELEASE MACHINE" */
+				char sys[64], host[256];
+
+				if (jfr_str(&ev, "osVersion", s) &&
+				    sscanf((const char *)s->data, "uname: %63s %255s %255s", sys, host, jp->release) != 3)
+					jp->release[0] = 0;
+				continue;
+			}
+			if (!jfr_str(&ev, "buildId", s) || !is_hex((const char *)s->data, 2, 128))
+				continue;
+			snprintf(bid, sizeof(bid), "%s", (const char *)s->data);
+			o = jobj_of(jp, bid);
+			if (o == UINT32_MAX)
+				return false;
+			if (!jp->objs[o].name[0] && jfr_str(&ev, "name", s))
+				snprintf(jp->objs[o].name, sizeof(jp->objs[o].name), "%s", (const char *)s->data);
+		}
+	}
+	return true;
+}
+
+/*
+ * The methods that can be named: <remote> in a class named by a build-id
+ * (descriptor "(0x<ELF address>)" as conv writes it, or "0x<offset from
+ * the image base>" as Datadog's profiler does), and conv's unnamed kernel
+ * frames (no class, a hex name, descriptor "(Lk;)L;").
+ */
+static bool jfr_methods(struct jpass *jp, struct dbuf *s)
+{
+	struct dbuf cls, desc;
+	bool ok = true;
+
+	dbuf_init(&cls, 0);
+	dbuf_init(&desc, 0);
+	for (size_t ci = 0; ci < jp->f->nr_chunks && ok; ci++) {
+		const struct jfe_chunk *c = &jp->f->chunks[ci];
+		const struct jfe_type *mt = jfe_type_named(c, "jdk.types.Method");
+
+		for (size_t i = 0; mt && i < c->nr_entries && ok; i++) {
+			const struct jfe_entry *e = &c->entries[i];
+			struct jfe_value v, cv;
+			struct jmethod m;
+			uint64_t ck;
+			const struct jfe_entry *ce;
+			const char *d;
+
+			if (e->type != mt->id || !jfe_entry_value(jp->f, c, e, &v) || !jfr_str(&v, "name", s) ||
+			    !jfr_str(&v, "descriptor", &desc) || !jfe_value_field(&v, "type", &cv, NULL) ||
+			    !jfe_value_u64(&cv, &ck) || !(ce = jfe_entry_find(c, cv.t->id, ck)) ||
+			    !jfe_entry_value(jp->f, c, ce, &cv) || (!jfr_str(&cv, "name", &cls) && !dbuf_putc(&cls, 0)))
+				continue;
+			memset(&m, 0, sizeof(m));
+			m.chunk = (uint32_t)ci;
+			m.key = e->key;
+			d = (const char *)desc.data;
+			if (!strcmp((const char *)s->data, "<remote>") && is_hex((const char *)cls.data, 2, 128)) {
+				m.obj = jobj_of(jp, (const char *)cls.data);
+				if (!strncmp(d, "(0x", 3) && d[strlen(d) - 1] == ')') {
+					m.mode = SYMJOB_ELF_VA;
+					m.value = strtoull(d + 3, NULL, 16);
+				} else if (!strncmp(d, "0x", 2)) {
+					m.mode = SYMJOB_IMAGE_OFFSET;
+					m.value = strtoull(d + 2, NULL, 16);
+				} else {
+					continue;
+				}
+			} else if (!((const char *)cls.data)[0] && !strcmp(d, "(Lk;)L;") &&
+				   !strncmp((const char *)s->data, "0x", 2)) {
+				m.obj = UINT32_MAX;
+				m.mode = SYMJOB_FILE_OFFSET;
+				m.value = strtoull((const char *)s->data + 2, NULL, 16);
+			} else {
+				continue;
+			}
+			ok = (m.obj != UINT32_MAX || m.mode == SYMJOB_FILE_OFFSET) &&
+			     vec_reserve((void **)&jp->m, &jp->cap_m, jp->nr_m + 1, sizeof(m));
+			if (ok)
+				jp->m[jp->nr_m++] = m;
+		}
+	}
+	dbuf_release(&cls);
+	dbuf_release(&desc);
+	return ok;
+}
+
+/* An object as an MMAP2 record of a process of its own, the kernel in kernel space: its procmap id. */
+static uint32_t jfr_feed(struct procmap *pm, uint32_t pid, const char *path, const char *bid, bool kernel)
+{
+	struct rdr_event ev;
+	size_t before = procmap_mapping_count(pm);
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_MMAP2;
+	ev.misc = kernel ? PERF_MISC_KERNEL : PERF_MISC_USER;
+	ev.attr = -1;
+	ev.u.mmap.pid = ev.u.mmap.tid = kernel ? 0xffffffffu : pid;
+	/* the addresses are given otherwise (ELF addresses, image offsets): the range only has to hold them */
+	ev.u.mmap.start = kernel ? KERNEL_HALF : 0x10000;
+	ev.u.mmap.len = kernel ? ~KERNEL_HALF : 0x7fff00000000ull;
+	/* the kernel's: _text unknown (0), so kallsyms' addresses are taken as they are */
+	ev.u.mmap.pgoff = 0;
+	ev.u.mmap.filename = path;
+	ev.u.mmap.is_mmap2 = true;
+	ev.u.mmap.prot = 5;
+	ev.u.mmap.flags = 2;
+	if (bid && hex_bytes(bid, ev.u.mmap.build_id, sizeof(ev.u.mmap.build_id), &ev.u.mmap.build_id_size)) {
+		ev.u.mmap.has_build_id = true;
+		ev.misc |= PERF_MISC_MMAP_BUILD_ID;
+	}
+	if (procmap_feed(pm, &ev) != CONV_E_OK || procmap_mapping_count(pm) != before + 1)
+		return NO_ID;
+	return (uint32_t)before;
+}
+
+static const char *jfr_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* The frames of every named method, as conv's JFR writer writes them. */
+static bool jfr_collect(struct jpass *jp, struct symjob *sj, struct jfe_edit *e, struct resym_stats *st)
+{
+	for (size_t i = 0; i < jp->nr_m; i++) {
+		const struct jmethod *m = &jp->m[i];
+		const struct symjob_result *r = m->addr_id == NO_ID ? NULL : symjob_get(sj, m->addr_id);
+		bool kernel = m->obj == UINT32_MAX;
+		struct jfe_replace *rp;
+
+		if (!r || !r->nr)
+			continue;
+		if (!vec_reserve((void **)&e->repl, &e->cap_repl, e->nr_repl + 1, sizeof(*rp)) ||
+		    !vec_reserve((void **)&e->frames, &e->cap_frames, e->nr_frames + r->nr, sizeof(*e->frames)))
+			return false;
+		rp = &e->repl[e->nr_repl++];
+		rp->chunk = m->chunk;
+		rp->method_key = m->key;
+		rp->first = (uint32_t)e->nr_frames;
+		rp->nr = r->nr;
+		for (uint32_t k = 0; k < r->nr; k++) {
+			const struct sym_frame *sf = &r->frames[k];
+			struct jfe_new_frame *nf = &e->frames[e->nr_frames++];
+
+			nf->class_name = kernel ? "" : jp->objs[m->obj].name[0] ? jfr_basename(jp->objs[m->obj].name)
+										 : jp->objs[m->obj].bid;
+			nf->method = sf->function;
+			nf->descriptor = kernel ? "(Lk;)L;" : "()L;";
+			nf->modifiers = 0x100; /* ACC_NATIVE */
+			nf->line = sf->line;
+			/* as conv's writer: a name that differs from the linkage name is C++'s (or Rust's) */
+			nf->frame_type = kernel ? "Kernel" : strcmp(sf->system_name, sf->function) ? "C++" : "Native";
+		}
+		st->named++;
+		st->by_src[r->src < SYMSRC__COUNT ? r->src : SYMSRC_UNRESOLVED]++;
+	}
+	return true;
+}
+
+/* Registers every method with the symbolizer through a process model of the recording's objects. */
+static bool jfr_register(struct jpass *jp, struct procmap *pm, struct symjob *sj, struct resym_stats *st)
+{
+	uint32_t kernel = NO_ID;
+
+	for (size_t i = 0; i < jp->nr_objs; i++)
+		jp->objs[i].pm_id = jfr_feed(pm, (uint32_t)i + 1, jp->objs[i].name, jp->objs[i].bid, false);
+	for (size_t i = 0; i < jp->nr_m; i++) {
+		struct jmethod *m = &jp->m[i];
+		uint32_t map;
+
+		if (m->obj == UINT32_MAX && kernel == NO_ID)
+			kernel = jfr_feed(pm, 0, "[kernel.kallsyms]_text", NULL, true);
+		map = m->obj == UINT32_MAX ? kernel : jp->objs[m->obj].pm_id;
+		st->candidates++;
+		/* (the kernel's "file offset" is the address less the mapping's start: symjob keys it by the address) */
+		m->addr_id = map == NO_ID ? NO_ID
+		    : m->mode == SYMJOB_FILE_OFFSET ? symjob_add(sj, map, m->value - KERNEL_HALF)
+						     : symjob_add_as(sj, map, m->value, m->mode);
+		if (m->addr_id == SYMJOB_NONE)
+			m->addr_id = NO_ID;
+		if (m->addr_id != NO_ID)
+			symjob_hit(sj, m->addr_id, 1);
+	}
+	return true;
+}
+
+enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, int fd, uint64_t *bytes,
+			int *io_errno, struct resym_stats *st, struct conv_diag *diag)
+{
+	struct jpass jp;
+	struct jfe_edit e;
+	struct procmap *pm = NULL;
+	struct symjob *sj = NULL;
+	struct dbuf s;
+	enum conv_err err = CONV_E_NOMEM;
+
+	memset(st, 0, sizeof(*st));
+	memset(&jp, 0, sizeof(jp));
+	memset(&e, 0, sizeof(e));
+	*bytes = 0;
+	*io_errno = 0;
+	jp.f = f;
+	dbuf_init(&s, 0);
+	if (!jfr_libraries(&jp, &s) || !jfr_methods(&jp, &s))
+		goto out;
+	st->locations = jp.nr_m;
+	pm = procmap_new(&o->pm);
+	if (!pm)
+		goto out;
+	err = symjob_new(&sj, &o->sj, pm, diag);
+	if (err)
+		goto out;
+	err = CONV_E_NOMEM;
+	if (!jfr_register(&jp, pm, sj, st))
+		goto out;
+	/* this machine's kallsyms name the kernel's frames when the recorded release runs here, as in a conversion */
+	if (host_runs_kernel(jp.release[0] ? jp.release : NULL)) {
+		procmap_set_running_kernel(pm, true);
+		symjob_set_running_kernel(sj, true);
+	}
+	procmap_finish(pm);
+	err = symjob_run(sj, diag);
+	if (err)
+		goto out;
+	err = CONV_E_NOMEM;
+	if (!jfr_collect(&jp, sj, &e, st) || !copy_missing(st, sj))
+		goto out;
+	copy_sym_stats(st, sj);
+	err = jfe_write_fd(f, &e, fd, bytes, io_errno, diag);
+out:
+	free(e.repl);
+	free(e.frames);
+	if (sj)
+		symjob_free(sj);
+	if (pm)
+		procmap_free(pm);
+	free(jp.m);
+	free(jp.objs);
+	dbuf_release(&s);
+	if (err == CONV_E_NOMEM && diag && !diag->msg[0])
+		conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	return err;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 struct ppe_profile;
+struct jfe_file;
 
 struct resym_opts {
 	struct symjob_opts sj;
@@ -53,6 +54,15 @@ struct resym_stats {
  */
 enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *o, bool gzip, int fd,
 			  uint64_t *bytes, int *io_errno, struct resym_stats *st, struct conv_diag *diag);
+/*
+ * The same for a JFR recording: its remote frames (<remote> in a class
+ * named by a build-id: conv's "(0x<ELF address>)", Datadog's "0x<offset
+ * from the image base>") and conv's unnamed kernel frames become the frames
+ * a conversion writes, one per inline level (jfredit). locations counts
+ * such methods. Errors as resym_pprof's, and CONV_E_FORMAT.
+ */
+enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, int fd, uint64_t *bytes,
+			int *io_errno, struct resym_stats *st, struct conv_diag *diag);
 void resym_stats_release(struct resym_stats *st);
 
 #endif

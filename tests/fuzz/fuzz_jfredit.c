@@ -7,12 +7,22 @@
  * is read as tests/tools/jfr_stacks reads it: its stackTrace's entry, the
  * frames array, each frame's method, class, symbols and frame type, through
  * jfe_value_field, jfe_value_u64, jfe_value_str and the array walk, whose
- * views must stay inside the file.
+ * views must stay inside the file. Then every method of every chunk is
+ * replaced by two frames and the file written back (jfe_write_fd into a
+ * memfd): the result must parse again with the same number of chunks and
+ * events.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
+#endif
 #include "fuzz_common.h"
 
 #include "core/dbuf.h"
+#include "core/vec.h"
 #include "jfredit/jfredit.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 volatile uint64_t fuzz_sink;
 
@@ -84,6 +94,60 @@ static void touch_event(const struct jfe_file *f, const struct jfe_chunk *c, con
 	}
 }
 
+/* Events (records of types above 1) of a parsed file. */
+static size_t count_events(const struct jfe_file *f)
+{
+	size_t n = 0;
+
+	for (size_t ci = 0; ci < f->nr_chunks; ci++)
+		for (size_t ri = 0; ri < f->chunks[ci].nr_records; ri++)
+			n += f->chunks[ci].records[ri].type > 1;
+	return n;
+}
+
+/* Every method replaced by two frames, written back and parsed again. */
+static void check_rewrite(const struct jfe_file *f)
+{
+	static const struct jfe_new_frame nf[2] = {
+		{ "libx.so", "inner", "()L;", 0x100, 7, "Native" },
+		{ "", "outer", "(Lk;)L;", 0x100, 0, "Kernel" },
+	};
+	struct jfe_edit e;
+	struct jfe_file g;
+	uint64_t bytes = 0;
+	int io_errno = 0, fd = memfd_create("fuzz-jfr", MFD_CLOEXEC);
+	uint8_t *buf;
+
+	FUZZ_CHECK(fd >= 0);
+	memset(&e, 0, sizeof(e));
+	e.frames = (struct jfe_new_frame *)nf;
+	e.nr_frames = 2;
+	for (size_t ci = 0; ci < f->nr_chunks; ci++) {
+		const struct jfe_chunk *c = &f->chunks[ci];
+		const struct jfe_type *mt = jfe_type_named(c, "jdk.types.Method");
+
+		for (size_t i = 0; mt && i < c->nr_entries; i++) {
+			if (c->entries[i].type != mt->id)
+				continue;
+			FUZZ_CHECK(vec_reserve((void **)&e.repl, &e.cap_repl, e.nr_repl + 1, sizeof(*e.repl)));
+			e.repl[e.nr_repl].chunk = (uint32_t)ci;
+			e.repl[e.nr_repl].method_key = c->entries[i].key;
+			e.repl[e.nr_repl].first = 0;
+			e.repl[e.nr_repl++].nr = 2;
+		}
+	}
+	if (jfe_write_fd(f, &e, fd, &bytes, &io_errno, NULL) == CONV_E_OK && bytes) {
+		buf = malloc(bytes);
+		FUZZ_CHECK(buf && pread(fd, buf, bytes, 0) == (ssize_t)bytes);
+		FUZZ_CHECK(jfe_parse(&g, buf, bytes, NULL) == CONV_E_OK);
+		FUZZ_CHECK(g.nr_chunks == f->nr_chunks && count_events(&g) == count_events(f));
+		jfe_release(&g);
+		free(buf);
+	}
+	free(e.repl);
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jfe_file f;
@@ -112,6 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	dbuf_release(&s);
+	check_rewrite(&f);
 	jfe_release(&f);
 	return 0;
 }

@@ -412,6 +412,40 @@ def resymbolized(conv, work, data, url, cache):
     a, b = pprof_stacks.samples(direct), pprof_stacks.samples(named)
     check("pprof: after conv symbolize every sample's stack (names, inline frames, lines), labels and "
           "values equal the direct conversion's (%d samples)" % sum(a.values()), a == b, pprof_stacks.diff(a, b))
+    # JFR: the recording -n wrote, named by conv symbolize, against the direct one (sym.jfr)
+    shutil.rmtree(cache2, ignore_errors=True)
+    rawj, namedj = os.path.join(work, "nosym2.jfr"), os.path.join(work, "nosym2.symbolized.jfr")
+    p2 = sh([conv, "-q", "-n", "--jfr", rawj, data], timeout=120, env=conv_env(work), cwd=work)
+    p3 = sh([conv, "symbolize", "-q", "--debuginfod", url, "--cache-dir", cache2, rawj], timeout=120,
+            env=conv_env(work), cwd=work)
+    if not check("JFR: conv --no-symbolize, then conv symbolize --debuginfod URL with an empty cache",
+                 p2.returncode == 0 and p3.returncode == 0 and os.path.exists(namedj), err(p2) + err(p3)):
+        return
+    ev = ["print", "--events", "jdk.ExecutionSample", "--stack-depth", "256"]
+    a = sh(["jfr"] + ev + [os.path.join(work, "sym.jfr")], timeout=120)
+    b = sh(["jfr"] + ev + [namedj], timeout=120)
+    check("JFR: after conv symbolize, jfr print shows every sample as for the direct conversion (names, "
+          "inline frames, lines, kernel frames)", a.returncode == 0 and a.stdout == b.stdout and
+          b"burn_inner" in b.stdout, err(a) + err(b))
+    other = ["print", "--events", "jdk.NativeLibrary,jdk.ActiveSetting,jdk.OSInformation,jdk.CPUInformation"]
+    a, b = sh(["jfr"] + other + [rawj], timeout=120), sh(["jfr"] + other + [namedj], timeout=120)
+    check("JFR: the other events are unchanged", a.returncode == 0 and a.stdout == b.stdout)
+    # several chunks (each with its own pools): the same
+    rawc, namedc = os.path.join(work, "chunks.jfr"), os.path.join(work, "chunks.symbolized.jfr")
+    directc = os.path.join(work, "chunks-direct.jfr")
+    p1 = sh([conv, "-q", "--jfr-chunk-size", "8k", "--debuginfod", url, "--cache-dir", cache2, "--jfr", directc, data],
+            timeout=120, env=conv_env(work), cwd=work)
+    p2 = sh([conv, "-q", "-n", "--jfr-chunk-size", "8k", "--jfr", rawc, data], timeout=120, env=conv_env(work), cwd=work)
+    p3 = sh([conv, "symbolize", "-q", "--debuginfod", url, "--cache-dir", cache2, rawc], timeout=120,
+            env=conv_env(work), cwd=work)
+    nchunks = sh(["jfr", "summary", rawc], timeout=120).stdout.decode(errors="replace")
+    m = re.search(r"Chunks: (\d+)", nchunks)
+    a = sh(["jfr"] + ev + [directc], timeout=120)
+    b = sh(["jfr"] + ev + [namedc], timeout=120)
+    check("JFR in %s chunks of 8 KiB: after conv symbolize, jfr print shows every sample as for the direct "
+          "conversion" % (m.group(1) if m else "?"), p1.returncode == 0 and p2.returncode == 0 and
+          p3.returncode == 0 and m and int(m.group(1)) > 1 and a.returncode == 0 and a.stdout == b.stdout,
+          err(p1) + err(p2) + err(p3) + err(b))
 
 
 def main():

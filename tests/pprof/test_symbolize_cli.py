@@ -9,10 +9,11 @@
     (named_before), and --force names it again;
   * -o PATH, -o DIR with several inputs; an uncompressed profile stays
     uncompressed;
+  * a JFR recording (conv -n's): BASE.symbolized.jfr, --stats format "jfr";
   * refused, with a message and exit code, and no output left: no FILE, -n, an
-    unknown option, the output being the input, a JFR recording (not yet), a
-    file that is not a profile (exit 2), a truncated gzip (exit 2), a missing
-    file (exit 2); no temp file is left anywhere.
+    unknown option, the output being the input, a file that is not a profile
+    (exit 2), a truncated gzip or JFR (exit 2), a missing file (exit 2); no
+    temp file is left anywhere.
 
 usage: test_symbolize_cli.py CONV WORKDIR
 """
@@ -136,15 +137,25 @@ for args, code, words in ((["symbolize"], 1, "no FILE"),
                                            words), r.returncode == code and words in err(r), (r.returncode, err(r)))
 jfr = os.path.join(WORK, "fg.jfr")
 conv("-q", "-n", "--jfr", jfr, fixtures[0])
-r = conv("symbolize", "-o", os.path.join(WORK, "j.jfr"), jfr)
-check("a JFR recording: exit 2, said (only pprof for now)", r.returncode == 2 and "JFR" in err(r), err(r))
+sfile = os.path.join(WORK, "jfr.json")
+r = conv("symbolize", "--offline", "--stats=" + sfile, jfr)
+st = json.loads(open(sfile).readline()) if os.path.exists(sfile) else {}
+check("a JFR recording: BASE.symbolized.jfr, --stats says format jfr", r.returncode == 0 and
+      os.path.exists(os.path.join(WORK, "fg.symbolized.jfr")) and st.get("format") == "jfr" and
+      open(os.path.join(WORK, "fg.symbolized.jfr"), "rb").read(4) == b"FLR\0", (err(r), st))
+cutj = os.path.join(WORK, "cut.jfr")
+with open(cutj, "wb") as fh:
+    fh.write(open(jfr, "rb").read()[:300])
+r = conv("symbolize", "-o", os.path.join(WORK, "cj.jfr"), cutj)
+check("a JFR recording cut short: exit 2, said", r.returncode == 2 and "JFR" in err(r), err(r))
 cut = os.path.join(WORK, "cut.pb.gz")
 with open(cut, "wb") as fh:
     fh.write(open(fg, "rb").read()[:200])
 r = conv("symbolize", "-o", os.path.join(WORK, "c.pb.gz"), cut)
 check("a truncated gzip: exit 2, said", r.returncode == 2 and "gzip" in err(r), err(r))
 check("no output or temp file left by the refused runs",
-      sorted(os.listdir(WORK)) == sorted(before + ["fg.jfr", "cut.pb.gz"]) and not leftovers(WORK),
+      sorted(os.listdir(WORK)) == sorted(before + ["fg.jfr", "fg.symbolized.jfr", "jfr.json", "cut.jfr", "cut.pb.gz"])
+      and not leftovers(WORK),
       sorted(set(os.listdir(WORK)) ^ set(before)))
 r = conv("symbolize", "--help")
 check("--help: exit 0, usage on stdout", r.returncode == 0 and r.stdout.startswith(b"usage: conv symbolize"))

@@ -55,6 +55,7 @@ usage: test_symbolize.py [--selftest] [--programs a,b] CONV OUTDIR
 import argparse
 import collections
 import fcntl
+import glob
 import json
 import os
 import re
@@ -385,6 +386,30 @@ def resymbolized(conv, out, data, pb, url, n):
     check("%s: after conv symbolize, every sample's stack (names, inline frames, lines), labels and "
           "values equal the direct conversion's (%d samples)" % (n, sum(a.values())), a == b,
           pprof_stacks.diff(a, b))
+    # the same for JFR: conv -n --jfr, conv symbolize, against a direct --jfr conversion
+    jfr = shutil.which("jfr") or next(iter(sorted(glob.glob("/usr/lib/jvm/*/bin/jfr"))), None)
+    if not jfr:
+        skip("%s: JFR after conv symbolize" % n, "no jfr (a JDK) here")
+        return
+    direct, rawj = data[:-5] + ".direct.jfr", data[:-5] + ".n.jfr"
+    namedj = data[:-5] + ".n.symbolized.jfr"
+    shutil.rmtree(cache2, ignore_errors=True)
+    p1 = sh(conv + ["-q", "--debuginfod", url, "--cache-dir", os.path.join(out, "cache"), "--jfr", direct, data],
+            env=conv_env(out), cwd=out)
+    p2 = sh(conv + ["-q", "-n", "--jfr", rawj, data], env=conv_env(out), cwd=out)
+    p3 = sh(conv + ["symbolize", "-q", "--debuginfod", url, "--cache-dir", cache2, rawj], env=conv_env(out), cwd=out)
+    if not check("%s: JFR: conv -n, then conv symbolize --debuginfod URL with an empty cache" % n,
+                 p1.returncode == 0 and p2.returncode == 0 and p3.returncode == 0 and os.path.exists(namedj),
+                 (p1.stderr + p2.stderr + p3.stderr).decode(errors="replace")[-400:]):
+        return
+    ev = ["print", "--events", "jdk.ExecutionSample", "--stack-depth", "256"]
+    a, b = sh([jfr] + ev + [direct]), sh([jfr] + ev + [namedj])
+    check("%s: JFR: after conv symbolize, jfr print shows every sample exactly as for the direct conversion "
+          "(names, inline frames, lines, frame types)" % n, a.returncode == 0 and a.stdout == b.stdout and
+          a.stdout.count(b"jdk.ExecutionSample") > 0, (a.stderr + b.stderr).decode(errors="replace")[-300:])
+    other = ["print", "--events", "jdk.NativeLibrary,jdk.ActiveSetting,jdk.OSInformation,jdk.CPUInformation"]
+    a, b = sh([jfr] + other + [rawj]), sh([jfr] + other + [namedj])
+    check("%s: JFR: the other events are unchanged" % n, a.returncode == 0 and a.stdout == b.stdout)
 
 
 def conv_lacks(conv, out, data, url):
