@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,43 +69,49 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* The whole file (at most MAX_INPUT bytes) into b; 0, or an exit code (said). */
-static int read_input(const char *path, struct dbuf *b)
+/* An input, mapped: the page cache holds it, not the heap (a JFR's events are copied from it as they are). */
+struct input {
+	const uint8_t *data;
+	size_t len;
+	void *map;
+};
+
+/* Maps the whole file (at most MAX_INPUT bytes); 0, or an exit code (said). */
+static int map_input(const char *path, struct input *in)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 
+	memset(in, 0, sizeof(*in));
 	if (fd < 0 || fstat(fd, &st)) {
 		fprintf(stderr, "conv symbolize: %s: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return CLI_EXIT_INPUT;
 	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_INPUT) {
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_INPUT || !st.st_size) {
 		fprintf(stderr, "conv symbolize: %s: %s\n", path,
-			S_ISREG(st.st_mode) ? "larger than 1 GiB" : "not a regular file");
+			!S_ISREG(st.st_mode) ? "not a regular file" : st.st_size ? "larger than 1 GiB" : "empty");
 		close(fd);
 		return CLI_EXIT_INPUT;
 	}
-	if (!dbuf_reserve(b, (size_t)st.st_size + 1)) {
-		fprintf(stderr, "conv symbolize: out of memory\n");
-		close(fd);
-		return CLI_EXIT_INPUT;
-	}
-	while (b->len < (size_t)st.st_size) {
-		ssize_t k = read(fd, b->data + b->len, (size_t)st.st_size - b->len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			fprintf(stderr, "conv symbolize: %s: %s\n", path, k ? strerror(errno) : "ends early");
-			close(fd);
-			return CLI_EXIT_INPUT;
-		}
-		b->len += (size_t)k;
-	}
+	in->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
+	if (in->map == MAP_FAILED) {
+		in->map = NULL;
+		fprintf(stderr, "conv symbolize: %s: %s\n", path, strerror(errno));
+		return CLI_EXIT_INPUT;
+	}
+	in->data = in->map;
+	in->len = (size_t)st.st_size;
 	return 0;
+}
+
+static void unmap_input(struct input *in)
+{
+	if (in->map)
+		munmap(in->map, in->len);
+	memset(in, 0, sizeof(*in));
 }
 
 /* BASE.symbolized.EXT beside the input, or in -o DIR, or -o PATH. */
@@ -238,7 +245,7 @@ static bool same_file(const char *a, const char *b)
 
 static int symbolize_one(const struct symopts *c, const char *in, bool many)
 {
-	struct dbuf inb;
+	struct input inb;
 	struct ppe_profile p;
 	struct jfe_file jf;
 	struct resym_opts ro;
@@ -251,9 +258,9 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 
 	memset(&st, 0, sizeof(st));
 	memset(&diag, 0, sizeof(diag));
-	dbuf_init(&inb, 0);
+	memset(&inb, 0, sizeof(inb));
 	output_path(c, in, many, out, sizeof(out));
-	rc = read_input(in, &inb);
+	rc = map_input(in, &inb);
 	if (rc)
 		goto done;
 	jfr = inb.len >= 4 && !memcmp(inb.data, "FLR", 4);
@@ -301,7 +308,7 @@ done:
 	if (c->stats)
 		write_stats(c, in, rc, wrote ? out : NULL, bytes, &st, jfr);
 	resym_stats_release(&st);
-	dbuf_release(&inb);
+	unmap_input(&inb);
 	return rc;
 }
 

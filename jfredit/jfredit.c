@@ -380,13 +380,17 @@ static enum conv_err parse_records(const struct jfe_file *f, struct jfe_chunk *c
 
 		if (!cur_ok(&c) || size < c.pos - at || size > ch->size - at)
 			return conv_fail(diag, CONV_E_FORMAT, ch->off + at, "a record's size is past its chunk");
+		c.pos = at + (size_t)size;
+		if (type > 1) {
+			ch->nr_events++;
+			continue;
+		}
 		if (!vec_reserve((void **)&ch->records, &cap, ch->nr_records + 1, sizeof(*r)))
 			return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 		r = &ch->records[ch->nr_records++];
 		r->off = ch->off + at;
 		r->size = (size_t)size;
 		r->type = type;
-		c.pos = at + (size_t)size;
 	}
 	return CONV_E_OK;
 }
@@ -443,6 +447,26 @@ static enum conv_err parse_checkpoint(const struct jfe_file *f, struct jfe_chunk
 		}
 	}
 	return CONV_E_OK;
+}
+
+bool jfe_record_next(const struct jfe_file *f, const struct jfe_chunk *c, size_t *pos, struct jfe_record *r)
+{
+	struct cur cu;
+	size_t at = *pos < HEADER_SIZE ? HEADER_SIZE : *pos;
+	uint64_t size;
+
+	if (at >= c->size)
+		return false;
+	cur_init(&cu, f->buf + c->off + at, c->size - at, false);
+	size = jv(&cu);
+	r->type = jv(&cu);
+	/* checked by jfe_parse; a failed read ends the walk all the same */
+	if (!cur_ok(&cu) || !size || size > c->size - at)
+		return false;
+	r->off = c->off + at;
+	r->size = (size_t)size;
+	*pos = at + (size_t)size;
+	return true;
 }
 
 const struct jfe_entry *jfe_entry_find(const struct jfe_chunk *c, uint64_t type, uint64_t key)
@@ -1173,14 +1197,50 @@ static size_t record_at(const struct jfe_chunk *c, uint64_t rel)
 	return SIZE_MAX;
 }
 
-/* Chunk ci rewritten into out (the whole chunk, header first). */
+/* Where the rewrite goes: a file written as it is made, patched in place where sizes come late. */
+struct jsink {
+	int fd;
+	uint64_t pos; /* bytes written: the file position */
+	int io_errno;
+};
+
+static void jsink_write(struct jsink *s, const uint8_t *p, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n && !s->io_errno) {
+		ssize_t k = write(s->fd, p + off, n - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			s->io_errno = k < 0 ? errno : ENOSPC;
+		else
+			off += (size_t)k;
+	}
+	s->pos += off;
+}
+
+static void jsink_patch(struct jsink *s, uint64_t at, const uint8_t *p, size_t n)
+{
+	if (!s->io_errno && pwrite(s->fd, p, n, (off_t)at) != (ssize_t)n)
+		s->io_errno = errno ? errno : EIO;
+}
+
+/*
+ * Chunk ci rewritten to s: its events copied from the input as they are
+ * (never held in memory), checkpoints re-encoded in scratch, then the delta
+ * chain and the header patched in place.
+ */
 static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const struct jfe_edit *e,
-				 const struct adds *a, struct dbuf *out, struct conv_diag *diag)
+				 const struct adds *a, struct jsink *s, struct dbuf *scratch,
+				 struct conv_diag *diag)
 {
 	const struct jfe_chunk *c = &f->chunks[ci];
 	struct chunk_edit ce;
-	size_t *new_off, *delta_at, ri;
-	size_t cp_rec, meta_rec;
+	uint64_t *new_off, *delta_at, chunk_at = s->pos;
+	size_t ri, cp_rec, meta_rec, done = c->off + HEADER_SIZE;
+	uint8_t hdr[24];
 	bool any = false, ok = true;
 
 	memset(&ce, 0, sizeof(ce));
@@ -1200,8 +1260,8 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 	}
 	if (!any) {
 		hmap_release(&ce.repl);
-		return dbuf_append(out, f->buf + c->off, c->size) ? CONV_E_OK
-								   : conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+		jsink_write(s, f->buf + c->off, c->size);
+		return CONV_E_OK;
 	}
 	ce.sym = jfe_type_named(c, "jdk.types.Symbol");
 	ce.cls = jfe_type_named(c, "java.lang.Class");
@@ -1222,78 +1282,70 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 		hmap_release(&ce.repl);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	}
-	{
-		size_t base = out->len;
+	jsink_write(s, f->buf + c->off, HEADER_SIZE);
+	for (ri = 0; ri < c->nr_records && ok && !s->io_errno; ri++) {
+		const struct jfe_record *r = &c->records[ri];
 
-		dbuf_append(out, f->buf + c->off, HEADER_SIZE);
-		for (ri = 0; ri < c->nr_records && ok; ri++) {
-			new_off[ri] = out->len - base;
-			if (c->records[ri].type == 1)
-				ok = write_checkpoint(&ce, (uint32_t)ri, out, &delta_at[ri]);
-			else
-				ok = dbuf_append(out, f->buf + c->records[ri].off, c->records[ri].size);
-		}
-		/* the delta chain and the header, now that every record has its place */
-		for (ri = 0; ri < c->nr_records && ok; ri++) {
-			const struct jfe_record *r = &c->records[ri];
-			struct cur cu;
-			uint64_t d, nd = 0;
-			size_t target;
+		/* the events before it, as they are */
+		jsink_write(s, f->buf + done, r->off - done);
+		new_off[ri] = s->pos - chunk_at;
+		if (r->type == 1) {
+			size_t rel;
 
-			if (r->type != 1)
-				continue;
-			cur_init(&cu, f->buf + r->off, r->size, false);
-			for (int k = 0; k < 4; k++)
-				(void)jv(&cu);
-			d = jv(&cu);
-			if (d) {
-				target = record_at(c, r->off - c->off + d);
-				nd = target == SIZE_MAX ? 0 : (uint64_t)new_off[target] - (uint64_t)new_off[ri];
-			}
-			put_jv9(out->data + delta_at[ri], nd);
+			dbuf_reset(scratch);
+			ok = write_checkpoint(&ce, (uint32_t)ri, scratch, &rel);
+			delta_at[ri] = s->pos + rel;
+			jsink_write(s, scratch->data, scratch->len);
+		} else {
+			jsink_write(s, f->buf + r->off, r->size);
 		}
-		cp_rec = record_at(c, c->cp_off);
-		meta_rec = record_at(c, c->meta_off);
-		if (ok && !out->err) {
-			put_be64(out->data + base + 8, out->len - base);
-			put_be64(out->data + base + 16, cp_rec == SIZE_MAX ? c->cp_off : new_off[cp_rec]);
-			put_be64(out->data + base + 24, meta_rec == SIZE_MAX ? c->meta_off : new_off[meta_rec]);
-		}
+		done = r->off + r->size;
 	}
+	jsink_write(s, f->buf + done, c->off + c->size - done);
+	/* the delta chain and the header, now that every record has its place */
+	for (ri = 0; ri < c->nr_records && ok; ri++) {
+		const struct jfe_record *r = &c->records[ri];
+		struct cur cu;
+		uint64_t d, nd = 0;
+		uint8_t slot[9];
+		size_t target;
+
+		if (r->type != 1)
+			continue;
+		cur_init(&cu, f->buf + r->off, r->size, false);
+		for (int k = 0; k < 4; k++)
+			(void)jv(&cu);
+		d = jv(&cu);
+		if (d) {
+			target = record_at(c, r->off - c->off + d);
+			nd = target == SIZE_MAX ? 0 : new_off[target] - new_off[ri];
+		}
+		put_jv9(slot, nd);
+		jsink_patch(s, delta_at[ri], slot, sizeof(slot));
+	}
+	cp_rec = record_at(c, c->cp_off);
+	meta_rec = record_at(c, c->meta_off);
+	put_be64(hdr, s->pos - chunk_at);
+	put_be64(hdr + 8, cp_rec == SIZE_MAX ? c->cp_off : new_off[cp_rec]);
+	put_be64(hdr + 16, meta_rec == SIZE_MAX ? c->meta_off : new_off[meta_rec]);
+	if (ok)
+		jsink_patch(s, chunk_at + 8, hdr, sizeof(hdr));
 	free(new_off);
 	free(delta_at);
 	hmap_release(&ce.repl);
-	if (out->err)
+	if (scratch->err)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	if (!ok)
 		return conv_fail(diag, CONV_E_FORMAT, c->off, "a checkpoint that could not be re-encoded");
 	return CONV_E_OK;
 }
 
-static bool write_all_fd(int fd, const uint8_t *p, size_t n, uint64_t *bytes, int *io_errno)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		ssize_t k = write(fd, p + off, n - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			*io_errno = k < 0 ? errno : ENOSPC;
-			return false;
-		}
-		off += (size_t)k;
-	}
-	*bytes += n;
-	return true;
-}
-
 enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, uint64_t *bytes,
 			   int *io_errno, struct conv_diag *diag)
 {
 	struct adds a;
-	struct dbuf out;
+	struct dbuf scratch;
+	struct jsink s;
 	enum conv_err err = CONV_E_OK;
 
 	*bytes = 0;
@@ -1302,15 +1354,16 @@ enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, i
 		adds_release(&a);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	}
-	dbuf_init(&out, 0);
-	/* a chunk at a time: memory follows the largest chunk, not the file */
-	for (size_t ci = 0; ci < f->nr_chunks && !err; ci++) {
-		dbuf_reset(&out);
-		err = write_chunk(f, ci, e, &a, &out, diag);
-		if (!err && !write_all_fd(fd, out.data, out.len, bytes, io_errno))
-			err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "%s", strerror(*io_errno));
-	}
-	dbuf_release(&out);
+	memset(&s, 0, sizeof(s));
+	s.fd = fd;
+	dbuf_init(&scratch, 0);
+	for (size_t ci = 0; ci < f->nr_chunks && !err && !s.io_errno; ci++)
+		err = write_chunk(f, ci, e, &a, &s, &scratch, diag);
+	if (!err && s.io_errno)
+		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "%s", strerror(s.io_errno));
+	*bytes = s.pos;
+	*io_errno = s.io_errno;
+	dbuf_release(&scratch);
 	adds_release(&a);
 	return err;
 }

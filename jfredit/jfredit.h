@@ -70,8 +70,14 @@ struct jfe_chunk {
 	struct jfe_field *fields;
 	size_t nr_fields;
 	struct hmap type_idx; /* type id -> index + 1 */
+	/*
+	 * the metadata and checkpoint records, in file order (events are not
+	 * kept: memory follows the pools, not the events; jfe_event_next walks
+	 * them)
+	 */
 	struct jfe_record *records;
 	size_t nr_records;
+	uint64_t nr_events;
 	struct jfe_entry *entries;
 	size_t nr_entries;
 	struct hmap entry_idx; /* hash of (type, key) -> index + 1 of the first such entry */
@@ -131,6 +137,13 @@ bool jfe_array_begin(const struct jfe_value *v, const struct jfe_field *field, s
 		     uint64_t *count);
 /* The next element (a cp key in *key when the field is cp, else its value in *elem); false at the end. */
 bool jfe_array_next(struct jfe_array *a, struct jfe_value *elem, uint64_t *key);
+
+/*
+ * The chunk's records one by one, from *pos (start at 0): the next record
+ * in *r, events and others; false at the end. The chunk's records were
+ * checked by jfe_parse to lie back to back inside it.
+ */
+bool jfe_record_next(const struct jfe_file *f, const struct jfe_chunk *c, size_t *pos, struct jfe_record *r);
 
 /* The payload of an event record (after its size and type) as a value of its type; false when its type is unknown. */
 bool jfe_event_value(const struct jfe_file *f, const struct jfe_chunk *c, const struct jfe_record *r,

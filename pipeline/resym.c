@@ -430,16 +430,19 @@ static bool jfr_libraries(struct jpass *jp, struct dbuf *s)
 		const struct jfe_type *lib = jfe_type_named(c, "jdk.NativeLibrary");
 		const struct jfe_type *os = jfe_type_named(c, "jdk.OSInformation");
 
-		for (size_t ri = 0; ri < c->nr_records; ri++) {
+		struct jfe_record rec;
+		size_t pos = 0;
+
+		while (jfe_record_next(jp->f, c, &pos, &rec)) {
 			struct jfe_value ev;
 			char bid[130];
 			uint32_t o;
 
-			if ((!lib || c->records[ri].type != lib->id) && (!os || c->records[ri].type != os->id))
+			if ((!lib || rec.type != lib->id) && (!os || rec.type != os->id))
 				continue;
-			if (!jfe_event_value(jp->f, c, &c->records[ri], &ev))
+			if (!jfe_event_value(jp->f, c, &rec, &ev))
 				continue;
-			if (os && c->records[ri].type == os->id) {
+			if (os && rec.type == os->id) {
 				/* conv writes "uname: SYSNAME HOST RELEASE MACHINE" */
 				char sys[64], host[256];
 

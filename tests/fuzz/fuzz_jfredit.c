@@ -100,8 +100,7 @@ static size_t count_events(const struct jfe_file *f)
 	size_t n = 0;
 
 	for (size_t ci = 0; ci < f->nr_chunks; ci++)
-		for (size_t ri = 0; ri < f->chunks[ci].nr_records; ri++)
-			n += f->chunks[ci].records[ri].type > 1;
+		n += f->chunks[ci].nr_events;
 	return n;
 }
 
@@ -158,15 +157,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dbuf_init(&s, 0);
 	for (size_t ci = 0; ci < f.nr_chunks; ci++) {
 		const struct jfe_chunk *c = &f.chunks[ci];
-		size_t at = c->off + 68;
+		size_t at = c->off + 68, pos = 0, kept = 0;
+		uint64_t events = 0;
+		struct jfe_record rec;
 
 		FUZZ_CHECK(c->off + c->size <= size);
-		for (size_t ri = 0; ri < c->nr_records; ri++) {
-			FUZZ_CHECK(c->records[ri].off == at && c->records[ri].size > 0);
-			at += c->records[ri].size;
-			touch_event(&f, c, &c->records[ri], &s);
+		while (jfe_record_next(&f, c, &pos, &rec)) {
+			FUZZ_CHECK(rec.off == at && rec.size > 0);
+			at += rec.size;
+			if (rec.type > 1) {
+				events++;
+				touch_event(&f, c, &rec, &s);
+			} else {
+				FUZZ_CHECK(kept < c->nr_records && c->records[kept].off == rec.off);
+				kept++;
+			}
 		}
-		FUZZ_CHECK(at == c->off + c->size);
+		FUZZ_CHECK(at == c->off + c->size && events == c->nr_events && kept == c->nr_records);
 		for (size_t ei = 0; ei < c->nr_entries; ei++) {
 			const struct jfe_entry *e = &c->entries[ei];
 			const struct jfe_record *r = &c->records[e->record];

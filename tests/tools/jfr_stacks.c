@@ -108,7 +108,10 @@ int main(int argc, char **argv)
 	for (size_t ci = 0; ci < f.nr_chunks; ci++) {
 		const struct jfe_chunk *c = &f.chunks[ci];
 
-		for (size_t ri = 0; ri < c->nr_records; ri++) {
+		struct jfe_record rec;
+		size_t pos = 0;
+
+		while (jfe_record_next(&f, c, &pos, &rec)) {
 			struct jfe_value ev, st, frames, fr;
 			const struct jfe_field *ff;
 			struct jfe_array a;
@@ -116,7 +119,7 @@ int main(int argc, char **argv)
 			uint64_t count, k, key;
 			const struct jfe_entry *e;
 
-			if (c->records[ri].type <= 1 || !jfe_event_value(&f, c, &c->records[ri], &ev) ||
+			if (rec.type <= 1 || !jfe_event_value(&f, c, &rec, &ev) ||
 			    !jfe_value_field(&ev, "stackTrace", &st, NULL) || !jfe_value_u64(&st, &k) ||
 			    !(e = jfe_entry_find(c, st.t->id, k)) || !jfe_entry_value(&f, c, e, &st) ||
 			    !jfe_value_field(&st, "frames", &frames, &ff) || !jfe_array_begin(&frames, ff, &a, &count))
