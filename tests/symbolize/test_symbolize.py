@@ -386,6 +386,13 @@ def resymbolized(conv, out, data, pb, url, n):
     check("%s: after conv symbolize, every sample's stack (names, inline frames, lines), labels and "
           "values equal the direct conversion's (%d samples)" % (n, sum(a.values())), a == b,
           pprof_stacks.diff(a, b))
+    go = shutil.which("go")
+    if go:
+        empty = os.path.join(out, "pprof-empty")
+        os.makedirs(empty, exist_ok=True)
+        g = sh([go, "tool", "pprof", "-raw", "-symbolize=none", named],
+               env=dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(out, "gocache")))
+        check("%s: go tool pprof reads the symbolized profile" % n, g.returncode == 0, g.stderr[-300:])
     # the same for JFR: conv -n --jfr, conv symbolize, against a direct --jfr conversion
     jfr = shutil.which("jfr") or next(iter(sorted(glob.glob("/usr/lib/jvm/*/bin/jfr"))), None)
     if not jfr:
@@ -410,6 +417,8 @@ def resymbolized(conv, out, data, pb, url, n):
     other = ["print", "--events", "jdk.NativeLibrary,jdk.ActiveSetting,jdk.OSInformation,jdk.CPUInformation"]
     a, b = sh([jfr] + other + [rawj]), sh([jfr] + other + [namedj])
     check("%s: JFR: the other events are unchanged" % n, a.returncode == 0 and a.stdout == b.stdout)
+    sm = sh([jfr, "summary", namedj])
+    check("%s: JFR: jfr summary reads it" % n, sm.returncode == 0 and b"jdk.ExecutionSample" in sm.stdout)
 
 
 def conv_lacks(conv, out, data, url):
