@@ -793,6 +793,14 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 	int fd = x->fd;
 
 	x->fd = -1;
+	/* on the disk before it is renamed into place: a crash must not leave a named but empty entry */
+	if (fsync(fd) != 0) {
+		int e = errno;
+
+		close(fd);
+		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(e));
+		return CONV_E_IO;
+	}
 	if (close(fd) != 0) {
 		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(errno));
 		return CONV_E_IO;
@@ -869,6 +877,11 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 	c->st.errors++;
 	if (res == CURLE_OK || res == CURLE_HTTP_RETURNED_ERROR)
 		snprintf(msg, msg_size, "%s: HTTP %ld", x->url, code);
+	else if ((res == CURLE_OUT_OF_MEMORY || (int)res == 100 /* CURLE_TOO_LARGE, libcurl 8.6 */) &&
+		 !x->received)
+		/* libcurl before 8.6 reports a header over its 100 KiB limit as out of memory */
+		snprintf(msg, msg_size, "%s: response header too large (libcurl: %.80s)", x->url,
+			 x->errbuf[0] ? x->errbuf : cu.easy_strerror(res));
 	else
 		snprintf(msg, msg_size, "%s: %.200s", x->url,
 			 x->errbuf[0] ? x->errbuf : cu.easy_strerror(res));

@@ -194,6 +194,7 @@ FAULTS = [
     ("over DEBUGINFOD_MAXSIZE (406)", "none", "", None, (), {"DEBUGINFOD_MAXSIZE": "1000"}, "errors",
      False, (1, 1)),
     ("redirect loop", "redirect_loop", "", None, (), None, "errors", False, (1, 12)),
+    ("1 MiB response header", "bighead", "", None, (), None, "errors", False, (1, 1)),
     ("good redirect", "redirect", "", None, (), None, "fetched", False, (2, 2)),  # + the target
     ("slow answer (0.5 s)", "delay", "0.5", None, (), None, "fetched", False, (1, 1)),
 ]
@@ -300,6 +301,10 @@ try:
                                     r"|not an ELF|redirect", u["reason"], re.I) and
                           u["reason"] != reasons.get("404", ""), u["reason"])
         table.append((label, wall, n, "; ".join(seen)))
+
+    check("convert, 1 MiB response header: the reason says so, not libcurl's \"Out of memory\"",
+          "response header too large" in reasons.get("1 MiB response header", ""),
+          reasons.get("1 MiB response header"))
 
     # next runs: a 404 is remembered, a 500 is not; a good file is used from the cache
     for kind, remembered in (("404", True), ("500", False)):

@@ -23,6 +23,7 @@ from the environment (FAKE_DEBUGINFOD_FAULTS="ID=KIND[:ARG] ...") or at run time
     garbage          send 4 KiB that are not ELF with status 200
     huge[:T]         Content-Length 10 GiB, then one byte every T seconds (default 0.5)
     hugenolen        no Content-Length, stream zeros (up to 256 MiB) until the client gives up
+    bighead[:N]      a response header line of N bytes (default 1 MiB), then the file
     redirect         302 to /__file/HEX/KIND, which serves the file
     redirect_loop    302 to the same path, forever
     delay:S          sleep S seconds, then answer normally
@@ -288,6 +289,12 @@ class Handler(BaseHTTPRequestHandler):
             for _ in range(4096):
                 self.wfile.write(chunk)
             return None
+        if name == "bighead":
+            data, fname = self.read_file(hexid, kind)
+            if data is None:
+                return self.reply(404, b"not found\n")
+            return self.reply(200, data, ctype="application/octet-stream",
+                              extra=(("X-Padding", "a" * int(arg or (1 << 20))),))
         if name == "wrong":
             other = arg or next((h for (h, k) in sorted(self.server.state.index) if h != hexid and k == kind), None)
             data, fname = self.read_file(other, kind) if other else (None, None)
