@@ -15,6 +15,8 @@
  */
 #include "buildid/debuginfod.h"
 
+#include "core/cleanup.h"
+
 #include "buildid/buildid.h"
 #include "core/hmap.h"
 
@@ -155,6 +157,7 @@ struct dfd_xfer {
 	CURL *easy;
 	int fd;
 	char *tmp;         /* temporary file, removed unless renamed into place */
+	int cleanup;       /* its slot in core/cleanup.h's list (-1: none) */
 	char *url;
 	uint64_t received; /* body bytes */
 	uint64_t total;    /* Content-Length of the 200 answer, 0 = unknown */
@@ -634,6 +637,7 @@ static void xfer_free(struct dfd_xfer *x)
 		close(x->fd);
 	if (x->tmp)
 		unlink(x->tmp);
+	cleanup_drop(x->cleanup);
 	free(x->tmp);
 	free(x->url);
 	free(x);
@@ -699,6 +703,7 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 	x->c = c;
 	x->r = r;
 	x->fd = -1;
+	x->cleanup = -1;
 	dir = str_printf("%s/%s", c->cache, r->hex);
 	if (!dir)
 		goto nomem;
@@ -715,6 +720,8 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 	if (!x->tmp)
 		goto nomem;
 	x->fd = mkostemp(x->tmp, O_CLOEXEC);
+	/* removed if a signal stops conv mid-download */
+	x->cleanup = x->fd >= 0 ? cleanup_add(x->tmp) : -1;
 	if (x->fd < 0) {
 		set_msg(&r->msg, "cannot create a file in the cache: %s: %s", x->tmp,
 			strerror(errno));
@@ -840,6 +847,8 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 	}
 	free(x->tmp);
 	x->tmp = NULL; /* renamed: xfer_free() must not unlink it */
+	cleanup_drop(x->cleanup);
+	x->cleanup = -1;
 	unlink(missing);
 	free(missing);
 	*path = final;

@@ -4,11 +4,38 @@
  */
 #include "cli/cli.h"
 
+#include "core/cleanup.h"
 #include "core/mem.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/*
+ * SIGTERM (a CI timeout), SIGINT, SIGHUP: conv's temp files go (outputs
+ * not renamed yet, downloads in flight), the --stats file is completed,
+ * and the exit code is 128 + the signal, as a shell reports it.
+ */
+static void on_stop(int sig)
+{
+	cleanup_run(sig);
+	_exit(128 + sig);
+}
+
+static void catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
 
 int main(int argc, char **argv)
 {
@@ -17,6 +44,7 @@ int main(int argc, char **argv)
 	 * that conv removes its temp file and says so, instead of dying.
 	 */
 	signal(SIGXFSZ, SIG_IGN);
+	catch_stop_signals();
 	/* conv's tables are large and short-lived: see core/mem.h */
 	mem_tune_malloc();
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {

@@ -6,6 +6,7 @@
  */
 #include "cli/outfile.h"
 
+#include "core/cleanup.h"
 #include "core/io.h"
 
 #include <errno.h>
@@ -58,6 +59,9 @@ int cli_out_open(const char *path, char *tmp, size_t n)
 	fd = mkstemp(tmp);
 	if (fd >= 0 && !strcmp(path, "-"))
 		unlink(tmp);
+	else if (fd >= 0)
+		/* removed if a signal stops conv before it is renamed into place */
+		(void)cleanup_add(tmp);
 	return fd;
 }
 
@@ -111,9 +115,11 @@ int cli_out_commit(int fd, const char *tmp, const char *path, struct io_flush *f
 		e = errno;
 		goto fail;
 	}
+	cleanup_drop_path(tmp);
 	return 0;
 fail:
 	unlink(tmp);
+	cleanup_drop_path(tmp);
 	errno = e;
 	return -1;
 }
@@ -126,8 +132,10 @@ void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush 
 	/* joined before the close: its thread may be syncing fd */
 	(void)io_flush_finish(fl, NULL);
 	close(fd);
-	if (strcmp(path, "-"))
+	if (strcmp(path, "-")) {
 		unlink(tmp);
+		cleanup_drop_path(tmp);
+	}
 	errno = e;
 }
 

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""SIGTERM, SIGINT and SIGHUP at random points of a conversion leave nothing behind.
+
+Input: samples/perf.data inflated to 40 MB (tests/tools/perfdata_inflate.py),
+so that a run lasts long enough to be stopped in every phase, and converted
+with its debug info on a fake debuginfod that drips it (2 KiB every 0.1 s:
+downloads are in flight, temp files in the cache). One undisturbed run gives
+the run's length T and the reference outputs. Then 50 runs (a fixed seed:
+the same points every time) get SIGTERM (40), SIGINT (5) or SIGHUP (5) at a
+random point in [0, T] after conv has started (its --stats temp file is
+there). Each must:
+  * exit 128 + the signal (or 0 when it finished first: counted);
+  * leave no temp file: no `*.tmp.*` beside the outputs, no `.conv-*` in the
+    cache, no conv-out.* or conv-events.* in TMPDIR;
+  * leave each output absent or complete (the reference bytes);
+  * leave a complete --stats file: every line JSON, the last one for the
+    input, with exit_code 128 + N and the signal when killed, never a
+    half-written line and no temp file of it.
+
+usage: test_signals.py CONV WORKDIR
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FAKE = os.path.join(REPO, "tests", "tools", "fake_debuginfod.py")
+INFLATE = os.path.join(REPO, "tests", "tools", "perfdata_inflate.py")
+RUNS = [signal.SIGTERM] * 40 + [signal.SIGINT] * 5 + [signal.SIGHUP] * 5
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    passed += bool(cond)
+    failed += not cond
+    if not cond:
+        print("FAIL %s  -- %s" % (name, detail))
+    return cond
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+tmpdir, home = os.path.join(WORK, "tmp"), os.path.join(WORK, "home")
+os.makedirs(tmpdir)
+os.makedirs(home)
+big = os.path.join(WORK, "big.data")
+p = subprocess.run([sys.executable, INFLATE, "--size-mb", "40", os.path.join(REPO, "samples", "perf.data"), big],
+                   capture_output=True, timeout=300)
+if p.returncode:
+    print("SKIP: inflating the input failed: %s\n0 passed, 0 failed, 1 skipped" % p.stderr.decode()[-200:])
+    sys.exit(77)
+server = subprocess.Popen([sys.executable, FAKE, "--dir", os.path.join(REPO, "samples", "debug"), "--port", "0",
+                           "--port-file", os.path.join(WORK, "port"), "--lifetime", "600", "--exit-on-stdin-eof",
+                           "--fault", "*=drip:0.1:2048"], stdin=subprocess.PIPE)
+try:
+    for _ in range(100):
+        if os.path.exists(os.path.join(WORK, "port")) and open(os.path.join(WORK, "port")).read().strip():
+            break
+        time.sleep(0.1)
+    url = "http://127.0.0.1:%s" % open(os.path.join(WORK, "port")).read().strip()
+    env = dict(os.environ, HOME=home, TMPDIR=tmpdir)
+    env.pop("DEBUGINFOD_URLS", None)
+
+    def run(d, sig=None, at=0.0):
+        os.makedirs(d, exist_ok=True)
+        cache = os.path.join(d, "cache")
+        cmd = [CONV, "-q", "--debuginfod", url, "--cache-dir", cache, "--stats=" + os.path.join(d, "st.json"),
+               "-o", os.path.join(d, "out"), big]
+        t0 = time.monotonic()
+        pr = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=env)
+        if sig is not None:
+            # from when conv runs its main (its --stats temp file exists): a signal before the
+            # process has even started is the kernel's business, not conv's
+            for _ in range(500):
+                if pr.poll() is not None or any(f.startswith("st.json.tmp.") for f in os.listdir(d)):
+                    break
+                time.sleep(0.01)
+            time.sleep(at)
+            pr.send_signal(sig)
+        err = pr.communicate(timeout=300)[1]
+        return pr.returncode, time.monotonic() - t0, err.decode(errors="replace")
+
+    ref = os.path.join(WORK, "ref")
+    rc, T, err = run(ref)
+    if not check("the undisturbed run converts (exit 0)", rc == 0, err[-300:]):
+        sys.exit(1)
+    ref_bytes = {k: open(os.path.join(ref, "out" + k), "rb").read() for k in (".pb.gz", ".jfr")}
+    print("undisturbed run: %.2f s" % T)
+    rnd = random.Random(20261128)
+    killed = finished = 0
+    for i, sig in enumerate(RUNS):
+        d = os.path.join(WORK, "run%02d" % i)
+        at = rnd.uniform(0, T)
+        rc, _, err = run(d, sig, at)
+        name = "run %d (%s at %.2f s)" % (i, sig.name, at)
+        if rc == 0:
+            finished += 1
+        else:
+            killed += 1
+            check(name + ": exit %d" % (128 + sig), rc == 128 + sig, (rc, err[-200:]))
+        left = [f for f in os.listdir(d) if ".tmp." in f]
+        cache = os.path.join(d, "cache")
+        for root, _, files in os.walk(cache):
+            left += [os.path.join(root, f) for f in files if f.startswith(".conv-")]
+        left += os.listdir(tmpdir)
+        check(name + ": no temp file left", not left, left)
+        for k, want in ref_bytes.items():
+            path = os.path.join(d, "out" + k)
+            check(name + ": out%s absent or complete" % k,
+                  not os.path.exists(path) or open(path, "rb").read() == want,
+                  os.path.getsize(path) if os.path.exists(path) else None)
+        st = os.path.join(d, "st.json")
+        lines = open(st).read().splitlines() if os.path.exists(st) else []
+        try:
+            recs = [json.loads(l) for l in lines]
+        except ValueError as e:
+            recs = None
+            check(name + ": --stats is whole JSON lines", False, e)
+        if recs is not None:
+            ok = len(recs) == 1 and recs[0].get("input") == big and recs[0].get("exit_code") == rc and \
+                (rc == 0 or recs[0].get("signal") == sig)
+            check(name + ": --stats has the input's record, exit_code %d" % rc, ok, lines[-2:])
+        for f in os.listdir(tmpdir):
+            os.unlink(os.path.join(tmpdir, f))
+        shutil.rmtree(d, ignore_errors=True)
+    print("%d runs: %d stopped by the signal, %d finished first" % (len(RUNS), killed, finished))
+    check("most runs were stopped (the points fall inside the run)", killed >= len(RUNS) // 2, killed)
+finally:
+    server.stdin.close()
+    server.wait(timeout=30)
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
