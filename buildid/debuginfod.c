@@ -163,6 +163,8 @@ struct dfd_xfer {
 	uint64_t total;    /* Content-Length of the 200 answer, 0 = unknown */
 	uint64_t reported; /* received at the last DFD_EV_DATA */
 	bool too_large;    /* aborted by us over max_size */
+	bool not_elf;      /* aborted by us: the first bytes are not an ELF file's */
+	uint8_t head[4];   /* the body's first bytes, to tell that */
 	int io_errno;      /* writing the temporary file failed */
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -585,6 +587,13 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 		x->too_large = true; /* a server that ignored X-DEBUGINFOD-MAXSIZE and Content-Length */
 		return 0;
 	}
+	/* what cannot be the ELF file asked for is not stored: stopped at its first bytes */
+	for (size_t i = 0; x->received + i < sizeof(x->head) && i < len; i++)
+		x->head[x->received + i] = (uint8_t)data[i];
+	if (x->received + len >= sizeof(x->head) && memcmp(x->head, "\177ELF", 4) != 0) {
+		x->not_elf = true;
+		return 0;
+	}
 	while (done < len) {
 		ssize_t k = write(x->fd, data + done, len - done);
 
@@ -871,6 +880,11 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 		else
 			snprintf(msg, msg_size, "%s: refused as too large (HTTP 406)", x->url);
 		return CONV_E_LIMIT;
+	}
+	if (x->not_elf) {
+		c->st.bad_build_id++;
+		snprintf(msg, msg_size, "%s: sent something that is not ELF (stopped at its first bytes)", x->url);
+		return CONV_E_FORMAT;
 	}
 	if (x->io_errno) {
 		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(x->io_errno));

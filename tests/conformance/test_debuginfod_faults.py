@@ -191,6 +191,7 @@ FAULTS = [
      (1, 1)),
     ("huge (no Content-Length)", "hugenolen", "", None, ("--max-download", "1M"), None, "errors", False,
      (1, 1)),
+    ("zeros, no limit set", "hugenolen", "", None, (), None, "errors", False, (1, 1)),
     ("over DEBUGINFOD_MAXSIZE (406)", "none", "", None, (), {"DEBUGINFOD_MAXSIZE": "1000"}, "errors",
      False, (1, 1)),
     ("redirect loop", "redirect_loop", "", None, (), None, "errors", False, (1, 12)),
@@ -246,6 +247,7 @@ try:
     # ---- the conversion, fault by fault ----
     table = []
     reasons = {}
+    received = {}
     for label, kind, arg, urls, extra, env_extra, counter, negative, (rmin, rmax) in FAULTS:
         fault(kind, arg)
         before = requests_for_bid()
@@ -263,6 +265,7 @@ try:
         check(name + ": both outputs written", os.path.getsize(out + ".pb.gz") > 0 and
               os.path.getsize(out + ".jfr") > 0)
         dfd = d["debuginfod"]
+        received[label] = dfd.get("bytes", 0)
         good = counter == "fetched"
         ok = check(name + ": counted as %s (%s)" % (counter, dfd), dfd.get(counter, 0) >= 1 and
                    (good or dfd["fetched"] == 0), dfd)
@@ -302,6 +305,8 @@ try:
                           u["reason"] != reasons.get("404", ""), u["reason"])
         table.append((label, wall, n, "; ".join(seen)))
 
+    check("convert, zeros, no limit set: stopped at the first bytes (%s bytes received, under 1 MB)"
+          % received.get("zeros, no limit set"), 0 < received.get("zeros, no limit set", 1 << 30) < (1 << 20))
     check("convert, 1 MiB response header: the reason says so, not libcurl's \"Out of memory\"",
           "response header too large" in reasons.get("1 MiB response header", ""),
           reasons.get("1 MiB response header"))
