@@ -41,6 +41,7 @@
 #define DFD_DEFAULT_TIMEOUT_S 90
 #define DFD_DEFAULT_MAX_SIZE (4ull << 30) /* larger than any debug file we know of */
 #define DFD_DEFAULT_MAX_TIME_S 1800
+#define DFD_DEFAULT_DEADLINE_S 300
 #define DFD_DEFAULT_NEGATIVE_TTL_S 600
 #define DFD_DEFAULT_PARALLEL 8
 /* Enough for a server behind a load balancer and a mirror; more is a loop. */
@@ -176,6 +177,7 @@ struct dfd_client {
 	char *sys_cache; /* debuginfod's client cache, NULL when absent or the same as ours */
 	bool offline;
 	long timeout_s, max_time_s, neg_ttl_s;
+	struct timespec deadline; /* CLOCK_MONOTONIC: no transfer runs past it */
 	uint64_t max_size;
 	unsigned max_parallel;
 	void (*progress)(void *ctx, const struct dfd_progress *p);
@@ -576,6 +578,15 @@ static void write_negative(struct dfd_client *c, const struct dfd_req *r)
 
 /* ---- transfers ---- */
 
+/* Milliseconds left before the client's deadline (0 or less: passed). */
+static long ms_left(const struct dfd_client *c)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(c->deadline.tv_sec - now.tv_sec) * 1000L + (c->deadline.tv_nsec - now.tv_nsec) / 1000000L;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
 	struct dfd_xfer *x = ud;
@@ -679,7 +690,8 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 	/* Below 1 byte/s for timeout_s seconds: the server stalled. */
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
 	SET(CURLOPT_LOW_SPEED_TIME, c->timeout_s);
-	SET(CURLOPT_TIMEOUT, c->max_time_s);
+	/* the whole transfer: its own limit, or what is left before the deadline if less */
+	SET(CURLOPT_TIMEOUT_MS, ms_left(c) < c->max_time_s * 1000L ? ms_left(c) : c->max_time_s * 1000L);
 	if (c->max_size) {
 		curl_off_t m = c->max_size > (uint64_t)INT64_MAX ? (curl_off_t)INT64_MAX
 								 : (curl_off_t)c->max_size;
@@ -702,6 +714,12 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
  */
 static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 {
+	if (ms_left(c) <= 0) {
+		c->st.errors++;
+		c->st.deadline++;
+		set_msg(&r->msg, "not asked: the symbolization deadline (--symbolize-deadline) had passed");
+		return CONV_E_NET;
+	}
 	struct dfd_xfer *x = calloc(1, sizeof(*x));
 	char *dir = NULL;
 	unsigned slot;
@@ -898,7 +916,11 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 		return CONV_E_NOTFOUND;
 	}
 	c->st.errors++;
-	if (res == CURLE_OK || res == CURLE_HTTP_RETURNED_ERROR)
+	if (res == CURLE_OPERATION_TIMEDOUT && ms_left(c) <= 0) {
+		c->st.deadline++;
+		snprintf(msg, msg_size, "%s: timed out at the symbolization deadline (--symbolize-deadline)",
+			 x->url);
+	} else if (res == CURLE_OK || res == CURLE_HTTP_RETURNED_ERROR)
 		snprintf(msg, msg_size, "%s: HTTP %ld", x->url, code);
 	else if ((res == CURLE_OUT_OF_MEMORY || (int)res == 100 /* CURLE_TOO_LARGE, libcurl 8.6 */) &&
 		 !x->received)
@@ -1174,6 +1196,8 @@ enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct 
 	c->max_time_s = o->max_time_s > 0 ? o->max_time_s : env_seconds("DEBUGINFOD_MAXTIME");
 	if (c->max_time_s <= 0)
 		c->max_time_s = DFD_DEFAULT_MAX_TIME_S;
+	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+	c->deadline.tv_sec += o->deadline_s > 0 ? o->deadline_s : DFD_DEFAULT_DEADLINE_S;
 	c->max_size = o->max_size ? o->max_size : env_u64("DEBUGINFOD_MAXSIZE");
 	if (!c->max_size)
 		c->max_size = DFD_DEFAULT_MAX_SIZE; /* a server cannot fill the disk */

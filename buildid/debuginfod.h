@@ -73,6 +73,12 @@ struct dfd_opts {
 	long timeout_s;          /* abort a transfer that receives nothing for this long (and
 				    the connect timeout); 0: $DEBUGINFOD_TIMEOUT, else 90 */
 	long max_time_s;         /* whole-transfer limit; 0: $DEBUGINFOD_MAXTIME, else 1800 */
+	/*
+	 * every transfer ends this long after the client is made, whatever the
+	 * server does (the symbolization phase's deadline): later ones are not
+	 * started; 0: 300
+	 */
+	long deadline_s;
 	uint64_t max_size;       /* largest file accepted; sent as X-DEBUGINFOD-MAXSIZE;
 				    0: $DEBUGINFOD_MAXSIZE, else 4 GiB */
 	long negative_ttl_s;     /* how long "all servers said 404" is remembered;
@@ -104,6 +110,7 @@ struct dfd_stats {
 	uint64_t bytes;                 /* body bytes received, including discarded bodies */
 	uint64_t bad_build_id;          /* transfers whose body was not ELF or had another build-id */
 	uint64_t too_large;             /* transfers refused (406) or aborted over max_size */
+	uint64_t deadline;              /* transfers cut, or not started, by the deadline */
 	uint64_t corrupt_cache_removed; /* entries of conv's cache removed by validation */
 };
 

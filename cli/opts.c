@@ -8,7 +8,7 @@
 enum {
 	/* above every command's own values (which start at 256) */
 	O_DEBUGINFOD = 1000, O_OFFLINE, O_CACHE_DIR, O_JIT_DIR, O_BID_DISK, O_MAX_DOWNLOAD,
-	O_TIMEOUT, O_STRICT, O_FULL_SIGS
+	O_TIMEOUT, O_STRICT, O_FULL_SIGS, O_DEADLINE
 };
 
 static const struct option common_opts[] = {
@@ -23,6 +23,7 @@ static const struct option common_opts[] = {
 	{"buildid-from-disk", no_argument, NULL, O_BID_DISK},
 	{"max-download", required_argument, NULL, O_MAX_DOWNLOAD},
 	{"timeout", required_argument, NULL, O_TIMEOUT},
+	{"symbolize-deadline", required_argument, NULL, O_DEADLINE},
 	{"jobs", required_argument, NULL, 'j'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
@@ -40,8 +41,8 @@ const char cli_common_help[] =
 	" -k, --kallsyms FILE     kernel symbols of the recording machine\n"
 	"     --jit-dir DIR       perf-PID.map / jit-PID.dump files (default /tmp)\n"
 	"     --buildid-from-disk take missing build-ids from this machine's files\n"
-	"     --max-download N    largest debuginfod file (default 4G; $DEBUGINFOD_MAXSIZE)\n"
-	"     --timeout S         debuginfod: give up after S s without data (90)\n"
+	"     --max-download N  --timeout S  --symbolize-deadline S   debuginfod: largest file\n"
+	"                         (4G), seconds without data (90), every download by (300)\n"
 	"Run:\n"
 	" -j, --jobs N            symbolize with N threads (default: CPUs)\n"
 	" -q, --quiet             no progress or summary   -v, --verbose  say more\n"
@@ -128,6 +129,17 @@ int cli_common_take(struct cli_common *c, const char *cmd, int opt, const char *
 			return -1;
 		}
 		c->sj.max_download = v;
+		return 1;
+	}
+	case O_DEADLINE: {
+		char *end;
+		long v = strtol(arg, &end, 10);
+
+		if (*end || end == arg || v < 1) {
+			fprintf(stderr, "%s: --symbolize-deadline: expected seconds, got '%s'\n", cmd, arg);
+			return -1;
+		}
+		c->sj.deadline_s = v;
 		return 1;
 	}
 	case O_TIMEOUT: {

@@ -160,6 +160,7 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 		d.offline = j->o.offline;
 		d.max_size = j->o.max_download;
 		d.timeout_s = j->o.timeout_s;
+		d.deadline_s = j->o.deadline_s;
 		if (j->o.progress) {
 			d.progress = dfd_progress_cb;
 			d.progress_ctx = j;

@@ -45,6 +45,7 @@ struct symjob_opts {
 	bool offline;
 	uint64_t max_download;    /* bytes; 0: $DEBUGINFOD_MAXSIZE, else 4 GiB */
 	long timeout_s;           /* debuginfod: seconds without progress; 0: $DEBUGINFOD_TIMEOUT, else 90 */
+	long deadline_s;          /* debuginfod: every download over this long after the start; 0: 300 */
 	const char *kallsyms;     /* --kallsyms FILE */
 	bool running_kernel;      /* the recording's kernel is running here: /proc/kallsyms may be used */
 	unsigned jobs;            /* threads; 0 = number of CPUs */

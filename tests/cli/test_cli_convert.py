@@ -685,6 +685,11 @@ check("-v --top 2: the summary ends with the top functions by self and total, wi
       err(r)[-600:])
 r = conv("-q", "--top", "x", MAIN)
 check("--top x: usage error", r.returncode == 1 and "--top" in err(r), desc(r))
+r = conv("-q", "--symbolize-deadline", "0", MAIN)
+check("--symbolize-deadline 0: usage error", r.returncode == 1 and "--symbolize-deadline" in err(r), desc(r))
+r = conv("-q", "--offline", "--symbolize-deadline", "30", "--pprof", os.path.join(d, "dl.pb.gz"), MAIN)
+check("--symbolize-deadline 30: converts", r.returncode == 0 and os.path.getsize(os.path.join(d, "dl.pb.gz")) > 0,
+      desc(r))
 
 main_dir_before = sorted(os.listdir(REC))
 d = fresh("paths")

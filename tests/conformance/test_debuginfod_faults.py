@@ -192,6 +192,8 @@ FAULTS = [
     ("huge (no Content-Length)", "hugenolen", "", None, ("--max-download", "1M"), None, "errors", False,
      (1, 1)),
     ("zeros, no limit set", "hugenolen", "", None, (), None, "errors", False, (1, 1)),
+    ("drip 2 B/s, deadline 3 s", "drip", "0.5:1", None, ("--symbolize-deadline", "3"), None, "errors", False,
+     (1, 1)),
     ("over DEBUGINFOD_MAXSIZE (406)", "none", "", None, (), {"DEBUGINFOD_MAXSIZE": "1000"}, "errors",
      False, (1, 1)),
     ("redirect loop", "redirect_loop", "", None, (), None, "errors", False, (1, 12)),
@@ -248,6 +250,7 @@ try:
     table = []
     reasons = {}
     received = {}
+    walls = {}
     for label, kind, arg, urls, extra, env_extra, counter, negative, (rmin, rmax) in FAULTS:
         fault(kind, arg)
         before = requests_for_bid()
@@ -266,6 +269,7 @@ try:
               os.path.getsize(out + ".jfr") > 0)
         dfd = d["debuginfod"]
         received[label] = dfd.get("bytes", 0)
+        walls[label] = wall
         good = counter == "fetched"
         ok = check(name + ": counted as %s (%s)" % (counter, dfd), dfd.get(counter, 0) >= 1 and
                    (good or dfd["fetched"] == 0), dfd)
@@ -276,7 +280,7 @@ try:
         if kind == "stall":  # --timeout is about silence: the stall is given up on, not waited out
             check(name + ": given up before the server's %d s stall ended" % STALL_S, wall < STALL_S,
                   "%.1f s" % wall)
-        if kind == "drip":  # --timeout is about silence, not the whole transfer
+        if kind == "drip" and good:  # --timeout is about silence, not the whole transfer
             check(name + ": took longer than --timeout 1 and still succeeded", wall > 1.5, "%.1f s" % wall)
         left = temp_files(cache)
         check(name + ": no temp file left in the cache", not left, left)
@@ -307,6 +311,10 @@ try:
 
     check("convert, zeros, no limit set: stopped at the first bytes (%s bytes received, under 1 MB)"
           % received.get("zeros, no limit set"), 0 < received.get("zeros, no limit set", 1 << 30) < (1 << 20))
+    dl = "drip 2 B/s, deadline 3 s"
+    check("convert, %s: done within the deadline + 5 s (%.1f s), the reason names the deadline"
+          % (dl, walls.get(dl, -1)), 0 < walls.get(dl, 99) < 8 and "deadline" in reasons.get(dl, ""),
+          reasons.get(dl))
     check("convert, 1 MiB response header: the reason says so, not libcurl's \"Out of memory\"",
           "response header too large" in reasons.get("1 MiB response header", ""),
           reasons.get("1 MiB response header"))
