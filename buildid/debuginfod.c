@@ -35,6 +35,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +150,7 @@ struct dfd_req {
 	enum conv_err result;  /* when DONE */
 	char *path;            /* when DONE and OK: malloc'd */
 	char *msg;             /* message of `worst` or of the result: malloc'd */
+	int lock_fd1;          /* its cache entry's lock (flock) + 1, while held; 0: none */
 };
 
 /* One transfer in flight: the request's bytes to one server. */
@@ -412,6 +414,11 @@ static void emit(struct dfd_client *c, enum dfd_event ev, const struct dfd_req *
 
 static void req_finish(struct dfd_client *c, struct dfd_req *r, enum conv_err result, char *path)
 {
+	/* the entry is in place (or known missing): other processes waiting for it may look */
+	if (r->lock_fd1) {
+		close(r->lock_fd1 - 1);
+		r->lock_fd1 = 0;
+	}
 	r->state = REQ_DONE;
 	r->result = result;
 	r->path = path;
@@ -798,14 +805,62 @@ static int fail_rank(enum conv_err e)
 	}
 }
 
-/* Starts queued requests while slots are free. */
+enum lock_state { LOCK_HELD, LOCK_BUSY, LOCK_ANSWERED };
+
+/*
+ * One process downloads a cache entry while others sharing the cache wait
+ * for it: an flock on CACHE/HEX/.lock-KIND, which the kernel releases when
+ * its holder ends, however it ends (kill -9 included). Once held, the
+ * caches are looked at again: the entry, or a fresh negative answer, may
+ * have come from the process that held it (LOCK_ANSWERED: the request is
+ * finished). A lock that cannot be made at all is no reason not to
+ * download: LOCK_HELD then.
+ */
+static enum lock_state req_lock(struct dfd_client *c, struct dfd_req *r)
+{
+	char *dir, *path;
+	int fd;
+
+	if (r->lock_fd1)
+		return LOCK_HELD;
+	dir = str_printf("%s/%s", c->cache, r->hex);
+	path = dir && mkdir_p(dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
+	free(dir);
+	fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
+	free(path);
+	if (fd < 0)
+		return LOCK_HELD;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		bool busy = errno == EWOULDBLOCK;
+
+		close(fd);
+		return busy ? LOCK_BUSY : LOCK_HELD;
+	}
+	r->lock_fd1 = fd + 1;
+	return lookup_caches(c, r) ? LOCK_ANSWERED : LOCK_HELD;
+}
+
+/*
+ * Starts queued requests while slots are free; one whose entry another
+ * process is downloading goes to the back of the queue, tried again next
+ * round.
+ */
 static void start_queued(struct dfd_client *c)
 {
 	struct dfd_req *r;
+	size_t n = c->nr_queued;
 
-	while (c->nr_active < c->max_parallel && (r = queue_pop(c)) != NULL) {
-		enum conv_err err = xfer_start(c, r);
+	while (n-- && c->nr_active < c->max_parallel && (r = queue_pop(c)) != NULL) {
+		enum conv_err err;
+		enum lock_state ls = req_lock(c, r);
 
+		if (ls == LOCK_BUSY) {
+			queue_push(c, r, false);
+			continue;
+		}
+		if (ls == LOCK_ANSWERED)
+			continue;
+		err = xfer_start(c, r);
 		if (err != CONV_E_OK)
 			req_finish(c, r, err, NULL);
 	}
@@ -1039,8 +1094,12 @@ static void step(struct dfd_client *c, int wait_ms)
 	if (!c->multi)
 		return;
 	start_queued(c);
-	if (!c->nr_active)
+	if (!c->nr_active) {
+		/* only entries other processes are downloading: look again shortly */
+		if (c->nr_queued && wait_ms > 0)
+			nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
 		return;
+	}
 	perform(c);
 	start_queued(c);
 	if (c->nr_active && wait_ms > 0) {
