@@ -194,6 +194,8 @@ FAULTS = [
     ("zeros, no limit set", "hugenolen", "", None, (), None, "errors", False, (1, 1)),
     ("drip 2 B/s, deadline 3 s", "drip", "0.5:1", None, ("--symbolize-deadline", "3"), None, "errors", False,
      (1, 1)),
+    ("no answer for 60 s, deadline 3 s", "delay", "60", None, ("--symbolize-deadline", "3"), None, "errors", False,
+     (1, 1)),
     ("over DEBUGINFOD_MAXSIZE (406)", "none", "", None, (), {"DEBUGINFOD_MAXSIZE": "1000"}, "errors",
      False, (1, 1)),
     ("redirect loop", "redirect_loop", "", None, (), None, "errors", False, (1, 12)),
@@ -311,10 +313,10 @@ try:
 
     check("convert, zeros, no limit set: stopped at the first bytes (%s bytes received, under 1 MB)"
           % received.get("zeros, no limit set"), 0 < received.get("zeros, no limit set", 1 << 30) < (1 << 20))
-    dl = "drip 2 B/s, deadline 3 s"
-    check("convert, %s: done within the deadline + 5 s (%.1f s), the reason names the deadline"
-          % (dl, walls.get(dl, -1)), 0 < walls.get(dl, 99) < 8 and "deadline" in reasons.get(dl, ""),
-          reasons.get(dl))
+    for dl in ("drip 2 B/s, deadline 3 s", "no answer for 60 s, deadline 3 s"):
+        check("convert, %s: done within the deadline + 5 s (%.1f s), the reason names the deadline"
+              % (dl, walls.get(dl, -1)), 0 < walls.get(dl, 99) < 8 and "deadline" in reasons.get(dl, ""),
+              reasons.get(dl))
     check("convert, 1 MiB response header: the reason says so, not libcurl's \"Out of memory\"",
           "response header too large" in reasons.get("1 MiB response header", ""),
           reasons.get("1 MiB response header"))
