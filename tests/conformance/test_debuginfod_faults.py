@@ -192,6 +192,8 @@ FAULTS = [
     ("huge (no Content-Length)", "hugenolen", "", None, ("--max-download", "1M"), None, "errors", False,
      (1, 1)),
     ("zeros, no limit set", "hugenolen", "", None, (), None, "errors", False, (1, 1)),
+    ("ELF then zeros (no Content-Length)", "hugeelf", "", None, ("--max-download", "1M"), None, "errors",
+     False, (1, 1)),
     ("drip 2 B/s, deadline 3 s", "drip", "0.5:1", None, ("--symbolize-deadline", "3"), None, "errors", False,
      (1, 1)),
     ("no answer for 60 s, deadline 3 s", "delay", "60", None, ("--symbolize-deadline", "3"), None, "errors", False,

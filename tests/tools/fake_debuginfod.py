@@ -23,6 +23,7 @@ from the environment (FAKE_DEBUGINFOD_FAULTS="ID=KIND[:ARG] ...") or at run time
     garbage          send 4 KiB that are not ELF with status 200
     huge[:T]         Content-Length 10 GiB, then one byte every T seconds (default 0.5)
     hugenolen        no Content-Length, stream zeros (up to 256 MiB) until the client gives up
+    hugeelf          no Content-Length, the file followed by zeros (up to 256 MiB): looks like ELF
     bighead[:N]      a response header line of N bytes (default 1 MiB), then the file
     redirect         302 to /__file/HEX/KIND, which serves the file
     redirect_loop    302 to the same path, forever
@@ -285,6 +286,16 @@ class Handler(BaseHTTPRequestHandler):
             return None
         if name == "hugenolen":
             self.file_headers(None, "hugenolen")
+            chunk = b"\0" * 65536
+            for _ in range(4096):
+                self.wfile.write(chunk)
+            return None
+        if name == "hugeelf":
+            data, fname = self.read_file(hexid, kind)
+            if data is None:
+                return self.reply(404, b"not found\n")
+            self.file_headers(None, fname)
+            self.wfile.write(data)
             chunk = b"\0" * 65536
             for _ in range(4096):
                 self.wfile.write(chunk)
