@@ -45,6 +45,12 @@
 #define DFD_DEFAULT_DEADLINE_S 300
 #define DFD_DEFAULT_NEGATIVE_TTL_S 600
 #define DFD_DEFAULT_PARALLEL 8
+/*
+ * A transfer slower than this for timeout_s seconds is given up, as the
+ * debuginfod client does ("at least 100K per timeout seconds"): a server
+ * dripping bytes is bounded by the same --timeout as a silent one.
+ */
+#define DFD_LOW_SPEED_BPS (100L * 1024)
 /* Enough for a server behind a load balancer and a mirror; more is a loop. */
 #define DFD_MAX_REDIRS 5L
 /*
@@ -694,8 +700,7 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 	SET(CURLOPT_FAILONERROR, 1L);
 	SET(CURLOPT_USERAGENT, "conv (debuginfod client)");
 	SET(CURLOPT_CONNECTTIMEOUT, c->timeout_s);
-	/* Below 1 byte/s for timeout_s seconds: the server stalled. */
-	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+	SET(CURLOPT_LOW_SPEED_LIMIT, DFD_LOW_SPEED_BPS);
 	SET(CURLOPT_LOW_SPEED_TIME, c->timeout_s);
 	/* the whole transfer: its own limit, or what is left before the deadline if less */
 	SET(CURLOPT_TIMEOUT_MS, ms_left(c) < c->max_time_s * 1000L ? ms_left(c) : c->max_time_s * 1000L);
@@ -975,6 +980,9 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 		c->st.deadline++;
 		snprintf(msg, msg_size, "%s: timed out at the symbolization deadline (--symbolize-deadline)",
 			 x->url);
+	} else if (res == CURLE_OPERATION_TIMEDOUT && !strncmp(x->errbuf, "Operation too slow", 18)) {
+		snprintf(msg, msg_size, "%s: timed out: under %ld KiB/s for %ld s (--timeout), %llu bytes received",
+			 x->url, DFD_LOW_SPEED_BPS / 1024, c->timeout_s, (unsigned long long)x->received);
 	} else if (res == CURLE_OK || res == CURLE_HTTP_RETURNED_ERROR)
 		snprintf(msg, msg_size, "%s: HTTP %ld", x->url, code);
 	else if ((res == CURLE_OUT_OF_MEMORY || (int)res == 100 /* CURLE_TOO_LARGE, libcurl 8.6 */) &&

@@ -70,8 +70,9 @@ struct dfd_opts {
 	const char *cache_dir;   /* NULL: $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/conv,
 				    else $HOME/.cache/conv; created when first written */
 	bool offline;            /* never open a socket: caches only */
-	long timeout_s;          /* abort a transfer that receives nothing for this long (and
-				    the connect timeout); 0: $DEBUGINFOD_TIMEOUT, else 90 */
+	long timeout_s;          /* abort a transfer that receives under 100 KiB/s for this long,
+				    as the debuginfod client does (and the connect timeout);
+				    0: $DEBUGINFOD_TIMEOUT, else 90 */
 	long max_time_s;         /* whole-transfer limit; 0: $DEBUGINFOD_MAXTIME, else 1800 */
 	/*
 	 * every transfer ends this long after the client is made, whatever the

@@ -42,7 +42,7 @@ const char cli_common_help[] =
 	"     --jit-dir DIR       perf-PID.map / jit-PID.dump files (default /tmp)\n"
 	"     --buildid-from-disk take missing build-ids from this machine's files\n"
 	"     --max-download N  --timeout S  --symbolize-deadline S   debuginfod: largest file\n"
-	"                         (4G), seconds without data (90), every download by (300)\n"
+	"                         (4G), seconds under 100 KiB/s (90), every download by (300)\n"
 	"Run:\n"
 	" -j, --jobs N            symbolize with N threads (default: CPUs)\n"
 	" -q, --quiet             no progress or summary   -v, --verbose  say more\n"

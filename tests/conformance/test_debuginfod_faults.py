@@ -14,8 +14,9 @@ Then the conversion itself (`conv -q --stats=S -o OUT --debuginfod URL
 cache (the table printed at the end lists what was checked):
     connection refused (a port nothing listens on), a stalled body (headers
     then 60 s of nothing; --timeout 1: conv must give up before the stall
-    ends), a slow body that keeps coming (drip; must succeed although the
-    whole transfer takes longer than --timeout), 404, 406, 500, 503, a dropped connection, a truncated body, a
+    ends), a slow body that keeps coming over 100 KiB/s (drip; must succeed
+    although the whole transfer takes longer than --timeout), one under
+    100 KiB/s (given up after --timeout, as the debuginfod client does), 404, 406, 500, 503, a dropped connection, a truncated body, a
     body that is not ELF, an ELF with another build-id, a huge file over the
     limit (Content-Length 10 GiB, and a body without a length, with
     --max-download 1M; and DEBUGINFOD_MAXSIZE below the real file: the
@@ -60,6 +61,10 @@ __attribute__((noinline)) unsigned faulty_hot(unsigned n) {
 	unsigned x = 1; for (unsigned i = 0; i < n; i++) x = x * 1103515245u + 12345u; return x; }
 int main(void) { unsigned s = 0; for (int i = 0; i < 300; i++) s += faulty_hot(200000u + (unsigned)i); printf("%u\n", s); return 0; }
 """
+# 20 000 enumerators make the debug info about 0.5 MB, so that a body coming faster than the
+# 100 KiB/s floor still takes longer than --timeout 1
+SRC += "enum faulty_pad { " + ", ".join("faulty_pad_%05d" % i for i in range(20000)) + " };\n"
+SRC += "volatile enum faulty_pad faulty_pad_var;\n"
 
 
 def check(name, cond, detail=""):
@@ -177,8 +182,9 @@ STALL_S = 60  # the stalled body's silence; conv (--timeout 1) must give up long
 FAULTS = [
     ("connection refused", "none", "", [DEAD_URL], (), None, "errors", False, (0, 0)),
     ("stalled body", "stall", str(STALL_S), None, ("--timeout", "1"), None, "errors", False, (1, 1)),
-    ("slow body, still coming", "drip", "0.4:1024", None, ("--timeout", "1"), None, "fetched", False,
+    ("slow body, still coming", "drip", "0.08:16384", None, ("--timeout", "1"), None, "fetched", False,
      (1, 1)),
+    ("slow body, 2.5 KiB/s", "drip", "0.4:1024", None, ("--timeout", "1"), None, "errors", False, (1, 1)),
     ("404", "404", "", None, (), None, "not_found", True, (1, 1)),
     ("406", "406", "", None, (), None, "errors", False, (1, 1)),
     ("500", "500", "", None, (), None, "errors", False, (1, 1)),
@@ -315,6 +321,9 @@ try:
 
     check("convert, zeros, no limit set: stopped at the first bytes (%s bytes received, under 1 MB)"
           % received.get("zeros, no limit set"), 0 < received.get("zeros, no limit set", 1 << 30) < (1 << 20))
+    check("convert, slow body, 2.5 KiB/s: given up within --timeout 1 + 5 s (%.1f s), the reason says why"
+          % walls.get("slow body, 2.5 KiB/s", -1), 0 < walls.get("slow body, 2.5 KiB/s", 99) < 6 and
+          "KiB/s" in reasons.get("slow body, 2.5 KiB/s", ""), reasons.get("slow body, 2.5 KiB/s"))
     for dl in ("drip 2 B/s, deadline 3 s", "no answer for 60 s, deadline 3 s"):
         check("convert, %s: done within the deadline + 5 s (%.1f s), the reason names the deadline"
               % (dl, walls.get(dl, -1)), 0 < walls.get(dl, 99) < 8 and "deadline" in reasons.get(dl, ""),

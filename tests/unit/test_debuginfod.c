@@ -739,9 +739,11 @@ static void test_faults(void **state)
 		/* an ELF start followed by zeros passes that check: the size limit stops it */
 		{ "hugeelf", NULL, 5, 1 << 20, CONV_E_LIMIT, C_TOO_LARGE, 1, 1 },
 		{ "redirect_loop", NULL, 5, 0, CONV_E_NET, C_ERRORS, 6, 6 },
+		/* 2 KiB/s is under the 100 KiB/s floor: given up after --timeout, not waited out */
+		{ "drip", "0.5:1024", 1, 0, CONV_E_NET, C_ERRORS, 1, 1 },
 		/* these must still succeed */
 		{ "redirect", NULL, 5, 0, CONV_E_OK, C_FETCHED, 1, 1 },
-		{ "drip", "0.3:4096", 1, 0, CONV_E_OK, C_FETCHED, 1, 1 },
+		{ "drip", "0.3:4096", 5, 0, CONV_E_OK, C_FETCHED, 1, 1 },
 		{ "delay", "0.2", 5, 0, CONV_E_OK, C_FETCHED, 1, 1 },
 	};
 	const char *urls[] = { g.srv.url };
@@ -777,8 +779,12 @@ static void test_faults(void **state)
 		assert_int_equal(err, fc->want);
 		assert_int_equal(ev.done, 1);
 		assert_int_equal(ev.last, err);
-		if (!strcmp(fc->fault, "drip"))
+		if (!strcmp(fc->fault, "drip") && fc->want == CONV_E_OK)
 			assert_true(ev.data >= 2); /* a slow body is reported as it arrives */
+		if (!strcmp(fc->fault, "drip") && fc->want != CONV_E_OK) {
+			assert_non_null(strstr(d.msg, "KiB/s"));
+			assert_true(now_s() - t0 < fc->timeout_s + 3); /* not the 8 s the body takes */
+		}
 		s = dfd_stats(c);
 		assert_int_equal(counter(s, fc->count), 1);
 		for (enum counter k = C_NOT_FOUND; k <= C_FETCHED; k++)
