@@ -36,6 +36,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +46,10 @@
 #define DFD_DEFAULT_DEADLINE_S 300
 #define DFD_DEFAULT_NEGATIVE_TTL_S 600
 #define DFD_DEFAULT_PARALLEL 8
+#define DFD_DEFAULT_MAX_IN_FLIGHT (1ull << 30)
+#define DFD_DEFAULT_MIN_FREE (256ull << 20)
+/* free space is looked at again each time a download grows by this much */
+#define DFD_FREE_CHECK_STEP (4ull << 20)
 /*
  * A transfer slower than this for timeout_s seconds is given up, as the
  * debuginfod client does ("at least 100K per timeout seconds"): a server
@@ -73,6 +78,7 @@ struct curl_api {
 	CURL *(*easy_init)(void);
 	CURLcode (*easy_setopt)(CURL *e, CURLoption opt, ...);
 	CURLcode (*easy_getinfo)(CURL *e, CURLINFO info, ...);
+	CURLcode (*easy_pause)(CURL *e, int bitmask);
 	void (*easy_cleanup)(CURL *e);
 	const char *(*easy_strerror)(CURLcode code);
 	CURLM *(*multi_init)(void);
@@ -102,6 +108,7 @@ static void cu_load(void)
 		{ "curl_easy_init", offsetof(struct curl_api, easy_init) },
 		{ "curl_easy_setopt", offsetof(struct curl_api, easy_setopt) },
 		{ "curl_easy_getinfo", offsetof(struct curl_api, easy_getinfo) },
+		{ "curl_easy_pause", offsetof(struct curl_api, easy_pause) },
 		{ "curl_easy_cleanup", offsetof(struct curl_api, easy_cleanup) },
 		{ "curl_easy_strerror", offsetof(struct curl_api, easy_strerror) },
 		{ "curl_multi_init", offsetof(struct curl_api, multi_init) },
@@ -175,6 +182,11 @@ struct dfd_xfer {
 	bool not_elf;      /* aborted by us: the first bytes are not an ELF file's */
 	uint8_t head[4];   /* the body's first bytes, to tell that */
 	int io_errno;      /* writing the temporary file failed */
+	bool no_space;     /* aborted by us: the cache's file system is (nearly) full */
+	bool paused;       /* waits for bytes in flight to fall below max_in_flight */
+	uint64_t seq;      /* start order: the oldest transfer is never paused */
+	uint64_t free_checked; /* received when free space was last looked at */
+	uint64_t free_bytes;   /* free then, when too little */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -187,6 +199,8 @@ struct dfd_client {
 	long timeout_s, max_time_s, neg_ttl_s;
 	struct timespec deadline; /* CLOCK_MONOTONIC: no transfer runs past it */
 	uint64_t max_size;
+	uint64_t max_in_flight; /* body bytes on disk of all transfers in flight */
+	uint64_t min_free;      /* bytes left free on the cache's file system */
 	unsigned max_parallel;
 	void (*progress)(void *ctx, const struct dfd_progress *p);
 	void *progress_ctx;
@@ -201,6 +215,9 @@ struct dfd_client {
 	struct dfd_req *qhead, *qtail;
 	unsigned nr_queued, nr_active;
 	struct dfd_xfer **active; /* max_parallel slots, NULL = free */
+	uint64_t in_flight;       /* sum of the active transfers' received bytes */
+	uint64_t next_seq;        /* start order of transfers: the oldest is never paused */
+	unsigned nr_paused;
 
 	struct dfd_stats st;
 };
@@ -600,12 +617,57 @@ static long ms_left(const struct dfd_client *c)
 	return (long)(c->deadline.tv_sec - now.tv_sec) * 1000L + (c->deadline.tv_nsec - now.tv_nsec) / 1000000L;
 }
 
+/* Bytes conv may use on the file system of fd; UINT64_MAX when unknown (no reason to stop). */
+static uint64_t fs_free(int fd)
+{
+	struct statvfs v;
+
+	if (fstatvfs(fd, &v) != 0)
+		return UINT64_MAX;
+	return (uint64_t)v.f_bavail * v.f_frsize;
+}
+
+/*
+ * Whether x can store `more` bytes and still leave min_free on the cache's
+ * file system. Looked at on the first body bytes (with Content-Length, for
+ * the whole file) and then each DFD_FREE_CHECK_STEP bytes, not per write.
+ */
+static bool xfer_space_ok(struct dfd_xfer *x, uint64_t more)
+{
+	uint64_t f = fs_free(x->fd);
+
+	x->free_checked = x->received;
+	if (f == UINT64_MAX || (f >= x->c->min_free && f - x->c->min_free >= more))
+		return true;
+	x->free_bytes = f;
+	x->no_space = true;
+	return false;
+}
+
+/* The active transfer started first: it is never paused, so the others never wait for ever. */
+static bool xfer_is_oldest(const struct dfd_client *c, const struct dfd_xfer *x)
+{
+	for (unsigned i = 0; i < c->max_parallel; i++)
+		if (c->active[i] && c->active[i]->seq < x->seq)
+			return false;
+	return true;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
 	struct dfd_xfer *x = ud;
 	struct dfd_client *c = x->c;
 	size_t len = size * n, done = 0;
 
+	if (c->in_flight + len > c->max_in_flight && !xfer_is_oldest(c, x)) {
+		/* libcurl keeps these bytes and hands them over again once resumed */
+		if (!x->paused) {
+			x->paused = true;
+			c->nr_paused++;
+			c->st.paused++;
+		}
+		return CURL_WRITEFUNC_PAUSE;
+	}
 	c->st.bytes += len;
 	if (c->max_size && (x->received > c->max_size || len > c->max_size - x->received)) {
 		x->too_large = true; /* a server that ignored X-DEBUGINFOD-MAXSIZE and Content-Length */
@@ -618,6 +680,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 		x->not_elf = true;
 		return 0;
 	}
+	if ((x->received == 0 || x->received - x->free_checked >= DFD_FREE_CHECK_STEP) &&
+	    !xfer_space_ok(x, x->total > x->received + len ? x->total - x->received : len))
+		return 0;
 	while (done < len) {
 		ssize_t k = write(x->fd, data + done, len - done);
 
@@ -630,6 +695,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 		done += (size_t)k;
 	}
 	x->received += len;
+	c->in_flight += len;
+	if (c->in_flight > c->st.in_flight_peak)
+		c->st.in_flight_peak = c->in_flight;
 	return len;
 }
 
@@ -782,6 +850,7 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 	for (slot = 0; c->active[slot]; slot++)
 		;
 	c->active[slot] = x;
+	x->seq = c->next_seq++;
 	c->nr_active++;
 	c->st.transfers++;
 	r->xfer = x;
@@ -964,6 +1033,13 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 		snprintf(msg, msg_size, "%s: sent something that is not ELF (stopped at its first bytes)", x->url);
 		return CONV_E_FORMAT;
 	}
+	if (x->no_space) {
+		c->st.no_space++;
+		snprintf(msg, msg_size, "%s: not stored: %llu bytes free in the cache's file system, "
+			 "%llu kept free (%s)", x->url, (unsigned long long)x->free_bytes,
+			 (unsigned long long)c->min_free, x->total ? "the file would not fit" : "nearly full");
+		return CONV_E_IO;
+	}
 	if (x->io_errno) {
 		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(x->io_errno));
 		return CONV_E_IO;
@@ -996,6 +1072,21 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 	return CONV_E_NET;
 }
 
+/* Bytes in flight went down: paused transfers go on (each looks at the cap again). */
+static void resume_paused(struct dfd_client *c)
+{
+	for (unsigned i = 0; c->nr_paused && i < c->max_parallel; i++) {
+		struct dfd_xfer *x = c->active[i];
+
+		if (x && x->paused) {
+			x->paused = false;
+			c->nr_paused--;
+			/* may hand the kept bytes to on_body at once, which may pause x again */
+			cu.easy_pause(x->easy, CURLPAUSE_CONT);
+		}
+	}
+}
+
 /* Sorts out one finished transfer: commit, next server, or the request's end. */
 static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 {
@@ -1013,6 +1104,10 @@ static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 		if (c->active[i] == x)
 			c->active[i] = NULL;
 	c->nr_active--;
+	c->in_flight -= x->received;
+	if (x->paused)
+		c->nr_paused--;
+	resume_paused(c);
 	r->xfer = NULL;
 	msg[0] = '\0';
 	out = xfer_outcome(c, x, res, code, &path, msg, sizeof(msg));
@@ -1270,6 +1365,8 @@ enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct 
 		c->max_size = DFD_DEFAULT_MAX_SIZE; /* a server cannot fill the disk */
 	c->neg_ttl_s = o->negative_ttl_s ? o->negative_ttl_s : DFD_DEFAULT_NEGATIVE_TTL_S;
 	c->max_parallel = o->max_parallel ? o->max_parallel : DFD_DEFAULT_PARALLEL;
+	c->max_in_flight = o->max_in_flight ? o->max_in_flight : DFD_DEFAULT_MAX_IN_FLIGHT;
+	c->min_free = o->min_free ? o->min_free : DFD_DEFAULT_MIN_FREE;
 	c->progress = o->progress;
 	c->progress_ctx = o->progress_ctx;
 

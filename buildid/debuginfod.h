@@ -85,6 +85,19 @@ struct dfd_opts {
 	long negative_ttl_s;     /* how long "all servers said 404" is remembered;
 				    0: 600 (debuginfod's cache_miss_s); < 0: never */
 	unsigned max_parallel;   /* transfers in flight; 0: 8 */
+	/*
+	 * body bytes all transfers in flight may hold on disk; past it, a
+	 * transfer waits (paused) until another one ends, except the oldest,
+	 * so that one file up to max_size always gets through: at most
+	 * max_in_flight + one file is on disk at once; 0: 1 GiB
+	 */
+	uint64_t max_in_flight;
+	/*
+	 * bytes left free on the cache's file system: a download that would
+	 * eat into them (by its Content-Length, or as it grows) is stopped and
+	 * removed, and its request ends CONV_E_IO; 0: 256 MiB
+	 */
+	uint64_t min_free;
 	/* Called from dfd_poll()/dfd_wait(); must not call back into the client. NULL: none. */
 	void (*progress)(void *ctx, const struct dfd_progress *p);
 	void *progress_ctx;
@@ -112,6 +125,9 @@ struct dfd_stats {
 	uint64_t bad_build_id;          /* transfers whose body was not ELF or had another build-id */
 	uint64_t too_large;             /* transfers refused (406) or aborted over max_size */
 	uint64_t deadline;              /* transfers cut, or not started, by the deadline */
+	uint64_t no_space;              /* transfers stopped to keep min_free on the cache's disk */
+	uint64_t paused;                /* times a transfer waited for room under max_in_flight */
+	uint64_t in_flight_peak;        /* most body bytes on disk for transfers in flight at once */
 	uint64_t corrupt_cache_removed; /* entries of conv's cache removed by validation */
 };
 
@@ -155,7 +171,8 @@ bool dfd_poll(struct dfd_client *c, int timeout_ms);
  *   CONV_E_LIMIT     over max_size (406 or aborted)
  *   CONV_E_FORMAT    a server sent a non-ELF file or another build-id
  *   CONV_E_NET       connection, timeout, HTTP error, truncated body
- *   CONV_E_IO        the cache directory cannot be written
+ *   CONV_E_IO        the cache directory cannot be written, or its file system
+ *                    has too little free space (min_free)
  *   CONV_E_INVAL, CONV_E_NOMEM as for dfd_request()
  * When several servers failed differently the first of LIMIT, FORMAT, NET
  * in this order wins (the most actionable for the user); diag (if not NULL)

@@ -122,7 +122,7 @@ static void copy_dfd_stats(struct symjob *j)
 	j->st.dfd_cache_hits = ds->cache_hits + ds->system_cache_hits;
 	j->st.dfd_not_found = (servers ? ds->not_found : 0) + ds->negative_hits;
 	j->st.dfd_not_asked = servers ? 0 : ds->not_found;
-	j->st.dfd_errors = ds->errors + ds->bad_build_id + ds->too_large;
+	j->st.dfd_errors = ds->errors + ds->bad_build_id + ds->too_large + ds->no_space;
 	j->st.dfd_bytes = ds->bytes;
 }
 

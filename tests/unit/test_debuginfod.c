@@ -1265,6 +1265,113 @@ static void test_max_parallel(void **state)
 	srv_reset(&g.srv);
 }
 
+/*
+ * Downloads in flight share max_in_flight bytes on disk: past it a transfer
+ * waits (paused) until another ends, except the oldest, so they hold at most
+ * the cap plus one file, and every file still arrives intact.
+ */
+static void test_in_flight_cap(void **state)
+{
+	enum { CAP = 4096 };
+	const struct elf_file *files[] = { &g.a, &g.b };
+	const enum dfd_kind kinds[] = { DFD_DEBUGINFO, DFD_EXECUTABLE };
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const struct dfd_stats *s;
+	uint64_t largest = 0;
+	struct stat st;
+	(void)state;
+
+	NEED_SERVER();
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(stat(files[i]->path, &st), 0);
+		assert_true((uint64_t)st.st_size > CAP); /* else nothing would have to wait */
+		if ((uint64_t)st.st_size > largest)
+			largest = (uint64_t)st.st_size;
+	}
+	for (int capped = 1; capped >= 0; capped--) {
+		srv_reset(&g.srv);
+		srv_fault(&g.srv, "*", "drip", "0.02:2048");
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 1, cache);
+		o.max_parallel = 4;
+		o.max_in_flight = capped ? CAP : 0;
+		c = client(&o);
+		for (size_t i = 0; i < 4; i++)
+			assert_int_equal(dfd_request(c, files[i / 2]->id, files[i / 2]->len, kinds[i % 2]),
+					 CONV_E_OK);
+		for (size_t i = 0; i < 4; i++) {
+			const char *path = NULL;
+
+			assert_int_equal(fetch(c, files[i / 2], kinds[i % 2], &path), CONV_E_OK);
+			assert_true(same_file(path, files[i / 2]->path));
+		}
+		s = dfd_stats(c);
+		print_message("cap %s: %llu pauses, at most %llu bytes in flight (largest file %llu)\n",
+			      capped ? "4 KiB" : "default", (unsigned long long)s->paused,
+			      (unsigned long long)s->in_flight_peak, (unsigned long long)largest);
+		assert_int_equal(s->fetched, 4);
+		if (capped) {
+			assert_true(s->paused >= 1);
+			assert_true(s->in_flight_peak <= CAP + largest);
+		} else {
+			assert_int_equal(s->paused, 0);
+		}
+		assert_int_equal(srv_stat(&g.srv, "requests"), 4);
+		assert_int_equal(tmp_files_left(cache), 0);
+		dfd_free(c);
+	}
+	srv_reset(&g.srv);
+}
+
+/*
+ * A download that would leave less than min_free on the cache's file system
+ * is stopped at its first bytes and removed; no other server is asked (the
+ * disk would be as full for its answer).
+ */
+static void test_min_free(void **state)
+{
+	const char *urls[] = { g.srv.url, g.srv.url };
+	char cache[PATH_MAX], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path = (const char *)1;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 2, cache);
+	o.min_free = UINT64_MAX / 4; /* more than any disk has */
+	c = client(&o);
+	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_IO);
+	print_message("%s\n", d.msg);
+	assert_null(path);
+	assert_non_null(strstr(d.msg, "free"));
+	assert_int_equal(dfd_stats(c)->no_space, 1);
+	assert_true(dfd_stats(c)->bytes < (1u << 20));
+	assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 1);
+	entry(p, sizeof(p), cache, g.a.hex, "debuginfo");
+	assert_false(exists(p));
+	entry(p, sizeof(p), cache, g.a.hex, "debuginfo.missing");
+	assert_false(exists(p));
+	assert_int_equal(tmp_files_left(cache), 0);
+	dfd_free(c);
+
+	/* the default keeps 256 MiB: on a disk with room, the same file is stored */
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(dfd_stats(c)->no_space, 0);
+	dfd_free(c);
+	srv_reset(&g.srv);
+}
+
 /* dfd_wait() moves its request to the front of the queue. */
 static void test_wait_jumps_queue(void **state)
 {
@@ -1454,6 +1561,8 @@ int main(void)
 		cmocka_unit_test(test_servers_in_order),
 		cmocka_unit_test(test_max_parallel),
 		cmocka_unit_test(test_wait_jumps_queue),
+		cmocka_unit_test(test_in_flight_cap),
+		cmocka_unit_test(test_min_free),
 	};
 	const struct CMUnitTest real[] = {
 		cmocka_unit_test(test_real_server),
