@@ -364,24 +364,33 @@ static char *entry_path(const char *root, const struct dfd_req *r, const char *s
 	return str_printf("%s/%s/%s%s", root, r->hex, kind_names[r->kind], suffix);
 }
 
-/* Removes temporary files a crashed run left in one entry directory. */
-static void sweep_stale_tmp(const char *dir)
+/*
+ * Removes temporary files a run killed mid-download left in one entry
+ * directory. With the entry's lock held (kind not NULL) that kind's are
+ * removed whatever their age: only the lock's holder writes them, so any
+ * there are a dead holder's. Without it, only those older than any live
+ * transfer can be.
+ */
+static void sweep_tmp(const char *dir, const char *kind)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	time_t now = time(NULL);
+	size_t klen = kind ? strlen(kind) : 0;
 
 	if (!d)
 		return;
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
 		char *p;
+		bool orphan;
 
 		if (strncmp(e->d_name, ".conv-", 6) != 0)
 			continue;
+		orphan = kind && !strncmp(e->d_name + 6, kind, klen) && e->d_name[6 + klen] == '.';
 		p = str_printf("%s/%s", dir, e->d_name);
 		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-		    now - st.st_mtime > DFD_STALE_TMP_S)
+		    (orphan || now - st.st_mtime > DFD_STALE_TMP_S))
 			unlink(p);
 		free(p);
 	}
@@ -821,7 +830,7 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 		return CONV_E_IO;
 	}
 	if (r->server == 0)
-		sweep_stale_tmp(dir);
+		sweep_tmp(dir, r->lock_fd1 ? kind_names[r->kind] : NULL);
 	x->tmp = str_printf("%s/.conv-%s.XXXXXX", dir, kind_names[r->kind]);
 	free(dir);
 	if (!x->tmp)

@@ -1372,6 +1372,44 @@ static void test_min_free(void **state)
 	srv_reset(&g.srv);
 }
 
+/*
+ * Temporary files in an entry's directory: with the entry's lock held, the
+ * kind's own are a killed holder's and go whatever their age; another kind's
+ * fresh one may be a live download and stays; one a day old goes.
+ */
+static void test_orphan_tmp(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], dir[PATH_MAX], mine[PATH_MAX], other[PATH_MAX], old[PATH_MAX];
+	struct timespec times[2] = { { 0, 0 }, { 0, 0 } };
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path = NULL;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	mkdirs(dir);
+	strf(mine, sizeof(mine), "%s/.conv-debuginfo.AbC123", dir);
+	strf(other, sizeof(other), "%s/.conv-executable.AbC123", dir);
+	strf(old, sizeof(old), "%s/.conv-executable.Old456", dir);
+	write_file(mine, "partial", 7);
+	write_file(other, "partial", 7);
+	write_file(old, "partial", 7);
+	times[0].tv_sec = times[1].tv_sec = time(NULL) - 2 * 24 * 3600;
+	assert_int_equal(utimensat(AT_FDCWD, old, times, 0), 0);
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_false(exists(mine));
+	assert_true(exists(other));
+	assert_false(exists(old));
+	dfd_free(c);
+	srv_reset(&g.srv);
+}
+
 /* dfd_wait() moves its request to the front of the queue. */
 static void test_wait_jumps_queue(void **state)
 {
@@ -1563,6 +1601,7 @@ int main(void)
 		cmocka_unit_test(test_wait_jumps_queue),
 		cmocka_unit_test(test_in_flight_cap),
 		cmocka_unit_test(test_min_free),
+		cmocka_unit_test(test_orphan_tmp),
 	};
 	const struct CMUnitTest real[] = {
 		cmocka_unit_test(test_real_server),
