@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/outfile.h"
+#include "cli/statsfile.h"
 #include "cli/text.h"
 
 #include "core/cleanup.h"
@@ -78,7 +79,6 @@ struct cvopts {
 	uint32_t pids[MAX_LIST], tids[MAX_LIST];
 	size_t nr_comms, nr_events, nr_pids, nr_tids;
 	char filters[512];        /* the filter options as given, for the warning when none is kept */
-	FILE *stats;
 };
 
 /* Whether any output is named (--pprof, --jfr, --folded, --html). */
@@ -404,128 +404,6 @@ static const char *record_name(uint32_t type)
 	return buf;
 }
 
-/*
- * --stats FILE is written to a temp file beside it and renamed at the end,
- * so that a reader never sees a half-written file. A signal that stops conv
- * (cli/main.c) runs stats_on_signal: a record for the input being
- * converted, with the signal, then the rename. Records go out with one
- * write(2) each (not stdio), so the signal never cuts one in half.
- */
-static struct {
-	int fd;             /* the temp file; -1: none (no --stats, or stdout) */
-	char tmp[4096], path[4096];
-	char pending[8192]; /* the current input's record up to its exit code */
-	size_t pending_len;
-	volatile sig_atomic_t armed;
-} stats_file = { .fd = -1 };
-
-static void stats_on_signal(int sig)
-{
-	static const char tail[] = ",\"signal\":";
-	char num[24];
-	int n = 0, v = 128 + sig, w = sig;
-	ssize_t k;
-
-	if (stats_file.fd < 0)
-		return;
-	if (stats_file.armed) {
-		/* {"input": "...", "exit_code": 128+N, "signal": N, "outputs": []} */
-		k = write(stats_file.fd, stats_file.pending, stats_file.pending_len);
-		for (int d = 100; d; d /= 10)
-			if (v >= d || d == 1 || n)
-				num[n++] = (char)('0' + v / d % 10);
-		k = write(stats_file.fd, num, (size_t)n);
-		k = write(stats_file.fd, tail, sizeof(tail) - 1);
-		n = 0;
-		for (int d = 100; d; d /= 10)
-			if (w >= d || d == 1 || n)
-				num[n++] = (char)('0' + w / d % 10);
-		k = write(stats_file.fd, num, (size_t)n);
-		k = write(stats_file.fd, ",\"outputs\":[]}\n", 15);
-		(void)k;
-	}
-	(void)fchmod(stats_file.fd, 0644);
-	(void)fsync(stats_file.fd);
-	(void)rename(stats_file.tmp, stats_file.path);
-}
-
-/* Opens --stats' temp file (or takes stdout); false when it cannot be made (said). */
-static bool stats_open(struct cvopts *c)
-{
-	if (!strcmp(c->stats_path, "-")) {
-		c->stats = stdout;
-		return true;
-	}
-	snprintf(stats_file.path, sizeof(stats_file.path), "%s", c->stats_path);
-	stats_file.fd = cli_out_open(c->stats_path, stats_file.tmp, sizeof(stats_file.tmp));
-	if (stats_file.fd < 0) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", c->stats_path, strerror(errno));
-		return false;
-	}
-	/* kept, not removed, when a signal stops conv: its hook completes it */
-	cleanup_drop_path(stats_file.tmp);
-	cleanup_set_hook(stats_on_signal);
-	return true;
-}
-
-/* One record. */
-static void stats_put(const struct cvopts *c, const unsigned char *data, size_t len)
-{
-	size_t off = 0;
-
-	if (stats_file.fd < 0) {
-		fwrite(data, 1, len, c->stats);
-		fflush(c->stats);
-		return;
-	}
-	while (off < len) {
-		ssize_t k = write(stats_file.fd, data + off, len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		off += (size_t)k;
-	}
-}
-
-/* What the signal hook writes for input `in` if it comes before its record. */
-static void stats_arm(const char *in)
-{
-	struct dbuf b;
-
-	if (stats_file.fd < 0)
-		return;
-	stats_file.armed = 0;
-	dbuf_init(&b, sizeof(stats_file.pending));
-	dbuf_puts(&b, "{\"input\":");
-	json_escape(&b, in, strlen(in));
-	dbuf_puts(&b, ",\"exit_code\":");
-	if (!b.err) {
-		memcpy(stats_file.pending, b.data, b.len);
-		stats_file.pending_len = b.len;
-		stats_file.armed = 1;
-	}
-	dbuf_release(&b);
-}
-
-/* Puts the finished --stats file in place; false when that fails (said). */
-static bool stats_close(struct cvopts *c)
-{
-	int fd = stats_file.fd;
-
-	if (fd < 0)
-		return true;
-	stats_file.armed = 0;
-	stats_file.fd = -1;
-	cleanup_set_hook(NULL);
-	if (cli_out_commit(fd, stats_file.tmp, c->stats_path, NULL, false)) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", c->stats_path, strerror(errno));
-		return false;
-	}
-	return true;
-}
-
 /* --stats' top functions: {event, samples, self: [...], total: [...]}. */
 static void json_top(struct json *j, const struct view_top *t, const char *event)
 {
@@ -556,7 +434,7 @@ static void json_top(struct json *j, const struct view_top *t, const char *event
 	json_obj_end(j);
 }
 
-static void write_stats(const struct cvopts *c, const char *in, int rc, const struct rdr *r,
+static void write_stats(const char *in, int rc, const struct rdr *r,
 			const struct prof *p, const struct convert_stats *cs,
 			const struct written *w, size_t nw, const struct view_top *top,
 			const char *top_event)
@@ -670,9 +548,9 @@ static void write_stats(const struct cvopts *c, const char *in, int rc, const st
 	json_obj_end(&j);
 	dbuf_putc(&out, '\n');
 	if (!out.err)
-		stats_put(c, out.data, out.len);
+		statsfile_put(out.data, out.len);
 	/* the input has its record: a signal from now on adds none */
-	stats_file.armed = 0;
+	statsfile_disarm();
 	dbuf_release(&out);
 }
 
@@ -1151,7 +1029,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		print_summary(write_ns, c, in, r, &p, &cs, w, nw, top_ready ? &top : NULL, top_event);
 out:
 	if (c->stats_path)
-		write_stats(c, in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, w, nw,
+		write_stats(in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, w, nw,
 			    top_ready ? &top : NULL, top_event);
 	if (top_ready)
 		view_top_release(&top);
@@ -1847,7 +1725,7 @@ int cmd_convert(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (c.stats_path && !stats_open(&c)) {
+	if (c.stats_path && !statsfile_open("conv", c.stats_path)) {
 		rc = CLI_EXIT_OUTPUT;
 		goto done;
 	}
@@ -1871,7 +1749,7 @@ int cmd_convert(int argc, char **argv)
 		int r1;
 
 		if (c.stats_path)
-			stats_arm(inputs[i]);
+			statsfile_arm(inputs[i]);
 		r1 = convert_one(&c, inputs[i], nr_inputs > 1);
 
 		/* several inputs: the worst outcome decides */
@@ -1879,7 +1757,7 @@ int cmd_convert(int argc, char **argv)
 			rc = r1;
 	}
 done:
-	if (c.stats_path && !stats_close(&c) && rc < CLI_EXIT_OUTPUT)
+	if (c.stats_path && !statsfile_close("conv") && rc < CLI_EXIT_OUTPUT)
 		rc = CLI_EXIT_OUTPUT;
 	if (globbed)
 		globfree(&gl);

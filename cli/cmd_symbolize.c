@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/outfile.h"
+#include "cli/statsfile.h"
 #include "cli/text.h"
 
 #include "core/dbuf.h"
@@ -38,7 +39,6 @@ struct symopts {
 	const char *out;   /* -o PATH (one input) or DIR/ */
 	bool force;
 	const char *stats_path;
-	FILE *stats;
 	bool tty;
 };
 
@@ -176,8 +176,8 @@ static void print_summary(const char *in, const char *out, uint64_t bytes, const
 			cli_size(bytes, b, sizeof(b)), out);
 }
 
-static void write_stats(const struct symopts *c, const char *in, int rc, const char *out, uint64_t bytes,
-			const struct resym_stats *st, bool jfr)
+static void write_stats(const char *in, int rc, const char *out, uint64_t bytes, const struct resym_stats *st,
+			bool jfr)
 {
 	struct dbuf o;
 	struct json j;
@@ -230,8 +230,8 @@ static void write_stats(const struct symopts *c, const char *in, int rc, const c
 	json_obj_end(&j);
 	dbuf_putc(&o, '\n');
 	if (!o.err)
-		fwrite(o.data, 1, o.len, c->stats);
-	fflush(c->stats);
+		statsfile_put(o.data, o.len);
+	statsfile_disarm();
 	dbuf_release(&o);
 }
 
@@ -241,6 +241,26 @@ static bool same_file(const char *a, const char *b)
 	struct stat sa, sb;
 
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * Whether two paths will name one file, also when neither exists yet (the
+ * --stats file is renamed into place only at the end): the same file, or
+ * the same name in the same directory.
+ */
+static bool same_path(const char *a, const char *b)
+{
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	char da[4096], db[4096];
+	struct stat sa, sb;
+
+	if (same_file(a, b))
+		return true;
+	if (strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b))
+		return false;
+	snprintf(da, sizeof(da), "%.*s", ba ? (int)(ba - a) + 1 : 1, ba ? a : ".");
+	snprintf(db, sizeof(db), "%.*s", bb ? (int)(bb - b) + 1 : 1, bb ? b : ".");
+	return stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int symbolize_one(const struct symopts *c, const char *in, bool many)
@@ -267,6 +287,12 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	if (same_file(in, out)) {
 		fprintf(stderr, "conv symbolize: the output %s is the input %s: refusing to overwrite it\n", out,
 			in);
+		rc = CLI_EXIT_USAGE;
+		goto done;
+	}
+	if (c->stats_path && strcmp(c->stats_path, "-") && same_path(out, c->stats_path)) {
+		fprintf(stderr, "conv symbolize: the output %s is the --stats file: one would replace the other\n",
+			out);
 		rc = CLI_EXIT_USAGE;
 		goto done;
 	}
@@ -305,8 +331,8 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	if (wrote && ((c->tty && !c->com.quiet) || c->com.verbose))
 		print_summary(in, out, bytes, &st, c->com.verbose, jfr);
 done:
-	if (c->stats)
-		write_stats(c, in, rc, wrote ? out : NULL, bytes, &st, jfr);
+	if (c->stats_path)
+		write_stats(in, rc, wrote ? out : NULL, bytes, &st, jfr);
 	resym_stats_release(&st);
 	unmap_input(&inb);
 	return rc;
@@ -363,23 +389,24 @@ int cmd_symbolize(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	c.tty = isatty(STDERR_FILENO);
-	if (c.stats_path) {
-		c.stats = strcmp(c.stats_path, "-") ? fopen(c.stats_path, "w") : stdout;
-		if (!c.stats) {
-			fprintf(stderr, "conv symbolize: cannot write %s: %s\n", c.stats_path, strerror(errno));
-			return CLI_EXIT_OUTPUT;
+	for (int i = optind; c.stats_path && strcmp(c.stats_path, "-") && i < argc; i++)
+		if (same_path(argv[i], c.stats_path)) {
+			fprintf(stderr, "conv symbolize: the --stats file %s is the input %s: refusing to overwrite it\n",
+				c.stats_path, argv[i]);
+			return CLI_EXIT_USAGE;
 		}
-	}
+	if (c.stats_path && !statsfile_open("conv symbolize", c.stats_path))
+		return CLI_EXIT_OUTPUT;
 	for (int i = optind; i < argc; i++) {
-		int r1 = symbolize_one(&c, argv[i], argc - optind > 1);
+		int r1;
 
+		if (c.stats_path)
+			statsfile_arm(argv[i]);
+		r1 = symbolize_one(&c, argv[i], argc - optind > 1);
 		if (r1 > rc)
 			rc = r1;
 	}
-	if (c.stats && c.stats != stdout && fclose(c.stats)) {
-		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", c.stats_path, strerror(errno));
-		if (rc < CLI_EXIT_OUTPUT)
-			rc = CLI_EXIT_OUTPUT;
-	}
+	if (c.stats_path && !statsfile_close("conv symbolize") && rc < CLI_EXIT_OUTPUT)
+		rc = CLI_EXIT_OUTPUT;
 	return rc;
 }

@@ -129,12 +129,20 @@ for args, code, words in ((["symbolize"], 1, "no FILE"),
                           (["symbolize", "-n", fg], 1, "--no-symbolize"),
                           (["symbolize", "--bogus", fg], 1, "--bogus"),
                           (["symbolize", "-o", fg, fg], 1, "refusing to overwrite"),
+                          (["symbolize", "--stats=" + fg, "-o", os.path.join(WORK, "s.pb.gz"), fg], 1,
+                           "--stats file"),
+                          (["symbolize", "--stats", os.path.join(WORK, "s.pb.gz"), "-o",
+                            os.path.join(WORK, ".", "s.pb.gz"), fg], 1, "is the --stats file"),
                           (["symbolize", os.path.join(WORK, "missing.pb.gz")], 2, "No such file"),
                           (["symbolize", "-o", os.path.join(WORK, "r.pb.gz"), os.path.join(REPO, "README.md")],
                            2, "not a pprof profile")):
+    fg_bytes = open(fg, "rb").read()
     r = conv(*args)
     check("conv %s: exit %d, says '%s'" % (" ".join(os.path.basename(a) for a in args[1:]) or "symbolize", code,
                                            words), r.returncode == code and words in err(r), (r.returncode, err(r)))
+    check("  ... and the input is intact", open(fg, "rb").read() == fg_bytes)
+    if os.path.exists(os.path.join(WORK, "s.pb.gz")):  # the --stats file of the collision case
+        os.unlink(os.path.join(WORK, "s.pb.gz"))
 jfr = os.path.join(WORK, "fg.jfr")
 conv("-q", "-n", "--jfr", jfr, fixtures[0])
 sfile = os.path.join(WORK, "jfr.json")

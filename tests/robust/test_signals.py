@@ -16,6 +16,10 @@ there). Each must:
   * leave a complete --stats file: every line JSON, the last one for the
     input, with exit_code 128 + N and the signal when killed, never a
     half-written line and no temp file of it.
+Then the same for `conv symbolize` of that input's --no-symbolize pprof and
+JFR outputs (10 runs each, SIGTERM at a random point of its undisturbed run):
+exit 143 or 0, no temp file, the output absent or the reference bytes, and a
+complete --stats file.
 
 usage: test_signals.py CONV WORKDIR
 """
@@ -69,11 +73,15 @@ try:
     env = dict(os.environ, HOME=home, TMPDIR=tmpdir)
     env.pop("DEBUGINFOD_URLS", None)
 
-    def run(d, sig=None, at=0.0):
+    def run(d, sig=None, at=0.0, symbolize=None):
         os.makedirs(d, exist_ok=True)
         cache = os.path.join(d, "cache")
         cmd = [CONV, "-q", "--debuginfod", url, "--cache-dir", cache, "--stats=" + os.path.join(d, "st.json"),
                "-o", os.path.join(d, "out"), big]
+        if symbolize:
+            cmd = [CONV, "symbolize", "-q", "--debuginfod", url, "--cache-dir", cache,
+                   "--stats=" + os.path.join(d, "st.json"), "-o", os.path.join(d, "out" + symbolize[1]),
+                   symbolize[0]]
         t0 = time.monotonic()
         pr = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               env=env)
@@ -88,6 +96,29 @@ try:
             pr.send_signal(sig)
         err = pr.communicate(timeout=300)[1]
         return pr.returncode, time.monotonic() - t0, err.decode(errors="replace")
+
+    def left_behind(d):
+        left = [f for f in os.listdir(d) if ".tmp." in f]
+        for root, _, files in os.walk(os.path.join(d, "cache")):
+            left += [os.path.join(root, f) for f in files if f.startswith(".conv-")]
+        return left + os.listdir(tmpdir)
+
+    def stats_ok(name, d, inp, rc, sig, outs):
+        """The input's one record: exit_code rc and the signal; or, for a signal that came
+        after the input's record was written (its outputs complete, checked by the caller),
+        the record of the finished input, exit_code 0, listing the outputs there are."""
+        st = os.path.join(d, "st.json")
+        lines = open(st).read().splitlines() if os.path.exists(st) else []
+        try:
+            recs = [json.loads(l) for l in lines]
+        except ValueError as e:
+            return check(name + ": --stats is whole JSON lines", False, e)
+        ok = len(recs) == 1 and recs[0].get("input") == inp and (
+            (recs[0].get("exit_code") == rc and (rc == 0 or recs[0].get("signal") == sig)) or
+            (rc == 128 + sig and recs[0].get("exit_code") == 0 and "signal" not in recs[0] and
+             sorted(o["path"] for o in recs[0].get("outputs", [])) == sorted(outs) and
+             all(os.path.exists(o) for o in outs)))
+        return check(name + ": --stats has the input's record, exit_code %d" % rc, ok, lines[-2:])
 
     ref = os.path.join(WORK, "ref")
     rc, T, err = run(ref)
@@ -107,33 +138,53 @@ try:
         else:
             killed += 1
             check(name + ": exit %d" % (128 + sig), rc == 128 + sig, (rc, err[-200:]))
-        left = [f for f in os.listdir(d) if ".tmp." in f]
-        cache = os.path.join(d, "cache")
-        for root, _, files in os.walk(cache):
-            left += [os.path.join(root, f) for f in files if f.startswith(".conv-")]
-        left += os.listdir(tmpdir)
+        left = left_behind(d)
         check(name + ": no temp file left", not left, left)
         for k, want in ref_bytes.items():
             path = os.path.join(d, "out" + k)
             check(name + ": out%s absent or complete" % k,
                   not os.path.exists(path) or open(path, "rb").read() == want,
                   os.path.getsize(path) if os.path.exists(path) else None)
-        st = os.path.join(d, "st.json")
-        lines = open(st).read().splitlines() if os.path.exists(st) else []
-        try:
-            recs = [json.loads(l) for l in lines]
-        except ValueError as e:
-            recs = None
-            check(name + ": --stats is whole JSON lines", False, e)
-        if recs is not None:
-            ok = len(recs) == 1 and recs[0].get("input") == big and recs[0].get("exit_code") == rc and \
-                (rc == 0 or recs[0].get("signal") == sig)
-            check(name + ": --stats has the input's record, exit_code %d" % rc, ok, lines[-2:])
+        stats_ok(name, d, big, rc, sig, [os.path.join(d, "out" + k) for k in (".pb.gz", ".jfr")])
         for f in os.listdir(tmpdir):
             os.unlink(os.path.join(tmpdir, f))
         shutil.rmtree(d, ignore_errors=True)
     print("%d runs: %d stopped by the signal, %d finished first" % (len(RUNS), killed, finished))
     check("most runs were stopped (the points fall inside the run)", killed >= len(RUNS) // 2, killed)
+
+    # conv symbolize of the --no-symbolize outputs
+    nosym = os.path.join(WORK, "nosym")
+    p = subprocess.run([CONV, "-q", "-n", "-o", nosym, big], stdin=subprocess.DEVNULL, capture_output=True,
+                       env=env, timeout=300)
+    check("the --no-symbolize conversion (exit 0)", p.returncode == 0, p.stderr[-300:])
+    for ext in (".pb.gz", ".jfr"):
+        inp = nosym + ext
+        sref = os.path.join(WORK, "sref" + ext)
+        rc, T, err = run(sref, symbolize=(inp, ext))
+        if not check("conv symbolize %s undisturbed (exit 0)" % ext, rc == 0, err[-300:]):
+            continue
+        want = open(os.path.join(sref, "out" + ext), "rb").read()
+        print("conv symbolize %s undisturbed: %.2f s" % (ext, T))
+        skilled = 0
+        for i in range(10):
+            d = os.path.join(WORK, "srun%02d" % i)
+            at = rnd.uniform(0, T)
+            rc, _, err = run(d, signal.SIGTERM, at, symbolize=(inp, ext))
+            name = "symbolize %s run %d (SIGTERM at %.2f s)" % (ext, i, at)
+            if rc:
+                skilled += 1
+                check(name + ": exit 143", rc == 143, (rc, err[-200:]))
+            left = left_behind(d)
+            check(name + ": no temp file left", not left, left)
+            path = os.path.join(d, "out" + ext)
+            check(name + ": output absent or complete", not os.path.exists(path) or open(path, "rb").read() == want,
+                  os.path.getsize(path) if os.path.exists(path) else None)
+            stats_ok(name, d, inp, rc, signal.SIGTERM, [path])
+            for f in os.listdir(tmpdir):
+                os.unlink(os.path.join(tmpdir, f))
+            shutil.rmtree(d, ignore_errors=True)
+        print("conv symbolize %s: 10 runs, %d stopped by the signal" % (ext, skilled))
+        check("conv symbolize %s: most runs were stopped" % ext, skilled >= 5, skilled)
 finally:
     server.stdin.close()
     server.wait(timeout=30)

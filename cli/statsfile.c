@@ -1,0 +1,138 @@
+#include "cli/statsfile.h"
+
+#include "cli/outfile.h"
+#include "core/cleanup.h"
+#include "core/dbuf.h"
+#include "core/json.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * Records go out with one write(2) each (not stdio), so that the signal
+ * hook, which writes to the same fd, never cuts one in half.
+ */
+static struct {
+	int fd;             /* the temp file; -1: none (no --stats, or stdout) */
+	bool to_stdout;
+	char tmp[4096], path[4096];
+	char pending[8192]; /* the current input's record up to its exit code */
+	size_t pending_len;
+	volatile sig_atomic_t armed;
+} sf = { .fd = -1 };
+
+/* Decimal digits of v (0..999) into num; async-signal-safe. */
+static int statsfile_digits(char *num, int v)
+{
+	int n = 0;
+
+	for (int d = 100; d; d /= 10)
+		if (v >= d || d == 1 || n)
+			num[n++] = (char)('0' + v / d % 10);
+	return n;
+}
+
+static void statsfile_on_signal(int sig)
+{
+	static const char tail[] = ",\"signal\":";
+	static const char end[] = ",\"outputs\":[]}\n";
+	char num[8];
+	ssize_t k;
+
+	if (sf.fd < 0)
+		return;
+	if (sf.armed) {
+		k = write(sf.fd, sf.pending, sf.pending_len);
+		k = write(sf.fd, num, (size_t)statsfile_digits(num, 128 + sig));
+		k = write(sf.fd, tail, sizeof(tail) - 1);
+		k = write(sf.fd, num, (size_t)statsfile_digits(num, sig));
+		k = write(sf.fd, end, sizeof(end) - 1);
+		(void)k;
+	}
+	(void)fchmod(sf.fd, 0644);
+	(void)fsync(sf.fd);
+	(void)rename(sf.tmp, sf.path);
+}
+
+bool statsfile_open(const char *cmd, const char *path)
+{
+	if (!strcmp(path, "-")) {
+		sf.to_stdout = true;
+		return true;
+	}
+	snprintf(sf.path, sizeof(sf.path), "%s", path);
+	sf.fd = cli_out_open(path, sf.tmp, sizeof(sf.tmp));
+	if (sf.fd < 0) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+		return false;
+	}
+	/* kept, not removed, when a signal stops conv: the hook completes it */
+	cleanup_drop_path(sf.tmp);
+	cleanup_set_hook(statsfile_on_signal);
+	return true;
+}
+
+void statsfile_put(const void *data, size_t len)
+{
+	const char *p = data;
+	size_t off = 0;
+
+	if (sf.to_stdout) {
+		fwrite(data, 1, len, stdout);
+		fflush(stdout);
+		return;
+	}
+	while (sf.fd >= 0 && off < len) {
+		ssize_t k = write(sf.fd, p + off, len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+}
+
+void statsfile_arm(const char *in)
+{
+	struct dbuf b;
+
+	if (sf.fd < 0)
+		return;
+	sf.armed = 0;
+	dbuf_init(&b, sizeof(sf.pending));
+	dbuf_puts(&b, "{\"input\":");
+	json_escape(&b, in, strlen(in));
+	dbuf_puts(&b, ",\"exit_code\":");
+	if (!b.err) {
+		memcpy(sf.pending, b.data, b.len);
+		sf.pending_len = b.len;
+		sf.armed = 1;
+	}
+	dbuf_release(&b);
+}
+
+void statsfile_disarm(void)
+{
+	sf.armed = 0;
+}
+
+bool statsfile_close(const char *cmd)
+{
+	int fd = sf.fd;
+
+	if (fd < 0)
+		return true;
+	sf.armed = 0;
+	sf.fd = -1;
+	cleanup_set_hook(NULL);
+	if (cli_out_commit(fd, sf.tmp, sf.path, NULL, false)) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, sf.path, strerror(errno));
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,28 @@
+/*
+ * The --stats file of conv and conv symbolize: one JSON record per input,
+ * written to a temp file beside FILE and renamed into place at the end, so
+ * that a reader never sees a half-written file (cli/statsfile.c). A signal
+ * that stops conv (cli/main.c) completes it: a record for the input being
+ * worked on, with the signal, then the rename.
+ */
+#ifndef CONV_CLI_STATSFILE_H
+#define CONV_CLI_STATSFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Opens path ("-": stdout); false when it cannot be made (said, after cmd). */
+bool statsfile_open(const char *cmd, const char *path);
+/* One record, whole. */
+void statsfile_put(const void *data, size_t len);
+/*
+ * Input `in` is being worked on: until its record is put, a signal writes
+ * {"input": in, "exit_code": 128+N, "signal": N, "outputs": []} for it.
+ */
+void statsfile_arm(const char *in);
+/* Its record is out (or about to be): a signal adds nothing for it. */
+void statsfile_disarm(void);
+/* Puts the finished file in place; false when that fails (said, after cmd). */
+bool statsfile_close(const char *cmd);
+
+#endif
