@@ -287,6 +287,15 @@ try:
         ok = check(name + ": %d..%d requests for the build-id (no retry loop)" % (rmin, rmax),
                    rmin <= n <= rmax, n)
         seen.append("%d req" % n)
+        # whatever the server does, the conversion ends by its deadline (given, or the default 300 s) + 5 s,
+        # and a rejected download received (so wrote to the cache) under 1 MB; with --max-download 1M, at
+        # most that plus the one libcurl write (16 KiB) that crossed it and was not written
+        deadline = float(extra[extra.index("--symbolize-deadline") + 1]) if "--symbolize-deadline" in extra else 300
+        check(name + ": done within the deadline + 5 s (%.1f s)" % wall, wall < deadline + 5, wall)
+        if not good:
+            cap = (1 << 20) + 16384 if "--max-download" in extra else 10 ** 6
+            check(name + ": the rejected download received %d bytes, under %d" % (dfd.get("bytes", 0), cap),
+                  dfd.get("bytes", 0) < cap, dfd)
         if kind == "stall":  # --timeout is about silence: the stall is given up on, not waited out
             check(name + ": given up before the server's %d s stall ended" % STALL_S, wall < STALL_S,
                   "%.1f s" % wall)
