@@ -201,6 +201,7 @@ struct dfd_client {
 	uint64_t max_size;
 	uint64_t max_in_flight; /* body bytes on disk of all transfers in flight */
 	uint64_t min_free;      /* bytes left free on the cache's file system */
+	mode_t dir_mode, file_mode; /* of entries, from the cache root's; 0: not looked at yet */
 	unsigned max_parallel;
 	void (*progress)(void *ctx, const struct dfd_progress *p);
 	void *progress_ctx;
@@ -294,7 +295,7 @@ static void set_msg(char **dst, const char *fmt, ...)
 	*dst = strdup(buf); /* NULL on OOM only loses the message */
 }
 
-/* Creates every missing directory of path (mode 0700: caches are per user). */
+/* Creates every missing directory of path (mode 0700: a cache made by conv is its user's). */
 static int mkdir_p(const char *path)
 {
 	char *p = strdup(path);
@@ -318,6 +319,38 @@ static int mkdir_p(const char *path)
 	}
 	free(p);
 	return ret;
+}
+
+/*
+ * The directory of r's entry, made if missing (and the cache root, 0700,
+ * with it); errno-style result, *dir malloc'd. Entries take the access of
+ * the cache root as the user left it: a root made private (conv's default)
+ * keeps them private, one opened to a group or to all (a cache shared by
+ * users, or filled by one for others to read) opens them alike, whatever
+ * the umask of the run that wrote them.
+ */
+static int entry_dir(struct dfd_client *c, const struct dfd_req *r, char **dir)
+{
+	struct stat st;
+	int e;
+
+	*dir = NULL;
+	if (!c->dir_mode) {
+		if ((e = mkdir_p(c->cache)) != 0)
+			return e;
+		if (stat(c->cache, &st) != 0)
+			return errno;
+		c->dir_mode = (st.st_mode & 0777) | 0700;
+		c->file_mode = c->dir_mode & 0666;
+	}
+	*dir = str_printf("%s/%s", c->cache, r->hex);
+	if (!*dir)
+		return ENOMEM;
+	if (mkdir(*dir, c->dir_mode) == 0)
+		(void)chmod(*dir, c->dir_mode); /* past the umask */
+	else if (errno != EEXIST)
+		return errno;
+	return 0;
 }
 
 static int64_t now_ns(void)
@@ -599,13 +632,14 @@ static bool lookup_caches(struct dfd_client *c, struct dfd_req *r)
 /* Remembers "every server said 404" so the next run does not ask again. */
 static void write_negative(struct dfd_client *c, const struct dfd_req *r)
 {
-	char *dir = str_printf("%s/%s", c->cache, r->hex);
+	char *dir = NULL;
 	char *p = entry_path(c->cache, r, ".missing");
 	int fd;
 
-	if (dir && p && mkdir_p(dir) == 0) {
+	if (p && entry_dir(c, r, &dir) == 0) {
 		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd >= 0) {
+			(void)fchmod(fd, c->file_mode);
 			/* O_TRUNC of an empty file need not touch mtime, which is the entry's date. */
 			futimens(fd, NULL);
 			close(fd);
@@ -820,11 +854,10 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 	x->r = r;
 	x->fd = -1;
 	x->cleanup = -1;
-	dir = str_printf("%s/%s", c->cache, r->hex);
-	if (!dir)
-		goto nomem;
-	if ((e = mkdir_p(dir)) != 0) {
-		set_msg(&r->msg, "cannot create cache directory %s: %s", dir, strerror(e));
+	if ((e = entry_dir(c, r, &dir)) != 0) {
+		if (e == ENOMEM)
+			goto nomem;
+		set_msg(&r->msg, "cannot create cache directory %s/%s: %s", c->cache, r->hex, strerror(e));
 		free(dir);
 		xfer_free(x);
 		return CONV_E_IO;
@@ -906,13 +939,14 @@ static enum lock_state req_lock(struct dfd_client *c, struct dfd_req *r)
 
 	if (r->lock_fd1)
 		return LOCK_HELD;
-	dir = str_printf("%s/%s", c->cache, r->hex);
-	path = dir && mkdir_p(dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
+	path = entry_dir(c, r, &dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
 	free(dir);
-	fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
+	/* read access is enough for flock: a run that may only read the cache still waits its turn */
+	fd = path ? open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
 	free(path);
 	if (fd < 0)
 		return LOCK_HELD;
+	(void)fchmod(fd, c->file_mode); /* fails, harmlessly, on another user's lock */
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		bool busy = errno == EWOULDBLOCK;
 
@@ -965,6 +999,7 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 	int fd = x->fd;
 
 	x->fd = -1;
+	(void)fchmod(fd, c->file_mode);
 	/* on the disk before it is renamed into place: a crash must not leave a named but empty entry */
 	if (fsync(fd) != 0) {
 		int e = errno;
