@@ -19,24 +19,17 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
+
 CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 N = 200
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
-    return cond
 
 
 if not shutil.which("xargs"):
-    print("SKIP: no xargs\n0 passed, 0 failed, 1 skipped")
-    sys.exit(77)
+    t.skip_all("no xargs")
 shutil.rmtree(WORK, ignore_errors=True)
 archive, out, report, cache = (os.path.join(WORK, d) for d in ("archive", "out", "report.d", "cache"))
 for d in (archive, out, report):
@@ -56,23 +49,22 @@ env = dict(os.environ, CACHE=cache, OUT=out, REPORT=report, HOME=WORK)
 with open(listing, "rb") as fh:
     r = subprocess.run(["xargs", "-0", "-P", "2", "-n", "20", "sh", "-c", script, CONV], stdin=fh,
                        capture_output=True, timeout=900, env=env)
-check("xargs -0 -P 2 -n 20 runs every batch (exit 0)", r.returncode == 0, r.stderr.decode()[-400:])
+t.check("xargs -0 -P 2 -n 20 runs every batch (exit 0)", r.returncode == 0, r.stderr.decode()[-400:])
 lines = []
 for f in sorted(glob.glob(os.path.join(report, "*.json"))):
     lines += open(f).read().splitlines()
 with open(os.path.join(WORK, "report.jsonl"), "w") as fh:
     fh.write("".join(l + "\n" for l in lines))
 recs = [json.loads(l) for l in lines]
-check("one report: %d records, one per recording" % len(recs),
-      sorted(r["input"] for r in recs) == sorted(inputs), len(recs))
-check("every record: exit_code 0, two outputs", all(r["exit_code"] == 0 and len(r["outputs"]) == 2 for r in recs),
-      [r for r in recs if r["exit_code"] or len(r["outputs"]) != 2][:2])
+t.check("one report: %d records, one per recording" % len(recs),
+        sorted(r["input"] for r in recs) == sorted(inputs), len(recs))
+t.check("every record: exit_code 0, two outputs", all(r["exit_code"] == 0 and len(r["outputs"]) == 2 for r in recs),
+        [r for r in recs if r["exit_code"] or len(r["outputs"]) != 2][:2])
 names = sorted(os.listdir(out))
 want = sorted("run%03d%s" % (i, e) for i in range(N) for e in (".pb.gz", ".jfr"))
-check("every recording's outputs in OUT, named after it", names == want, sorted(set(names) ^ set(want))[:4])
+t.check("every recording's outputs in OUT, named after it", names == want, sorted(set(names) ^ set(want))[:4])
 left = [f for f in names if ".tmp." in f]
 for root, _, files in os.walk(cache):
     left += [f for f in files if f.startswith(".conv-")]
-check("no temp file left", not left, left)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+t.check("no temp file left", not left, left)
+t.finish()

@@ -26,23 +26,15 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
 
 CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-FAKE = os.path.join(REPO, "tests", "tools", "fake_debuginfod.py")
 DATA = os.path.join(REPO, "samples", "perf.data")
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
-    return cond
 
 
 def snapshot(cache):
@@ -58,8 +50,7 @@ def read_only(cache, as_root):
 
 as_root = os.geteuid() == 0
 if as_root and not shutil.which("setpriv"):
-    print("SKIP: running as root and no setpriv to drop to nobody\n0 passed, 0 failed, 1 skipped")
-    sys.exit(77)
+    t.skip_all("running as root and no setpriv to drop to nobody")
 if os.path.exists(WORK):
     for d, _, _ in os.walk(WORK):
         os.chmod(d, 0o755)
@@ -69,15 +60,8 @@ os.chmod(WORK, 0o755)
 out = os.path.join(WORK, "out")
 os.makedirs(out)
 os.chmod(out, 0o777)  # nobody writes its outputs and home here
-server = subprocess.Popen([sys.executable, FAKE, "--dir", os.path.join(REPO, "samples", "debug"), "--port", "0",
-                           "--port-file", os.path.join(WORK, "port"), "--lifetime", "300", "--exit-on-stdin-eof"],
-                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+server, url = t.fake_debuginfod(os.path.join(REPO, "samples", "debug"), lifetime=300)
 try:
-    for _ in range(100):
-        if os.path.exists(os.path.join(WORK, "port")) and open(os.path.join(WORK, "port")).read().strip():
-            break
-        time.sleep(0.1)
-    url = "http://127.0.0.1:%s" % open(os.path.join(WORK, "port")).read().strip()
 
     def requests():
         with urllib.request.urlopen(url + "/__stats", timeout=10) as r:
@@ -109,22 +93,22 @@ try:
     try:
         private = os.path.join(WORK, "private")
         rc, err, st = run(private, "private")
-        check("a cache directory conv makes is private: %s" % modes(private),
-              rc == 0 and stat.S_IMODE(os.stat(private).st_mode) == 0o700 and
-              modes(private) == [("d", "0700"), ("f", "0600")], err[-300:])
+        t.check("a cache directory conv makes is private: %s" % modes(private),
+                rc == 0 and stat.S_IMODE(os.stat(private).st_mode) == 0o700 and
+                modes(private) == [("d", "0700"), ("f", "0600")], err[-300:])
         cache = os.path.join(WORK, "cache")
         os.mkdir(cache)
         os.chmod(cache, 0o755)
         rc, err, st = run(cache, "ref")
     finally:
         os.umask(old_umask)
-    check("entries of a cache directory made 0755 are readable by all: %s" % modes(cache),
-          modes(cache) == [("d", "0755"), ("f", "0644")])
-    if not check("a run fills the cache", rc == 0 and st["debuginfod"]["fetched"] > 0, err[-300:]):
+    t.check("entries of a cache directory made 0755 are readable by all: %s" % modes(cache),
+            modes(cache) == [("d", "0755"), ("f", "0644")])
+    if not t.check("a run fills the cache", rc == 0 and st["debuginfod"]["fetched"] > 0, err[-300:]):
         sys.exit(1)
     ref = outputs("ref")
     entries = sorted(e for e in os.listdir(cache) if not e.startswith("."))
-    check("the cache holds the sample's objects (%d)" % len(entries), len(entries) >= 2, entries)
+    t.check("the cache holds the sample's objects (%d)" % len(entries), len(entries) >= 2, entries)
     spare = os.path.join(WORK, "cache-partial")
     shutil.copytree(cache, spare)
     read_only(cache, as_root)
@@ -133,12 +117,12 @@ try:
     before, snap = requests(), snapshot(cache)
     rc, err, st = run(cache, "ro", as_root)
     dfd = st.get("debuginfod", {})
-    check("read-only cache (%s): exit 0" % who, rc == 0, err[-300:])
-    check("read-only cache: outputs byte-identical to the run that filled it",
-          rc == 0 and outputs("ro") == ref)
-    check("read-only cache: every file a cache hit, no request (%s)" % dfd,
-          dfd.get("cache_hits", 0) > 0 and dfd.get("fetched", 1) == 0 and requests() == before, dfd)
-    check("read-only cache: unchanged", snapshot(cache) == snap)
+    t.check("read-only cache (%s): exit 0" % who, rc == 0, err[-300:])
+    t.check("read-only cache: outputs byte-identical to the run that filled it",
+            rc == 0 and outputs("ro") == ref)
+    t.check("read-only cache: every file a cache hit, no request (%s)" % dfd,
+            dfd.get("cache_hits", 0) > 0 and dfd.get("fetched", 1) == 0 and requests() == before, dfd)
+    t.check("read-only cache: unchanged", snapshot(cache) == snap)
 
     # one entry missing from a read-only cache
     gone = entries[0]
@@ -147,18 +131,16 @@ try:
     snap = snapshot(spare)
     rc, err, st = run(spare, "partial", as_root)
     sym = st
-    check("read-only cache lacking %s: exit 0, both outputs written" % gone[:12],
-          rc == 0 and all(os.path.getsize(os.path.join(out, "partial" + e)) > 0 for e in (".pb.gz", ".jfr")),
-          err[-300:])
-    check("... the entries there are still used", sym.get("debuginfod", {}).get("cache_hits", 0) > 0, sym)
+    t.check("read-only cache lacking %s: exit 0, both outputs written" % gone[:12],
+            rc == 0 and all(os.path.getsize(os.path.join(out, "partial" + e)) > 0 for e in (".pb.gz", ".jfr")),
+            err[-300:])
+    t.check("... the entries there are still used", sym.get("debuginfod", {}).get("cache_hits", 0) > 0, sym)
     u = [o for o in st.get("unresolved_objects", []) if o.get("build_id") == gone]
-    check("... the missing one is in unresolved_objects with a reason naming the cache",
-          u and "cache" in u[0].get("reason", ""), st.get("unresolved_objects"))
-    check("... nothing written into the cache", snapshot(spare) == snap)
+    t.check("... the missing one is in unresolved_objects with a reason naming the cache",
+            u and "cache" in u[0].get("reason", ""), st.get("unresolved_objects"))
+    t.check("... nothing written into the cache", snapshot(spare) == snap)
 finally:
-    server.stdin.close()
-    server.wait(timeout=30)
+    t.stop(server)
     for d, _, _ in os.walk(WORK):
         os.chmod(d, 0o755)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+t.finish()

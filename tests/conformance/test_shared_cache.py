@@ -26,20 +26,13 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
+
 CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-FAKE = os.path.join(REPO, "tests", "tools", "fake_debuginfod.py")
 DATA = os.path.join(REPO, "samples", "perf.data")
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
-    return cond
 
 
 def get(url, path):
@@ -49,15 +42,8 @@ def get(url, path):
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
-server = subprocess.Popen([sys.executable, FAKE, "--dir", os.path.join(REPO, "samples", "debug"), "--port", "0",
-                           "--port-file", os.path.join(WORK, "port"), "--lifetime", "600", "--exit-on-stdin-eof"],
-                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+server, url = t.fake_debuginfod(os.path.join(REPO, "samples", "debug"), lifetime=600)
 try:
-    for _ in range(100):
-        if os.path.exists(os.path.join(WORK, "port")) and open(os.path.join(WORK, "port")).read().strip():
-            break
-        time.sleep(0.1)
-    url = "http://127.0.0.1:%s" % open(os.path.join(WORK, "port")).read().strip()
 
     def start(tag, cache):
         home = os.path.join(WORK, "home-" + tag)
@@ -80,11 +66,11 @@ try:
 
     p = start("ref", os.path.join(WORK, "cache-ref"))
     err = p.communicate(timeout=120)[1]
-    if not check("a run with a cache of its own converts", p.returncode == 0, err[-300:]):
+    if not t.check("a run with a cache of its own converts", p.returncode == 0, err[-300:]):
         sys.exit(1)
     ref = outputs("ref")
     ref_paths = requests()
-    check("it fetched the sample's debug files (%d)" % len(ref_paths), ref_paths, ref_paths)
+    t.check("it fetched the sample's debug files (%d)" % len(ref_paths), ref_paths, ref_paths)
 
     for round_, (delay, kill) in enumerate(((1, 0), (3, 2))):
         get(url, "/__reset")
@@ -98,18 +84,16 @@ try:
         rcs = [(pr.wait(timeout=180), pr.stderr.read().decode(errors="replace")) for pr in procs]
         what = "8 runs at once%s" % (", %d killed with -9" % kill if kill else "")
         alive = rcs[kill:]
-        check("%s: the others exit 0" % what, all(rc == 0 for rc, _ in alive), [e[-200:] for rc, e in alive if rc])
-        check("%s: their outputs equal a run's with its own cache" % what,
-              all(outputs("r%d-%d" % (round_, i)) == ref for i in range(kill, 8)))
+        t.check("%s: the others exit 0" % what, all(rc == 0 for rc, _ in alive), [e[-200:] for rc, e in alive if rc])
+        t.check("%s: their outputs equal a run's with its own cache" % what,
+                all(outputs("r%d-%d" % (round_, i)) == ref for i in range(kill, 8)))
         got = requests()
-        check("%s: each file asked for %s (%s)" % (what, "once" if not kill else "at most %d times" % (1 + kill), got),
-              set(got) == set(ref_paths) and all(1 <= n <= 1 + kill for n in got.values()) and
-              (kill or all(n == 1 for n in got.values())), got)
+        t.check("%s: each file asked for %s (%s)" % (what, "once" if not kill else "at most %d times" % (1 + kill), got),
+                set(got) == set(ref_paths) and all(1 <= n <= 1 + kill for n in got.values()) and
+                (kill or all(n == 1 for n in got.values())), got)
         # a killed holder's temp file is removed by whoever takes the entry's lock next
-        check("%s: no temp file in the cache" % what, not temps(cache), temps(cache))
+        t.check("%s: no temp file in the cache" % what, not temps(cache), temps(cache))
     get(url, "/__fault?id=*&kind=none")
 finally:
-    server.stdin.close()
-    server.wait(timeout=30)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    t.stop(server)
+t.finish()

@@ -24,18 +24,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CONV, STACKS, WORK = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
-    return cond
 
 
 def sh(cmd, timeout=300, **kw):
@@ -75,17 +69,16 @@ def ours(path):
 def compare(name, path):
     a, ea = jdk_stacks(path)
     b, eb = ours(path)
-    if not check("%s: both readers read it" % name, a is not None and b is not None, ea + eb):
+    if not t.check("%s: both readers read it" % name, a is not None and b is not None, ea + eb):
         return
     diff = {"jdk only": list((a - b).items())[:2], "jfredit only": list((b - a).items())[:2]}
-    check("%s: the same %d stacks (%d events with one), frame by frame" % (name, len(a), sum(a.values())),
-          a == b and sum(a.values()) > 0, diff)
+    t.check("%s: the same %d stacks (%d events with one), frame by frame" % (name, len(a), sum(a.values())),
+            a == b and sum(a.values()) > 0, diff)
 
 
 JFR = shutil.which("jfr") or next(iter(sorted(glob.glob("/usr/lib/jvm/*/bin/jfr"))), None)
 if not JFR:
-    print("SKIP: no jfr (a JDK) here\n0 passed, 0 failed, 1 skipped")
-    sys.exit(77)
+    t.skip_all("no jfr (a JDK) here")
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 
@@ -94,7 +87,7 @@ for f in sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "*.data"))) + 
     for mode, opts in (("sym", ["--offline", "-d", os.path.join(REPO, "samples", "debug")]), ("n", ["-n"])):
         out = os.path.join(WORK, "%s.%s.jfr" % (name, mode))
         r = sh([CONV, "-q", *opts, "--jfr", out, f])
-        if check("%s %s: conv writes its JFR" % (name, mode), r.returncode == 0, r.stderr[-300:]):
+        if t.check("%s %s: conv writes its JFR" % (name, mode), r.returncode == 0, r.stderr[-300:]):
             compare("conv %s %s" % (name, mode), out)
 
 # the JDK's own recording
@@ -116,10 +109,10 @@ public class Spin {
 """)
     r = sh([javac, "-d", WORK, src])
     rec = os.path.join(WORK, "jdk.jfr")
-    if check("javac builds the Java program", r.returncode == 0, r.stderr[-300:]):
+    if t.check("javac builds the Java program", r.returncode == 0, r.stderr[-300:]):
         r = sh([java, "-XX:StartFlightRecording=filename=%s,settings=profile" % rec, "-cp", WORK, "Spin"], timeout=120)
-        if check("the JDK records itself (-XX:StartFlightRecording, settings profile)",
-                 r.returncode == 0 and os.path.exists(rec), r.stderr[-300:]):
+        if t.check("the JDK records itself (-XX:StartFlightRecording, settings profile)",
+                   r.returncode == 0 and os.path.exists(rec), r.stderr[-300:]):
             compare("the JDK's own recording", rec)
 else:
     print("SKIP the JDK's own recording: no java/javac")
@@ -139,7 +132,6 @@ if cc:
     for style, extra in (("dd", ["--frame-type-7", "Native remote"]), ("conv", ["--conv-style"])):
         out = os.path.join(WORK, "remote.%s.jfr" % style)
         r = sh([sys.executable, os.path.join(HERE, "gen_remote_jfr.py"), out, prog, "--samples", spec, *extra])
-        if check("gen_remote_jfr.py writes the %s-style file" % style, r.returncode == 0, r.stderr[-300:]):
+        if t.check("gen_remote_jfr.py writes the %s-style file" % style, r.returncode == 0, r.stderr[-300:]):
             compare("remote frames, %s style" % style, out)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+t.finish()

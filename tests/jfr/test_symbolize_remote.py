@@ -26,9 +26,11 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONV, WORK = sys.argv[1], os.path.abspath(sys.argv[2])
-passed = failed = 0
 SRC = r"""
 #include <stdio.h>
 static inline __attribute__((always_inline)) unsigned mix(unsigned x) { return x * 2654435761u ^ (x >> 13); }
@@ -38,21 +40,12 @@ int main(int c, char **v) { (void)v; printf("%u\n", warm((unsigned)c)); return 0
 """
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
-    return cond
-
-
 def sh(cmd, **kw):
     return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, **kw)
 
 
 def skip(why):
-    print("SKIP: %s\n0 passed, 0 failed, 1 skipped" % why)
-    sys.exit(77)
+    t.skip_all("%s" % why)
 
 
 JFR = shutil.which("jfr") or next(iter(sorted(glob.glob("/usr/lib/jvm/*/bin/jfr"))), None)
@@ -67,7 +60,7 @@ progs = {}
 for name, flags in (("nopie", ["-no-pie", "-fno-pie"]), ("pie", ["-pie", "-fPIE"])):
     out = os.path.join(WORK, name)
     r = sh([CC, "-O2", "-g", *flags, "-Wl,--build-id", "-o", out, os.path.join(WORK, "prog.c")])
-    if not check("%s builds" % name, r.returncode == 0, r.stderr[-300:]):
+    if not t.check("%s builds" % name, r.returncode == 0, r.stderr[-300:]):
         sys.exit(1)
     syms = {l.split()[2]: int(l.split()[0], 16) for l in sh(["nm", out]).stdout.decode().splitlines()
             if len(l.split()) == 3 and l.split()[2] in ("hot", "warm", "main")}
@@ -92,8 +85,8 @@ for name, (binary, syms) in progs.items():
         samples.append({"thread": 100 + i, "time_ns": 1000 * (len(samples) + 1),
                         "frames": [[name, hex(a)] for a in stack]})
         want.append([(os.path.basename(binary), fn, line) for a in stack for fn, line in a2l(binary, a)])
-check("the addresses include inlined code (mix inside hot, as addr2line -i sees it)",
-      all(w[0][1] == "mix" and w[1][1] == "hot" for w in want), want[:1])
+t.check("the addresses include inlined code (mix inside hot, as addr2line -i sees it)",
+        all(w[0][1] == "mix" and w[1][1] == "hot" for w in want), want[:1])
 spec = os.path.join(WORK, "samples.json")
 with open(spec, "w") as fh:
     json.dump(samples, fh)
@@ -104,15 +97,15 @@ for style, extra in (("datadog", []), ("conv", ["--conv-style"])):
     named = os.path.join(WORK, style + ".symbolized.jfr")
     r = sh([sys.executable, os.path.join(HERE, "gen_remote_jfr.py"), raw, progs["nopie"][0], progs["pie"][0],
             "--samples", spec, *extra])
-    if not check("%s: the generator writes the recording" % style, r.returncode == 0, r.stderr[-300:]):
+    if not t.check("%s: the generator writes the recording" % style, r.returncode == 0, r.stderr[-300:]):
         continue
     sfile = os.path.join(WORK, style + ".json")
     r = sh([CONV, "symbolize", "--offline", "--stats=" + sfile, raw], env=dict(os.environ, HOME=WORK))
     st = json.loads(open(sfile).readline()) if os.path.exists(sfile) else {}
-    if not check("%s: conv symbolize names every remote frame from the local programs (%s of %s)"
-                 % (style, st.get("named"), st.get("locations")),
-                 r.returncode == 0 and st.get("named") == st.get("locations") and st.get("named", 0) > 0 and
-                 st.get("sources", {}).get("local") == st.get("named"), (r.stderr[-300:], st)):
+    if not t.check("%s: conv symbolize names every remote frame from the local programs (%s of %s)"
+                   % (style, st.get("named"), st.get("locations")),
+                   r.returncode == 0 and st.get("named") == st.get("locations") and st.get("named", 0) > 0 and
+                   st.get("sources", {}).get("local") == st.get("named"), (r.stderr[-300:], st)):
         continue
     pj = sh([JFR, "print", "--json", "--stack-depth", "64", "--events", "jdk.ExecutionSample", named])
     got, types = [], set()
@@ -120,14 +113,13 @@ for style, extra in (("datadog", []), ("conv", ["--conv-style"])):
         got.append([((fr["method"]["type"] or {}).get("name"), fr["method"]["name"], fr["lineNumber"])
                     for fr in ev["values"]["stackTrace"]["frames"]])
         types |= {fr["type"] for fr in ev["values"]["stackTrace"]["frames"]}
-    check("%s: each frame is addr2line -f -i's functions, innermost first, with lines, in the program's class"
-          % style, pj.returncode == 0 and sorted(got) == sorted(want) and types == {"Native"},
-          (got[:1], want[:1]))
-    check("%s: jfr print and jfr summary read the result" % style,
-          sh([JFR, "print", "--stack-depth", "64", named]).returncode == 0 and
-          sh([JFR, "summary", named]).returncode == 0)
+    t.check("%s: each frame is addr2line -f -i's functions, innermost first, with lines, in the program's class"
+            % style, pj.returncode == 0 and sorted(got) == sorted(want) and types == {"Native"},
+            (got[:1], want[:1]))
+    t.check("%s: jfr print and jfr summary read the result" % style,
+            sh([JFR, "print", "--stack-depth", "64", named]).returncode == 0 and
+            sh([JFR, "summary", named]).returncode == 0)
     a, b = sh([JFR] + other + [raw]), sh([JFR] + other + [named])
-    check("%s: the other events print as before" % style, a.returncode == 0 and a.stdout == b.stdout and
-          b"keep-me" in a.stdout)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    t.check("%s: the other events print as before" % style, a.returncode == 0 and a.stdout == b.stdout and
+            b"keep-me" in a.stdout)
+t.finish()

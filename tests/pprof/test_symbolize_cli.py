@@ -32,19 +32,13 @@ sys.dont_write_bytecode = True
 import pprof_stacks  # noqa: E402
 import pprofdec  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
+
 CONV, WORK = sys.argv[1], os.path.abspath(sys.argv[2])
-passed = failed = 0
 ENV = dict(os.environ, HOME=os.path.join(WORK, "home"), LC_ALL="C")
 for k in ("DEBUGINFOD_URLS", "DEBUGINFOD_CACHE_PATH"):
     ENV.pop(k, None)
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
-    return cond
 
 
 def conv(*args):
@@ -75,38 +69,38 @@ for f in fixtures:
     raw = os.path.join(WORK, name + ".pb.gz")
     named = os.path.join(WORK, name + ".symbolized.pb.gz")
     r = conv("-q", "-n", "--pprof", raw, f)
-    if not check("%s: conv -n writes the profile" % name, r.returncode == 0, err(r)):
+    if not t.check("%s: conv -n writes the profile" % name, r.returncode == 0, err(r)):
         continue
     sfile = os.path.join(WORK, name + ".json")
     r = conv("symbolize", "-q", "--offline", "--stats=" + sfile, raw)
     st = json.loads(open(sfile).readline()) if os.path.exists(sfile) else {}
     keys = {"input", "exit_code", "format", "locations", "named", "left_unnamed", "named_before", "unmapped",
             "sources", "debuginfod", "unresolved_objects", "outputs"}
-    check("%s: conv symbolize writes BASE.symbolized.pb.gz, --stats has its keys (%s of %s named)"
-          % (name, st.get("named"), st.get("locations")),
-          r.returncode == 0 and os.path.exists(named) and keys <= set(st) and
-          st["named"] + st["left_unnamed"] + st["named_before"] + st["unmapped"] == st["locations"] and
-          st["outputs"] == [{"format": "pprof", "path": named, "bytes": os.path.getsize(named)}], (err(r), st))
-    check("%s: the output is gzipped as the input was, and keeps its samples" % name,
-          open(named, "rb").read(2) == b"\x1f\x8b" and bare_samples(raw) == bare_samples(named))
+    t.check("%s: conv symbolize writes BASE.symbolized.pb.gz, --stats has its keys (%s of %s named)"
+            % (name, st.get("named"), st.get("locations")),
+            r.returncode == 0 and os.path.exists(named) and keys <= set(st) and
+            st["named"] + st["left_unnamed"] + st["named_before"] + st["unmapped"] == st["locations"] and
+            st["outputs"] == [{"format": "pprof", "path": named, "bytes": os.path.getsize(named)}], (err(r), st))
+    t.check("%s: the output is gzipped as the input was, and keeps its samples" % name,
+            open(named, "rb").read(2) == b"\x1f\x8b" and bare_samples(raw) == bare_samples(named))
     if go:
         g = subprocess.run([go, "tool", "pprof", "-raw", "-symbolize=none", named], capture_output=True,
                            timeout=120, env=dict(ENV, PPROF_BINARY_PATH=WORK))
-        check("%s: go tool pprof reads it" % name, g.returncode == 0, g.stderr.decode()[-300:])
+        t.check("%s: go tool pprof reads it" % name, g.returncode == 0, g.stderr.decode()[-300:])
     again = os.path.join(WORK, name + ".again.pb.gz")
     r = conv("symbolize", "-q", "--offline", "-o", again, raw)
-    check("%s: a second run writes the same bytes" % name,
-          r.returncode == 0 and open(again, "rb").read() == open(named, "rb").read(), err(r))
+    t.check("%s: a second run writes the same bytes" % name,
+            r.returncode == 0 and open(again, "rb").read() == open(named, "rb").read(), err(r))
     # a profile with names: kept (named_before), unless --force
     r = conv("symbolize", "-q", "--offline", "--stats=" + sfile, "-o", os.path.join(WORK, "x.pb.gz"), named)
     st2 = json.loads(open(sfile).readline()) if os.path.exists(sfile) else {}
-    check("%s: names already there are kept (named_before %s = %s named + %s named before)"
-          % (name, st2.get("named_before"), st.get("named"), st.get("named_before")),
-          r.returncode == 0 and st2.get("named_before") == st.get("named") + st.get("named_before") and
-          st2.get("named") == 0, st2)
+    t.check("%s: names already there are kept (named_before %s = %s named + %s named before)"
+            % (name, st2.get("named_before"), st.get("named"), st.get("named_before")),
+            r.returncode == 0 and st2.get("named_before") == st.get("named") + st.get("named_before") and
+            st2.get("named") == 0, st2)
     r = conv("symbolize", "-q", "--offline", "--force", "-o", os.path.join(WORK, "forced.pb.gz"), named)
-    check("%s: --force names them again, to the same stacks" % name, r.returncode == 0 and
-          pprof_stacks.samples(named) == pprof_stacks.samples(os.path.join(WORK, "forced.pb.gz")), err(r))
+    t.check("%s: --force names them again, to the same stacks" % name, r.returncode == 0 and
+            pprof_stacks.samples(named) == pprof_stacks.samples(os.path.join(WORK, "forced.pb.gz")), err(r))
 
 # an uncompressed profile stays uncompressed; -o DIR for several inputs
 plain = os.path.join(WORK, "plain.pb")
@@ -114,13 +108,13 @@ with open(plain, "wb") as fh:
     fh.write(gzip.decompress(open(os.path.join(WORK, "fg.pb.gz"), "rb").read()))
 r = conv("symbolize", "-q", "--offline", plain)
 out = os.path.join(WORK, "plain.symbolized.pb")
-check("an uncompressed profile: BASE.symbolized.pb, not gzipped", r.returncode == 0 and os.path.exists(out) and
-      open(out, "rb").read(2) != b"\x1f\x8b", err(r))
+t.check("an uncompressed profile: BASE.symbolized.pb, not gzipped", r.returncode == 0 and os.path.exists(out) and
+        open(out, "rb").read(2) != b"\x1f\x8b", err(r))
 d = os.path.join(WORK, "outdir")
 os.makedirs(d)
 r = conv("symbolize", "-q", "--offline", "-o", d, os.path.join(WORK, "fg.pb.gz"), plain)
-check("-o DIR with two inputs: both written there", r.returncode == 0 and
-      sorted(os.listdir(d)) == ["fg.symbolized.pb.gz", "plain.symbolized.pb"], (err(r), os.listdir(d)))
+t.check("-o DIR with two inputs: both written there", r.returncode == 0 and
+        sorted(os.listdir(d)) == ["fg.symbolized.pb.gz", "plain.symbolized.pb"], (err(r), os.listdir(d)))
 
 # refusals
 fg = os.path.join(WORK, "fg.pb.gz")
@@ -138,9 +132,9 @@ for args, code, words in ((["symbolize"], 1, "no FILE"),
                            2, "not a pprof profile")):
     fg_bytes = open(fg, "rb").read()
     r = conv(*args)
-    check("conv %s: exit %d, says '%s'" % (" ".join(os.path.basename(a) for a in args[1:]) or "symbolize", code,
+    t.check("conv %s: exit %d, says '%s'" % (" ".join(os.path.basename(a) for a in args[1:]) or "symbolize", code,
                                            words), r.returncode == code and words in err(r), (r.returncode, err(r)))
-    check("  ... and the input is intact", open(fg, "rb").read() == fg_bytes)
+    t.check("  ... and the input is intact", open(fg, "rb").read() == fg_bytes)
     if os.path.exists(os.path.join(WORK, "s.pb.gz")):  # the --stats file of the collision case
         os.unlink(os.path.join(WORK, "s.pb.gz"))
 jfr = os.path.join(WORK, "fg.jfr")
@@ -148,24 +142,23 @@ conv("-q", "-n", "--jfr", jfr, fixtures[0])
 sfile = os.path.join(WORK, "jfr.json")
 r = conv("symbolize", "--offline", "--stats=" + sfile, jfr)
 st = json.loads(open(sfile).readline()) if os.path.exists(sfile) else {}
-check("a JFR recording: BASE.symbolized.jfr, --stats says format jfr", r.returncode == 0 and
-      os.path.exists(os.path.join(WORK, "fg.symbolized.jfr")) and st.get("format") == "jfr" and
-      open(os.path.join(WORK, "fg.symbolized.jfr"), "rb").read(4) == b"FLR\0", (err(r), st))
+t.check("a JFR recording: BASE.symbolized.jfr, --stats says format jfr", r.returncode == 0 and
+        os.path.exists(os.path.join(WORK, "fg.symbolized.jfr")) and st.get("format") == "jfr" and
+        open(os.path.join(WORK, "fg.symbolized.jfr"), "rb").read(4) == b"FLR\0", (err(r), st))
 cutj = os.path.join(WORK, "cut.jfr")
 with open(cutj, "wb") as fh:
     fh.write(open(jfr, "rb").read()[:300])
 r = conv("symbolize", "-o", os.path.join(WORK, "cj.jfr"), cutj)
-check("a JFR recording cut short: exit 2, said", r.returncode == 2 and "JFR" in err(r), err(r))
+t.check("a JFR recording cut short: exit 2, said", r.returncode == 2 and "JFR" in err(r), err(r))
 cut = os.path.join(WORK, "cut.pb.gz")
 with open(cut, "wb") as fh:
     fh.write(open(fg, "rb").read()[:200])
 r = conv("symbolize", "-o", os.path.join(WORK, "c.pb.gz"), cut)
-check("a truncated gzip: exit 2, said", r.returncode == 2 and "gzip" in err(r), err(r))
-check("no output or temp file left by the refused runs",
-      sorted(os.listdir(WORK)) == sorted(before + ["fg.jfr", "fg.symbolized.jfr", "jfr.json", "cut.jfr", "cut.pb.gz"])
-      and not leftovers(WORK),
-      sorted(set(os.listdir(WORK)) ^ set(before)))
+t.check("a truncated gzip: exit 2, said", r.returncode == 2 and "gzip" in err(r), err(r))
+t.check("no output or temp file left by the refused runs",
+        sorted(os.listdir(WORK)) == sorted(before + ["fg.jfr", "fg.symbolized.jfr", "jfr.json", "cut.jfr", "cut.pb.gz"])
+        and not leftovers(WORK),
+        sorted(set(os.listdir(WORK)) ^ set(before)))
 r = conv("symbolize", "--help")
-check("--help: exit 0, usage on stdout", r.returncode == 0 and r.stdout.startswith(b"usage: conv symbolize"))
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+t.check("--help: exit 0, usage on stdout", r.returncode == 0 and r.stdout.startswith(b"usage: conv symbolize"))
+t.finish()

@@ -32,22 +32,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
+
 CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-FAKE = os.path.join(REPO, "tests", "tools", "fake_debuginfod.py")
 INFLATE = os.path.join(REPO, "tests", "tools", "perfdata_inflate.py")
 RUNS = [signal.SIGTERM] * 40 + [signal.SIGINT] * 5 + [signal.SIGHUP] * 5
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    if not cond:
-        print("FAIL %s  -- %s" % (name, detail))
-    return cond
+t.quiet_ok = True  # 300-odd checks: the failures are what to read
 
 
 shutil.rmtree(WORK, ignore_errors=True)
@@ -59,17 +52,9 @@ big = os.path.join(WORK, "big.data")
 p = subprocess.run([sys.executable, INFLATE, "--size-mb", "40", os.path.join(REPO, "samples", "perf.data"), big],
                    capture_output=True, timeout=300)
 if p.returncode:
-    print("SKIP: inflating the input failed: %s\n0 passed, 0 failed, 1 skipped" % p.stderr.decode()[-200:])
-    sys.exit(77)
-server = subprocess.Popen([sys.executable, FAKE, "--dir", os.path.join(REPO, "samples", "debug"), "--port", "0",
-                           "--port-file", os.path.join(WORK, "port"), "--lifetime", "600", "--exit-on-stdin-eof",
-                           "--fault", "*=drip:0.1:2048"], stdin=subprocess.PIPE)
+    t.skip_all("inflating the input failed: %s" % p.stderr.decode()[-200:])
+server, url = t.fake_debuginfod(os.path.join(REPO, "samples", "debug"), faults=("*=drip:0.1:2048",))
 try:
-    for _ in range(100):
-        if os.path.exists(os.path.join(WORK, "port")) and open(os.path.join(WORK, "port")).read().strip():
-            break
-        time.sleep(0.1)
-    url = "http://127.0.0.1:%s" % open(os.path.join(WORK, "port")).read().strip()
     env = dict(os.environ, HOME=home, TMPDIR=tmpdir)
     env.pop("DEBUGINFOD_URLS", None)
 
@@ -112,17 +97,17 @@ try:
         try:
             recs = [json.loads(l) for l in lines]
         except ValueError as e:
-            return check(name + ": --stats is whole JSON lines", False, e)
+            return t.check(name + ": --stats is whole JSON lines", False, e)
         ok = len(recs) == 1 and recs[0].get("input") == inp and (
             (recs[0].get("exit_code") == rc and (rc == 0 or recs[0].get("signal") == sig)) or
             (rc == 128 + sig and recs[0].get("exit_code") == 0 and "signal" not in recs[0] and
              sorted(o["path"] for o in recs[0].get("outputs", [])) == sorted(outs) and
              all(os.path.exists(o) for o in outs)))
-        return check(name + ": --stats has the input's record, exit_code %d" % rc, ok, lines[-2:])
+        return t.check(name + ": --stats has the input's record, exit_code %d" % rc, ok, lines[-2:])
 
     ref = os.path.join(WORK, "ref")
     rc, T, err = run(ref)
-    if not check("the undisturbed run converts (exit 0)", rc == 0, err[-300:]):
+    if not t.check("the undisturbed run converts (exit 0)", rc == 0, err[-300:]):
         sys.exit(1)
     ref_bytes = {k: open(os.path.join(ref, "out" + k), "rb").read() for k in (".pb.gz", ".jfr")}
     print("undisturbed run: %.2f s" % T)
@@ -137,31 +122,31 @@ try:
             finished += 1
         else:
             killed += 1
-            check(name + ": exit %d" % (128 + sig), rc == 128 + sig, (rc, err[-200:]))
+            t.check(name + ": exit %d" % (128 + sig), rc == 128 + sig, (rc, err[-200:]))
         left = left_behind(d)
-        check(name + ": no temp file left", not left, left)
+        t.check(name + ": no temp file left", not left, left)
         for k, want in ref_bytes.items():
             path = os.path.join(d, "out" + k)
-            check(name + ": out%s absent or complete" % k,
-                  not os.path.exists(path) or open(path, "rb").read() == want,
-                  os.path.getsize(path) if os.path.exists(path) else None)
+            t.check(name + ": out%s absent or complete" % k,
+                    not os.path.exists(path) or open(path, "rb").read() == want,
+                    os.path.getsize(path) if os.path.exists(path) else None)
         stats_ok(name, d, big, rc, sig, [os.path.join(d, "out" + k) for k in (".pb.gz", ".jfr")])
         for f in os.listdir(tmpdir):
             os.unlink(os.path.join(tmpdir, f))
         shutil.rmtree(d, ignore_errors=True)
     print("%d runs: %d stopped by the signal, %d finished first" % (len(RUNS), killed, finished))
-    check("most runs were stopped (the points fall inside the run)", killed >= len(RUNS) // 2, killed)
+    t.check("most runs were stopped (the points fall inside the run)", killed >= len(RUNS) // 2, killed)
 
     # conv symbolize of the --no-symbolize outputs
     nosym = os.path.join(WORK, "nosym")
     p = subprocess.run([CONV, "-q", "-n", "-o", nosym, big], stdin=subprocess.DEVNULL, capture_output=True,
                        env=env, timeout=300)
-    check("the --no-symbolize conversion (exit 0)", p.returncode == 0, p.stderr[-300:])
+    t.check("the --no-symbolize conversion (exit 0)", p.returncode == 0, p.stderr[-300:])
     for ext in (".pb.gz", ".jfr"):
         inp = nosym + ext
         sref = os.path.join(WORK, "sref" + ext)
         rc, T, err = run(sref, symbolize=(inp, ext))
-        if not check("conv symbolize %s undisturbed (exit 0)" % ext, rc == 0, err[-300:]):
+        if not t.check("conv symbolize %s undisturbed (exit 0)" % ext, rc == 0, err[-300:]):
             continue
         want = open(os.path.join(sref, "out" + ext), "rb").read()
         print("conv symbolize %s undisturbed: %.2f s" % (ext, T))
@@ -173,20 +158,18 @@ try:
             name = "symbolize %s run %d (SIGTERM at %.2f s)" % (ext, i, at)
             if rc:
                 skilled += 1
-                check(name + ": exit 143", rc == 143, (rc, err[-200:]))
+                t.check(name + ": exit 143", rc == 143, (rc, err[-200:]))
             left = left_behind(d)
-            check(name + ": no temp file left", not left, left)
+            t.check(name + ": no temp file left", not left, left)
             path = os.path.join(d, "out" + ext)
-            check(name + ": output absent or complete", not os.path.exists(path) or open(path, "rb").read() == want,
-                  os.path.getsize(path) if os.path.exists(path) else None)
+            t.check(name + ": output absent or complete", not os.path.exists(path) or open(path, "rb").read() == want,
+                    os.path.getsize(path) if os.path.exists(path) else None)
             stats_ok(name, d, inp, rc, signal.SIGTERM, [path])
             for f in os.listdir(tmpdir):
                 os.unlink(os.path.join(tmpdir, f))
             shutil.rmtree(d, ignore_errors=True)
         print("conv symbolize %s: 10 runs, %d stopped by the signal" % (ext, skilled))
-        check("conv symbolize %s: most runs were stopped" % ext, skilled >= 5, skilled)
+        t.check("conv symbolize %s: most runs were stopped" % ext, skilled >= 5, skilled)
 finally:
-    server.stdin.close()
-    server.wait(timeout=30)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    t.stop(server)
+t.finish()

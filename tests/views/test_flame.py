@@ -27,19 +27,13 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import testlib as t  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CONV, WORK = sys.argv[1], sys.argv[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)))
-    return cond
 
 
 def hot_names(folded, n=4):
@@ -53,8 +47,7 @@ def hot_names(folded, n=4):
 
 
 if not os.path.exists(CHROMIUM):
-    print("SKIP: %s is not installed (apt-get install chromium)\n0 passed, 0 failed, 1 skipped" % CHROMIUM)
-    sys.exit(77)
+    t.skip_all("%s is not installed (apt-get install chromium)" % CHROMIUM)
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 cases = [
@@ -70,8 +63,8 @@ for name, path, opts in cases:
     r = subprocess.run([CONV, "-q", "--offline", *opts, "-F", "folded,html", "--stats=" + base + ".json",
                         "-o", base, path],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
-    if not check("%s: conv writes the folded stacks and the page" % name, r.returncode == 0,
-                 r.stderr.decode(errors="replace")[-400:]):
+    if not t.check("%s: conv writes the folded stacks and the page" % name, r.returncode == 0,
+                   r.stderr.decode(errors="replace")[-400:]):
         continue
     page = open(base + ".html", "rb").read()
     st = json.loads(open(base + ".json").readline())
@@ -81,14 +74,14 @@ for name, path, opts in cases:
     if st["off_cpu"]["intervals"]:
         want.append(("off-cpu", "nanoseconds", st["off_cpu"]["nanoseconds"]))
     got = [(v["name"], v["unit"], v["total"]) for v in data["views"]]
-    check("%s: the page's views are the events with samples and their totals %s" % (name, want),
-          got == want, got)
-    check("%s: the page refers to nothing outside it" % name,
-          not re.search(rb"""(src|href)\s*=\s*["']?(?!data:|#)[a-z]*:?//""", page, re.I))
+    t.check("%s: the page's views are the events with samples and their totals %s" % (name, want),
+            got == want, got)
+    t.check("%s: the page refers to nothing outside it" % name,
+            not re.search(rb"""(src|href)\s*=\s*["']?(?!data:|#)[a-z]*:?//""", page, re.I))
     r2 = subprocess.run([CONV, "-q", "--offline", *opts, "--html", base + ".again.html", path],
                         stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
-    check("%s: a second conversion writes the same page" % name,
-          r2.returncode == 0 and open(base + ".again.html", "rb").read() == page)
+    t.check("%s: a second conversion writes the same page" % name,
+            r2.returncode == 0 and open(base + ".again.html", "rb").read() == page)
     if not browser:
         continue
     names = hot_names(base + ".folded")
@@ -98,9 +91,10 @@ for name, path, opts in cases:
     if b.returncode == 77:
         print("SKIP %s: %s" % (name, out.strip()))
         continue
-    check("%s: in Chromium, %s drawn, search, zoom, hover, views, screenshot" % (name, names),
-          b.returncode == 0, out[-800:])
+    t.check("%s: in Chromium, %s drawn, search, zoom, hover, views, screenshot" % (name, names),
+            b.returncode == 0, out[-800:])
     for ln in out.splitlines():
         print("   " + ln)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else (0 if passed else 77))
+if not t.passed and not t.failed:
+    t.skip_all("nothing could be checked")
+t.finish()

@@ -1,0 +1,58 @@
+"""What the Python tests share: their ok/FAIL lines and counts, and a fake debuginfod to talk to.
+
+    import testlib as t
+    t.check("name", cond, detail)     # prints "ok   name" or "FAIL name  -- detail"; returns cond
+    t.skip_all("why")                 # prints the SKIP line CTest expects and exits 77
+    t.finish()                        # prints "N passed, M failed" and exits 1 on a failure
+    server, url = t.fake_debuginfod(DIR, faults=("*=drip:0.1:2048",))
+    ...
+    t.stop(server)
+
+Scripts find it with sys.path.insert(0, <tests/tools>).
+"""
+import os
+import subprocess
+import sys
+
+passed = failed = 0
+quiet_ok = False  # True: print failures only (tests with hundreds of checks)
+FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_debuginfod.py")
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    passed += bool(cond)
+    failed += not cond
+    if not cond or not quiet_ok:
+        print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  -- %s" % (detail,)), flush=True)
+    return cond
+
+
+def skip_all(why):
+    print("SKIP: %s\n%d passed, %d failed, 1 skipped" % (why, passed, failed), flush=True)
+    sys.exit(77)
+
+
+def finish():
+    print("%d passed, %d failed" % (passed, failed), flush=True)
+    sys.exit(1 if failed else 0)
+
+
+def fake_debuginfod(serve_dir, faults=(), lifetime=600):
+    """Starts fake_debuginfod.py over serve_dir on 127.0.0.1: (process, URL). It ends with
+    stop(), or by itself when this process dies (its stdin reaches EOF) or after lifetime s."""
+    args = [sys.executable, FAKE, "--dir", serve_dir, "--port", "0", "--lifetime", str(lifetime),
+            "--exit-on-stdin-eof"]
+    for f in faults:
+        args += ["--fault", f]
+    p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    line = p.stdout.readline().decode()
+    if not line.startswith("PORT "):
+        p.kill()
+        raise RuntimeError("fake_debuginfod did not start: %r" % line)
+    return p, "http://127.0.0.1:%s" % line.split()[1]
+
+
+def stop(server):
+    server.stdin.close()
+    server.wait(timeout=30)
