@@ -70,9 +70,13 @@ bool statsfile_open(const char *cmd, const char *path)
 		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
 		return false;
 	}
-	/* kept, not removed, when a signal stops conv: the hook completes it */
-	cleanup_drop_path(sf.tmp);
+	/*
+	 * kept, not removed, when a signal stops conv: the hook completes it.
+	 * The hook goes in first: a signal in between renames the file, and
+	 * the removal that follows finds nothing.
+	 */
 	cleanup_set_hook(statsfile_on_signal);
+	cleanup_drop_path(sf.tmp);
 	return true;
 }
 
@@ -128,11 +132,19 @@ bool statsfile_close(const char *cmd)
 	if (fd < 0)
 		return true;
 	sf.armed = 0;
-	sf.fd = -1;
-	cleanup_set_hook(NULL);
+	/*
+	 * The hook stays until the file is in place: a signal before the
+	 * rename puts it there itself (a second rename then finds nothing).
+	 */
 	if (cli_out_commit(fd, sf.tmp, sf.path, NULL, false)) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, sf.path, strerror(errno));
+		int e = errno;
+
+		cleanup_set_hook(NULL);
+		sf.fd = -1;
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, sf.path, strerror(e));
 		return false;
 	}
+	cleanup_set_hook(NULL);
+	sf.fd = -1;
 	return true;
 }
