@@ -218,7 +218,6 @@ struct dfd_client {
 	struct dfd_xfer **active; /* max_parallel slots, NULL = free */
 	uint64_t in_flight;       /* sum of the active transfers' received bytes */
 	uint64_t next_seq;        /* start order of transfers: the oldest is never paused */
-	unsigned nr_paused;
 
 	struct dfd_stats st;
 };
@@ -340,7 +339,8 @@ static int entry_dir(struct dfd_client *c, const struct dfd_req *r, char **dir)
 			return e;
 		if (stat(c->cache, &st) != 0)
 			return errno;
-		c->dir_mode = (st.st_mode & 0777) | 0700;
+		/* setgid too: a group's cache keeps giving its entries the group */
+		c->dir_mode = (st.st_mode & 02777) | 0700;
 		c->file_mode = c->dir_mode & 0666;
 	}
 	*dir = str_printf("%s/%s", c->cache, r->hex);
@@ -706,7 +706,6 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 		/* libcurl keeps these bytes and hands them over again once resumed */
 		if (!x->paused) {
 			x->paused = true;
-			c->nr_paused++;
 			c->st.paused++;
 		}
 		return CURL_WRITEFUNC_PAUSE;
@@ -719,7 +718,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	/* what cannot be the ELF file asked for is not stored: stopped at its first bytes */
 	for (size_t i = 0; x->received + i < sizeof(x->head) && i < len; i++)
 		x->head[x->received + i] = (uint8_t)data[i];
-	if (x->received + len >= sizeof(x->head) && memcmp(x->head, "\177ELF", 4) != 0) {
+	if (x->received < sizeof(x->head) && x->received + len >= sizeof(x->head) &&
+	    memcmp(x->head, "\177ELF", 4) != 0) {
 		x->not_elf = true;
 		return 0;
 	}
@@ -791,6 +791,8 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 {
 	CURL *e = x->easy;
 	bool ok = true;
+	/* 0 would mean no limit at all: a transfer started at the deadline still ends */
+	long left = ms_left(c) > 1 ? ms_left(c) : 1;
 
 #define SET(opt, val) ok = ok && cu.easy_setopt(e, opt, val) == CURLE_OK
 	SET(CURLOPT_URL, x->url);
@@ -814,7 +816,7 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 	SET(CURLOPT_LOW_SPEED_LIMIT, DFD_LOW_SPEED_BPS);
 	SET(CURLOPT_LOW_SPEED_TIME, c->timeout_s);
 	/* the whole transfer: its own limit, or what is left before the deadline if less */
-	SET(CURLOPT_TIMEOUT_MS, ms_left(c) < c->max_time_s * 1000L ? ms_left(c) : c->max_time_s * 1000L);
+	SET(CURLOPT_TIMEOUT_MS, left < c->max_time_s * 1000L ? left : c->max_time_s * 1000L);
 	if (c->max_size) {
 		curl_off_t m = c->max_size > (uint64_t)INT64_MAX ? (curl_off_t)INT64_MAX
 								 : (curl_off_t)c->max_size;
@@ -837,12 +839,6 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
  */
 static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 {
-	if (ms_left(c) <= 0) {
-		c->st.errors++;
-		c->st.deadline++;
-		set_msg(&r->msg, "not asked: the symbolization deadline (--symbolize-deadline) had passed");
-		return CONV_E_NET;
-	}
 	struct dfd_xfer *x = calloc(1, sizeof(*x));
 	char *dir = NULL;
 	unsigned slot;
@@ -958,6 +954,26 @@ static enum lock_state req_lock(struct dfd_client *c, struct dfd_req *r)
 }
 
 /*
+ * Past the deadline a request is not sent (again), also not while another
+ * process holds its entry: it ends with its most useful failure so far, or
+ * as not asked.
+ */
+static bool req_past_deadline(struct dfd_client *c, struct dfd_req *r)
+{
+	if (ms_left(c) > 0)
+		return false;
+	c->st.deadline++;
+	if (r->worst == CONV_E_OK || r->worst == CONV_E_NOTFOUND) {
+		c->st.errors++;
+		set_msg(&r->msg, "not asked: the symbolization deadline (--symbolize-deadline) had passed");
+		req_finish(c, r, CONV_E_NET, NULL);
+	} else {
+		req_finish(c, r, r->worst, NULL);
+	}
+	return true;
+}
+
+/*
  * Starts queued requests while slots are free; one whose entry another
  * process is downloading goes to the back of the queue, tried again next
  * round.
@@ -969,7 +985,11 @@ static void start_queued(struct dfd_client *c)
 
 	while (n-- && c->nr_active < c->max_parallel && (r = queue_pop(c)) != NULL) {
 		enum conv_err err;
-		enum lock_state ls = req_lock(c, r);
+		enum lock_state ls;
+
+		if (req_past_deadline(c, r))
+			continue;
+		ls = req_lock(c, r);
 
 		if (ls == LOCK_BUSY) {
 			queue_push(c, r, false);
@@ -996,22 +1016,8 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 	char hex[2 * BUILDID_MAX + 1];
 	enum conv_err err;
 	char *final, *missing;
-	int fd = x->fd;
+	int fd;
 
-	x->fd = -1;
-	(void)fchmod(fd, c->file_mode);
-	/* on the disk before it is renamed into place: a crash must not leave a named but empty entry */
-	if (fsync(fd) != 0) {
-		int e = errno;
-
-		close(fd);
-		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(e));
-		return CONV_E_IO;
-	}
-	if (close(fd) != 0) {
-		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(errno));
-		return CONV_E_IO;
-	}
 	err = buildid_from_path(x->tmp, id, &len, NULL);
 	if (err != CONV_E_OK || len != r->bid_len || memcmp(id, r->bid, len) != 0) {
 		c->st.bad_build_id++;
@@ -1030,6 +1036,21 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 		snprintf(msg, msg_size, "%s: sent an ELF file cut short (its headers point past its end)",
 			 x->url);
 		return CONV_E_FORMAT;
+	}
+	fd = x->fd;
+	x->fd = -1;
+	(void)fchmod(fd, c->file_mode);
+	/* on the disk before it is renamed into place: a crash must not leave a named but empty entry */
+	if (fsync(fd) != 0) {
+		int e = errno;
+
+		close(fd);
+		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(e));
+		return CONV_E_IO;
+	}
+	if (close(fd) != 0) {
+		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(errno));
+		return CONV_E_IO;
 	}
 	final = entry_path(c->cache, r, "");
 	missing = entry_path(c->cache, r, ".missing");
@@ -1119,12 +1140,11 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 /* Bytes in flight went down: paused transfers go on (each looks at the cap again). */
 static void resume_paused(struct dfd_client *c)
 {
-	for (unsigned i = 0; c->nr_paused && i < c->max_parallel; i++) {
+	for (unsigned i = 0; i < c->max_parallel; i++) {
 		struct dfd_xfer *x = c->active[i];
 
 		if (x && x->paused) {
 			x->paused = false;
-			c->nr_paused--;
 			/* may hand the kept bytes to on_body at once, which may pause x again */
 			cu.easy_pause(x->easy, CURLPAUSE_CONT);
 		}
@@ -1149,8 +1169,6 @@ static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 			c->active[i] = NULL;
 	c->nr_active--;
 	c->in_flight -= x->received;
-	if (x->paused)
-		c->nr_paused--;
 	resume_paused(c);
 	r->xfer = NULL;
 	msg[0] = '\0';
@@ -1172,6 +1190,8 @@ static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 		set_msg(&r->msg, "%s", msg);
 	}
 	if (++r->server < c->nr_urls) {
+		if (req_past_deadline(c, r))
+			return;
 		err = xfer_start(c, r);
 		if (err != CONV_E_OK)
 			req_finish(c, r, err, NULL);
@@ -1479,6 +1499,8 @@ void dfd_free(struct dfd_client *c)
 	if (c->curl_inited)
 		cu.global_cleanup();
 	for (size_t i = 0; i < c->nr_reqs; i++) {
+		if (c->reqs[i]->lock_fd1)
+			close(c->reqs[i]->lock_fd1 - 1); /* or the lock would outlive the client */
 		free(c->reqs[i]->path);
 		free(c->reqs[i]->msg);
 		free(c->reqs[i]);
@@ -1575,7 +1597,11 @@ enum conv_err dfd_wait(struct dfd_client *c, const uint8_t *bid, size_t len, enu
 				 conv_strerror(err));
 	if (r->state == REQ_QUEUED)
 		queue_bump(c, r);
-	/* Transfers end by themselves (stall and total timeouts), so this terminates. */
+	/*
+	 * Transfers end by themselves (speed floor, total time, deadline), and
+	 * requests waiting for another process's download end at the deadline,
+	 * so this terminates.
+	 */
 	while (r->state != REQ_DONE)
 		step(c, 1000);
 	if (r->result != CONV_E_OK)

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1410,6 +1411,82 @@ static void test_orphan_tmp(void **state)
 	srv_reset(&g.srv);
 }
 
+/* Holds (or only opens) the lock another process would hold on a's debuginfo entry; returns its fd. */
+static int entry_lock(const char *cache, bool take)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	int fd;
+
+	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	mkdirs(dir);
+	strf(p, sizeof(p), "%s/.lock-debuginfo", dir);
+	fd = open(p, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	if (take)
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+/*
+ * A request whose entry another process is downloading waits for it, but
+ * not past the deadline: it ends then, not asked, without a request.
+ */
+static void test_busy_deadline(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path = NULL;
+	int held;
+	double t0;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	held = entry_lock(cache, true);
+	opts_init(&o, urls, 1, cache);
+	o.deadline_s = 1;
+	c = client(&o);
+	t0 = now_s();
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
+	print_message("entry held elsewhere, deadline 1 s: %.0f ms: %s\n", (now_s() - t0) * 1e3, d.msg);
+	assert_true(now_s() - t0 < 3);
+	assert_non_null(strstr(d.msg, "deadline"));
+	assert_int_equal(dfd_stats(c)->deadline, 1);
+	assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 0);
+	dfd_free(c);
+	close(held);
+}
+
+/* A client freed with a download in flight lets go of the entry's lock. */
+static void test_free_unlocks(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	int fd;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	srv_fault(&g.srv, g.a.hex, "delay", "5");
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
+	assert_true(dfd_poll(c, 0)); /* the lock is taken, the transfer started */
+	fd = entry_lock(cache, false);
+	assert_int_not_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	dfd_free(c);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	close(fd);
+	srv_reset(&g.srv);
+}
+
 /* dfd_wait() moves its request to the front of the queue. */
 static void test_wait_jumps_queue(void **state)
 {
@@ -1602,6 +1679,8 @@ int main(void)
 		cmocka_unit_test(test_in_flight_cap),
 		cmocka_unit_test(test_min_free),
 		cmocka_unit_test(test_orphan_tmp),
+		cmocka_unit_test(test_busy_deadline),
+		cmocka_unit_test(test_free_unlocks),
 	};
 	const struct CMUnitTest real[] = {
 		cmocka_unit_test(test_real_server),
