@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/outfile.h"
+#include "cli/paths.h"
 #include "cli/statsfile.h"
 #include "cli/text.h"
 
@@ -1212,135 +1213,29 @@ static bool has_glob_chars(const char *s)
 
 /* ---- outputs against inputs, before any work ---- */
 
-/* A file named on the command line, known by what it is on the disk. */
-struct named_file {
-	bool exists;      /* then dev and ino say which file, whatever the name or link */
-	dev_t dev;
-	ino_t ino;
-	char *path;       /* not there yet: the path with its directory resolved (owned) */
-	bool output;
-	const char *what; /* for messages: "the pprof output", "the input" */
-	char *name;       /* as given or made (owned) */
-	size_t input;     /* the input it is or belongs to; SIZE_MAX: none */
-};
-
 /*
- * Fills f for a name, or for fd (standard input or output) when fd >= 0;
- * false when there is nothing on the disk to compare (a pipe, a terminal)
- * or no memory.
- */
-static bool named_file_init(struct named_file *f, const char *name, int fd)
-{
-	struct stat st;
-	const char *slash = strrchr(name, '/');
-	char dir[4096], real[PATH_MAX];
-	size_t dl = slash ? (size_t)(slash - name) : 0;
-
-	memset(f, 0, sizeof(*f));
-	f->name = strdup(name);
-	if (!f->name)
-		return false;
-	if (fd >= 0 ? fstat(fd, &st) == 0 && S_ISREG(st.st_mode) : stat(name, &st) == 0) {
-		f->exists = true;
-		f->dev = st.st_dev;
-		f->ino = st.st_ino;
-		return true;
-	}
-	if (fd < 0) {
-		/* to be made: a/../x and x name one file */
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash && !dl ? 1 : dl), slash ? name : ".");
-		if (realpath(dir, real)) {
-			size_t n = strlen(real) + strlen(slash ? slash + 1 : name) + 2;
-
-			f->path = malloc(n);
-			if (f->path)
-				snprintf(f->path, n, "%s/%s", real, slash ? slash + 1 : name);
-		} else {
-			f->path = strdup(name);
-		}
-		if (f->path)
-			return true;
-	}
-	free(f->name);
-	f->name = NULL;
-	return false;
-}
-
-static int named_file_cmp(const void *a, const void *b)
-{
-	const struct named_file *x = a, *y = b;
-
-	if (x->exists != y->exists)
-		return x->exists ? -1 : 1;
-	if (x->exists) {
-		if (x->dev != y->dev)
-			return x->dev < y->dev ? -1 : 1;
-		if (x->ino != y->ino)
-			return x->ino < y->ino ? -1 : 1;
-		return 0;
-	}
-	return strcmp(x->path, y->path);
-}
-
-/* Whether an existing file starts as perf.data does (either byte order, or perf's first format). */
-static bool is_perf_data(const char *path)
-{
-	char magic[8];
-	FILE *f = fopen(path, "rb");
-	bool yes;
-
-	if (!f)
-		return false;
-	yes = fread(magic, 1, 8, f) == 8 &&
-	      (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8) ||
-	       !memcmp(magic, "PERFFILE", 8));
-	fclose(f);
-	return yes;
-}
-
-/* Adds one file to the list (nothing when there is nothing on the disk to compare). */
-static bool add_named(struct named_file *f, size_t *nf, const char *name, int fd, bool output,
-		      const char *what, size_t input)
-{
-	if (!named_file_init(&f[*nf], name, fd))
-		return fd >= 0; /* a pipe or terminal: nothing to compare; else no memory */
-	f[*nf].output = output;
-	f[*nf].what = what;
-	f[*nf].input = input;
-	(*nf)++;
-	return true;
-}
-
-/*
- * Before any work: refuses (usage error, said) an output that is an input
- * (by name, link or hard link), two outputs that are one file (which would
- * leave only the last), an output over a perf.data recording, binary
- * output to a terminal, and a terminal as the input. Returns the exit code.
+ * Before any work: refuses (usage error, said) binary output to a terminal,
+ * a terminal as the input, and what cli/paths.h refuses: an output that is
+ * an input, two outputs that are one file, an output over a recording.
+ * Returns the exit code.
  */
 static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs)
 {
-	/* each input, its outputs, the --kallsyms file, the --stats file */
-	size_t cap = (1 + OUT__COUNT) * nr_inputs + 2, nf = 0;
-	struct named_file *f = calloc(cap, sizeof(*f));
+	struct cli_paths ps = { 0 };
 	bool many = nr_inputs > 1;
-	int rc = CLI_EXIT_USAGE;
 
-	if (!f) {
-		fprintf(stderr, "conv: out of memory\n");
-		return CLI_EXIT_INPUT;
-	}
 	for (size_t i = 0; i < nr_inputs; i++) {
 		bool std = !strcmp(inputs[i], "-");
 
-		if (std && !cli_stdin_usable("conv"))
-			goto out;
+		if (std && !cli_stdin_usable("conv")) {
+			cli_paths_release(&ps);
+			return CLI_EXIT_USAGE;
+		}
 		/* one that is not there too: an output must not create it (it fails on its own turn) */
-		if (!add_named(f, &nf, inputs[i], std ? STDIN_FILENO : -1, false, "the input", i))
-			goto nomem;
+		cli_paths_add(&ps, inputs[i], std ? STDIN_FILENO : -1, false, "the input", i);
 	}
-	if (c->co.sj.kallsyms && !add_named(f, &nf, c->co.sj.kallsyms, -1, false, "the --kallsyms file",
-					     SIZE_MAX))
-		goto nomem;
+	if (c->co.sj.kallsyms)
+		cli_paths_add(&ps, c->co.sj.kallsyms, -1, false, "the --kallsyms file", SIZE_MAX);
 	for (size_t i = 0; i < nr_inputs; i++) {
 		static char bufs[OUT__COUNT][4096];
 		const char *out[OUT__COUNT];
@@ -1355,70 +1250,16 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 				fprintf(stderr, "conv: --%s -: standard output is a terminal: no binary "
 						"data written to it (redirect it, or name a file)\n",
 					outs[k].format);
-				goto out;
+				cli_paths_release(&ps);
+				return CLI_EXIT_USAGE;
 			}
-			if (!add_named(f, &nf, out[k], std ? STDOUT_FILENO : -1, true, outs[k].what, i))
-				goto nomem;
+			cli_paths_add(&ps, out[k], std ? STDOUT_FILENO : -1, true, outs[k].what, i);
 		}
 	}
-	if (c->stats_path &&
-	    !add_named(f, &nf, c->stats_path, strcmp(c->stats_path, "-") ? -1 : STDOUT_FILENO, true,
-		       "the --stats file", SIZE_MAX))
-		goto nomem;
-	qsort(f, nf, sizeof(*f), named_file_cmp);
-	for (size_t i = 0; i < nf;) {
-		size_t e = i + 1;
-		const struct named_file *o = NULL, *o2 = NULL, *in = NULL;
-
-		while (e < nf && !named_file_cmp(&f[i], &f[e]))
-			e++;
-		for (size_t k = i; k < e; k++) {
-			if (!f[k].output)
-				in = in ? in : &f[k];
-			else if (!o)
-				o = &f[k];
-			else if (!o2)
-				o2 = &f[k];
-		}
-		i = e;
-		if (o && in) {
-			fprintf(stderr, "conv: %s %s is %s %s: refusing to overwrite it\n", o->what,
-				strcmp(o->name, "-") ? o->name : "(standard output)", in->what, in->name);
-			goto out;
-		}
-		if (o2 && o->input != o2->input && o->input != SIZE_MAX && o2->input != SIZE_MAX) {
-			fprintf(stderr, "conv: %s and %s would both be written to %s: convert them one "
-					"at a time, each with its own -o\n",
-				inputs[o->input < o2->input ? o->input : o2->input],
-				inputs[o->input < o2->input ? o2->input : o->input], o->name);
-			goto out;
-		}
-		if (o2) {
-			fprintf(stderr, "conv: %s and %s are both %s: each output needs a file of its own\n",
-				o->what, o2->what, strcmp(o->name, "-") ? o->name : "standard output");
-			goto out;
-		}
-	}
-	/* not an input here, but a recording all the same: a slip of the fingers, not a wish */
-	for (size_t i = 0; i < nf; i++) {
-		if (f[i].output && f[i].exists && strcmp(f[i].name, "-") && is_perf_data(f[i].name)) {
-			fprintf(stderr, "conv: %s %s is a perf.data recording: refusing to overwrite it\n",
-				f[i].what, f[i].name);
-			goto out;
-		}
-	}
-	rc = CLI_EXIT_OK;
-	goto out;
-nomem:
-	fprintf(stderr, "conv: out of memory\n");
-	rc = CLI_EXIT_INPUT;
-out:
-	for (size_t i = 0; i < nf; i++) {
-		free(f[i].name);
-		free(f[i].path);
-	}
-	free(f);
-	return rc;
+	if (c->stats_path)
+		cli_paths_add(&ps, c->stats_path, strcmp(c->stats_path, "-") ? -1 : STDOUT_FILENO, true,
+			      "the --stats file", SIZE_MAX);
+	return cli_paths_check(&ps, "conv", inputs);
 }
 
 int cmd_convert(int argc, char **argv)

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/outfile.h"
+#include "cli/paths.h"
 #include "cli/statsfile.h"
 #include "cli/text.h"
 
@@ -235,32 +236,25 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	dbuf_release(&o);
 }
 
-/* Whether two paths name one file (the output would replace the input). */
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /*
- * Whether two paths will name one file, also when neither exists yet (the
- * --stats file is renamed into place only at the end): the same file, or
- * the same name in the same directory.
+ * Before any work: no output (or --stats file) may be an input or another
+ * output, and none may replace a recording (cli/paths.h). Returns the exit
+ * code.
  */
-static bool same_path(const char *a, const char *b)
+static int check_paths(const struct symopts *c, char **inputs, int n)
 {
-	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
-	char da[4096], db[4096];
-	struct stat sa, sb;
+	struct cli_paths ps = { 0 };
+	char out[4096];
 
-	if (same_file(a, b))
-		return true;
-	if (strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b))
-		return false;
-	snprintf(da, sizeof(da), "%.*s", ba ? (int)(ba - a) + 1 : 1, ba ? a : ".");
-	snprintf(db, sizeof(db), "%.*s", bb ? (int)(bb - b) + 1 : 1, bb ? b : ".");
-	return stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	for (int i = 0; i < n; i++)
+		cli_paths_add(&ps, inputs[i], -1, false, "the input", (size_t)i);
+	for (int i = 0; i < n; i++) {
+		output_path(c, inputs[i], n > 1, out, sizeof(out));
+		cli_paths_add(&ps, out, -1, true, "the output", (size_t)i);
+	}
+	if (c->stats_path && strcmp(c->stats_path, "-"))
+		cli_paths_add(&ps, c->stats_path, -1, true, "the --stats file", SIZE_MAX);
+	return cli_paths_check(&ps, "conv symbolize", inputs);
 }
 
 static int symbolize_one(const struct symopts *c, const char *in, bool many)
@@ -284,18 +278,6 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	if (rc)
 		goto done;
 	jfr = inb.len >= 4 && !memcmp(inb.data, "FLR", 4);
-	if (same_file(in, out)) {
-		fprintf(stderr, "conv symbolize: the output %s is the input %s: refusing to overwrite it\n", out,
-			in);
-		rc = CLI_EXIT_USAGE;
-		goto done;
-	}
-	if (c->stats_path && strcmp(c->stats_path, "-") && same_path(out, c->stats_path)) {
-		fprintf(stderr, "conv symbolize: the output %s is the --stats file: one would replace the other\n",
-			out);
-		rc = CLI_EXIT_USAGE;
-		goto done;
-	}
 	if (jfr ? jfe_parse(&jf, inb.data, inb.len, &diag) != CONV_E_OK
 		: ppe_parse(&p, inb.data, inb.len, MAX_INFLATED, &diag) != CONV_E_OK) {
 		fprintf(stderr, "conv symbolize: %s: not a %s: %s\n", in, jfr ? "readable JFR recording" : "pprof profile",
@@ -389,12 +371,9 @@ int cmd_symbolize(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	c.tty = isatty(STDERR_FILENO);
-	for (int i = optind; c.stats_path && strcmp(c.stats_path, "-") && i < argc; i++)
-		if (same_path(argv[i], c.stats_path)) {
-			fprintf(stderr, "conv symbolize: the --stats file %s is the input %s: refusing to overwrite it\n",
-				c.stats_path, argv[i]);
-			return CLI_EXIT_USAGE;
-		}
+	rc = check_paths(&c, argv + optind, argc - optind);
+	if (rc)
+		return rc;
 	if (c.stats_path && !statsfile_open("conv symbolize", c.stats_path))
 		return CLI_EXIT_OUTPUT;
 	for (int i = optind; i < argc; i++) {

@@ -126,7 +126,13 @@ for args, code, words in ((["symbolize"], 1, "no FILE"),
                           (["symbolize", "--stats=" + fg, "-o", os.path.join(WORK, "s.pb.gz"), fg], 1,
                            "--stats file"),
                           (["symbolize", "--stats", os.path.join(WORK, "s.pb.gz"), "-o",
-                            os.path.join(WORK, ".", "s.pb.gz"), fg], 1, "is the --stats file"),
+                            os.path.join(WORK, ".", "s.pb.gz"), fg], 1, "the --stats file are both"),
+                          # one input's output is another input: refused before either is read
+                          (["symbolize", fg, os.path.join(WORK, "fg.symbolized.pb.gz")], 1,
+                           "refusing to overwrite"),
+                          # two inputs of one name into one -o DIR
+                          (["symbolize", "-o", os.path.join(WORK, "outdir"), fg,
+                            os.path.join(WORK, "outdir", "fg.pb.gz")], 1, "would both be written"),
                           (["symbolize", os.path.join(WORK, "missing.pb.gz")], 2, "No such file"),
                           (["symbolize", "-o", os.path.join(WORK, "r.pb.gz"), os.path.join(REPO, "README.md")],
                            2, "not a pprof profile")):
