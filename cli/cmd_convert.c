@@ -13,7 +13,6 @@
 #include "cli/statsfile.h"
 #include "cli/text.h"
 
-#include "core/cleanup.h"
 #include "core/dbuf.h"
 #include "core/io.h"
 #include "core/json.h"
@@ -33,7 +32,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

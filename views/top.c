@@ -1,6 +1,7 @@
 #include "views/top.h"
 
 #include "model/profile.h"
+#include "views/tree.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +14,6 @@ struct acc {
 	uint32_t nr_inlined;
 	uint32_t inlined[VIEW_TOP_INLINED];
 };
-
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
 
 /* The name location l counts for: its outermost function, else "[object]". */
 static uint32_t location_key(struct view_top *t, const struct prof *p, const struct prof_location *l)
@@ -36,7 +30,7 @@ static uint32_t location_key(struct view_top *t, const struct prof *p, const str
 			return strtab_intern_cstr(&t->strs, name);
 	}
 	snprintf(buf, sizeof(buf), "[%.256s]",
-		 m && *strtab_get(&p->strs, m->filename) ? basename_of(strtab_get(&p->strs, m->filename))
+		 m && *strtab_get(&p->strs, m->filename) ? view_basename(strtab_get(&p->strs, m->filename))
 							 : "unknown");
 	return strtab_intern_cstr(&t->strs, buf);
 }

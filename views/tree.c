@@ -11,27 +11,11 @@
 
 #define NO_NODE UINT32_MAX
 
-static const char *basename_of(const char *path)
+const char *view_basename(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
 	return s && s[1] ? s + 1 : path;
-}
-
-static enum view_kind kind_of(const struct prof_mapping *m)
-{
-	if (!m)
-		return VIEW_OTHER;
-	switch (m->kind) {
-	case PROF_MAP_FILE:
-		return VIEW_USER;
-	case PROF_MAP_KERNEL:
-		return VIEW_KERNEL;
-	case PROF_MAP_JIT:
-		return VIEW_JIT;
-	default:
-		return VIEW_OTHER;
-	}
 }
 
 /*
@@ -89,7 +73,7 @@ static uint32_t frame_id(struct view_names *n, const struct view_frame *f)
 static uint32_t unnamed(struct view_names *n, const struct prof *p, const struct prof_location *l)
 {
 	const struct prof_mapping *m = l->mapping == PROF_NONE ? NULL : &p->mappings[l->mapping];
-	const char *lib = m ? basename_of(strtab_get(&p->strs, m->filename)) : "";
+	const char *lib = m ? view_basename(strtab_get(&p->strs, m->filename)) : "";
 	char buf[320];
 
 	if (!*lib)
@@ -112,7 +96,7 @@ static bool name_location(struct view_names *n, const struct prof *p, uint32_t *
 	n->first[l] = (uint32_t)n->nr_frame_ids;
 	n->count[l] = (uint32_t)k;
 	memset(&f, 0, sizeof(f));
-	f.kind = (uint8_t)kind_of(m);
+	f.kind = (uint8_t)(m ? m->kind : PROF_MAP_OTHER);
 	f.lib = m ? view_str(n, p, map, m->filename) : 0;
 	f.build_id = m ? view_str(n, p, map, m->build_id) : 0;
 	/* lines are innermost first; a root-first walk meets the outermost first */

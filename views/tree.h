@@ -24,19 +24,11 @@
 
 struct prof;
 
-/* What kind of code a frame is: the flame graph colours them apart. */
-enum view_kind {
-	VIEW_USER,   /* an object file's code */
-	VIEW_KERNEL, /* the kernel and its modules */
-	VIEW_JIT,    /* code generated at run time */
-	VIEW_OTHER   /* unmapped, [vdso], anonymous memory, conv's truncation markers */
-};
-
 /* A frame's name and where it is (strings of view_names.strs; 0: unknown). */
 struct view_frame {
 	uint32_t name, lib, build_id, file;
 	uint32_t line;
-	uint8_t kind;  /* enum view_kind */
+	uint8_t kind;  /* enum prof_map_kind: the flame graph colours them apart */
 	bool inlined;  /* inlined into the frame below it */
 };
 
@@ -103,6 +95,9 @@ static inline int64_t view_value(const struct view_tree *t, uint32_t node, size_
  * samples.
  */
 uint32_t view_first_event(const struct prof *p);
+
+/* The file name of a path ("" and names ending in '/' as they are). */
+const char *view_basename(const char *path);
 
 /*
  * rank[id] for every string id of strs: its place in byte order, so that
