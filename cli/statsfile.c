@@ -3,6 +3,7 @@
 #include "cli/outfile.h"
 #include "core/cleanup.h"
 #include "core/dbuf.h"
+#include "core/io.h"
 #include "core/json.h"
 
 #include <errno.h>
@@ -18,6 +19,7 @@
  */
 static struct {
 	int fd;             /* the temp file; -1: none (no --stats, or stdout) */
+	int io_errno;       /* the first write that failed */
 	bool to_stdout;
 	char tmp[4096], path[4096];
 	char pending[8192]; /* the current input's record up to its exit code */
@@ -82,23 +84,13 @@ bool statsfile_open(const char *cmd, const char *path)
 
 void statsfile_put(const void *data, size_t len)
 {
-	const char *p = data;
-	size_t off = 0;
-
 	if (sf.to_stdout) {
 		fwrite(data, 1, len, stdout);
 		fflush(stdout);
 		return;
 	}
-	while (sf.fd >= 0 && off < len) {
-		ssize_t k = write(sf.fd, p + off, len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		off += (size_t)k;
-	}
+	if (sf.fd >= 0 && !sf.io_errno)
+		sf.io_errno = io_write_all(sf.fd, data, len, NULL); /* said when the file is closed */
 }
 
 void statsfile_arm(const char *in)
@@ -132,6 +124,14 @@ bool statsfile_close(const char *cmd)
 	if (fd < 0)
 		return true;
 	sf.armed = 0;
+	if (sf.io_errno) {
+		cleanup_set_hook(NULL);
+		sf.fd = -1;
+		errno = sf.io_errno;
+		cli_out_abandon(fd, sf.tmp, sf.path, NULL);
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, sf.path, strerror(sf.io_errno));
+		return false;
+	}
 	/*
 	 * The hook stays until the file is in place: a signal before the
 	 * rename puts it there itself (a second rename then finds nothing).

@@ -109,3 +109,25 @@ int io_flush_finish(struct io_flush *f, unsigned *syncs)
 	free(f);
 	return err;
 }
+
+int io_write_all(int fd, const void *p, size_t n, size_t *done)
+{
+	const char *c = p;
+	size_t off = 0;
+	int err = 0;
+
+	while (off < n) {
+		ssize_t k = write(fd, c + off, n - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			err = k < 0 ? errno : ENOSPC;
+			break;
+		}
+		off += (size_t)k;
+	}
+	if (done)
+		*done = off;
+	return err;
+}

@@ -4,6 +4,7 @@
 #ifndef CONV_CORE_IO_H
 #define CONV_CORE_IO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -39,5 +40,12 @@ void io_flush_wrote(struct io_flush *f, uint64_t bytes);
  * background fdatasync calls.
  */
 int io_flush_finish(struct io_flush *f, unsigned *syncs);
+
+/*
+ * Writes all n bytes at fd's position, again after EINTR and short writes.
+ * Returns 0, or the errno that stopped it (ENOSPC for a write of 0 bytes);
+ * *done (may be NULL) gets the bytes written either way.
+ */
+int io_write_all(int fd, const void *p, size_t n, size_t *done);
 
 #endif

@@ -19,6 +19,7 @@
 #include "model/events.h"
 
 #include "core/cursor.h"
+#include "core/io.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -90,24 +91,6 @@ void prof_events_free(struct prof_events *e)
 	free(e);
 }
 
-static bool write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
-			return false;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 static bool spill(struct prof_events *e)
 {
 	if (e->fd < 0) {
@@ -119,7 +102,8 @@ static bool spill(struct prof_events *e)
 			return false;
 		unlink(path); /* gone when we exit, however we exit */
 	}
-	if (!write_all(e->fd, e->buf, e->len))
+	errno = io_write_all(e->fd, e->buf, e->len, NULL);
+	if (errno)
 		return false;
 	e->len = 0;
 	return true;

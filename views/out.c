@@ -18,16 +18,8 @@ static void out_write(struct view_out *o)
 {
 	size_t off = 0;
 
-	while (off < o->buf.len && !o->io_errno) {
-		ssize_t k = write(o->fd, o->buf.data + off, o->buf.len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			o->io_errno = k < 0 ? errno : ENOSPC;
-		else
-			off += (size_t)k;
-	}
+	if (!o->io_errno)
+		o->io_errno = io_write_all(o->fd, o->buf.data, o->buf.len, &off);
 	o->bytes += off;
 	if (!o->io_errno)
 		io_flush_wrote(o->flush, o->bytes);
