@@ -1,7 +1,10 @@
 #include "pprofedit/pprofedit.h"
 
+#include "pprofwriter/pb.h"
+
 #include "core/cursor.h"
 #include "core/dbuf.h"
+#include "core/io.h"
 #include "core/strtab.h"
 #include "core/vec.h"
 
@@ -391,35 +394,6 @@ void ppe_edit_release(struct ppe_edit *e)
 
 /* ---- writing ---- */
 
-static void put_varint(struct dbuf *b, uint64_t v)
-{
-	uint8_t tmp[10];
-
-	dbuf_append(b, tmp, (size_t)(cur_put_uleb128(tmp, v) - tmp));
-}
-
-static void put_key(struct dbuf *b, uint32_t num, unsigned wt)
-{
-	put_varint(b, (uint64_t)num << 3 | wt);
-}
-
-/* A varint field, left out when 0 (proto3's default). */
-static void put_uint(struct dbuf *b, uint32_t num, uint64_t v)
-{
-	if (!v)
-		return;
-	put_key(b, num, WT_VARINT);
-	put_varint(b, v);
-}
-
-/* A length-delimited field holding msg. */
-static void put_msg(struct dbuf *b, uint32_t num, const struct dbuf *msg)
-{
-	put_key(b, num, WT_LEN);
-	put_varint(b, msg->len);
-	dbuf_append(b, msg->data, msg->len);
-}
-
 /* Copies the subfields of a message but those numbered drop_lo..drop_hi into out. */
 static void copy_but(struct dbuf *out, const uint8_t *val, size_t len, uint32_t drop_lo, uint32_t drop_hi)
 {
@@ -443,11 +417,11 @@ static void write_mapping(struct dbuf *out, struct dbuf *msg, const struct ppe_p
 {
 	dbuf_reset(msg);
 	copy_but(msg, p->buf + f->val_off, f->val_len, 7, 10);
-	put_uint(msg, 7, m->has_functions || (add & PPE_HAS_FUNCTIONS));
-	put_uint(msg, 8, m->has_filenames || (add & PPE_HAS_FILENAMES));
-	put_uint(msg, 9, m->has_line_numbers || (add & PPE_HAS_LINE_NUMBERS));
-	put_uint(msg, 10, m->has_inline_frames || (add & PPE_HAS_INLINE_FRAMES));
-	put_msg(out, F_MAPPING, msg);
+	pprof_pb_u64(msg, 7, m->has_functions || (add & PPE_HAS_FUNCTIONS));
+	pprof_pb_u64(msg, 8, m->has_filenames || (add & PPE_HAS_FILENAMES));
+	pprof_pb_u64(msg, 9, m->has_line_numbers || (add & PPE_HAS_LINE_NUMBERS));
+	pprof_pb_u64(msg, 10, m->has_inline_frames || (add & PPE_HAS_INLINE_FRAMES));
+	pprof_pb_bytes(out, F_MAPPING, msg->data, msg->len);
 }
 
 static void write_location(struct dbuf *out, struct dbuf *msg, struct dbuf *ln, const struct ppe_profile *p,
@@ -459,12 +433,12 @@ static void write_location(struct dbuf *out, struct dbuf *msg, struct dbuf *ln, 
 		const struct ppe_new_line *nl = &e->lines[e->loc_first[li] + k];
 
 		dbuf_reset(ln);
-		put_uint(ln, 1, p->max_function_id + 1 + nl->function);
-		put_uint(ln, 2, (uint64_t)nl->line);
-		put_uint(ln, 3, (uint64_t)nl->column);
-		put_msg(msg, 4, ln); /* Location.line */
+		pprof_pb_u64(ln, 1, p->max_function_id + 1 + nl->function);
+		pprof_pb_u64(ln, 2, (uint64_t)nl->line);
+		pprof_pb_u64(ln, 3, (uint64_t)nl->column);
+		pprof_pb_bytes(msg, 4, ln->data, ln->len); /* Location.line */
 	}
-	put_msg(out, F_LOCATION, msg);
+	pprof_pb_bytes(out, F_LOCATION, msg->data, msg->len);
 }
 
 /*
@@ -484,109 +458,35 @@ static uint64_t new_str(const struct ppe_profile *p, struct strtab *t, const cha
 	return id == 0 || id == STRTAB_NONE ? 0 : str_base(p) + id - 1;
 }
 
-/*
- * Where the rewrite goes: the protobuf is built a piece at a time and each
- * piece of SINK_PIECE bytes or more is sent on (gzipped as a member of its
- * own), so that the output is never whole in memory.
- */
-#define SINK_PIECE ((size_t)256 << 10)
-
-struct sink {
-	struct dbuf buf;  /* the protobuf not sent yet */
-	struct dbuf zbuf; /* a piece's gzip member */
-	struct libdeflate_compressor *z; /* NULL: plain */
-	struct dbuf *out; /* a buffer, or */
-	int fd;           /* a file (out NULL) */
-	uint64_t bytes;
-	int io_errno;
-	bool nomem;
-};
-
-static void sink_send(struct sink *s, const uint8_t *data, size_t len)
-{
-	size_t off = 0;
-
-	if (s->out) {
-		if (!dbuf_append(s->out, data, len))
-			s->nomem = true;
-		s->bytes += len;
-		return;
-	}
-	while (off < len && !s->io_errno) {
-		ssize_t k = write(s->fd, data + off, len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			s->io_errno = k < 0 ? errno : ENOSPC;
-		else
-			off += (size_t)k;
-	}
-	s->bytes += off;
-}
-
-static void sink_flush(struct sink *s)
-{
-	size_t bound, n;
-
-	if (s->buf.err || s->zbuf.err)
-		s->nomem = true;
-	if (s->nomem || s->io_errno || !s->buf.len)
-		return;
-	if (!s->z) {
-		sink_send(s, s->buf.data, s->buf.len);
-	} else {
-		bound = libdeflate_gzip_compress_bound(s->z, s->buf.len);
-		dbuf_reset(&s->zbuf);
-		if (!dbuf_reserve(&s->zbuf, bound)) {
-			s->nomem = true;
-			return;
-		}
-		n = libdeflate_gzip_compress(s->z, s->buf.data, s->buf.len, s->zbuf.data, bound);
-		if (!n) {
-			s->nomem = true;
-			return;
-		}
-		sink_send(s, s->zbuf.data, n);
-	}
-	dbuf_reset(&s->buf);
-}
-
-static void sink_maybe_flush(struct sink *s)
-{
-	if (s->buf.len >= SINK_PIECE)
-		sink_flush(s);
-}
-
-static void write_functions(struct sink *s, struct dbuf *msg, const struct ppe_profile *p,
+static void write_functions(struct pprof_sink *s, struct dbuf *msg, const struct ppe_profile *p,
 			    const struct ppe_edit *e, struct strtab *t)
 {
 	for (size_t k = 0; k < e->nr_functions; k++) {
 		const struct ppe_new_function *nf = &e->functions[k];
 
 		dbuf_reset(msg);
-		put_uint(msg, 1, p->max_function_id + 1 + k);
-		put_uint(msg, 2, new_str(p, t, nf->name));
-		put_uint(msg, 3, new_str(p, t, nf->system_name));
-		put_uint(msg, 4, new_str(p, t, nf->filename));
-		put_uint(msg, 5, (uint64_t)nf->start_line);
-		put_msg(&s->buf, F_FUNCTION, msg);
-		sink_maybe_flush(s);
+		pprof_pb_u64(msg, 1, p->max_function_id + 1 + k);
+		pprof_pb_u64(msg, 2, new_str(p, t, nf->name));
+		pprof_pb_u64(msg, 3, new_str(p, t, nf->system_name));
+		pprof_pb_u64(msg, 4, new_str(p, t, nf->filename));
+		pprof_pb_u64(msg, 5, (uint64_t)nf->start_line);
+		pprof_pb_bytes(&s->buf, F_FUNCTION, msg->data, msg->len);
+		pprof_sink_maybe_flush(s);
 	}
 	if (!p->nr_strs && t->count > 1) {
-		put_key(&s->buf, F_STRING, WT_LEN);
-		put_varint(&s->buf, 0);
+		pprof_pb_key(&s->buf, F_STRING, WT_LEN);
+		pprof_pb_varint(&s->buf, 0);
 	}
 	for (uint32_t id = 1; id < t->count; id++) {
-		put_key(&s->buf, F_STRING, WT_LEN);
-		put_varint(&s->buf, t->lens[id]);
+		pprof_pb_key(&s->buf, F_STRING, WT_LEN);
+		pprof_pb_varint(&s->buf, t->lens[id]);
 		dbuf_append(&s->buf, t->strs[id], t->lens[id]);
-		sink_maybe_flush(s);
+		pprof_sink_maybe_flush(s);
 	}
 }
 
 /* The rewrite into s: the fields in order, edited ones re-encoded, then the new functions and strings. */
-static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edit *e, struct sink *s)
+static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edit *e, struct pprof_sink *s)
 {
 	struct dbuf msg, ln;
 	struct strtab t;
@@ -595,7 +495,7 @@ static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edi
 	dbuf_init(&msg, 0);
 	dbuf_init(&ln, 0);
 	strtab_init(&t);
-	for (size_t i = 0; i < p->nr_fields && !s->nomem && !s->io_errno; i++) {
+	for (size_t i = 0; i < p->nr_fields && !s->failed; i++) {
 		const struct ppe_field *f = &p->fields[i];
 
 		if (f->number == F_MAPPING && e->map_flags[mi])
@@ -606,56 +506,43 @@ static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edi
 			dbuf_append(&s->buf, p->buf + f->off, f->len);
 		mi += f->number == F_MAPPING;
 		li += f->number == F_LOCATION;
-		sink_maybe_flush(s);
+		pprof_sink_maybe_flush(s);
 	}
 	write_functions(s, &msg, p, e, &t);
-	sink_flush(s);
 	if (msg.err || ln.err)
-		s->nomem = true;
+		s->failed = true;
+	pprof_sink_flush(s, true);
 	dbuf_release(&msg);
 	dbuf_release(&ln);
 	strtab_release(&t);
-	return s->nomem ? CONV_E_NOMEM : s->io_errno ? CONV_E_IO : CONV_E_OK;
+	return pprof_sink_status(s);
 }
 
+/* level 6: a one-off rewrite, not the conversion's hot path */
 static enum conv_err write_to(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
-			      struct sink *s)
+			      struct dbuf *out, int fd, uint64_t *bytes, int *io_errno)
 {
-	enum conv_err err;
+	struct pprof_sink s;
+	enum conv_err err = pprof_sink_init(&s, gzip ? 6 : -1, out, fd, NULL);
 
-	dbuf_init(&s->buf, 0);
-	dbuf_init(&s->zbuf, 0);
-	/* level 6: a one-off rewrite, not the conversion's hot path */
-	if (gzip && !(s->z = libdeflate_alloc_compressor(6)))
-		return CONV_E_NOMEM;
-	err = write_all(p, e, s);
-	if (s->z)
-		libdeflate_free_compressor(s->z);
-	dbuf_release(&s->buf);
-	dbuf_release(&s->zbuf);
+	if (err == CONV_E_OK)
+		err = write_all(p, e, &s);
+	if (bytes)
+		*bytes = s.bytes;
+	if (io_errno)
+		*io_errno = s.io_errno;
+	pprof_sink_release(&s);
 	return err;
 }
 
 enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
 			struct dbuf *out)
 {
-	struct sink s;
-
-	memset(&s, 0, sizeof(s));
-	s.out = out;
-	return write_to(p, e, gzip, &s);
+	return write_to(p, e, gzip, out, -1, NULL, NULL);
 }
 
 enum conv_err ppe_write_fd(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip, int fd,
 			   uint64_t *bytes, int *io_errno)
 {
-	struct sink s;
-	enum conv_err err;
-
-	memset(&s, 0, sizeof(s));
-	s.fd = fd;
-	err = write_to(p, e, gzip, &s);
-	*bytes = s.bytes;
-	*io_errno = s.io_errno;
-	return err;
+	return write_to(p, e, gzip, NULL, fd, bytes, io_errno);
 }
