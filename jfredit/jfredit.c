@@ -1,7 +1,10 @@
 #include "jfredit/jfredit.h"
 
+#include "jfrwriter/jfrenc.h"
+
 #include "core/cursor.h"
 #include "core/dbuf.h"
+#include "core/io.h"
 #include "core/vec.h"
 
 #include <errno.h>
@@ -711,35 +714,6 @@ bool jfe_entry_value(const struct jfe_file *f, const struct jfe_chunk *c, const 
 
 /* ---- writing back ---- */
 
-static void put_jv(struct dbuf *b, uint64_t v)
-{
-	uint8_t t[10];
-
-	dbuf_append(b, t, (size_t)(cur_put_uleb128(t, v) - t));
-}
-
-/* A varint of exactly nine bytes (any value): what a patched field is written as. */
-static void put_jv9(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)((v >> (7 * i) & 0x7f) | 0x80);
-	p[8] = (uint8_t)(v >> 56);
-}
-
-/* A record size slot of five bytes (sizes below 2^35). */
-static void put_jv5(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)((v >> (7 * i) & 0x7f) | 0x80);
-	p[4] = (uint8_t)(v >> 28 & 0x7f);
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
 /* A field's value to write: a number (keys, ints, booleans) or a string. */
 struct ov {
 	const char *name;
@@ -762,19 +736,19 @@ static void write_field(struct dbuf *b, const struct jfe_chunk *ch, const struct
 		if (!strcmp(ov[i].name, name))
 			o = &ov[i];
 	if (fd->array) {
-		put_jv(b, 0);
+		jfr_put_varint(b, 0);
 	} else if (fd->cp) {
-		put_jv(b, o ? o->num : 0);
+		jfr_put_varint(b, o ? o->num : 0);
 	} else if (t && t->prim == JFE_STRING && o && o->str) {
 		dbuf_putc(b, 3);
-		put_jv(b, strlen(o->str));
+		jfr_put_varint(b, strlen(o->str));
 		dbuf_puts(b, o->str);
 	} else if (t && t->prim == JFE_STRING) {
 		dbuf_putc(b, 0);
 	} else if (t && t->prim == JFE_BYTE) {
 		dbuf_putc(b, (char)(o ? o->num : 0));
 	} else if (t && t->prim == JFE_VARINT) {
-		put_jv(b, o ? o->num : 0);
+		jfr_put_varint(b, o ? o->num : 0);
 	} else if (t && (t->prim == JFE_FLOAT || t->prim == JFE_DOUBLE)) {
 		static const uint8_t zero[8];
 
@@ -980,7 +954,7 @@ static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *e
 			if (!skip_field(ce->c, &c, fd, 0))
 				break;
 			if (fd == ff) {
-				put_jv(out, n);
+				jfr_put_varint(out, n);
 				dbuf_append(out, elems.data, elems.len);
 			} else {
 				dbuf_append(out, ce->f->buf + v.off + start, c.pos - start);
@@ -1007,14 +981,14 @@ static uint64_t write_new_entries(const struct chunk_edit *ce, int k, struct dbu
 		for (uint32_t id = 0; id < a->syms.count; id++, n++) {
 			struct ov ov = { field, 0, strtab_get(&a->syms, id) };
 
-			put_jv(b, a->sym_base + id);
+			jfr_put_varint(b, a->sym_base + id);
 			write_value(b, ce->c, t->id, &ov, 1, 0);
 		}
 	} else if (k == 1) {
 		for (uint32_t id = 0; id < a->classes.count; id++, n++) {
 			struct ov ov = { "name", a->sym_base + a->class_sym[id], NULL };
 
-			put_jv(b, a->class_base + id);
+			jfr_put_varint(b, a->class_base + id);
 			write_value(b, ce->c, t->id, &ov, 1, 0);
 		}
 	} else {
@@ -1027,7 +1001,7 @@ static uint64_t write_new_entries(const struct chunk_edit *ce, int k, struct dbu
 				{ "hidden", 0, NULL },
 			};
 
-			put_jv(b, a->method_base + i);
+			jfr_put_varint(b, a->method_base + i);
 			write_value(b, ce->c, t->id, ov, 5, 0);
 		}
 	}
@@ -1054,9 +1028,9 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 	(void)jv(&c);
 	(void)jv(&c);
 	dbuf_append(out, slot, 5); /* size */
-	put_jv(out, 1);
-	put_jv(out, jv(&c)); /* start time */
-	put_jv(out, jv(&c)); /* duration */
+	jfr_put_varint(out, 1);
+	jfr_put_varint(out, jv(&c)); /* start time */
+	jfr_put_varint(out, jv(&c)); /* duration */
 	(void)jv(&c);
 	*delta_at = out->len;
 	dbuf_append(out, slot, 9);
@@ -1077,7 +1051,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 				has[k] = true;
 			}
 		}
-		put_jv(&tmp, type);
+		jfr_put_varint(&tmp, type);
 		count_at = tmp.len;
 		for (uint64_t i = 0; i < n && cur_ok(&c); i++) {
 			size_t at = c.pos;
@@ -1092,7 +1066,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 
 				dbuf_init(&sv, 0);
 				if (en && en->off == r->off + vstart && rewrite_stack(ce, en, &sv)) {
-					put_jv(&tmp, key);
+					jfr_put_varint(&tmp, key);
 					dbuf_append(&tmp, sv.data, sv.len);
 				} else {
 					dbuf_append(&tmp, ce->f->buf + r->off + at, c.pos - at);
@@ -1112,7 +1086,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 				add = write_new_entries(ce, home, &entries);
 			/* the pool's count, now that the added entries are known */
 			dbuf_append(out, tmp.data, count_at);
-			put_jv(out, n + add);
+			jfr_put_varint(out, n + add);
 			dbuf_append(out, tmp.data + count_at, tmp.len - count_at);
 			dbuf_append(out, entries.data, entries.len);
 			if (entries.err)
@@ -1132,8 +1106,8 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 		dbuf_init(&entries, 0);
 		add = write_new_entries(ce, k, &entries);
 		if (add) {
-			put_jv(out, t->id);
-			put_jv(out, add);
+			jfr_put_varint(out, t->id);
+			jfr_put_varint(out, add);
 			dbuf_append(out, entries.data, entries.len);
 			extra++;
 		}
@@ -1151,7 +1125,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 		dbuf_init(&rest, 0);
 		dbuf_append(&rest, out->data + pools_at, out->len - pools_at);
 		out->len = pools_at;
-		put_jv(out, pools + extra);
+		jfr_put_varint(out, pools + extra);
 		dbuf_append(out, rest.data, rest.len);
 		if (rest.err)
 			out->err = true;
@@ -1159,7 +1133,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 	}
 	if (out->err)
 		return false;
-	put_jv5(out->data + start, out->len - start);
+	jfr_enc_varint_fixed(out->data + start, out->len - start, 5);
 	return true;
 }
 
@@ -1208,16 +1182,8 @@ static void jsink_write(struct jsink *s, const uint8_t *p, size_t n)
 {
 	size_t off = 0;
 
-	while (off < n && !s->io_errno) {
-		ssize_t k = write(s->fd, p + off, n - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			s->io_errno = k < 0 ? errno : ENOSPC;
-		else
-			off += (size_t)k;
-	}
+	if (!s->io_errno)
+		s->io_errno = io_write_all(s->fd, p, n, &off);
 	s->pos += off;
 }
 
@@ -1320,14 +1286,14 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 			target = record_at(c, r->off - c->off + d);
 			nd = target == SIZE_MAX ? 0 : new_off[target] - new_off[ri];
 		}
-		put_jv9(slot, nd);
+		jfr_enc_varint_fixed(slot, nd, 9);
 		jsink_patch(s, delta_at[ri], slot, sizeof(slot));
 	}
 	cp_rec = record_at(c, c->cp_off);
 	meta_rec = record_at(c, c->meta_off);
-	put_be64(hdr, s->pos - chunk_at);
-	put_be64(hdr + 8, cp_rec == SIZE_MAX ? c->cp_off : new_off[cp_rec]);
-	put_be64(hdr + 16, meta_rec == SIZE_MAX ? c->meta_off : new_off[meta_rec]);
+	jfr_put_be(hdr, s->pos - chunk_at, 8);
+	jfr_put_be(hdr + 8, cp_rec == SIZE_MAX ? c->cp_off : new_off[cp_rec], 8);
+	jfr_put_be(hdr + 16, meta_rec == SIZE_MAX ? c->meta_off : new_off[meta_rec], 8);
 	if (ok)
 		jsink_patch(s, chunk_at + 8, hdr, sizeof(hdr));
 	free(new_off);

@@ -25,6 +25,8 @@
  */
 #include "jfrwriter/jfr.h"
 
+#include "jfrwriter/jfrenc.h"
+
 #include "core/dbuf.h"
 #include "core/io.h"
 #include "core/hidx.h"
@@ -78,23 +80,6 @@ static size_t varint_len(uint64_t v)
 	return n;
 }
 
-/* Writes v at p in JFR's compressed form; returns the end (at most 9 bytes). */
-static inline unsigned char *enc_varint(unsigned char *p, uint64_t v)
-{
-	for (int n = 0; n < 8 && v >= 0x80; n++) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v; /* the 9th byte holds bits 56-63 whole */
-	return p;
-}
-
-static void put_varint(struct dbuf *b, uint64_t v)
-{
-	if (dbuf_reserve(b, 9))
-		b->len = (size_t)(enc_varint(b->data + b->len, v) - b->data);
-}
-
 /* The length of a record's size field: the exact varint of inner plus itself. */
 static size_t size_field_len(size_t inner)
 {
@@ -108,7 +93,7 @@ static size_t size_field_len(size_t inner)
 /* 32-bit fields: the unsigned 32-bit value, never sign-extended (readers use 32-bit decoders) */
 static void put_u32(struct dbuf *b, int64_t v)
 {
-	put_varint(b, (uint32_t)v);
+	jfr_put_varint(b, (uint32_t)v);
 }
 
 static void put_byte(struct dbuf *b, unsigned char c)
@@ -155,7 +140,7 @@ static void put_string(struct dbuf *b, const char *s)
 	}
 	n = strlen(s);
 	put_byte(b, 3);
-	put_varint(b, n);
+	jfr_put_varint(b, n);
 	if (utf8_valid((const unsigned char *)s, n)) {
 		dbuf_append(b, s, n);
 		return;
@@ -170,17 +155,9 @@ static void put_record(struct dbuf *out, uint64_t type, const struct dbuf *body)
 {
 	size_t inner = varint_len(type) + body->len, s = size_field_len(inner);
 
-	put_varint(out, inner + s);
-	put_varint(out, type);
+	jfr_put_varint(out, inner + s);
+	jfr_put_varint(out, type);
 	dbuf_append(out, body->data, body->len);
-}
-
-static void put_be(unsigned char *p, uint64_t v, int n)
-{
-	for (int i = n - 1; i >= 0; i--) {
-		p[i] = (unsigned char)v;
-		v >>= 8;
-	}
 }
 
 /* ---- metadata ---- */
@@ -389,14 +366,14 @@ static uint32_t ms(struct mb *m, const char *s)
 
 static void el_head(struct mb *m, const char *name, size_t nattr)
 {
-	put_varint(&m->el, ms(m, name));
-	put_varint(&m->el, nattr);
+	jfr_put_varint(&m->el, ms(m, name));
+	jfr_put_varint(&m->el, nattr);
 }
 
 static void el_attr(struct mb *m, const char *k, const char *v)
 {
-	put_varint(&m->el, ms(m, k));
-	put_varint(&m->el, ms(m, v));
+	jfr_put_varint(&m->el, ms(m, k));
+	jfr_put_varint(&m->el, ms(m, v));
 }
 
 static void el_attr_u(struct mb *m, const char *k, uint64_t v)
@@ -413,7 +390,7 @@ static void el_annotation(struct mb *m, uint32_t cls, const char *value)
 	el_attr_u(m, "class", cls);
 	if (value)
 		el_attr(m, "value", value);
-	put_varint(&m->el, 0);
+	jfr_put_varint(&m->el, 0);
 }
 
 static void el_class(struct mb *m, const struct cdef *c)
@@ -430,7 +407,7 @@ static void el_class(struct mb *m, const struct cdef *c)
 		el_attr(m, "superType", c->super);
 	if (c->simple)
 		el_attr(m, "simpleType", "true");
-	put_varint(&m->el, nchild);
+	jfr_put_varint(&m->el, nchild);
 	for (size_t i = 0; i < c->nfields; i++) {
 		const struct fdef *f = &c->fields[i];
 
@@ -441,7 +418,7 @@ static void el_class(struct mb *m, const struct cdef *c)
 			el_attr(m, "constantPool", "true");
 		if (f->array)
 			el_attr(m, "dimension", "1");
-		put_varint(&m->el, (f->label != NULL) + (f->ann != 0) + (f->ann2 != 0));
+		jfr_put_varint(&m->el, (f->label != NULL) + (f->ann != 0) + (f->ann2 != 0));
 		if (f->label)
 			el_annotation(m, A_LABEL, f->label);
 		if (f->ann)
@@ -462,7 +439,7 @@ static void el_class(struct mb *m, const struct cdef *c)
 			snprintf(k, sizeof(k), "value-%zu", i);
 			el_attr(m, k, c->cat[i]);
 		}
-		put_varint(&m->el, 0);
+		jfr_put_varint(&m->el, 0);
 	}
 }
 
@@ -904,18 +881,8 @@ static void location_frames(struct w *w, uint32_t loc)
 
 static void flush_out(struct w *w)
 {
-	size_t off = 0;
-
-	while (off < w->out.len && !w->io_errno) {
-		ssize_t k = write(w->fd, w->out.data + off, w->out.len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			w->io_errno = k < 0 ? errno : ENOSPC;
-		else
-			off += (size_t)k;
-	}
+	if (!w->io_errno)
+		w->io_errno = io_write_all(w->fd, w->out.data, w->out.len, NULL);
 	w->out_pos += w->out.len;
 	/* made durable while the rest is encoded (core/io.h) */
 	if (!w->io_errno)
@@ -1143,11 +1110,11 @@ static void write_event(struct w *w, struct dbuf *body, uint32_t type)
 static void setting(struct w *w, struct dbuf *b, uint64_t tick, uint32_t id, const char *name,
 		    const char *value)
 {
-	put_varint(b, tick);
-	put_varint(b, 0); /* duration */
-	put_varint(b, 0); /* eventThread: none (no thread of the recording wrote it) */
-	put_varint(b, 0); /* stackTrace: none */
-	put_varint(b, id);
+	jfr_put_varint(b, tick);
+	jfr_put_varint(b, 0); /* duration */
+	jfr_put_varint(b, 0); /* eventThread: none (no thread of the recording wrote it) */
+	jfr_put_varint(b, 0); /* stackTrace: none */
+	jfr_put_varint(b, id);
 	put_string(b, name);
 	put_string(b, value);
 	write_event(w, b, E_ACTIVE_SETTING);
@@ -1182,10 +1149,10 @@ static void info_events(struct w *w, uint64_t tick, bool last)
 	}
 	snprintf(buf, sizeof(buf), "uname: Linux %s %s %s", strtab_get(s, p->sys.hostname),
 		 strtab_get(s, p->sys.os_release), strtab_get(s, p->sys.arch));
-	put_varint(&b, tick);
+	jfr_put_varint(&b, tick);
 	put_string(&b, buf);
 	write_event(w, &b, E_OS_INFO);
-	put_varint(&b, tick);
+	jfr_put_varint(&b, tick);
 	put_string(&b, strtab_get(s, p->sys.arch));
 	if (p->sys.cpuid)
 		snprintf(buf, sizeof(buf), "%s (cpuid %s)", strtab_get(s, p->sys.cpu_desc),
@@ -1203,17 +1170,17 @@ static void info_events(struct w *w, uint64_t tick, bool last)
 
 		if (!bit_get(w->used_map, i) || m->kind == PROF_MAP_KERNEL || m->kind == PROF_MAP_JIT)
 			continue;
-		put_varint(&b, tick);
+		jfr_put_varint(&b, tick);
 		put_string(&b, strtab_get(s, m->filename));
-		put_varint(&b, m->start);
-		put_varint(&b, m->limit);
+		jfr_put_varint(&b, m->start);
+		jfr_put_varint(&b, m->limit);
 		put_string(&b, strtab_get(s, m->build_id));
-		put_varint(&b, m->has_load_bias ? m->load_bias : 0);
+		jfr_put_varint(&b, m->has_load_bias ? m->load_bias : 0);
 		write_event(w, &b, E_NATIVE_LIBRARY);
 	}
 	if (last && p->sys.lost_samples) {
-		put_varint(&b, tick);
-		put_varint(&b, p->sys.lost_samples);
+		jfr_put_varint(&b, tick);
+		jfr_put_varint(&b, p->sys.lost_samples);
 		write_event(w, &b, E_LOST_SAMPLES);
 	}
 	dbuf_release(&b);
@@ -1221,8 +1188,8 @@ static void info_events(struct w *w, uint64_t tick, bool last)
 
 static void pool_head(struct dbuf *b, uint32_t type, size_t count)
 {
-	put_varint(b, type);
-	put_varint(b, count);
+	jfr_put_varint(b, type);
+	jfr_put_varint(b, count);
 }
 
 static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
@@ -1237,22 +1204,22 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 	/* no empty pools: the JDK throws an InternalError on one */
 	size_t pools = 2 + !!n_thr + !!n_stk + !!n_met + !!n_cls + !!n_pkg + !!n_sym;
 
-	put_varint(b, tick);
-	put_varint(b, 0); /* duration */
-	put_varint(b, 0); /* delta to the previous checkpoint: none */
+	jfr_put_varint(b, tick);
+	jfr_put_varint(b, 0); /* duration */
+	jfr_put_varint(b, 0); /* delta to the previous checkpoint: none */
 	put_byte(b, 1);   /* checkpoint type: flush (one byte for every reader) */
-	put_varint(b, pools);
+	jfr_put_varint(b, pools);
 	pool_head(b, T_FRAMETYPE, FT__COUNT);
 	for (int i = 0; i < FT__COUNT; i++) {
-		put_varint(b, (uint64_t)i);
+		jfr_put_varint(b, (uint64_t)i);
 		put_string(b, frame_type_names[i]);
 	}
 	pool_head(b, T_THREADSTATE, 3);
-	put_varint(b, 0);
+	jfr_put_varint(b, 0);
 	put_string(b, "STATE_DEFAULT");
-	put_varint(b, 1);
+	jfr_put_varint(b, 1);
 	put_string(b, "STATE_RUNNABLE");
-	put_varint(b, 2);
+	jfr_put_varint(b, 2);
 	put_string(b, "STATE_SLEEPING");
 	if (n_thr) {
 		pool_head(b, T_THREAD, n_thr);
@@ -1261,11 +1228,11 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 
 			if (!bit_get(w->used_thread, i))
 				continue;
-			put_varint(b, w->thread_key[i]);
+			jfr_put_varint(b, w->thread_key[i]);
 			put_string(b, strtab_get(&p->strs, t->name));
-			put_varint(b, t->tid);
+			jfr_put_varint(b, t->tid);
 			put_string(b, NULL);
-			put_varint(b, 0);
+			jfr_put_varint(b, 0);
 		}
 	}
 	if (n_stk) {
@@ -1279,17 +1246,17 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			locs = prof_stack_locs(p, (uint32_t)s, &n);
 			for (uint32_t i = 0; i < n; i++)
 				nf += w->loc_count[locs[i]];
-			put_varint(b, s + 1);
+			jfr_put_varint(b, s + 1);
 			put_byte(b, prof_stack_truncated(p, (uint32_t)s));
-			put_varint(b, nf);
+			jfr_put_varint(b, nf);
 			for (uint32_t i = 0; i < n; i++) {
 				for (uint32_t k = 0; k < w->loc_count[locs[i]]; k++) {
 					const struct jframe *f = &w->frames[w->loc_first[locs[i]] + k];
 
-					put_varint(b, f->method);
+					jfr_put_varint(b, f->method);
 					put_u32(b, f->line);
 					put_u32(b, 0);
-					put_varint(b, f->type);
+					jfr_put_varint(b, f->type);
 				}
 			}
 			maybe_flush(w);
@@ -1302,10 +1269,10 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 
 			if (!bit_get(w->used_method, i))
 				continue;
-			put_varint(b, i + 1);
-			put_varint(b, m->cls);
-			put_varint(b, m->name);
-			put_varint(b, m->desc);
+			jfr_put_varint(b, i + 1);
+			jfr_put_varint(b, m->cls);
+			jfr_put_varint(b, m->name);
+			jfr_put_varint(b, m->desc);
 			put_u32(b, m->modifiers);
 			put_byte(b, 0);
 			maybe_flush(w);
@@ -1316,10 +1283,10 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 		for (size_t i = 0; i < w->nr_classes; i++) {
 			if (!bit_get(w->used_class, i))
 				continue;
-			put_varint(b, i + 1);
-			put_varint(b, 0); /* class loader: none */
-			put_varint(b, w->classes[i].name);
-			put_varint(b, w->classes[i].package);
+			jfr_put_varint(b, i + 1);
+			jfr_put_varint(b, 0); /* class loader: none */
+			jfr_put_varint(b, w->classes[i].name);
+			jfr_put_varint(b, w->classes[i].package);
 			put_u32(b, 0);
 			put_byte(b, 0);
 			maybe_flush(w);
@@ -1330,8 +1297,8 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 		for (size_t i = 0; i < w->nr_packages; i++) {
 			if (!bit_get(w->used_pkg, i))
 				continue;
-			put_varint(b, i + 1);
-			put_varint(b, w->packages[i]);
+			jfr_put_varint(b, i + 1);
+			jfr_put_varint(b, w->packages[i]);
 		}
 	}
 	if (n_sym) {
@@ -1339,7 +1306,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 		for (size_t i = 0; i < w->syms.count; i++) {
 			if (!bit_get(w->used_sym, i))
 				continue;
-			put_varint(b, i + 1);
+			jfr_put_varint(b, i + 1);
 			put_string(b, strtab_get(&w->syms, (uint32_t)i));
 			maybe_flush(w);
 		}
@@ -1366,9 +1333,9 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 	dbuf_init(&m.el, 0);
 	hmap_init(&dups);
 	el_head(&m, "root", 0);
-	put_varint(&m.el, 2);
+	jfr_put_varint(&m.el, 2);
 	el_head(&m, "metadata", 0);
-	put_varint(&m.el, NF(static_classes) + nperf);
+	jfr_put_varint(&m.el, NF(static_classes) + nperf);
 	for (size_t i = 0; i < NF(static_classes); i++)
 		el_class(&m, &static_classes[i]);
 	for (uint32_t i = 0, k = 0; i < p->nr_events_desc; i++) {
@@ -1449,12 +1416,12 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 	el_head(&m, "region", 2);
 	el_attr(&m, "locale", "en_US");
 	el_attr(&m, "gmtOffset", "0");
-	put_varint(&m.el, 0);
+	jfr_put_varint(&m.el, 0);
 
-	put_varint(b, tick);
-	put_varint(b, 0); /* duration */
-	put_varint(b, 1); /* metadata id: the same types in every chunk */
-	put_varint(b, m.strs.count);
+	jfr_put_varint(b, tick);
+	jfr_put_varint(b, 0); /* duration */
+	jfr_put_varint(b, 1); /* metadata id: the same types in every chunk */
+	jfr_put_varint(b, m.strs.count);
 	for (uint32_t i = 0; i < m.strs.count; i++)
 		put_string(b, strtab_get(&m.strs, i));
 	dbuf_append(b, m.el.data, m.el.len);
@@ -1509,14 +1476,12 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 		uint64_t len;
 
 		dbuf_append(&w->out, pad, sizeof(pad));
-		put_varint(&w->out, 1);
+		jfr_put_varint(&w->out, 1);
 		write_checkpoint(w, start_tick, &w->out);
 		len = out_tell(w) - cp_pos;
 		if (len >> (7 * CP_SIZE_BYTES))
 			w->nomem = true; /* over 32 GiB: not representable (never in practice) */
-		for (int i = 0; i < CP_SIZE_BYTES; i++)
-			sz[i] = (unsigned char)(((len >> (7 * i)) & 0x7f) |
-						(i + 1 < CP_SIZE_BYTES ? 0x80 : 0));
+		jfr_enc_varint_fixed(sz, len, CP_SIZE_BYTES);
 		patch(w, cp_pos, sz, sizeof(sz));
 	}
 	meta_pos = out_tell(w);
@@ -1531,18 +1496,18 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 		nanos = c->nanos_floor;
 	c->nanos_floor = nanos + 1;
 	memcpy(h, "FLR\0", 4);
-	put_be(h + 4, 2, 2);
-	put_be(h + 6, 0, 2);
-	put_be(h + 8, end - c->start_pos, 8);
-	put_be(h + 16, cp_pos - c->start_pos, 8);
-	put_be(h + 24, meta_pos - c->start_pos, 8);
-	put_be(h + 32, nanos, 8);
-	put_be(h + 40, end_tick - start_tick, 8);
-	put_be(h + 48, start_tick, 8);
-	put_be(h + 56, 1000000000u, 8);
+	jfr_put_be(h + 4, 2, 2);
+	jfr_put_be(h + 6, 0, 2);
+	jfr_put_be(h + 8, end - c->start_pos, 8);
+	jfr_put_be(h + 16, cp_pos - c->start_pos, 8);
+	jfr_put_be(h + 24, meta_pos - c->start_pos, 8);
+	jfr_put_be(h + 32, nanos, 8);
+	jfr_put_be(h + 40, end_tick - start_tick, 8);
+	jfr_put_be(h + 48, start_tick, 8);
+	jfr_put_be(h + 56, 1000000000u, 8);
 	h[64] = 0; /* complete */
 	h[65] = 0;
-	put_be(h + 66, last ? 3 : 1, 2);
+	jfr_put_be(h + 66, last ? 3 : 1, 2);
 	patch(w, c->start_pos, h, sizeof(h));
 	maybe_flush(w);
 }
@@ -1586,10 +1551,10 @@ static void w_release(struct w *w)
 static void put_offcpu(struct w *w, const struct prof_event *ev)
 {
 	dbuf_reset(&w->body);
-	put_varint(&w->body, ev->time);
-	put_varint(&w->body, ev->period);
-	put_varint(&w->body, w->thread_key[ev->thread]);
-	put_varint(&w->body, ev->stack + 1);
+	jfr_put_varint(&w->body, ev->time);
+	jfr_put_varint(&w->body, ev->period);
+	jfr_put_varint(&w->body, w->thread_key[ev->thread]);
+	jfr_put_varint(&w->body, ev->stack + 1);
 	put_string(&w->body, ev->label ? strtab_get(&w->p->strs, ev->label) : NULL);
 	put_record(&w->out, event_type_id(w->p, ev->event), &w->body);
 	maybe_flush(w);
@@ -1609,15 +1574,15 @@ static void put_fields_event(struct w *w, const struct prof_event *ev)
 					      : NULL;
 
 	dbuf_reset(&w->body);
-	put_varint(&w->body, ev->time);
-	put_varint(&w->body, w->thread_key[ev->thread]);
-	put_varint(&w->body, ev->stack + 1);
-	put_varint(&w->body, ev->period);
-	put_varint(&w->body, ev->weight);
-	put_varint(&w->body, ev->cpu);
+	jfr_put_varint(&w->body, ev->time);
+	jfr_put_varint(&w->body, w->thread_key[ev->thread]);
+	jfr_put_varint(&w->body, ev->stack + 1);
+	jfr_put_varint(&w->body, ev->period);
+	jfr_put_varint(&w->body, ev->weight);
+	jfr_put_varint(&w->body, ev->cpu);
 	for (uint32_t f = 0; f < e->nr_fields && f < PROF_MAX_FIELDS; f++) {
 		if (e->field_num[f])
-			put_varint(&w->body, lb ? (uint64_t)lb[f].num : 0);
+			jfr_put_varint(&w->body, lb ? (uint64_t)lb[f].num : 0);
 		else
 			put_string(&w->body, lb ? strtab_get(&p->strs, lb[f].str) : "");
 	}
@@ -1718,20 +1683,20 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			unsigned char rec[16 + 8 * 10], *bp = rec + 16, *e = bp;
 			size_t inner, sl;
 
-			e = enc_varint(e, event_type_id(p, ev.event));
-			e = enc_varint(e, ev.time);
-			e = enc_varint(e, w.thread_key[ev.thread]);
-			e = enc_varint(e, ev.stack + 1);
+			e = jfr_enc_varint(e, event_type_id(p, ev.event));
+			e = jfr_enc_varint(e, ev.time);
+			e = jfr_enc_varint(e, w.thread_key[ev.thread]);
+			e = jfr_enc_varint(e, ev.stack + 1);
 			if (ev.event == p->primary_event) {
 				*e++ = 0; /* STATE_DEFAULT: a CPU sample */
 			} else {
-				e = enc_varint(e, ev.period);
-				e = enc_varint(e, ev.weight);
-				e = enc_varint(e, ev.cpu); /* UINT32_MAX: -1 as an unsigned 32-bit field */
+				e = jfr_enc_varint(e, ev.period);
+				e = jfr_enc_varint(e, ev.weight);
+				e = jfr_enc_varint(e, ev.cpu); /* UINT32_MAX: -1 as an unsigned 32-bit field */
 			}
 			inner = (size_t)(e - bp);
 			sl = size_field_len(inner);
-			enc_varint(bp - sl, inner + sl);
+			jfr_enc_varint(bp - sl, inner + sl);
 			dbuf_append(&w.out, bp - sl, sl + inner);
 			maybe_flush(&w);
 		}

@@ -1,0 +1,53 @@
+/*
+ * JFR's number encodings, shared by the writer (jfrwriter/jfr.c) and the
+ * rewriter (jfredit/) so that the two cannot drift: a varint is LEB128 of
+ * at most 9 bytes, the 9th holding bits 56-63 whole (so it is not LEB128
+ * for values of 2^63 and above); header fields are big-endian.
+ */
+#ifndef CONV_JFRWRITER_JFRENC_H
+#define CONV_JFRWRITER_JFRENC_H
+
+#include "core/dbuf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes v at p in JFR's varint form; returns the end (at most 9 bytes). */
+static inline unsigned char *jfr_enc_varint(unsigned char *p, uint64_t v)
+{
+	for (int n = 0; n < 8 && v >= 0x80; n++) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v; /* the 9th byte holds bits 56-63 whole */
+	return p;
+}
+
+static inline void jfr_put_varint(struct dbuf *b, uint64_t v)
+{
+	if (dbuf_reserve(b, 9))
+		b->len = (size_t)(jfr_enc_varint(b->data + b->len, v) - b->data);
+}
+
+/*
+ * v as a varint of exactly n bytes (2 to 9), padded with continuation
+ * bytes: a slot written before its value is known, patched later. Below
+ * 9 bytes v must be under 2^(7n).
+ */
+static inline void jfr_enc_varint_fixed(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n - 1; i++)
+		p[i] = (unsigned char)((v >> (7 * i) & 0x7f) | 0x80);
+	p[n - 1] = (unsigned char)(n == 9 ? v >> 56 : v >> (7 * (n - 1)) & 0x7f);
+}
+
+/* v big-endian in n bytes. */
+static inline void jfr_put_be(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		p[i] = (unsigned char)v;
+		v >>= 8;
+	}
+}
+
+#endif
