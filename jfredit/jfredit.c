@@ -501,10 +501,6 @@ static enum conv_err parse_chunk(const struct jfe_file *f, struct jfe_chunk *ch,
 	ch->size = (size_t)be64(h + 8);
 	ch->cp_off = be64(h + 16);
 	ch->meta_off = be64(h + 24);
-	ch->start_nanos = be64(h + 32);
-	ch->duration_nanos = be64(h + 40);
-	ch->start_ticks = be64(h + 48);
-	ch->ticks_per_second = be64(h + 56);
 	if (ch->major != 1 && ch->major != 2)
 		return conv_fail(diag, CONV_E_UNSUPPORTED, ch->off, "JFR version %u.%u", ch->major, ch->minor);
 	if (ch->size < HEADER_SIZE || ch->size > f->len - ch->off || ch->meta_off < HEADER_SIZE ||

@@ -63,7 +63,6 @@ struct jfe_chunk {
 	size_t off, size; /* in the file */
 	uint16_t major, minor;
 	uint64_t cp_off, meta_off; /* from the chunk's start */
-	uint64_t start_nanos, duration_nanos, start_ticks, ticks_per_second;
 	struct strtab names; /* the metadata's strings, UTF-8 */
 	struct jfe_type *types;
 	size_t nr_types;
@@ -72,7 +71,7 @@ struct jfe_chunk {
 	struct hmap type_idx; /* type id -> index + 1 */
 	/*
 	 * the metadata and checkpoint records, in file order (events are not
-	 * kept: memory follows the pools, not the events; jfe_event_next walks
+	 * kept: memory follows the pools, not the events; jfe_record_next walks
 	 * them)
 	 */
 	struct jfe_record *records;

@@ -18,7 +18,8 @@
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 enum { F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5, F_STRING = 6 };
 
-bool ppe_is_gzip(const uint8_t *buf, size_t len)
+/* Whether buf starts as a gzip member does. */
+static bool ppe_is_gzip(const uint8_t *buf, size_t len)
 {
 	return len >= 18 && buf[0] == 0x1f && buf[1] == 0x8b && buf[2] == 8;
 }
@@ -296,11 +297,9 @@ static enum conv_err parse_tables(struct ppe_profile *p, struct conv_diag *diag)
 			p->str_lens[ss++] = f->val_len;
 			break;
 		case F_MAPPING:
-			p->mappings[ms].field = (uint32_t)i;
 			ok = parse_mapping(&p->mappings[ms++], c);
 			break;
 		case F_LOCATION:
-			p->locations[ls].field = (uint32_t)i;
 			ok = parse_location(p, &p->locations[ls++], c, &cap_lines);
 			break;
 		case F_FUNCTION:

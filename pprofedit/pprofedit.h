@@ -29,7 +29,6 @@ struct ppe_field {
 };
 
 struct ppe_mapping {
-	uint32_t field; /* its place in fields */
 	uint64_t id, start, limit, offset;
 	uint64_t filename, build_id; /* string indexes */
 	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
@@ -43,7 +42,6 @@ struct ppe_line {
 struct ppe_location {
 	uint64_t id, mapping_id, address;
 	uint32_t first_line, nr_lines; /* in ppe_profile.lines */
-	uint32_t field;                /* its place in fields */
 };
 
 struct ppe_function {
@@ -71,9 +69,6 @@ struct ppe_profile {
 	uint64_t max_function_id;
 	bool gzipped; /* the input was */
 };
-
-/* Whether buf starts as a gzip member does. */
-bool ppe_is_gzip(const uint8_t *buf, size_t len);
 
 /*
  * Parses buf (gzip members are inflated first, at most max_len bytes;
