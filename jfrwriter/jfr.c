@@ -770,7 +770,7 @@ static void hex_name(char *p, const char *open, uint64_t v, const char *close)
 	*p = 0;
 }
 
-static const char *basename_of(const char *path)
+const char *jfr_native_class(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
@@ -805,7 +805,7 @@ static void location_frames(struct w *w, uint32_t loc)
 	const struct prof_location *l = &p->locations[loc];
 	const struct prof_mapping *m = l->mapping == PROF_NONE ? NULL : &p->mappings[l->mapping];
 	enum prof_map_kind kind = m ? m->kind : PROF_MAP_OTHER;
-	const char *lib = m ? basename_of(strtab_get(&p->strs, m->filename)) : "";
+	const char *lib = m ? jfr_native_class(strtab_get(&p->strs, m->filename)) : "";
 	char buf[64];
 
 	w->loc_first[loc] = (uint32_t)w->nr_frames;

@@ -40,4 +40,10 @@ struct jfr_stats {
 enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			struct jfr_stats *st, struct conv_diag *diag);
 
+/*
+ * The class name the writer gives native frames of the object at path (its
+ * file name), so that conv symbolize names frames as a conversion does.
+ */
+const char *jfr_native_class(const char *path);
+
 #endif

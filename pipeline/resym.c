@@ -4,6 +4,7 @@
 #include "core/dbuf.h"
 #include "core/hmap.h"
 #include "jfredit/jfredit.h"
+#include "jfrwriter/jfr.h"
 #include "pipeline/host.h"
 #include "core/vec.h"
 #include "pprofedit/pprofedit.h"
@@ -39,45 +40,51 @@ static bool hex_bytes(const char *s, uint8_t *out, size_t cap, uint8_t *n)
 }
 
 /*
- * Mapping i of the profile as an MMAP2 record of a process of its own (pid
- * i + 1), the kernel's in kernel space; NO_ID when it has neither file nor
- * build-id. Returns the process model's mapping id.
+ * An object as an MMAP2 record of a process of its own (the kernel's in
+ * kernel space), build-id from hex bid when not NULL or empty. Returns the
+ * process model's mapping id, NO_ID when it was not taken.
  */
+static uint32_t feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+			  const char *path, const char *bid, bool kernel)
+{
+	struct rdr_event ev;
+	size_t before = procmap_mapping_count(pm);
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_MMAP2;
+	ev.misc = kernel ? PERF_MISC_KERNEL : PERF_MISC_USER;
+	ev.attr = -1;
+	ev.u.mmap.pid = ev.u.mmap.tid = kernel ? 0xffffffffu : pid;
+	ev.u.mmap.start = start;
+	ev.u.mmap.len = len;
+	ev.u.mmap.pgoff = pgoff;
+	ev.u.mmap.filename = path;
+	ev.u.mmap.is_mmap2 = true;
+	ev.u.mmap.prot = 5; /* PROT_READ | PROT_EXEC: code */
+	ev.u.mmap.flags = 2; /* MAP_PRIVATE */
+	if (bid && bid[0] &&
+	    hex_bytes(bid, ev.u.mmap.build_id, sizeof(ev.u.mmap.build_id), &ev.u.mmap.build_id_size)) {
+		ev.u.mmap.has_build_id = true;
+		ev.misc |= PERF_MISC_MMAP_BUILD_ID;
+	}
+	/* a mapping record adds one mapping, the last (the kernel's has no process to look it up in) */
+	if (procmap_feed(pm, &ev) != CONV_E_OK || procmap_mapping_count(pm) != before + 1)
+		return NO_ID;
+	return (uint32_t)before;
+}
+
+/* Mapping i of the profile (pid i + 1); NO_ID when it has neither file nor build-id. */
 static uint32_t feed_mapping(struct procmap *pm, const struct ppe_profile *p, size_t i)
 {
 	const struct ppe_mapping *m = &p->mappings[i];
 	char path[4096], bid[130];
-	struct rdr_event ev;
-	bool kernel = m->start >= KERNEL_HALF;
-	uint32_t pid = kernel ? 0xffffffffu : (uint32_t)(i + 1);
-	size_t before;
 
 	ppe_str(p, m->filename, path, sizeof(path));
 	ppe_str(p, m->build_id, bid, sizeof(bid));
 	if ((!path[0] && !bid[0]) || m->limit <= m->start)
 		return NO_ID;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = PERF_REC_MMAP2;
-	ev.misc = kernel ? PERF_MISC_KERNEL : PERF_MISC_USER;
-	ev.attr = -1;
-	ev.u.mmap.pid = ev.u.mmap.tid = pid;
-	ev.u.mmap.start = m->start;
-	ev.u.mmap.len = m->limit - m->start;
-	ev.u.mmap.pgoff = m->offset;
-	ev.u.mmap.filename = path;
-	ev.u.mmap.is_mmap2 = true;
-	ev.u.mmap.prot = 5; /* PROT_READ | PROT_EXEC: code */
-	ev.u.mmap.flags = 2; /* MAP_PRIVATE */
-	if (bid[0] && hex_bytes(bid, ev.u.mmap.build_id, sizeof(ev.u.mmap.build_id),
-				&ev.u.mmap.build_id_size)) {
-		ev.u.mmap.has_build_id = true;
-		ev.misc |= PERF_MISC_MMAP_BUILD_ID;
-	}
-	before = procmap_mapping_count(pm);
-	/* a mapping record adds one mapping, the last (the kernel's has no process to look it up in) */
-	if (procmap_feed(pm, &ev) != CONV_E_OK || procmap_mapping_count(pm) != before + 1)
-		return NO_ID;
-	return (uint32_t)before;
+	return feed_mmap(pm, (uint32_t)(i + 1), m->start, m->limit - m->start, m->offset, path, bid,
+			 m->start >= KERNEL_HALF);
 }
 
 /*
@@ -528,40 +535,15 @@ static bool jfr_methods(struct jpass *jp, struct dbuf *s)
 	return ok;
 }
 
-/* An object as an MMAP2 record of a process of its own, the kernel in kernel space: its procmap id. */
+/*
+ * A JFR object: its addresses are given otherwise (ELF addresses, image
+ * offsets), so the range only has to hold them; the kernel's pgoff is 0
+ * (_text unknown), so kallsyms' addresses are taken as they are.
+ */
 static uint32_t jfr_feed(struct procmap *pm, uint32_t pid, const char *path, const char *bid, bool kernel)
 {
-	struct rdr_event ev;
-	size_t before = procmap_mapping_count(pm);
-
-	memset(&ev, 0, sizeof(ev));
-	ev.type = PERF_REC_MMAP2;
-	ev.misc = kernel ? PERF_MISC_KERNEL : PERF_MISC_USER;
-	ev.attr = -1;
-	ev.u.mmap.pid = ev.u.mmap.tid = kernel ? 0xffffffffu : pid;
-	/* the addresses are given otherwise (ELF addresses, image offsets): the range only has to hold them */
-	ev.u.mmap.start = kernel ? KERNEL_HALF : 0x10000;
-	ev.u.mmap.len = kernel ? ~KERNEL_HALF : 0x7fff00000000ull;
-	/* the kernel's: _text unknown (0), so kallsyms' addresses are taken as they are */
-	ev.u.mmap.pgoff = 0;
-	ev.u.mmap.filename = path;
-	ev.u.mmap.is_mmap2 = true;
-	ev.u.mmap.prot = 5;
-	ev.u.mmap.flags = 2;
-	if (bid && hex_bytes(bid, ev.u.mmap.build_id, sizeof(ev.u.mmap.build_id), &ev.u.mmap.build_id_size)) {
-		ev.u.mmap.has_build_id = true;
-		ev.misc |= PERF_MISC_MMAP_BUILD_ID;
-	}
-	if (procmap_feed(pm, &ev) != CONV_E_OK || procmap_mapping_count(pm) != before + 1)
-		return NO_ID;
-	return (uint32_t)before;
-}
-
-static const char *jfr_basename(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
+	return feed_mmap(pm, pid, kernel ? KERNEL_HALF : 0x10000, kernel ? ~KERNEL_HALF : 0x7fff00000000ull, 0,
+			 path, bid, kernel);
 }
 
 /* The frames of every named method, as conv's JFR writer writes them. */
@@ -587,7 +569,7 @@ static bool jfr_collect(struct jpass *jp, struct symjob *sj, struct jfe_edit *e,
 			const struct sym_frame *sf = &r->frames[k];
 			struct jfe_new_frame *nf = &e->frames[e->nr_frames++];
 
-			nf->class_name = kernel ? "" : jp->objs[m->obj].name[0] ? jfr_basename(jp->objs[m->obj].name)
+			nf->class_name = kernel ? "" : jp->objs[m->obj].name[0] ? jfr_native_class(jp->objs[m->obj].name)
 										 : jp->objs[m->obj].bid;
 			nf->method = sf->function;
 			nf->descriptor = kernel ? "(Lk;)L;" : "()L;";
