@@ -560,25 +560,10 @@ static void output_paths(const struct cvopts *c, const char *in, bool many,
 			 char bufs[OUT__COUNT][4096])
 {
 	char base[4096];
-	const char *name = !strcmp(in, "-") ? "stdin" : in;
-	const char *slash = strrchr(name, '/');
-	bool from_input = true; /* BASE comes from the input's name: drop its .data */
-	struct stat stt;
-	size_t len;
+	/* BASE from the input's name: drop its .data */
+	bool from_input = cli_out_base(c->out, !strcmp(in, "-") ? "stdin" : in, many, base, sizeof(base));
+	size_t len = strlen(base);
 
-	if (c->out && (many || (stat(c->out, &stt) == 0 && S_ISDIR(stt.st_mode)))) {
-		/* a directory: outputs named after each input */
-		size_t dl = strlen(c->out);
-
-		snprintf(base, sizeof(base), "%s%s%s", c->out, dl && c->out[dl - 1] == '/' ? "" : "/",
-			 slash ? slash + 1 : name);
-	} else if (c->out) {
-		snprintf(base, sizeof(base), "%s", c->out);
-		from_input = false;
-	} else {
-		snprintf(base, sizeof(base), "%s", name);
-	}
-	len = strlen(base);
 	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
 		base[len - 5] = 0;
 	/* -o foo.pb.gz means the base foo, not foo.pb.gz.pb.gz and foo.pb.gz.jfr */
@@ -1182,28 +1167,6 @@ static void note_filter(struct cvopts *c, const char *opt, const char *arg)
 			 arg);
 }
 
-/* mkdir -p: every missing directory of path; 0 or -1 with errno. */
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != 0)
-			continue;
-		buf[i] = 0;
-		if (mkdir(buf, 0777) && errno != EEXIST)
-			return -1;
-		buf[i] = i < n ? '/' : 0;
-	}
-	return 0;
-}
-
 static bool has_glob_chars(const char *s)
 {
 	return strpbrk(s, "*?[") != NULL;
@@ -1290,6 +1253,10 @@ int cmd_convert(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'o':
+			if (!*optarg) { /* DIR/NAME would be /NAME */
+				fprintf(stderr, "conv: -o: an empty path names nothing\n");
+				return CLI_EXIT_USAGE;
+			}
 			c.out = optarg;
 			break;
 		case O_PPROF:
@@ -1342,14 +1309,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		}
 		case O_STATS:
-			/*
-			 * --stats FILE as well as --stats=FILE, as the options with a
-			 * value take it; a bare --stats (last, or before an option or
-			 * '-') writes to stdout.
-			 */
-			if (!optarg && optind < argc && argv[optind][0] != '-')
-				optarg = argv[optind++];
-			c.stats_path = optarg ? optarg : "-";
+			c.stats_path = cli_stats_path(optarg, argc, argv);
 			break;
 		case 'p':
 		case 't':
@@ -1579,7 +1539,7 @@ int cmd_convert(int argc, char **argv)
 		if (stat(c.com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
 			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.com.dirs[i]);
 	}
-	if (c.out && nr_inputs > 1 && mkdir_p(c.out)) {
+	if (c.out && nr_inputs > 1 && cli_mkdir_p(c.out)) {
 		fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));
 		rc = CLI_EXIT_OUTPUT;
 		goto done;

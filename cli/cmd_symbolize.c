@@ -119,27 +119,21 @@ static void unmap_input(struct input *in)
 static void output_path(const struct symopts *c, const char *in, bool many, char *out, size_t n)
 {
 	static const char *const exts[] = { ".pb.gz", ".pprof.gz", ".pb", ".pprof", ".gz", ".jfr" };
-	const char *slash = strrchr(in, '/');
-	const char *name = slash ? slash + 1 : in;
-	struct stat st;
-	size_t len = strlen(name), el = 0;
+	char base[4096];
+	size_t len, el = 0;
 
+	if (!cli_out_base(c->out, in, many, base, sizeof(base))) {
+		snprintf(out, n, "%s", base);
+		return;
+	}
+	len = strlen(base);
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]) && !el; i++) {
 		size_t k = strlen(exts[i]);
 
-		if (len > k && !strcmp(name + len - k, exts[i]))
+		if (len > k && !strcmp(base + len - k, exts[i]) && base[len - k - 1] != '/')
 			el = k;
 	}
-	if (c->out && !many && !(stat(c->out, &st) == 0 && S_ISDIR(st.st_mode))) {
-		snprintf(out, n, "%s", c->out);
-		return;
-	}
-	if (c->out)
-		snprintf(out, n, "%s%s%.*s.symbolized%s", c->out,
-			 c->out[strlen(c->out) - 1] == '/' ? "" : "/", (int)(len - el), name,
-			 el ? name + len - el : "");
-	else
-		snprintf(out, n, "%.*s.symbolized%s", (int)(strlen(in) - el), in, el ? in + strlen(in) - el : "");
+	snprintf(out, n, "%.*s.symbolized%s", (int)(len - el), base, base + len - el);
 }
 
 static void print_summary(const char *in, const char *out, uint64_t bytes, const struct resym_stats *st,
@@ -342,15 +336,17 @@ int cmd_symbolize(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'o':
+			if (!*optarg) { /* DIR/NAME would be /NAME */
+				fprintf(stderr, "conv symbolize: -o: an empty path names nothing\n");
+				return CLI_EXIT_USAGE;
+			}
 			c.out = optarg;
 			break;
 		case O_FORCE:
 			c.force = true;
 			break;
 		case O_STATS:
-			if (!optarg && optind < argc && argv[optind][0] != '-')
-				optarg = argv[optind++];
-			c.stats_path = optarg ? optarg : "-";
+			c.stats_path = cli_stats_path(optarg, argc, argv);
 			break;
 		case 'h':
 			usage(stdout);
@@ -374,6 +370,10 @@ int cmd_symbolize(int argc, char **argv)
 	rc = check_paths(&c, argv + optind, argc - optind);
 	if (rc)
 		return rc;
+	if (c.out && argc - optind > 1 && cli_mkdir_p(c.out)) {
+		fprintf(stderr, "conv symbolize: cannot create %s: %s\n", c.out, strerror(errno));
+		return CLI_EXIT_OUTPUT;
+	}
 	if (c.stats_path && !statsfile_open("conv symbolize", c.stats_path))
 		return CLI_EXIT_OUTPUT;
 	for (int i = optind; i < argc; i++) {

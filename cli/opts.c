@@ -220,3 +220,10 @@ void cli_opt_error(const char *cmd, int opt, char **argv)
 		fprintf(stderr, "%s: unknown option '%.*s'", cmd, (int)nlen, name);
 	fprintf(stderr, "; try '%s --help'\n", cmd);
 }
+
+const char *cli_stats_path(const char *arg, int argc, char **argv)
+{
+	if (!arg && optind < argc && argv[optind][0] != '-')
+		arg = argv[optind++];
+	return arg ? arg : "-";
+}

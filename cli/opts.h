@@ -60,4 +60,11 @@ bool cli_parse_size(const char *s, uint64_t *out);
  */
 void cli_opt_error(const char *cmd, int opt, char **argv);
 
+/*
+ * --stats' value from getopt's optarg: --stats FILE as well as --stats=FILE,
+ * as the options with a value take it; a bare --stats (last, or before an
+ * option or '-') is standard output, "-". Takes FILE from argv (optind).
+ */
+const char *cli_stats_path(const char *arg, int argc, char **argv);
+
 #endif

@@ -139,3 +139,41 @@ void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush 
 	errno = e;
 }
 
+
+/* mkdir -p: every missing directory of path; 0 or -1 with errno. */
+int cli_mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != 0)
+			continue;
+		buf[i] = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return -1;
+		buf[i] = i < n ? '/' : 0;
+	}
+	return 0;
+}
+
+
+bool cli_out_base(const char *out, const char *in, bool many, char *base, size_t n)
+{
+	const char *slash = strrchr(in, '/');
+	struct stat st;
+
+	if (out && (many || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)))) {
+		size_t dl = strlen(out);
+
+		snprintf(base, n, "%s%s%s", out, dl && out[dl - 1] == '/' ? "" : "/", slash ? slash + 1 : in);
+		return true;
+	}
+	snprintf(base, n, "%s", out ? out : in);
+	return !out;
+}

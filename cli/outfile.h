@@ -29,4 +29,16 @@ int cli_out_commit(int fd, const char *tmp, const char *path, struct io_flush *f
 /* Gives up a temp file from cli_out_open and its flusher (errno kept). */
 void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush *fl);
 
+/* mkdir -p: every missing directory of path; 0 or -1 with errno. */
+int cli_mkdir_p(const char *path);
+
+/*
+ * Where an input's outputs go, before their suffixes: DIR/NAME when -o
+ * (out) names a directory (several inputs, or one that exists), -o itself
+ * for one input, else the input's own path; NAME is the input's file name.
+ * True when base is made from the input's name (its extension is the
+ * input's, to replace), false when it is -o as given.
+ */
+bool cli_out_base(const char *out, const char *in, bool many, char *base, size_t n);
+
 #endif

@@ -286,6 +286,8 @@ if needs("6: -o DIR/ with inputs of one name", "-o"):
     r = conv("-q", "--offline", "-o", os.path.join(d, "twice"), one, one)
     check("6: one input given twice: refused, nothing written",
           r.returncode == 1 and not os.path.exists(os.path.join(d, "twice")), desc(r))
+    r = conv("-q", "--offline", "-o", "", one, one)
+    check("6: -o '' (DIR/NAME would be /NAME): refused, said", r.returncode == 1 and "empty path" in err(r), desc(r))
 
 # ===========================================================================
 # 7. a known suffix on -o
