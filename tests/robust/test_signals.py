@@ -67,16 +67,18 @@ try:
             cmd = [CONV, "symbolize", "-q", "--debuginfod", url, "--cache-dir", cache,
                    "--stats=" + os.path.join(d, "st.json"), "-o", os.path.join(d, "out" + symbolize[1]),
                    symbolize[0]]
-        t0 = time.monotonic()
         pr = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               env=env)
+        # times count from when conv runs its main (its --stats temp file exists): a signal before
+        # the process has even started is the kernel's business, not conv's; and the undisturbed
+        # run's length is measured the same way, so that the points fall inside a run on a fast
+        # machine as on a slow one
+        for _ in range(500):
+            if pr.poll() is not None or any(f.startswith("st.json.tmp.") for f in os.listdir(d)):
+                break
+            time.sleep(0.005)
+        t0 = time.monotonic()
         if sig is not None:
-            # from when conv runs its main (its --stats temp file exists): a signal before the
-            # process has even started is the kernel's business, not conv's
-            for _ in range(500):
-                if pr.poll() is not None or any(f.startswith("st.json.tmp.") for f in os.listdir(d)):
-                    break
-                time.sleep(0.01)
             time.sleep(at)
             pr.send_signal(sig)
         err = pr.communicate(timeout=300)[1]
