@@ -864,9 +864,8 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 	free(dir);
 	if (!x->tmp)
 		goto nomem;
-	x->fd = mkostemp(x->tmp, O_CLOEXEC);
 	/* removed if a signal stops conv mid-download */
-	x->cleanup = x->fd >= 0 ? cleanup_add(x->tmp) : -1;
+	x->fd = cleanup_mkostemp(x->tmp, O_CLOEXEC, &x->cleanup);
 	if (x->fd < 0) {
 		set_msg(&r->msg, "cannot create a file in the cache: %s: %s", x->tmp,
 			strerror(errno));

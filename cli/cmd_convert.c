@@ -217,35 +217,36 @@ static void *pprof_job_run(void *arg)
 	return NULL;
 }
 
-/* Writes the JFR recording to path through out_open/out_commit. */
+struct jfr_job {
+	const struct prof *p;
+	uint64_t chunk_size;
+	struct jfr_stats *js;
+};
+
+static enum conv_err jfr_job_write(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d)
+{
+	const struct jfr_job *jj = ctx;
+	struct jfr_opts jo;
+
+	memset(&jo, 0, sizeof(jo));
+	jo.chunk_size = jj->chunk_size;
+	jo.flush = fl;
+	return jfr_write(jj->p, &jo, fd, jj->js, d);
+}
+
+/* Writes the JFR recording to path (cli_out_write); 0 or -1 (said). */
 static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size,
 		     struct jfr_stats *js)
 {
-	char tmp[4096];
-	struct jfr_opts jo;
+	struct jfr_job jj = { p, chunk_size, js };
 	struct conv_diag diag;
-	int fd;
+	int rc;
 
-	memset(&jo, 0, sizeof(jo));
 	memset(&diag, 0, sizeof(diag));
-	jo.chunk_size = chunk_size;
-	fd = cli_out_open(path, tmp, sizeof(tmp));
-	if (fd < 0) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	jo.flush = cli_out_flusher(fd, path);
-	if (jfr_write(p, &jo, fd, js, &diag) != CONV_E_OK) {
+	rc = cli_out_write("conv", path, "the JFR output", jfr_job_write, &jj, &diag);
+	if (rc > 0)
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
-		cli_out_abandon(fd, tmp, path, jo.flush);
-		return -1;
-	}
-	if (cli_out_commit(fd, tmp, path, jo.flush, false)) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", !strcmp(path, "-") ? "the JFR output" : path,
-			strerror(errno));
-		return -1;
-	}
-	return 0;
+	return rc ? -1 : 0;
 }
 
 /* ---- summary and statistics ---- */
@@ -548,8 +549,6 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	dbuf_putc(&out, '\n');
 	if (!out.err)
 		statsfile_put(out.data, out.len);
-	/* the input has its record: a signal from now on adds none */
-	statsfile_disarm();
 	dbuf_release(&out);
 }
 
@@ -662,36 +661,35 @@ static void warn_result(const struct cvopts *c, const char *in, const struct rdr
 
 /* ---- the views: folded stacks, flame graph ---- */
 
-/* One view written to path through out_open/out_commit (kind: OUT_FOLDED or OUT_HTML). */
+struct view_job {
+	int kind; /* OUT_FOLDED or OUT_HTML */
+	const struct view_tree *t;
+	size_t col;
+	const struct view_html_opts *ho;
+	uint64_t *bytes;
+};
+
+static enum conv_err view_job_write(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d)
+{
+	const struct view_job *vj = ctx;
+
+	return vj->kind == OUT_FOLDED ? view_write_folded(vj->t, vj->col, fd, fl, vj->bytes, d)
+				      : view_write_html(vj->t, vj->ho, fd, fl, vj->bytes, d);
+}
+
+/* One view written to path (cli_out_write; kind: OUT_FOLDED or OUT_HTML); 0 or -1 (said). */
 static int write_view(const char *path, int kind, const struct view_tree *t, size_t col,
 		      const struct view_html_opts *ho, uint64_t *bytes)
 {
-	char tmp[4096];
+	struct view_job vj = { kind, t, col, ho, bytes };
 	struct conv_diag diag;
-	struct io_flush *fl;
-	enum conv_err err;
-	int fd;
+	int rc;
 
 	memset(&diag, 0, sizeof(diag));
-	fd = cli_out_open(path, tmp, sizeof(tmp));
-	if (fd < 0) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	fl = cli_out_flusher(fd, path);
-	err = kind == OUT_FOLDED ? view_write_folded(t, col, fd, fl, bytes, &diag)
-				 : view_write_html(t, ho, fd, fl, bytes, &diag);
-	if (err) {
+	rc = cli_out_write("conv", path, outs[kind].what, view_job_write, &vj, &diag);
+	if (rc > 0)
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
-		cli_out_abandon(fd, tmp, path, fl);
-		return -1;
-	}
-	if (cli_out_commit(fd, tmp, path, fl, false)) {
-		fprintf(stderr, "conv: cannot write %s: %s\n", !strcmp(path, "-") ? outs[kind].what : path,
-			strerror(errno));
-		return -1;
-	}
-	return 0;
+	return rc ? -1 : 0;
 }
 
 /* The tree's columns: the flame graph's views first, then the folded value's type if not one of them. */

@@ -226,7 +226,6 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	dbuf_putc(&o, '\n');
 	if (!o.err)
 		statsfile_put(o.data, o.len);
-	statsfile_disarm();
 	dbuf_release(&o);
 }
 
@@ -251,6 +250,25 @@ static int check_paths(const struct symopts *c, char **inputs, int n)
 	return cli_paths_check(&ps, "conv symbolize", inputs);
 }
 
+/* One rewrite, as cli_out_write calls it. */
+struct rewrite_job {
+	const struct jfe_file *jfr; /* or */
+	const struct ppe_profile *pprof;
+	const struct resym_opts *ro;
+	struct resym_stats *st;
+	uint64_t bytes;
+	int io_errno;
+};
+
+static enum conv_err rewrite_job_write(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d)
+{
+	struct rewrite_job *j = ctx;
+
+	(void)fl; /* resym's writers do not report their progress: the final fsync covers all */
+	return j->jfr ? resym_jfr(j->jfr, j->ro, fd, &j->bytes, &j->io_errno, j->st, d)
+		      : resym_pprof(j->pprof, j->ro, j->pprof->gzipped, fd, &j->bytes, &j->io_errno, j->st, d);
+}
+
 static int symbolize_one(const struct symopts *c, const char *in, bool many)
 {
 	struct input inb;
@@ -259,12 +277,14 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	struct resym_opts ro;
 	struct resym_stats st;
 	struct conv_diag diag;
-	char out[4096], tmp[4096];
+	struct rewrite_job job;
+	char out[4096];
 	uint64_t bytes = 0;
-	int rc, fd, io_errno = 0;
+	int rc, w;
 	bool wrote = false, jfr = false;
 
 	memset(&st, 0, sizeof(st));
+	memset(&job, 0, sizeof(job));
 	memset(&diag, 0, sizeof(diag));
 	memset(&inb, 0, sizeof(inb));
 	output_path(c, in, many, out, sizeof(out));
@@ -283,23 +303,18 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	ro.sj = c->com.sj;
 	ro.pm = c->com.pm;
 	ro.force = c->force;
-	fd = cli_out_open(out, tmp, sizeof(tmp));
-	if (fd < 0) {
-		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", out, strerror(errno));
-		rc = CLI_EXIT_OUTPUT;
-	} else if ((jfr ? resym_jfr(&jf, &ro, fd, &bytes, &io_errno, &st, &diag)
-			: resym_pprof(&p, &ro, p.gzipped, fd, &bytes, &io_errno, &st, &diag)) != CONV_E_OK) {
-		fprintf(stderr, "conv symbolize: %s: %s%s\n", io_errno ? out : in, io_errno ? "cannot write: " : "",
-			diag.msg);
-		errno = io_errno;
-		cli_out_abandon(fd, tmp, out, NULL);
-		rc = io_errno ? CLI_EXIT_OUTPUT : CLI_EXIT_INPUT;
-	} else if (cli_out_commit(fd, tmp, out, NULL, false)) {
-		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", out, strerror(errno));
-		rc = CLI_EXIT_OUTPUT;
-	} else {
-		wrote = true;
-	}
+	job.jfr = jfr ? &jf : NULL;
+	job.pprof = jfr ? NULL : &p;
+	job.ro = &ro;
+	job.st = &st;
+	w = cli_out_write("conv symbolize", out, "the output", rewrite_job_write, &job, &diag);
+	if (w > 0)
+		/* what the rewrite could not read is the input's fault, what it could not write the output's */
+		fprintf(stderr, "conv symbolize: %s: %s%s\n", job.io_errno ? out : in,
+			job.io_errno ? "cannot write: " : "", diag.msg);
+	rc = !w ? CLI_EXIT_OK : w < 0 || job.io_errno ? CLI_EXIT_OUTPUT : CLI_EXIT_INPUT;
+	wrote = !w;
+	bytes = job.bytes;
 	if (jfr)
 		jfe_release(&jf);
 	else

@@ -7,6 +7,7 @@
 #include "core/cleanup.h"
 #include "core/mem.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +18,19 @@
  * not renamed yet, downloads in flight), the --stats file is completed,
  * and the exit code is 128 + the signal, as a shell reports it.
  */
+static pthread_t main_thread;
+
 static void on_stop(int sig)
 {
+	/*
+	 * On the main thread only: what it does between steps (the --stats
+	 * record and its disarming) can then be kept whole by blocking the
+	 * signals there.
+	 */
+	if (!pthread_equal(pthread_self(), main_thread)) {
+		pthread_kill(main_thread, sig);
+		return;
+	}
 	cleanup_run(sig);
 	_exit(128 + sig);
 }
@@ -28,6 +40,7 @@ static void catch_stop_signals(void)
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	struct sigaction sa;
 
+	main_thread = pthread_self();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);

@@ -46,7 +46,7 @@ static int copy_to_stdout(int fd)
 int cli_out_open(const char *path, char *tmp, size_t n)
 {
 	const char *td = getenv("TMPDIR");
-	int len, fd;
+	int len, fd, slot;
 
 	if (!strcmp(path, "-"))
 		len = snprintf(tmp, n, "%s/conv-out.XXXXXX", td && *td ? td : "/tmp");
@@ -56,12 +56,12 @@ int cli_out_open(const char *path, char *tmp, size_t n)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	fd = mkstemp(tmp);
-	if (fd >= 0 && !strcmp(path, "-"))
+	/* removed if a signal stops conv before it is renamed into place (or, for "-", unlinked) */
+	fd = cleanup_mkostemp(tmp, 0, &slot);
+	if (fd >= 0 && !strcmp(path, "-")) {
 		unlink(tmp);
-	else if (fd >= 0)
-		/* removed if a signal stops conv before it is renamed into place */
-		(void)cleanup_add(tmp);
+		cleanup_drop(slot);
+	}
 	return fd;
 }
 
@@ -176,4 +176,28 @@ bool cli_out_base(const char *out, const char *in, bool many, char *base, size_t
 	}
 	snprintf(base, n, "%s", out ? out : in);
 	return !out;
+}
+
+int cli_out_write(const char *cmd, const char *path, const char *what,
+			    enum conv_err (*fn)(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d),
+			    void *ctx, struct conv_diag *d)
+{
+	char tmp[4096];
+	struct io_flush *fl;
+	int fd = cli_out_open(path, tmp, sizeof(tmp));
+
+	if (fd < 0) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+		return -1;
+	}
+	fl = cli_out_flusher(fd, path);
+	if (fn(ctx, fd, fl, d) != CONV_E_OK) {
+		cli_out_abandon(fd, tmp, path, fl);
+		return 1;
+	}
+	if (cli_out_commit(fd, tmp, path, fl, false)) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, strcmp(path, "-") ? path : what, strerror(errno));
+		return -1;
+	}
+	return 0;
 }

@@ -5,9 +5,12 @@
 #ifndef CONV_CLI_OUTFILE_H
 #define CONV_CLI_OUTFILE_H
 
+#include "core/err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
+struct conv_diag;
 struct io_flush;
 
 /*
@@ -28,6 +31,17 @@ int cli_out_sync(int fd, struct io_flush *fl);
 int cli_out_commit(int fd, const char *tmp, const char *path, struct io_flush *fl, bool synced);
 /* Gives up a temp file from cli_out_open and its flusher (errno kept). */
 void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush *fl);
+
+/*
+ * One output, whole or not at all: fn(ctx, fd, flusher, d) writes it to a
+ * temp file (with a background flusher), which is then put in place.
+ * Returns 0; -1 when the file cannot be made or put in place (said, after
+ * cmd; what names "-" in that message); 1 when fn failed: the temp file is
+ * removed and nothing said (d, from fn, says why).
+ */
+int cli_out_write(const char *cmd, const char *path, const char *what,
+			    enum conv_err (*fn)(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d),
+			    void *ctx, struct conv_diag *d);
 
 /* mkdir -p: every missing directory of path; 0 or -1 with errno. */
 int cli_mkdir_p(const char *path);

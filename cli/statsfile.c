@@ -7,6 +7,7 @@
 #include "core/json.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,8 +90,16 @@ void statsfile_put(const void *data, size_t len)
 		fflush(stdout);
 		return;
 	}
-	if (sf.fd >= 0 && !sf.io_errno)
+	if (sf.fd >= 0 && !sf.io_errno) {
+		sigset_t all, old;
+
+		/* the record and the end of the hook's duty for its input, with no signal between */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 		sf.io_errno = io_write_all(sf.fd, data, len, NULL); /* said when the file is closed */
+		sf.armed = 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 }
 
 void statsfile_arm(const char *in)
@@ -110,11 +119,6 @@ void statsfile_arm(const char *in)
 		sf.armed = 1;
 	}
 	dbuf_release(&b);
-}
-
-void statsfile_disarm(void)
-{
-	sf.armed = 0;
 }
 
 bool statsfile_close(const char *cmd)

@@ -13,15 +13,17 @@
 
 /* Opens path ("-": stdout); false when it cannot be made (said, after cmd). */
 bool statsfile_open(const char *cmd, const char *path);
-/* One record, whole. */
+/*
+ * The record of the input being worked on, whole; from now on a signal
+ * adds no record for it. From the main thread (cli/main.c's handler runs
+ * there).
+ */
 void statsfile_put(const void *data, size_t len);
 /*
  * Input `in` is being worked on: until its record is put, a signal writes
  * {"input": in, "exit_code": 128+N, "signal": N, "outputs": []} for it.
  */
 void statsfile_arm(const char *in);
-/* Its record is out (or about to be): a signal adds nothing for it. */
-void statsfile_disarm(void);
 /* Puts the finished file in place; false when that fails (said, after cmd). */
 bool statsfile_close(const char *cmd);
 

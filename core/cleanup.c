@@ -1,7 +1,12 @@
 #include "core/cleanup.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
@@ -9,6 +14,8 @@ enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
 static _Atomic int slot_state[CLEANUP_SLOTS];
 static char slot_path[CLEANUP_SLOTS][4096];
 static void (*_Atomic cleanup_hook)(int sig);
+static atomic_int stopping; /* cleanup_run has begun: no new file */
+static atomic_int creating; /* threads inside cleanup_mkostemp */
 
 int cleanup_add(const char *path)
 {
@@ -27,6 +34,29 @@ int cleanup_add(const char *path)
 		return i;
 	}
 	return -1;
+}
+
+int cleanup_mkostemp(char *tmpl, int flags, int *slot)
+{
+	sigset_t all, old;
+	int fd = -1;
+
+	*slot = -1;
+	/* this thread: no handler between making the file and registering it */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* other threads: cleanup_run waits while creating is not 0, or this sees stopping */
+	atomic_fetch_add(&creating, 1);
+	if (atomic_load(&stopping)) {
+		errno = EINTR;
+	} else {
+		fd = mkostemp(tmpl, flags);
+		if (fd >= 0)
+			*slot = cleanup_add(tmpl);
+	}
+	atomic_fetch_sub(&creating, 1);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return fd;
 }
 
 void cleanup_drop(int slot)
@@ -50,6 +80,11 @@ void cleanup_set_hook(void (*hook)(int sig))
 void cleanup_run(int sig)
 {
 	void (*hook)(int) = atomic_load(&cleanup_hook);
+	struct timespec ms = { 0, 1000000 };
+
+	atomic_store(&stopping, 1);
+	for (int i = 0; i < 100 && atomic_load(&creating); i++)
+		nanosleep(&ms, NULL);
 
 	if (hook)
 		hook(sig);

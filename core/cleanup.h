@@ -16,6 +16,13 @@
 
 /* Registers path; returns its slot, -1 when none is free or the path is too long. */
 int cleanup_add(const char *path);
+/*
+ * mkostemp(tmpl, flags) and cleanup_add(tmpl) in one step that a signal
+ * cannot split, whichever thread it comes to: the file exists registered,
+ * or not at all. Returns the fd, or -1 with errno (EINTR once cleanup_run
+ * has begun); *slot gets the slot (-1: none was free).
+ */
+int cleanup_mkostemp(char *tmpl, int flags, int *slot);
 /* The file of slot (from cleanup_add; -1: nothing) is gone or renamed into place. */
 void cleanup_drop(int slot);
 /* The same by its path (every slot holding it). */
@@ -25,7 +32,11 @@ void cleanup_drop_path(const char *path);
  * record of the interrupted input). Must be async-signal-safe. NULL: none.
  */
 void cleanup_set_hook(void (*hook)(int sig));
-/* Calls the hook, then removes every registered file: from a signal handler. */
+/*
+ * Calls the hook, then removes every registered file: from a signal
+ * handler. Files being made by other threads (cleanup_mkostemp) are
+ * waited for (up to 100 ms), so that none appears after the removal.
+ */
 void cleanup_run(int sig);
 
 #endif
