@@ -163,7 +163,8 @@ struct dfd_req {
 	enum conv_err result;  /* when DONE */
 	char *path;            /* when DONE and OK: malloc'd */
 	char *msg;             /* message of `worst` or of the result: malloc'd */
-	int lock_fd1;          /* its cache entry's lock (flock) + 1, while held; 0: none */
+	int lock_fd1;          /* its cache entry's lock file + 1, open from the first try; 0: none */
+	bool locked;           /* that lock (flock) is held */
 };
 
 /* One transfer in flight: the request's bytes to one server. */
@@ -483,6 +484,7 @@ static void req_finish(struct dfd_client *c, struct dfd_req *r, enum conv_err re
 	if (r->lock_fd1) {
 		close(r->lock_fd1 - 1);
 		r->lock_fd1 = 0;
+		r->locked = false;
 	}
 	r->state = REQ_DONE;
 	r->result = result;
@@ -859,7 +861,7 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 		return CONV_E_IO;
 	}
 	if (r->server == 0)
-		sweep_tmp(dir, r->lock_fd1 ? kind_names[r->kind] : NULL);
+		sweep_tmp(dir, r->locked ? kind_names[r->kind] : NULL);
 	x->tmp = str_printf("%s/.conv-%s.XXXXXX", dir, kind_names[r->kind]);
 	free(dir);
 	if (!x->tmp)
@@ -932,23 +934,26 @@ static enum lock_state req_lock(struct dfd_client *c, struct dfd_req *r)
 	char *dir, *path;
 	int fd;
 
-	if (r->lock_fd1)
-		return LOCK_HELD;
-	path = entry_dir(c, r, &dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
-	free(dir);
-	/* read access is enough for flock: a run that may only read the cache still waits its turn */
-	fd = path ? open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
-	free(path);
-	if (fd < 0)
-		return LOCK_HELD;
-	(void)fchmod(fd, c->file_mode); /* fails, harmlessly, on another user's lock */
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		bool busy = errno == EWOULDBLOCK;
-
-		close(fd);
-		return busy ? LOCK_BUSY : LOCK_HELD;
+	/* opened once: a busy entry is tried again every round with one flock */
+	if (!r->lock_fd1) {
+		path = entry_dir(c, r, &dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
+		free(dir);
+		/* read access is enough for flock: a run that may only read the cache still waits its turn */
+		fd = path ? open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
+		free(path);
+		if (fd < 0)
+			return LOCK_HELD;
+		(void)fchmod(fd, c->file_mode); /* fails, harmlessly, on another user's lock */
+		r->lock_fd1 = fd + 1;
 	}
-	r->lock_fd1 = fd + 1;
+	if (flock(r->lock_fd1 - 1, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			return LOCK_BUSY;
+		close(r->lock_fd1 - 1);
+		r->lock_fd1 = 0;
+		return LOCK_HELD;
+	}
+	r->locked = true;
 	return lookup_caches(c, r) ? LOCK_ANSWERED : LOCK_HELD;
 }
 
