@@ -28,18 +28,15 @@ enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 	struct dbuf line;
 	struct view_walk w;
 	size_t *plen = NULL, cap_plen = 0;
-	uint32_t *rank, node, depth;
+	uint32_t node, depth;
 	bool nomem = false;
 
 	if (col >= t->nr_cols)
 		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "no value column %zu", col);
-	rank = view_name_ranks(&t->names.strs);
-	if (!rank)
-		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	view_out_init(&o, fd, flush);
 	dbuf_init(&line, 0);
 	/* the stacks with a positive value: a line where a node's own value is */
-	view_walk_init(&w, t, rank, col, 1);
+	view_walk_init(&w, t, col, 1);
 	while (!o.io_errno && view_walk_next(&w, &node, &depth)) {
 		const struct view_node *nd = &t->nodes[node];
 		int64_t self = view_value(t, node, col);
@@ -70,7 +67,6 @@ enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 	nomem = nomem || w.nomem;
 	view_walk_release(&w);
 	free(plen);
-	free(rank);
 	dbuf_release(&line);
 	if (nomem) {
 		o.buf.err = true;

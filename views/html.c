@@ -24,8 +24,8 @@ struct kept {
  * name (the order flame graphs draw them, left to right); false when out
  * of memory.
  */
-static bool kept_nodes(const struct view_tree *t, size_t col, int64_t min, const uint32_t *rank,
-		       struct kept **out, size_t *nr_out)
+static bool kept_nodes(const struct view_tree *t, size_t col, int64_t min, struct kept **out,
+		       size_t *nr_out)
 {
 	struct view_walk w;
 	struct kept *k = NULL;
@@ -33,7 +33,7 @@ static bool kept_nodes(const struct view_tree *t, size_t col, int64_t min, const
 	uint32_t node, depth;
 	bool ok = true;
 
-	view_walk_init(&w, t, rank, col, min);
+	view_walk_init(&w, t, col, min);
 	while (ok && view_walk_next(&w, &node, &depth)) {
 		if (!node)
 			continue; /* the root is the page's "all" */
@@ -211,27 +211,24 @@ enum conv_err view_write_html(const struct view_tree *t, const struct view_html_
 	const struct view_names *n = &t->names;
 	struct view_out o;
 	struct page pg;
-	uint32_t *rank;
 	bool ok;
 
 	if (!mark)
 		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "the flame graph template has no data marker");
 	memset(&pg, 0, sizeof(pg));
 	pg.t = t;
-	rank = view_name_ranks(&n->strs);
 	pg.frame_map = calloc(n->nr_frames ? n->nr_frames : 1, sizeof(*pg.frame_map));
 	pg.frames = malloc((n->nr_frames ? n->nr_frames : 1) * sizeof(*pg.frames));
 	pg.str_map = calloc(n->strs.count ? n->strs.count : 1, sizeof(*pg.str_map));
 	pg.strs = malloc((n->strs.count ? n->strs.count : 1) * sizeof(*pg.strs));
-	ok = rank && pg.frame_map && pg.frames && pg.str_map && pg.strs;
+	ok = pg.frame_map && pg.frames && pg.str_map && pg.strs;
 	pg.nr_views = opts->nr_views && opts->nr_views < t->nr_cols ? opts->nr_views : t->nr_cols;
 	for (size_t c = 0; ok && c < pg.nr_views; c++) {
 		int64_t total = view_value(t, 0, c);
 		int64_t min = total / VIEW_HTML_MIN_SHARE;
 
-		ok = kept_nodes(t, c, min > 0 ? min : 1, rank, &pg.kept[c], &pg.nr_kept[c]);
+		ok = kept_nodes(t, c, min > 0 ? min : 1, &pg.kept[c], &pg.nr_kept[c]);
 	}
-	free(rank);
 	if (!ok) {
 		page_release(&pg);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");

@@ -179,7 +179,8 @@ static int name_ref_cmp(const void *a, const void *b)
 	return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-uint32_t *view_name_ranks(const struct strtab *strs)
+/* rank[id] for every string id of strs: its place in byte order (malloc'ed; NULL: no memory). */
+static uint32_t *name_ranks(const struct strtab *strs)
 {
 	struct name_ref *r = malloc((strs->count ? strs->count : 1) * sizeof(*r));
 	uint32_t *rank = malloc((strs->count ? strs->count : 1) * sizeof(*rank));
@@ -200,21 +201,10 @@ uint32_t *view_name_ranks(const struct strtab *strs)
 	return rank;
 }
 
-static int walk_item_cmp_desc(const void *a, const void *b)
-{
-	const struct view_walk_item *x = a, *y = b;
-
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? 1 : -1;
-	return (x->node < y->node) - (x->node > y->node);
-}
-
-void view_walk_init(struct view_walk *w, const struct view_tree *t, const uint32_t *rank, size_t col,
-		    int64_t min)
+void view_walk_init(struct view_walk *w, const struct view_tree *t, size_t col, int64_t min)
 {
 	memset(w, 0, sizeof(*w));
 	w->t = t;
-	w->rank = rank;
 	w->col = col;
 	w->min = min;
 	if (!vec_reserve((void **)&w->st, &w->cap, 1, sizeof(*w->st))) {
@@ -234,7 +224,7 @@ bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth)
 		return false;
 	v = w->st[--w->nr];
 	first = w->nr;
-	/* the children, smallest name on top: popped first */
+	/* the children (in name order, from view_tree_build), the first on top: popped first */
 	for (uint32_t c = w->t->nodes[v.node].child; c != UINT32_MAX; c = w->t->nodes[c].sibling) {
 		if (view_value(w->t, c, w->col) < w->min)
 			continue;
@@ -243,10 +233,14 @@ bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth)
 			return false;
 		}
 		w->st[w->nr].node = c;
-		w->st[w->nr].rank = w->rank[w->t->nodes[c].name];
 		w->st[w->nr++].depth = v.depth + 1;
 	}
-	qsort(w->st + first, w->nr - first, sizeof(*w->st), walk_item_cmp_desc);
+	for (size_t a = first, b = w->nr; a + 1 < b; a++, b--) {
+		struct view_walk_item x = w->st[a];
+
+		w->st[a] = w->st[b - 1];
+		w->st[b - 1] = x;
+	}
 	*node = v.node;
 	*depth = v.depth;
 	return true;
@@ -320,6 +314,55 @@ static void add_values(struct view_tree *t, uint32_t node, const int64_t *v)
 		d[c] += v[c];
 }
 
+/* A child while its parent's children are put in order. */
+struct kid {
+	uint32_t rank, node;
+};
+
+static int kid_cmp(const void *a, const void *b)
+{
+	const struct kid *x = a, *y = b;
+
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/*
+ * Each node's children relinked in name order (byte order of their names,
+ * unique among siblings), once: every walk (each view of a page, the
+ * folded stacks) then takes them as they are.
+ */
+static bool tree_sort_children(struct view_tree *t)
+{
+	uint32_t *rank = name_ranks(&t->names.strs);
+	struct kid *kids = NULL;
+	size_t cap = 0;
+
+	if (!rank)
+		return false;
+	for (size_t n = 0; n < t->nr_nodes; n++) {
+		size_t nr = 0;
+
+		for (uint32_t c = t->nodes[n].child; c != NO_NODE; c = t->nodes[c].sibling) {
+			if (!vec_reserve((void **)&kids, &cap, nr + 1, sizeof(*kids))) {
+				free(rank);
+				free(kids);
+				return false;
+			}
+			kids[nr].rank = rank[t->nodes[c].name];
+			kids[nr++].node = c;
+		}
+		if (nr < 2)
+			continue;
+		qsort(kids, nr, sizeof(*kids), kid_cmp);
+		t->nodes[n].child = kids[0].node;
+		for (size_t k = 0; k < nr; k++)
+			t->nodes[kids[k].node].sibling = k + 1 < nr ? kids[k + 1].node : NO_NODE;
+	}
+	free(rank);
+	free(kids);
+	return true;
+}
+
 /* Adds stack s with values v (nr_cols) along its path from the root; false when out of memory. */
 static bool tree_add_stack(struct view_tree *t, const struct prof *p, uint32_t s, const int64_t *v)
 {
@@ -391,6 +434,10 @@ enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const s
 	}
 	free(sv);
 	hidx_release(&t->child_idx);
+	if (!tree_sort_children(t)) {
+		view_tree_release(t);
+		return CONV_E_NOMEM;
+	}
 	return CONV_E_OK;
 }
 

@@ -58,7 +58,7 @@ void view_names_release(struct view_names *n);
  */
 struct view_node {
 	uint32_t parent, name; /* name: a string of view_names.strs */
-	uint32_t child, sibling; /* UINT32_MAX: none */
+	uint32_t child, sibling; /* UINT32_MAX: none; siblings in name order */
 	uint32_t frame;
 	int64_t best; /* the value of the stack frame comes from */
 };
@@ -100,23 +100,17 @@ uint32_t view_first_event(const struct prof *p);
 const char *view_basename(const char *path);
 
 /*
- * rank[id] for every string id of strs: its place in byte order, so that
- * frames sort by an integer (malloc'ed; NULL when out of memory).
- */
-uint32_t *view_name_ranks(const struct strtab *strs);
-
-/*
  * A walk over the tree in preorder, each node's children in name order
- * (rank: view_name_ranks), over the nodes whose value in column col is at
- * least min: the order of folded lines and of a flame graph's frames.
+ * (as view_tree_build links them), over the nodes whose value in column
+ * col is at least min: the order of folded lines and of a flame graph's
+ * frames.
  */
 struct view_walk_item {
-	uint32_t rank, node, depth;
+	uint32_t node, depth;
 };
 
 struct view_walk {
 	const struct view_tree *t;
-	const uint32_t *rank;
 	size_t col;
 	int64_t min;
 	struct view_walk_item *st; /* to visit; the first by name on top */
@@ -125,8 +119,7 @@ struct view_walk {
 };
 
 /* Starts at the root (depth 0). */
-void view_walk_init(struct view_walk *w, const struct view_tree *t, const uint32_t *rank, size_t col,
-		    int64_t min);
+void view_walk_init(struct view_walk *w, const struct view_tree *t, size_t col, int64_t min);
 /* The next node and its depth; false at the end, or when out of memory (nomem set). */
 bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth);
 void view_walk_release(struct view_walk *w);
