@@ -618,7 +618,12 @@ bool jfe_value_str(const struct jfe_value *v, struct dbuf *out)
 	struct cur c;
 	bool null;
 
-	if (v->key || !v->t)
+	if (v->key) {
+		struct jfe_value e;
+
+		return jfe_value_deref(v, &e) && !e.key && jfe_value_str(&e, out);
+	}
+	if (!v->t)
 		return false;
 	if (v->t->prim == JFE_STRUCT && v->t->simple && v->t->nr_fields == 1) {
 		struct jfe_value inner;
@@ -633,6 +638,15 @@ bool jfe_value_str(const struct jfe_value *v, struct dbuf *out)
 	if (!read_string(&c, out, &null) || null)
 		return false;
 	return dbuf_putc(out, 0);
+}
+
+bool jfe_value_deref(const struct jfe_value *key, struct jfe_value *out)
+{
+	uint64_t k;
+	const struct jfe_entry *e;
+
+	return key->key && key->t && jfe_value_u64(key, &k) && (e = jfe_entry_find(key->c, key->t->id, k)) &&
+	       jfe_entry_value(key->f, key->c, e, out);
 }
 
 bool jfe_array_begin(const struct jfe_value *v, const struct jfe_field *field, struct jfe_array *a,

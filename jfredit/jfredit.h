@@ -123,8 +123,13 @@ bool jfe_value_field(const struct jfe_value *v, const char *name, struct jfe_val
 		     const struct jfe_field **field);
 /* A varint or byte-encoded number (a cp field's key, an int, a boolean); false for other encodings. */
 bool jfe_value_u64(const struct jfe_value *v, uint64_t *out);
-/* A string (UTF-8, NUL-terminated, appended to out); false for a null string or other types. */
+/*
+ * A string (UTF-8, NUL-terminated, appended to out), also through a
+ * constant-pool key (a Symbol); false for a null string or other types.
+ */
 bool jfe_value_str(const struct jfe_value *v, struct dbuf *out);
+/* The pool entry a constant-pool key names, as a value; false when the key names none. */
+bool jfe_value_deref(const struct jfe_value *key, struct jfe_value *out);
 /* The elements of an array field's value: their count, and each element's bytes through jfe_array_next. */
 struct jfe_array {
 	const struct jfe_value *v;

@@ -390,18 +390,10 @@ struct jpass {
 /* A string field of a value, through its pool when it is a reference: into out (NUL-terminated), false when none. */
 static bool jfr_str(const struct jfe_value *v, const char *field, struct dbuf *out)
 {
-	struct jfe_value x, y;
-	uint64_t k;
-	const struct jfe_entry *e;
+	struct jfe_value x;
 
 	dbuf_reset(out);
-	if (!jfe_value_field(v, field, &x, NULL))
-		return false;
-	if (!x.key)
-		return jfe_value_str(&x, out);
-	if (!jfe_value_u64(&x, &k) || !(e = jfe_entry_find(x.c, x.t->id, k)) || !jfe_entry_value(x.f, x.c, e, &y))
-		return false;
-	return jfe_value_str(&y, out);
+	return jfe_value_field(v, field, &x, NULL) && jfe_value_str(&x, out);
 }
 
 static bool is_hex(const char *s, size_t min, size_t max)
@@ -492,14 +484,11 @@ static bool jfr_methods(struct jpass *jp, struct dbuf *s)
 			const struct jfe_entry *e = &c->entries[i];
 			struct jfe_value v, cv;
 			struct jmethod m;
-			uint64_t ck;
-			const struct jfe_entry *ce;
 			const char *d;
 
 			if (e->type != mt->id || !jfe_entry_value(jp->f, c, e, &v) || !jfr_str(&v, "name", s) ||
 			    !jfr_str(&v, "descriptor", &desc) || !jfe_value_field(&v, "type", &cv, NULL) ||
-			    !jfe_value_u64(&cv, &ck) || !(ce = jfe_entry_find(c, cv.t->id, ck)) ||
-			    !jfe_entry_value(jp->f, c, ce, &cv) || (!jfr_str(&cv, "name", &cls) && !dbuf_putc(&cls, 0)))
+			    !jfe_value_deref(&cv, &cv) || (!jfr_str(&cv, "name", &cls) && !dbuf_putc(&cls, 0)))
 				continue;
 			memset(&m, 0, sizeof(m));
 			m.chunk = (uint32_t)ci;

@@ -75,14 +75,12 @@ static void touch_event(const struct jfe_file *f, const struct jfe_chunk *c, con
 	struct jfe_value ev, st, frames, fr;
 	const struct jfe_field *ff;
 	struct jfe_array a;
-	uint64_t k, count, key, seen = 0;
-	const struct jfe_entry *e;
+	uint64_t count, key, seen = 0;
 
 	if (!jfe_event_value(f, c, r, &ev))
 		return;
 	check_view(f, &ev);
-	if (!jfe_value_field(&ev, "stackTrace", &st, NULL) || !jfe_value_u64(&st, &k) ||
-	    !(e = jfe_entry_find(c, st.t->id, k)) || !jfe_entry_value(f, c, e, &st) ||
+	if (!jfe_value_field(&ev, "stackTrace", &st, NULL) || !jfe_value_deref(&st, &st) ||
 	    !jfe_value_field(&st, "frames", &frames, &ff) || !jfe_array_begin(&frames, ff, &a, &count))
 		return;
 	while (jfe_array_next(&a, &fr, &key)) {

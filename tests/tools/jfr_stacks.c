@@ -16,13 +16,8 @@
 /* The string a cp key names in the pool of v's type (a Symbol, a FrameType): "" when there is none. */
 static void pool_str(const struct jfe_value *key, struct dbuf *out)
 {
-	uint64_t k;
-	const struct jfe_entry *e;
-	struct jfe_value v;
-
 	dbuf_reset(out);
-	if (jfe_value_u64(key, &k) && (e = jfe_entry_find(key->c, key->t->id, k)) &&
-	    jfe_entry_value(key->f, key->c, e, &v) && jfe_value_str(&v, out))
+	if (jfe_value_str(key, out))
 		return;
 	dbuf_reset(out);
 	dbuf_putc(out, 0);
@@ -31,12 +26,9 @@ static void pool_str(const struct jfe_value *key, struct dbuf *out)
 /* Field `name` of the pool entry a cp key names, as a value; false when any link is missing. */
 static bool deref(const struct jfe_value *key, const char *name, struct jfe_value *out)
 {
-	uint64_t k;
-	const struct jfe_entry *e;
 	struct jfe_value v;
 
-	return jfe_value_u64(key, &k) && (e = jfe_entry_find(key->c, key->t->id, k)) &&
-	       jfe_entry_value(key->f, key->c, e, &v) && jfe_value_field(&v, name, out, NULL);
+	return jfe_value_deref(key, &v) && jfe_value_field(&v, name, out, NULL);
 }
 
 static void print_frame(struct json *j, const struct jfe_value *fr, struct dbuf *s)
@@ -116,12 +108,10 @@ int main(int argc, char **argv)
 			const struct jfe_field *ff;
 			struct jfe_array a;
 			struct json j;
-			uint64_t count, k, key;
-			const struct jfe_entry *e;
+			uint64_t count, key;
 
 			if (rec.type <= 1 || !jfe_event_value(&f, c, &rec, &ev) ||
-			    !jfe_value_field(&ev, "stackTrace", &st, NULL) || !jfe_value_u64(&st, &k) ||
-			    !(e = jfe_entry_find(c, st.t->id, k)) || !jfe_entry_value(&f, c, e, &st) ||
+			    !jfe_value_field(&ev, "stackTrace", &st, NULL) || !jfe_value_deref(&st, &st) ||
 			    !jfe_value_field(&st, "frames", &frames, &ff) || !jfe_array_begin(&frames, ff, &a, &count))
 				continue;
 			dbuf_reset(&out);
