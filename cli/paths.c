@@ -159,7 +159,8 @@ int cli_paths_check(struct cli_paths *ps, const char *cmd, char *const *inputs)
 		rc = CLI_EXIT_INPUT;
 		goto out;
 	}
-	qsort(f, nf, sizeof(*f), paths_file_cmp);
+	if (nf)
+		qsort(f, nf, sizeof(*f), paths_file_cmp); /* f is NULL when nothing was added */
 	for (size_t i = 0; i < nf;) {
 		size_t e = i + 1;
 
