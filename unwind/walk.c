@@ -421,6 +421,27 @@ bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_sta
 	return true;
 }
 
+/*
+ * A sample taken in a system call has the user PC after the syscall
+ * instruction: a return address. When the syscall ends its function, as
+ * in glibc's __restore_rt (rt_sigreturn), that PC is past the function's
+ * CFI, and the rule of the syscall itself, at PC - 1, is the one that
+ * holds. Asked only where PC has no rule; if PC - 1 has none either, PC
+ * is looked up again so that the source's answer (and state) is PC's.
+ */
+static enum uw_find find_before_syscall(const struct uw_source *src, uint64_t pc,
+					const struct uw_rule **rule, const char **obj)
+{
+	const struct uw_rule *r = NULL;
+	const char *o = NULL;
+
+	if (src->find(src->ctx, pc - 1, &r, &o) != UW_FIND_RULE)
+		return src->find(src->ctx, pc, rule, obj);
+	*rule = r;
+	*obj = o;
+	return UW_FIND_RULE;
+}
+
 void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
 	       const struct uw_stack *stack, uint64_t *pcs, size_t max, struct uw_result *res)
 {
@@ -454,6 +475,8 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		pcs[res->n++] = cur.pc;
 		/* a return address is looked up inside its call, the instruction before it */
 		fnd = src->find(src->ctx, exact ? cur.pc : cur.pc - 1, &rule, &obj);
+		if (res->n == 1 && fnd != UW_FIND_RULE && fnd != UW_FIND_ROOT)
+			fnd = find_before_syscall(src, cur.pc, &rule, &obj);
 		if (fnd == UW_FIND_ROOT) {
 			res->stop = UW_STOP_ROOT;
 			return;

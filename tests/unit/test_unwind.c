@@ -360,6 +360,85 @@ static void test_signal_frame(void **state)
 	free(r16);
 }
 
+/*
+ * A sample in rt_sigreturn: the user PC is past the syscall, which ends
+ * __restore_rt's CFI, and the frame pointer is 0. The syscall's rule (at
+ * PC - 1) crosses the signal frame; the frame-pointer guess would have
+ * called this one frame a root. A PC with a rule of its own keeps it.
+ */
+static void test_syscall_at_function_end(void **state)
+{
+	struct uw_rule *sig = calloc(1, sizeof(*sig) + 2 * sizeof(sig->regs[0]));
+	struct uw_rule *r16 = rule_sp(16), *r8 = rule_sp(8);
+	struct range rs[] = { { 0x7000, 0x7009, sig, false }, { 0x7009, 0x7100, NULL, false },
+			      { 0x1000, 0x2000, r16, false }, { 0x8000, 0x8100, r8, false } };
+	struct fake f = { rs, 4, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x7009, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	regs.valid |= 1ull << 6; /* rbp recorded, and 0 */
+	sig->signal = true;
+	sig->cfa_reg = 7;
+	sig->ra = 16;
+	sig->nr = 2;
+	sig->regs[0].reg = 16;
+	sig->regs[0].how = UW_AT;
+	sig->regs[0].off = 40;
+	sig->regs[1].reg = 7;
+	sig->regs[1].how = UW_AT;
+	sig->regs[1].off = 48;
+	put(&s, SP0 + 40, 0x1234);       /* interrupted rip */
+	put(&s, SP0 + 48, SP0 + 256);    /* interrupted rsp */
+	put(&s, SP0 + 256 + 8, 0);       /* its caller: 0, the root */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 2);
+	assert_int_equal(pcs[0], 0x7009);
+	assert_int_equal(pcs[1], 0x1234);
+	assert_true(uw_exact(&res, 0));
+	assert_true(uw_exact(&res, 1));
+	assert_int_equal(f.looked_up[0], 0x7009);
+	assert_int_equal(f.looked_up[1], 0x7008);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+
+	/* PC's own rule is taken, not PC - 1's: 0x8000 is a function's first instruction */
+	memset(&s, 0, sizeof(s));
+	memset(&f, 0, sizeof(f));
+	f.r = rs;
+	f.n = 4;
+	regs = regs_at(0x8000, SP0);
+	put(&s, SP0, 0x1050);            /* return address at rsp */
+	put(&s, SP0 + 16, 0);            /* 0x1050's caller: 0 */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 2);
+	assert_int_equal(pcs[1], 0x1050);
+	assert_int_equal(f.looked_up[0], 0x8000);
+	assert_int_equal(f.looked_up[1], 0x104f);
+
+	/* neither PC nor PC - 1 has a rule: PC's answer stands (the frame-pointer walk, its object) */
+	memset(&s, 0, sizeof(s));
+	memset(&f, 0, sizeof(f));
+	f.r = rs;
+	f.n = 4;
+	regs = regs_at(0x7050, SP0);
+	regs.r[6] = SP0 + 16;
+	regs.valid |= 1ull << 6;
+	put(&s, SP0 + 16, SP0 + 64);     /* saved frame pointer */
+	put(&s, SP0 + 24, 0x1010);       /* return address */
+	put(&s, SP0 + 32 + 8, 0);        /* 0x1010's caller (CFA SP0+48, RA at SP0+40): 0 */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(pcs[1], 0x1010);
+	assert_int_equal(f.looked_up[0], 0x7050);
+	assert_int_equal(f.looked_up[1], 0x704f);
+	assert_int_equal(f.looked_up[2], 0x7050);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+	free(sig);
+	free(r16);
+	free(r8);
+}
+
 /* perf's register order to DWARF numbers, from the recorded mask. */
 static void test_regs_from_perf(void **state)
 {
@@ -448,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_frame_pointer_guess_dropped),
 		cmocka_unit_test(test_plt_expression),
 		cmocka_unit_test(test_signal_frame),
+		cmocka_unit_test(test_syscall_at_function_end),
 		cmocka_unit_test(test_regs_from_perf),
 		cmocka_unit_test(test_pushed_return),
 	};
