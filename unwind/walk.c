@@ -496,6 +496,12 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		} else {
 			/* JIT code, code without CFI: the frame pointer, where it is a plausible frame */
 			e = step_fp(a, &copy, &cur, &next, &root);
+			/*
+			 * the sampled function's frame pointer of 0 says nothing of its caller: a leaf
+			 * that sets up no frame keeps its caller's (a chain's saved 0 still ends it)
+			 */
+			if (e == STEP_OK && root && res->n == 1)
+				e = UW_STOP_NO_CFI;
 			if (e == UW_STOP_NO_CFI) {
 				res->stop_object = obj;
 				res->stop = fnd == UW_FIND_UNMAPPED ? UW_STOP_UNMAPPED : UW_STOP_NO_CFI;

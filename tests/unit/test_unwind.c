@@ -277,6 +277,29 @@ static void test_frame_pointer_chain_end(void **state)
 }
 
 /*
+ * The sampled function without CFI and a frame pointer of 0: a leaf that
+ * sets up no frame keeps its caller's, so 0 says nothing of a root. The
+ * walk stops there as "no CFI", not as a root.
+ */
+static void test_frame_pointer_zero_at_sample(void **state)
+{
+	struct range rs[] = { { 0x4000, 0x5000, NULL, false } };
+	struct fake f = { rs, 1, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	struct uw_regs regs = regs_at(0x4010, SP0);
+	uint64_t pcs[8];
+	struct uw_result res;
+
+	(void)state;
+	regs.valid |= 1ull << 6;     /* rbp recorded, and 0 */
+	put(&s, SP0, 0x4020);        /* what a caller's call left */
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 1);
+	assert_int_equal(res.stop, UW_STOP_NO_CFI);
+	assert_string_equal(res.stop_object, "libfake.so");
+}
+
+/*
  * A PLT entry's CFA expression (x86-64 lazy binding):
  * rsp + 8 + ((rip & 15) >= 11 ? 8 : 0).
  */
@@ -524,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_undefined_ra_is_root),
 		cmocka_unit_test(test_frame_pointer_fallback),
 		cmocka_unit_test(test_frame_pointer_chain_end),
+		cmocka_unit_test(test_frame_pointer_zero_at_sample),
 		cmocka_unit_test(test_frame_pointer_guess_dropped),
 		cmocka_unit_test(test_plt_expression),
 		cmocka_unit_test(test_signal_frame),
