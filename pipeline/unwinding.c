@@ -40,7 +40,6 @@ struct unwinding {
 	size_t cap_chain;
 	uint64_t pcs[UNWIND_MAX];
 	uint32_t pid;           /* the process of the sample being walked */
-	uint32_t last_mapping;  /* the mapping of the last address looked up */
 	struct unwinding_stats st;
 };
 
@@ -154,7 +153,6 @@ static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, co
 	struct uw_cfi *c;
 	uint64_t elf_va;
 
-	u->last_mapping = map;
 	if (map == PM_NO_MAPPING)
 		return UW_FIND_UNMAPPED;
 	m = procmap_mapping(u->pm, map);
@@ -208,7 +206,6 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 	if (exact_ip && regs.pc == s->ip)
 		uw_pop_pushed_return(u->arch, &regs, &stack);
 	u->pid = s->pid;
-	u->last_mapping = PM_NO_MAPPING;
 	uw_unwind(u->arch, &src, &regs, &stack, u->pcs, UNWIND_MAX, &res);
 	for (size_t i = 0; i < res.n; i++)
 		/* procmap takes a caller at return address - 1: a PC a signal interrupted is exact */
@@ -218,7 +215,9 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 	if (res.stop == UW_STOP_ROOT) {
 		u->st.to_root++;
 	} else {
-		uint32_t map = res.stop == UW_STOP_NO_CFI ? u->last_mapping : PM_NO_MAPPING;
+		/* the marker names the object by its mapping */
+		uint32_t map = res.stop == UW_STOP_NO_CFI ? procmap_lookup(u->pm, u->pid, res.stop_at)
+							  : PM_NO_MAPPING;
 
 		u->st.stopped[res.stop]++;
 		if (res.stop == UW_STOP_COPY && stack.len == s->stack_user_size)

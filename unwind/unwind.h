@@ -126,7 +126,10 @@ enum uw_find {
 };
 
 struct uw_source {
-	/* the rule for runtime address pc (already moved into the call for callers) */
+	/*
+	 * the rule for runtime address pc (already moved into the call for
+	 * callers); a question without side effects: the walk may ask twice
+	 */
 	enum uw_find (*find)(void *ctx, uint64_t pc, const struct uw_rule **rule,
 			     const char **object);
 	void *ctx;
@@ -173,6 +176,7 @@ struct uw_result {
 	size_t n;
 	enum uw_stop stop;
 	const char *stop_object; /* UW_STOP_NO_CFI: the object's name */
+	uint64_t stop_at;        /* UW_STOP_NO_CFI: the address looked up in it (a caller's: in its call) */
 	/* bit i: pcs[i] is exact (the sampled PC, or the PC a signal interrupted) */
 	uint64_t exact_bits[4];
 };

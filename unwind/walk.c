@@ -422,23 +422,23 @@ bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_sta
 }
 
 /*
- * A sample taken in a system call has the user PC after the syscall
- * instruction: a return address. When the syscall ends its function, as
- * in glibc's __restore_rt (rt_sigreturn), that PC is past the function's
- * CFI, and the rule of the syscall itself, at PC - 1, is the one that
- * holds. Asked only where PC has no rule; if PC - 1 has none either, PC
- * is looked up again so that the source's answer (and state) is PC's.
+ * An exact PC with no rule, in an object (fnd UW_FIND_NO_CFI): the rule at
+ * PC - 1 when there is one, else fnd as it is. A sample taken in a system
+ * call has the PC after the syscall instruction, a return address, and so
+ * has a signal frame's PC when the signal came on the syscall's return;
+ * when the syscall ends its function, as in glibc's __restore_rt
+ * (rt_sigreturn), that PC is past the function's CFI and the syscall's own
+ * rule is the one that holds.
  */
-static enum uw_find find_before_syscall(const struct uw_source *src, uint64_t pc,
-					const struct uw_rule **rule, const char **obj)
+static enum uw_find find_before_syscall(const struct uw_source *src, uint64_t pc, enum uw_find fnd,
+					const struct uw_rule **rule)
 {
 	const struct uw_rule *r = NULL;
 	const char *o = NULL;
 
 	if (src->find(src->ctx, pc - 1, &r, &o) != UW_FIND_RULE)
-		return src->find(src->ctx, pc, rule, obj);
+		return fnd;
 	*rule = r;
-	*obj = o;
 	return UW_FIND_RULE;
 }
 
@@ -450,6 +450,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	struct uw_regs cur = *regs, next;
 	bool exact = true; /* the sampled PC, or one a signal interrupted */
 	const char *guessed = NULL; /* the object the last step went through by frame pointer */
+	uint64_t guessed_at = 0;    /* the address looked up there */
 
 	memset(res, 0, sizeof(*res));
 	if (arch >= UW_ARCH_UNKNOWN || !max) {
@@ -462,6 +463,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	for (;;) {
 		const struct uw_rule *rule = NULL;
 		const char *obj = NULL;
+		uint64_t at = exact ? cur.pc : cur.pc - 1;
 		enum uw_find fnd;
 		enum uw_stop e;
 		bool root = false;
@@ -473,10 +475,10 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		if (exact && res->n < 256)
 			res->exact_bits[res->n / 64] |= 1ull << (res->n % 64);
 		pcs[res->n++] = cur.pc;
-		/* a return address is looked up inside its call, the instruction before it */
-		fnd = src->find(src->ctx, exact ? cur.pc : cur.pc - 1, &rule, &obj);
-		if (res->n == 1 && fnd != UW_FIND_RULE && fnd != UW_FIND_ROOT)
-			fnd = find_before_syscall(src, cur.pc, &rule, &obj);
+		/* a return address is looked up inside its call, the instruction before it (at) */
+		fnd = src->find(src->ctx, at, &rule, &obj);
+		if (exact && fnd == UW_FIND_NO_CFI)
+			fnd = find_before_syscall(src, cur.pc, fnd, &rule);
 		if (fnd == UW_FIND_ROOT) {
 			res->stop = UW_STOP_ROOT;
 			return;
@@ -489,6 +491,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 				res->exact_bits[res->n / 64 % 4] &= ~(1ull << (res->n % 64));
 				res->stop = UW_STOP_NO_CFI;
 				res->stop_object = guessed;
+				res->stop_at = guessed_at;
 				return;
 			}
 			res->stop = UW_STOP_UNMAPPED;
@@ -497,13 +500,14 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			/* JIT code, code without CFI: the frame pointer, where it is a plausible frame */
 			e = step_fp(a, &copy, &cur, &next, &root);
 			/*
-			 * the sampled function's frame pointer of 0 says nothing of its caller: a leaf
-			 * that sets up no frame keeps its caller's (a chain's saved 0 still ends it)
+			 * an exact PC's frame pointer of 0 says nothing of its caller: a leaf that sets
+			 * up no frame keeps its caller's (a chain's saved 0 still ends it)
 			 */
-			if (e == STEP_OK && root && res->n == 1)
+			if (e == STEP_OK && root && exact)
 				e = UW_STOP_NO_CFI;
 			if (e == UW_STOP_NO_CFI) {
 				res->stop_object = obj;
+				res->stop_at = at;
 				res->stop = fnd == UW_FIND_UNMAPPED ? UW_STOP_UNMAPPED : UW_STOP_NO_CFI;
 				return;
 			}
@@ -523,6 +527,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		}
 		exact = rule && rule->signal;
 		guessed = fnd == UW_FIND_RULE ? NULL : obj ? obj : "";
+		guessed_at = at;
 		cur = next;
 	}
 }

@@ -81,6 +81,36 @@ static struct uw_rule *rule_sp(int64_t off)
 	return r;
 }
 
+/*
+ * A signal trampoline's rule, glibc's __restore_rt in short: CFA = rsp, the
+ * interrupted rip and rsp saved in the sigcontext at CFA + 40 and CFA + 48.
+ */
+static struct uw_rule *rule_sigframe(void)
+{
+	struct uw_rule *r = calloc(1, sizeof(*r) + 2 * sizeof(r->regs[0]));
+
+	r->signal = true;
+	r->cfa_reg = 7;
+	r->cfa_off = 0;
+	r->ra = 16;
+	r->nr = 2;
+	r->regs[0].reg = 16;
+	r->regs[0].how = UW_AT;
+	r->regs[0].off = 40;
+	r->regs[1].reg = 7;
+	r->regs[1].how = UW_AT;
+	r->regs[1].off = 48;
+	return r;
+}
+
+/* rule_sigframe's frame at SP0: it interrupted rip with rsp, whose caller (return address at rsp + 8) is 0. */
+static void put_sigframe(struct stk *s, uint64_t rip, uint64_t rsp)
+{
+	put(s, SP0 + 40, rip);
+	put(s, SP0 + 48, rsp);
+	put(s, rsp + 8, 0);
+}
+
 static struct uw_regs regs_at(uint64_t pc, uint64_t sp)
 {
 	struct uw_regs r;
@@ -253,6 +283,7 @@ static void test_frame_pointer_guess_dropped(void **state)
 	assert_int_equal(res.n, 1);
 	assert_int_equal(res.stop, UW_STOP_NO_CFI);
 	assert_string_equal(res.stop_object, "libfake.so");
+	assert_int_equal(res.stop_at, 0x1010); /* the object the guess went through, not the bad address */
 }
 
 /* A frame-pointer chain that ends with a saved 0 (_start, a thread start, Go's goexit): the root. */
@@ -277,14 +308,16 @@ static void test_frame_pointer_chain_end(void **state)
 }
 
 /*
- * The sampled function without CFI and a frame pointer of 0: a leaf that
- * sets up no frame keeps its caller's, so 0 says nothing of a root. The
- * walk stops there as "no CFI", not as a root.
+ * An exact PC (the sampled one, or one a signal interrupted) without CFI
+ * and a frame pointer of 0: a leaf that sets up no frame keeps its
+ * caller's, so 0 says nothing of a root. The walk stops there as "no CFI",
+ * not as a root, and says where.
  */
 static void test_frame_pointer_zero_at_sample(void **state)
 {
-	struct range rs[] = { { 0x4000, 0x5000, NULL, false } };
-	struct fake f = { rs, 1, { 0 }, 0 };
+	struct uw_rule *sig = rule_sigframe();
+	struct range rs[] = { { 0x4000, 0x5000, NULL, false }, { 0x7000, 0x7100, sig, false } };
+	struct fake f = { rs, 2, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_at(0x4010, SP0);
 	uint64_t pcs[8];
@@ -297,6 +330,20 @@ static void test_frame_pointer_zero_at_sample(void **state)
 	assert_int_equal(res.n, 1);
 	assert_int_equal(res.stop, UW_STOP_NO_CFI);
 	assert_string_equal(res.stop_object, "libfake.so");
+	assert_int_equal(res.stop_at, 0x4010);
+
+	/* the same function interrupted by a signal: its rbp, 0, comes from the sigcontext */
+	memset(&s, 0, sizeof(s));
+	f = (struct fake){ rs, 2, { 0 }, 0 };
+	regs = regs_at(0x7004, SP0);
+	regs.valid |= 1ull << 6;     /* rbp 0, kept through the trampoline (same value) */
+	put_sigframe(&s, 0x4010, SP0 + 256);
+	walk(&f, &regs, &s, pcs, 8, &res);
+	assert_int_equal(res.n, 2);
+	assert_int_equal(pcs[1], 0x4010);
+	assert_int_equal(res.stop, UW_STOP_NO_CFI);
+	assert_int_equal(res.stop_at, 0x4010);
+	free(sig);
 }
 
 /*
@@ -349,8 +396,7 @@ static void test_plt_expression(void **state)
 /* A signal trampoline's frame: the interrupted PC is exact and is looked up as it is. */
 static void test_signal_frame(void **state)
 {
-	/* the trampoline's rule: every register from the sigcontext at CFA + 40 + 8 * n */
-	struct uw_rule *sig = calloc(1, sizeof(*sig) + 2 * sizeof(sig->regs[0]));
+	struct uw_rule *sig = rule_sigframe();
 	struct uw_rule *r16 = rule_sp(16);
 	struct range rs[] = { { 0x7000, 0x7100, sig, false }, { 0x1000, 0x2000, r16, false } };
 	struct fake f = { rs, 2, { 0 }, 0 };
@@ -360,20 +406,7 @@ static void test_signal_frame(void **state)
 	struct uw_result res;
 
 	(void)state;
-	sig->signal = true;
-	sig->cfa_reg = 7;
-	sig->cfa_off = 0;
-	sig->ra = 16;
-	sig->nr = 2;
-	sig->regs[0].reg = 16;
-	sig->regs[0].how = UW_AT;
-	sig->regs[0].off = 40;
-	sig->regs[1].reg = 7;
-	sig->regs[1].how = UW_AT;
-	sig->regs[1].off = 48;
-	put(&s, SP0 + 40, 0x1234);       /* interrupted rip */
-	put(&s, SP0 + 48, SP0 + 256);    /* interrupted rsp */
-	put(&s, SP0 + 256 + 8, 0);       /* its caller: 0, the root */
+	put_sigframe(&s, 0x1234, SP0 + 256);
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(pcs[1], 0x1234);
 	assert_true(uw_exact(&res, 1));
@@ -391,7 +424,7 @@ static void test_signal_frame(void **state)
  */
 static void test_syscall_at_function_end(void **state)
 {
-	struct uw_rule *sig = calloc(1, sizeof(*sig) + 2 * sizeof(sig->regs[0]));
+	struct uw_rule *sig = rule_sigframe();
 	struct uw_rule *r16 = rule_sp(16), *r8 = rule_sp(8);
 	struct range rs[] = { { 0x7000, 0x7009, sig, false }, { 0x7009, 0x7100, NULL, false },
 			      { 0x1000, 0x2000, r16, false }, { 0x8000, 0x8100, r8, false } };
@@ -403,19 +436,7 @@ static void test_syscall_at_function_end(void **state)
 
 	(void)state;
 	regs.valid |= 1ull << 6; /* rbp recorded, and 0 */
-	sig->signal = true;
-	sig->cfa_reg = 7;
-	sig->ra = 16;
-	sig->nr = 2;
-	sig->regs[0].reg = 16;
-	sig->regs[0].how = UW_AT;
-	sig->regs[0].off = 40;
-	sig->regs[1].reg = 7;
-	sig->regs[1].how = UW_AT;
-	sig->regs[1].off = 48;
-	put(&s, SP0 + 40, 0x1234);       /* interrupted rip */
-	put(&s, SP0 + 48, SP0 + 256);    /* interrupted rsp */
-	put(&s, SP0 + 256 + 8, 0);       /* its caller: 0, the root */
+	put_sigframe(&s, 0x1234, SP0 + 256);
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 2);
 	assert_int_equal(pcs[0], 0x7009);
@@ -428,9 +449,7 @@ static void test_syscall_at_function_end(void **state)
 
 	/* PC's own rule is taken, not PC - 1's: 0x8000 is a function's first instruction */
 	memset(&s, 0, sizeof(s));
-	memset(&f, 0, sizeof(f));
-	f.r = rs;
-	f.n = 4;
+	f = (struct fake){ rs, 4, { 0 }, 0 };
 	regs = regs_at(0x8000, SP0);
 	put(&s, SP0, 0x1050);            /* return address at rsp */
 	put(&s, SP0 + 16, 0);            /* 0x1050's caller: 0 */
@@ -440,11 +459,9 @@ static void test_syscall_at_function_end(void **state)
 	assert_int_equal(f.looked_up[0], 0x8000);
 	assert_int_equal(f.looked_up[1], 0x104f);
 
-	/* neither PC nor PC - 1 has a rule: PC's answer stands (the frame-pointer walk, its object) */
+	/* neither PC nor PC - 1 has a rule: PC's answer stands (the frame-pointer walk) */
 	memset(&s, 0, sizeof(s));
-	memset(&f, 0, sizeof(f));
-	f.r = rs;
-	f.n = 4;
+	f = (struct fake){ rs, 4, { 0 }, 0 };
 	regs = regs_at(0x7050, SP0);
 	regs.r[6] = SP0 + 16;
 	regs.valid |= 1ull << 6;
@@ -455,7 +472,7 @@ static void test_syscall_at_function_end(void **state)
 	assert_int_equal(pcs[1], 0x1010);
 	assert_int_equal(f.looked_up[0], 0x7050);
 	assert_int_equal(f.looked_up[1], 0x704f);
-	assert_int_equal(f.looked_up[2], 0x7050);
+	assert_int_equal(f.looked_up[2], 0x100f);
 	assert_int_equal(res.stop, UW_STOP_ROOT);
 	free(sig);
 	free(r16);
