@@ -1251,11 +1251,9 @@ int cmd_convert(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'o':
-			if (!*optarg) { /* DIR/NAME would be /NAME */
-				fprintf(stderr, "conv: -o: an empty path names nothing\n");
+			c.out = cli_out_arg("conv", optarg);
+			if (!c.out)
 				return CLI_EXIT_USAGE;
-			}
-			c.out = optarg;
 			break;
 		case O_PPROF:
 		case O_JFR:

@@ -351,11 +351,9 @@ int cmd_symbolize(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'o':
-			if (!*optarg) { /* DIR/NAME would be /NAME */
-				fprintf(stderr, "conv symbolize: -o: an empty path names nothing\n");
+			c.out = cli_out_arg("conv symbolize", optarg);
+			if (!c.out)
 				return CLI_EXIT_USAGE;
-			}
-			c.out = optarg;
 			break;
 		case O_FORCE:
 			c.force = true;

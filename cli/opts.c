@@ -227,3 +227,11 @@ const char *cli_stats_path(const char *arg, int argc, char **argv)
 		arg = argv[optind++];
 	return arg ? arg : "-";
 }
+
+const char *cli_out_arg(const char *cmd, const char *arg)
+{
+	if (*arg)
+		return arg;
+	fprintf(stderr, "%s: -o: an empty path names nothing\n", cmd);
+	return NULL;
+}

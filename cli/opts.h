@@ -67,4 +67,10 @@ void cli_opt_error(const char *cmd, int opt, char **argv);
  */
 const char *cli_stats_path(const char *arg, int argc, char **argv);
 
+/*
+ * -o's value, or NULL (said on stderr) when it is empty: an empty
+ * directory would make DIR/NAME the root's /NAME.
+ */
+const char *cli_out_arg(const char *cmd, const char *arg);
+
 #endif
