@@ -44,26 +44,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "gen_remote_jfr.py")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+import testlib  # noqa: E402
+
 PAGE = 0x1000
-
-passed = failed = 0
-
-
-def check(name, cond, detail=None):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s%s" % (name, "" if detail is None else ": %s" % (detail,)))
-    return cond
-
-
-def skip(why):
-    print("SKIP: %s" % why)
-    sys.exit(77)
-
 
 def sh(cmd, timeout=120, **kw):
     try:
@@ -155,13 +139,13 @@ def instant_ns(s):
 def main():
     jfr = find_jfr()
     if not jfr:
-        skip("no jfr tool (JDK) found")
+        testlib.skip_all("no jfr tool (JDK) found")
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        skip("no C compiler")
+        testlib.skip_all("no C compiler")
     for tool in ("nm", "readelf"):
         if not shutil.which(tool):
-            skip("no %s" % tool)
+            testlib.skip_all("no %s" % tool)
     addr2line = shutil.which("addr2line")
 
     if len(sys.argv) > 1:
@@ -176,26 +160,26 @@ def main():
 
     nopie, err = build(cc, work, "prog_nopie", ["-fno-pie", "-no-pie", "-Wl,--build-id"], "np")
     if not nopie:
-        skip("cannot build a non-PIE program: %s" % err)
+        testlib.skip_all("cannot build a non-PIE program: %s" % err)
     pie, err = build(cc, work, "prog_pie", ["-pie", "-fPIE", "-Wl,--build-id"], "pi")
     if not pie:
-        skip("cannot build a PIE program: %s" % err)
+        testlib.skip_all("cannot build a PIE program: %s" % err)
     noid, _ = build(cc, work, "prog_noid", ["-Wl,--build-id=none"], "ni")
 
     bins = {}
     for path, want_type, prefix in ((nopie, "EXEC", "np"), (pie, "DYN", "pi")):
         etype, bid, file0, loads, funcs = elf_facts(path)
         name = os.path.basename(path)
-        check("%s is ELF type %s" % (name, want_type), etype == want_type, etype)
-        check("%s has a build-id" % name, bid is not None and len(bid) >= 16, bid)
+        testlib.check("%s is ELF type %s" % (name, want_type), etype == want_type, etype)
+        testlib.check("%s has a build-id" % name, bid is not None and len(bid) >= 16, bid)
         fl = {}
         for fn in ("leaf", "caller"):
             a = funcs.get("%s_%s" % (prefix, fn))
-            check("%s: nm finds %s_%s" % (name, prefix, fn), a is not None and a[1] > 8, a)
+            testlib.check("%s: nm finds %s_%s" % (name, prefix, fn), a is not None and a[1] > 8, a)
             fl[fn] = a
         if None in fl.values() or bid is None:
-            print("%d passed, %d failed" % (passed, failed + 1))
-            return 1
+            testlib.check("%s: the facts the generator needs" % name, False, fl)
+            testlib.finish()
         bins[name] = {"path": path, "type": etype, "bid": bid, "file0": file0, "loads": loads,
                       "funcs": {"%s_%s" % (prefix, k): v for k, v in fl.items()}}
 
@@ -238,9 +222,9 @@ def main():
         cmd = [sys.executable, GEN, out, nopie, pie, "--samples", spec] + extra
         r = sh(cmd)
         print("     $ %s" % " ".join(cmd))
-        if not check("[%s] generator exits 0" % mode, r.returncode == 0, r.stderr.strip()):
+        if not testlib.check("[%s] generator exits 0" % mode, r.returncode == 0, r.stderr.strip()):
             continue
-        check("[%s] generator: one summary line on stderr, nothing on stdout" % mode,
+        testlib.check("[%s] generator: one summary line on stderr, nothing on stdout" % mode,
               r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, (r.stdout, r.stderr))
         print("     %s" % r.stderr.strip())
 
@@ -248,11 +232,11 @@ def main():
         out2 = os.path.join(work, mode + ".again.jfr")
         sh(cmd[:2] + [out2] + cmd[3:])
         with open(out, "rb") as a, open(out2, "rb") as b:
-            check("[%s] output is deterministic" % mode, a.read() == b.read())
+            testlib.check("[%s] output is deterministic" % mode, a.read() == b.read())
 
         # jfr summary
         r = sh([jfr, "summary", out])
-        if not check("[%s] jfr summary reads the file" % mode, r.returncode == 0,
+        if not testlib.check("[%s] jfr summary reads the file" % mode, r.returncode == 0,
                      (r.stdout + r.stderr)[-400:]):
             continue
         counts = {}
@@ -262,56 +246,56 @@ def main():
                 counts[f[0]] = int(f[1])
         want = {"jdk.ExecutionSample": len(samples), "jdk.NativeLibrary": 2,
                 "jdk.ActiveSetting": 3, "jdk.OSInformation": 1}
-        check("[%s] jfr summary counts %s" % (mode, want),
+        testlib.check("[%s] jfr summary counts %s" % (mode, want),
               all(counts.get(k) == v for k, v in want.items()), counts)
 
         # jfr print --json
         r = sh([jfr, "print", "--json", "--stack-depth", "64", "--events",
                 "jdk.ExecutionSample,jdk.NativeLibrary", out])
-        if not check("[%s] jfr print --json reads the file" % mode, r.returncode == 0,
+        if not testlib.check("[%s] jfr print --json reads the file" % mode, r.returncode == 0,
                      (r.stdout + r.stderr)[-400:]):
             continue
         try:
             evs = json.loads(r.stdout)["recording"]["events"]
         except (ValueError, KeyError, TypeError) as e:
-            check("[%s] jfr print --json output is JSON" % mode, False, e)
+            testlib.check("[%s] jfr print --json output is JSON" % mode, False, e)
             continue
         libs = [e["values"] for e in evs if e["type"] == "jdk.NativeLibrary"]
         sams = [e["values"] for e in evs if e["type"] == "jdk.ExecutionSample"]
-        check("[%s] 2 NativeLibrary, %d ExecutionSample events" % (mode, len(samples)),
+        testlib.check("[%s] 2 NativeLibrary, %d ExecutionSample events" % (mode, len(samples)),
               len(libs) == 2 and len(sams) == len(samples), (len(libs), len(sams)))
 
         by_bid = {}
         for lib in libs:
             keys = ("name", "baseAddress", "topAddress", "buildId", "loadBias")
-            if not check("[%s] NativeLibrary %s has %s" % (mode, lib.get("name"), "/".join(keys)),
+            if not testlib.check("[%s] NativeLibrary %s has %s" % (mode, lib.get("name"), "/".join(keys)),
                          all(k in lib and lib[k] is not None for k in keys), lib):
                 continue
             b = [x for x in bins.values() if x["path"] == lib["name"]]
-            if not check("[%s] NativeLibrary name is a binary's absolute path" % mode,
+            if not testlib.check("[%s] NativeLibrary name is a binary's absolute path" % mode,
                          len(b) == 1, lib["name"]):
                 continue
             b = b[0]
             nm = os.path.basename(b["path"])
             base, top, bias = lib["baseAddress"], lib["topAddress"], lib["loadBias"]
-            check("[%s] %s buildId = readelf's %s" % (mode, nm, b["bid"]),
+            testlib.check("[%s] %s buildId = readelf's %s" % (mode, nm, b["bid"]),
                   lib["buildId"] == b["bid"], lib["buildId"])
             if b["type"] == "EXEC":
-                check("[%s] %s (EXEC): loadBias 0, baseAddress 0x%x = ELF address of file "
+                testlib.check("[%s] %s (EXEC): loadBias 0, baseAddress 0x%x = ELF address of file "
                       "offset 0" % (mode, nm, base), bias == 0 and base == b["file0"],
                       (hex(bias), hex(base), hex(b["file0"])))
             else:
                 ok = bias != 0 and bias % PAGE == 0 and base == bias + b["file0"]
                 if mode == "dd7":
                     ok = ok and base == pie_base
-                check("[%s] %s (DYN): loadBias 0x%x page-aligned, baseAddress = loadBias + ELF "
+                testlib.check("[%s] %s (DYN): loadBias 0x%x page-aligned, baseAddress = loadBias + ELF "
                       "address of file offset 0" % (mode, nm, bias), ok, (hex(bias), hex(base)))
             end = max(v + m for v, _, m in b["loads"])
-            check("[%s] %s topAddress 0x%x covers the last PT_LOAD" % (mode, nm, top),
+            testlib.check("[%s] %s topAddress 0x%x covers the last PT_LOAD" % (mode, nm, top),
                   base < top and top >= end + bias and top % PAGE == 0, hex(top))
             by_bid[lib["buildId"]] = (b, lib)
         r0 = sorted((l["baseAddress"], l["topAddress"]) for l in libs if "baseAddress" in l)
-        check("[%s] the libraries do not overlap" % mode,
+        testlib.check("[%s] the libraries do not overlap" % mode,
               all(a[1] <= c[0] for a, c in zip(r0, r0[1:])), r0)
 
         # samples, in time order
@@ -374,12 +358,12 @@ def main():
                 if why:
                     bad.append("%s 0x%x: %s" % (bname, vaddr, "; ".join(why)))
         n_frames = sum(len(stacks[p[2]]) for p in plan)
-        check("[%s] %d frames: <remote>, class = build-id, descriptor %s, line 0, bci %d, "
+        testlib.check("[%s] %d frames: <remote>, class = build-id, descriptor %s, line 0, bci %d, "
               "type %s, thread/truncated/state right" % (mode, n_frames, "0x<offset>"
                                                          if mode != "conv" else "(0x<vaddr>)",
                                                          want_bci, want_type),
               not bad, bad[:6])
-        check("[%s] %s recovers every ELF address" % (
+        testlib.check("[%s] %s recovers every ELF address" % (
             mode, "offset + baseAddress - loadBias (= offset + ELF addr of file offset 0)"
             if mode != "conv" else "the descriptor"),
             len(recovered) == len({(bins[b]["path"], a) for s in stacks for b, a, _ in s}),
@@ -391,11 +375,11 @@ def main():
                 name = r.stdout.splitlines()[0] if r.stdout else ""
                 if name != fn:
                     wrong.append("%s 0x%x: %r != %s" % (os.path.basename(path), vaddr, name, fn))
-            check("[%s] addr2line -f names the intended function at each recovered address"
+            testlib.check("[%s] addr2line -f names the intended function at each recovered address"
                   % mode, recovered and not wrong, wrong)
         if mode == "conv":
             r = sh([jfr, "print", "--stack-depth", "64", "--events", "jdk.ExecutionSample", out])
-            check("[conv] jfr print (text) reads the conv-style file",
+            testlib.check("[conv] jfr print (text) reads the conv-style file",
                   r.returncode == 0 and "<remote>(" in r.stdout, (r.stdout + r.stderr)[-300:])
 
     # bad input
@@ -404,7 +388,7 @@ def main():
         if os.path.exists(out):
             os.remove(out)
         r = sh([sys.executable, GEN, out] + binaries + ["--samples", spec_text])
-        check("bad input (%s): exit %d, message %r, no file" % (name, r.returncode,
+        testlib.check("bad input (%s): exit %d, message %r, no file" % (name, r.returncode,
                                                                r.stderr.strip()[-90:]),
               r.returncode != 0 and want_msg in r.stderr and r.stdout == ""
               and not os.path.exists(out), (r.returncode, r.stderr[-300:]))
@@ -421,13 +405,12 @@ def main():
     bad_input("thread 0", [nopie], json.dumps([{"thread": 0, "time_ns": 1,
                                                "frames": [[NP, leaf]]}]), "thread")
 
-    print("%d passed, %d failed" % (passed, failed))
-    if not keep and not failed:
+    if not keep and not testlib.failed:
         shutil.rmtree(work, ignore_errors=True)
-    elif failed:
+    elif testlib.failed:
         print("     files kept in %s" % work)
-    return 1 if failed else 0
+    testlib.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 import pprofdec  # noqa: E402
+import testlib as t  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("conv")
@@ -42,26 +43,13 @@ ap.add_argument("--part", choices=("fixtures", "corpus"))
 A = ap.parse_args()
 CONV, WORK = A.conv, A.work
 CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
-passed = failed = skipped = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    if not cond:
-        print("FAIL %s  -- %s" % (name, detail))
-    return cond
+t.quiet_ok = True  # hundreds of checks in the corpus: failures only
+skipped = 0  # recordings conv refuses as a whole
 
 
 def sh(cmd, timeout=300):
     return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=timeout)
-
-
-def skip_all(why):
-    print("SKIP: %s\n0 passed, 0 failed, 1 skipped" % why)
-    sys.exit(77)
 
 
 def clean(name):
@@ -125,11 +113,11 @@ def sort_key(stack):
 def compare(name, folded, prof, col):
     exp = expected(prof, col)
     got, order, nlines = read_folded(folded)
-    check("%s: one line per distinct stack" % name, nlines == len(got), "%d lines, %d stacks" % (nlines, len(got)))
-    check("%s: lines sorted by frames" % name, order == sorted(order, key=sort_key))
+    t.check("%s: one line per distinct stack" % name, nlines == len(got), "%d lines, %d stacks" % (nlines, len(got)))
+    t.check("%s: lines sorted by frames" % name, order == sorted(order, key=sort_key))
     missing = [k for k in exp if got.get(k) != exp[k]]
     extra = [k for k in got if k not in exp]
-    return check("%s: counts equal the pprof's per stack (%d stacks, %d samples)" %
+    return t.check("%s: counts equal the pprof's per stack (%d stacks, %d samples)" %
                  (name, len(exp), sum(exp.values())), not missing and not extra,
                  "%d differ or missing, %d extra; first: %r got %r want %r" %
                  (len(missing), len(extra), (missing or extra)[0] if missing or extra else None,
@@ -145,7 +133,7 @@ def first_col(prof):
 
 
 if A.part == "corpus" and not os.path.isdir(CORPUS):
-    skip_all("corpus not found at %s (set CONV_CORPUS)" % CORPUS)
+    t.skip_all("corpus not found at %s (set CONV_CORPUS)" % CORPUS)
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 files = []
@@ -177,7 +165,7 @@ for i, f in enumerate(files):
             stacks_checked += len(expected(prof, col))
         if mode == "symbols":
             r2 = sh([CONV, "-q"] + opts + ["--folded", base + ".again", f])
-            check("%s: byte-identical on a second run" % name,
+            t.check("%s: byte-identical on a second run" % name,
                   r2.returncode in (0, 3) and open(base + ".folded", "rb").read() == open(base + ".again", "rb").read())
             # the weighted column of each event with samples
             for k in range(0, len(prof["types"]), 2):
@@ -188,9 +176,9 @@ for i, f in enumerate(files):
                     continue
                 out = base + ".w%d.folded" % k
                 r3 = sh([CONV, "-q"] + opts + ["--folded", out, "--folded-value", ev[:-len("_samples")], f])
-                if check("%s: --folded-value %s runs" % (name, ev[:-8]), r3.returncode in (0, 3), r3.stderr.decode()[-300:]):
+                if t.check("%s: --folded-value %s runs" % (name, ev[:-8]), r3.returncode in (0, 3), r3.stderr.decode()[-300:]):
                     compare("%s --folded-value %s" % (name, ev[:-8]), out, prof, k + 1)
-if not files or passed + failed == 0:
-    skip_all("no recording to check")
-print("%d stacks checked; %d passed, %d failed, %d skipped" % (stacks_checked, passed, failed, skipped))
-sys.exit(1 if failed else 0)
+if not files or t.passed + t.failed == 0:
+    t.skip_all("no recording to check")
+print("%d stacks checked; %d recordings refused as a whole" % (stacks_checked, skipped))
+t.finish()
