@@ -422,24 +422,19 @@ bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_sta
 }
 
 /*
- * An exact PC with no rule, in an object (fnd UW_FIND_NO_CFI): the rule at
- * PC - 1 when there is one, else fnd as it is. A sample taken in a system
- * call has the PC after the syscall instruction, a return address, and so
- * has a signal frame's PC when the signal came on the syscall's return;
- * when the syscall ends its function, as in glibc's __restore_rt
- * (rt_sigreturn), that PC is past the function's CFI and the syscall's own
- * rule is the one that holds.
+ * The rule at PC - 1, or NULL; asked for an exact PC with no rule in its
+ * object. A sample taken in a system call has the PC after the syscall
+ * instruction, a return address, and so has a signal frame's PC when the
+ * signal came on the syscall's return; when the syscall ends its function,
+ * as in glibc's __restore_rt (rt_sigreturn), that PC is past the function's
+ * CFI and the syscall's own rule is the one that holds.
  */
-static enum uw_find find_before_syscall(const struct uw_source *src, uint64_t pc, enum uw_find fnd,
-					const struct uw_rule **rule)
+static const struct uw_rule *rule_before_syscall(const struct uw_source *src, uint64_t pc)
 {
 	const struct uw_rule *r = NULL;
 	const char *o = NULL;
 
-	if (src->find(src->ctx, pc - 1, &r, &o) != UW_FIND_RULE)
-		return fnd;
-	*rule = r;
-	return UW_FIND_RULE;
+	return src->find(src->ctx, pc - 1, &r, &o) == UW_FIND_RULE ? r : NULL;
 }
 
 void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
@@ -477,8 +472,8 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		pcs[res->n++] = cur.pc;
 		/* a return address is looked up inside its call, the instruction before it (at) */
 		fnd = src->find(src->ctx, at, &rule, &obj);
-		if (exact && fnd == UW_FIND_NO_CFI)
-			fnd = find_before_syscall(src, cur.pc, fnd, &rule);
+		if (exact && fnd == UW_FIND_NO_CFI && (rule = rule_before_syscall(src, cur.pc)))
+			fnd = UW_FIND_RULE;
 		if (fnd == UW_FIND_ROOT) {
 			res->stop = UW_STOP_ROOT;
 			return;
