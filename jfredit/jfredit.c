@@ -613,15 +613,18 @@ bool jfe_value_u64(const struct jfe_value *v, uint64_t *out)
 	return cur_ok(&c);
 }
 
-bool jfe_value_str(const struct jfe_value *v, struct dbuf *out)
+/* jfe_value_str at a depth: a pool entry or a simple type may lead back to itself */
+static bool value_str(const struct jfe_value *v, struct dbuf *out, int depth)
 {
 	struct cur c;
 	bool null;
 
+	if (depth > MAX_DEPTH)
+		return false;
 	if (v->key) {
 		struct jfe_value e;
 
-		return jfe_value_deref(v, &e) && !e.key && jfe_value_str(&e, out);
+		return jfe_value_deref(v, &e) && !e.key && value_str(&e, out, depth + 1);
 	}
 	if (!v->t)
 		return false;
@@ -630,7 +633,7 @@ bool jfe_value_str(const struct jfe_value *v, struct dbuf *out)
 
 		return jfe_value_field(v, strtab_get(&v->c->names, v->c->fields[v->t->first_field].name),
 				       &inner, NULL) &&
-		       jfe_value_str(&inner, out);
+		       value_str(&inner, out, depth + 1);
 	}
 	if (v->t->prim != JFE_STRING)
 		return false;
@@ -638,6 +641,11 @@ bool jfe_value_str(const struct jfe_value *v, struct dbuf *out)
 	if (!read_string(&c, out, &null) || null)
 		return false;
 	return dbuf_putc(out, 0);
+}
+
+bool jfe_value_str(const struct jfe_value *v, struct dbuf *out)
+{
+	return value_str(v, out, 0);
 }
 
 bool jfe_value_deref(const struct jfe_value *key, struct jfe_value *out)

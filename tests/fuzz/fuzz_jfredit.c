@@ -7,7 +7,8 @@
  * is read as tests/tools/jfr_stacks reads it: its stackTrace's entry, the
  * frames array, each frame's method, class, symbols and frame type, through
  * jfe_value_field, jfe_value_u64, jfe_value_str and the array walk, whose
- * views must stay inside the file. Then every method of every chunk is
+ * views must stay inside the file; every pool entry is also read as a
+ * string (a type may refer to itself). Then every method of every chunk is
  * replaced by two frames and the file written back (jfe_write_fd into a
  * memfd): the result must parse again with the same number of chunks and
  * events.
@@ -176,8 +177,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct jfe_entry *e = &c->entries[ei];
 			const struct jfe_record *r = &c->records[e->record];
 
+			struct jfe_value v;
+
 			FUZZ_CHECK(r->type == 1 && e->off >= r->off && e->end <= r->off + r->size && e->off <= e->end);
 			FUZZ_CHECK(jfe_type_of(c, e->type) != NULL);
+			/* any entry as a string: a type may lead back to itself through a pool or a simple type */
+			dbuf_reset(&s);
+			if (jfe_entry_value(&f, c, e, &v) && jfe_value_str(&v, &s))
+				fuzz_sink += fuzz_touch_str((const char *)s.data);
 		}
 	}
 	dbuf_release(&s);
