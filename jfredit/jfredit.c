@@ -758,9 +758,7 @@ static void write_field(struct dbuf *b, const struct jfe_chunk *ch, const struct
 	} else if (fd->cp) {
 		jfr_put_varint(b, o ? o->num : 0);
 	} else if (t && t->prim == JFE_STRING && o && o->str) {
-		dbuf_putc(b, 3);
-		jfr_put_varint(b, strlen(o->str));
-		dbuf_puts(b, o->str);
+		jfr_put_string(b, o->str);
 	} else if (t && t->prim == JFE_STRING) {
 		dbuf_putc(b, 0);
 	} else if (t && t->prim == JFE_BYTE) {

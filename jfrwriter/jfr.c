@@ -101,55 +101,6 @@ static void put_byte(struct dbuf *b, unsigned char c)
 	dbuf_append(b, &c, 1);
 }
 
-/* Length of the valid UTF-8 prefix... the whole string is checked; invalid bytes become '?'. */
-static bool utf8_valid(const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		size_t k;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			k = 1;
-		else if (c >= 0xe0 && c <= 0xef)
-			k = 2;
-		else if (c >= 0xf0 && c <= 0xf4)
-			k = 3;
-		else
-			return false;
-		if (k > n - i - 1)
-			return false;
-		for (size_t j = 1; j <= k; j++)
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-		i += k + 1;
-	}
-	return true;
-}
-
-static void put_string(struct dbuf *b, const char *s)
-{
-	size_t n;
-
-	if (!s) {
-		put_byte(b, 0);
-		return;
-	}
-	n = strlen(s);
-	put_byte(b, 3);
-	jfr_put_varint(b, n);
-	if (utf8_valid((const unsigned char *)s, n)) {
-		dbuf_append(b, s, n);
-		return;
-	}
-	/* readers reject invalid UTF-8 in symbols: keep ASCII, replace the rest */
-	for (size_t i = 0; i < n; i++)
-		put_byte(b, (unsigned char)s[i] < 0x80 ? (unsigned char)s[i] : '?');
-}
-
 /* A record whose body is in body: size (exact varint) | type | body. */
 static void put_record(struct dbuf *out, uint64_t type, const struct dbuf *body)
 {
@@ -1115,8 +1066,8 @@ static void setting(struct w *w, struct dbuf *b, uint64_t tick, uint32_t id, con
 	jfr_put_varint(b, 0); /* eventThread: none (no thread of the recording wrote it) */
 	jfr_put_varint(b, 0); /* stackTrace: none */
 	jfr_put_varint(b, id);
-	put_string(b, name);
-	put_string(b, value);
+	jfr_put_string(b, name);
+	jfr_put_string(b, value);
 	write_event(w, b, E_ACTIVE_SETTING);
 }
 
@@ -1150,16 +1101,16 @@ static void info_events(struct w *w, uint64_t tick, bool last)
 	snprintf(buf, sizeof(buf), "uname: Linux %s %s %s", strtab_get(s, p->sys.hostname),
 		 strtab_get(s, p->sys.os_release), strtab_get(s, p->sys.arch));
 	jfr_put_varint(&b, tick);
-	put_string(&b, buf);
+	jfr_put_string(&b, buf);
 	write_event(w, &b, E_OS_INFO);
 	jfr_put_varint(&b, tick);
-	put_string(&b, strtab_get(s, p->sys.arch));
+	jfr_put_string(&b, strtab_get(s, p->sys.arch));
 	if (p->sys.cpuid)
 		snprintf(buf, sizeof(buf), "%s (cpuid %s)", strtab_get(s, p->sys.cpu_desc),
 			 strtab_get(s, p->sys.cpuid));
 	else
 		snprintf(buf, sizeof(buf), "%s", strtab_get(s, p->sys.cpu_desc));
-	put_string(&b, buf);
+	jfr_put_string(&b, buf);
 	/* sockets and cores: 0, unknown (perf's CPU_TOPOLOGY is not read), rather than a guess */
 	put_u32(&b, 0);
 	put_u32(&b, 0);
@@ -1171,10 +1122,10 @@ static void info_events(struct w *w, uint64_t tick, bool last)
 		if (!bit_get(w->used_map, i) || m->kind == PROF_MAP_KERNEL || m->kind == PROF_MAP_JIT)
 			continue;
 		jfr_put_varint(&b, tick);
-		put_string(&b, strtab_get(s, m->filename));
+		jfr_put_string(&b, strtab_get(s, m->filename));
 		jfr_put_varint(&b, m->start);
 		jfr_put_varint(&b, m->limit);
-		put_string(&b, strtab_get(s, m->build_id));
+		jfr_put_string(&b, strtab_get(s, m->build_id));
 		jfr_put_varint(&b, m->has_load_bias ? m->load_bias : 0);
 		write_event(w, &b, E_NATIVE_LIBRARY);
 	}
@@ -1212,15 +1163,15 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 	pool_head(b, T_FRAMETYPE, FT__COUNT);
 	for (int i = 0; i < FT__COUNT; i++) {
 		jfr_put_varint(b, (uint64_t)i);
-		put_string(b, frame_type_names[i]);
+		jfr_put_string(b, frame_type_names[i]);
 	}
 	pool_head(b, T_THREADSTATE, 3);
 	jfr_put_varint(b, 0);
-	put_string(b, "STATE_DEFAULT");
+	jfr_put_string(b, "STATE_DEFAULT");
 	jfr_put_varint(b, 1);
-	put_string(b, "STATE_RUNNABLE");
+	jfr_put_string(b, "STATE_RUNNABLE");
 	jfr_put_varint(b, 2);
-	put_string(b, "STATE_SLEEPING");
+	jfr_put_string(b, "STATE_SLEEPING");
 	if (n_thr) {
 		pool_head(b, T_THREAD, n_thr);
 		for (size_t i = 0; i < p->nr_threads; i++) {
@@ -1229,9 +1180,9 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			if (!bit_get(w->used_thread, i))
 				continue;
 			jfr_put_varint(b, w->thread_key[i]);
-			put_string(b, strtab_get(&p->strs, t->name));
+			jfr_put_string(b, strtab_get(&p->strs, t->name));
 			jfr_put_varint(b, t->tid);
-			put_string(b, NULL);
+			jfr_put_string(b, NULL);
 			jfr_put_varint(b, 0);
 		}
 	}
@@ -1307,7 +1258,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			if (!bit_get(w->used_sym, i))
 				continue;
 			jfr_put_varint(b, i + 1);
-			put_string(b, strtab_get(&w->syms, (uint32_t)i));
+			jfr_put_string(b, strtab_get(&w->syms, (uint32_t)i));
 			maybe_flush(w);
 		}
 	}
@@ -1423,7 +1374,7 @@ static void write_metadata(struct w *w, uint64_t tick, struct dbuf *b)
 	jfr_put_varint(b, 1); /* metadata id: the same types in every chunk */
 	jfr_put_varint(b, m.strs.count);
 	for (uint32_t i = 0; i < m.strs.count; i++)
-		put_string(b, strtab_get(&m.strs, i));
+		jfr_put_string(b, strtab_get(&m.strs, i));
 	dbuf_append(b, m.el.data, m.el.len);
 	if (m.el.err)
 		w->nomem = true;
@@ -1555,7 +1506,7 @@ static void put_offcpu(struct w *w, const struct prof_event *ev)
 	jfr_put_varint(&w->body, ev->period);
 	jfr_put_varint(&w->body, w->thread_key[ev->thread]);
 	jfr_put_varint(&w->body, ev->stack + 1);
-	put_string(&w->body, ev->label ? strtab_get(&w->p->strs, ev->label) : NULL);
+	jfr_put_string(&w->body, ev->label ? strtab_get(&w->p->strs, ev->label) : NULL);
 	put_record(&w->out, event_type_id(w->p, ev->event), &w->body);
 	maybe_flush(w);
 }
@@ -1584,7 +1535,7 @@ static void put_fields_event(struct w *w, const struct prof_event *ev)
 		if (e->field_num[f])
 			jfr_put_varint(&w->body, lb ? (uint64_t)lb[f].num : 0);
 		else
-			put_string(&w->body, lb ? strtab_get(&p->strs, lb[f].str) : "");
+			jfr_put_string(&w->body, lb ? strtab_get(&p->strs, lb[f].str) : "");
 	}
 	put_record(&w->out, event_type_id(p, ev->event), &w->body);
 	maybe_flush(w);

@@ -9,8 +9,10 @@
 
 #include "core/dbuf.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Writes v at p in JFR's varint form; returns the end (at most 9 bytes). */
 static inline unsigned char *jfr_enc_varint(unsigned char *p, uint64_t v)
@@ -48,6 +50,59 @@ static inline void jfr_put_be(unsigned char *p, uint64_t v, int n)
 		p[i] = (unsigned char)v;
 		v >>= 8;
 	}
+}
+
+/* Whether s[0..n) is well-formed UTF-8 (no overlong 2-byte leads, no bytes past U+10FFFF's lead). */
+static inline bool jfr_utf8_valid(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t k;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			k = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			k = 2;
+		else if (c >= 0xf0 && c <= 0xf4)
+			k = 3;
+		else
+			return false;
+		if (k > n - i - 1)
+			return false;
+		for (size_t j = 1; j <= k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+		i += k + 1;
+	}
+	return true;
+}
+
+/*
+ * A string field: 0 for NULL, else encoding 3 (UTF-8), its length and
+ * bytes. Readers reject invalid UTF-8 (symbol names may hold any bytes):
+ * such a string keeps its ASCII and has '?' for every other byte.
+ */
+static inline void jfr_put_string(struct dbuf *b, const char *s)
+{
+	size_t n;
+
+	if (!s) {
+		dbuf_putc(b, 0);
+		return;
+	}
+	n = strlen(s);
+	dbuf_putc(b, 3);
+	jfr_put_varint(b, n);
+	if (jfr_utf8_valid((const unsigned char *)s, n)) {
+		dbuf_append(b, s, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		dbuf_putc(b, (unsigned char)s[i] < 0x80 ? s[i] : '?');
 }
 
 #endif

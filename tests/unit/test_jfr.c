@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "jfrwriter/jfr.h"
+#include "jfrwriter/jfrenc.h"
 #include "model/events.h"
 #include "model/profile.h"
 
@@ -339,6 +340,29 @@ static void test_invalid_utf8(void **state)
 	prof_release(&p);
 }
 
+/* The one string encoder of both JFR writers (jfr.c and jfredit's rewrite). */
+static void test_put_string(void **state)
+{
+	static const unsigned char valid[] = { 3, 4, 'n', 0xc3, 0xa9, 'e' };
+	static const unsigned char bad[] = { 3, 5, 'a', '?', '?', 'b', '?' };
+	struct dbuf b;
+
+	(void)state;
+	dbuf_init(&b, 0);
+	jfr_put_string(&b, "n\xc3\xa9" "e");
+	assert_int_equal(b.len, sizeof(valid));
+	assert_memory_equal(b.data, valid, sizeof(valid));
+	dbuf_reset(&b);
+	jfr_put_string(&b, "a\xff\xfe" "b\xc3");
+	assert_int_equal(b.len, sizeof(bad));
+	assert_memory_equal(b.data, bad, sizeof(bad));
+	dbuf_reset(&b);
+	jfr_put_string(&b, NULL);
+	assert_int_equal(b.len, 1);
+	assert_int_equal(b.data[0], 0);
+	dbuf_release(&b);
+}
+
 /*
  * Thread keys: two model threads with one tid (an exec: the launcher's
  * generation, then the program's) are one pool entry under the tid, named
@@ -431,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_chunks_rotate),
 		cmocka_unit_test(test_same_bytes),
 		cmocka_unit_test(test_invalid_utf8),
+		cmocka_unit_test(test_put_string),
 		cmocka_unit_test(test_thread_keys),
 		cmocka_unit_test(test_no_events),
 	};
