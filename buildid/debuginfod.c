@@ -27,6 +27,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -274,11 +275,23 @@ static uint64_t env_u64(const char *name)
 	return (uint64_t)x;
 }
 
+/*
+ * The most seconds a limit may be: libcurl refuses timeouts over INT_MAX
+ * milliseconds (about 24 days; a transfer would fail to start), and more
+ * would also overflow the deadline's arithmetic. Longer means no limit.
+ */
+#define DFD_MAX_SECONDS ((long)(INT_MAX / 1000))
+
+static long within_max(long v)
+{
+	return v > DFD_MAX_SECONDS ? DFD_MAX_SECONDS : v;
+}
+
 static long env_seconds(const char *name)
 {
 	uint64_t v = env_u64(name);
 
-	return v > (uint64_t)(24 * 3600 * 365) ? 24L * 3600 * 365 : (long)v;
+	return v > (uint64_t)DFD_MAX_SECONDS ? DFD_MAX_SECONDS : (long)v;
 }
 
 static void set_msg(char **dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -794,8 +807,10 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 	CURL *e = x->easy;
 	bool ok = true;
 	/* 0 would mean no limit at all: a transfer started at the deadline still ends */
-	long left = ms_left(c) > 1 ? ms_left(c) : 1;
+	long left = ms_left(c);
 
+	if (left < 1)
+		left = 1;
 #define SET(opt, val) ok = ok && cu.easy_setopt(e, opt, val) == CURLE_OK
 	SET(CURLOPT_URL, x->url);
 	SET(CURLOPT_PRIVATE, x);
@@ -1420,14 +1435,14 @@ enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct 
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	hmap_init(&c->index);
 	c->offline = o->offline;
-	c->timeout_s = o->timeout_s > 0 ? o->timeout_s : env_seconds("DEBUGINFOD_TIMEOUT");
+	c->timeout_s = o->timeout_s > 0 ? within_max(o->timeout_s) : env_seconds("DEBUGINFOD_TIMEOUT");
 	if (c->timeout_s <= 0)
 		c->timeout_s = DFD_DEFAULT_TIMEOUT_S;
-	c->max_time_s = o->max_time_s > 0 ? o->max_time_s : env_seconds("DEBUGINFOD_MAXTIME");
+	c->max_time_s = o->max_time_s > 0 ? within_max(o->max_time_s) : env_seconds("DEBUGINFOD_MAXTIME");
 	if (c->max_time_s <= 0)
 		c->max_time_s = DFD_DEFAULT_MAX_TIME_S;
 	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-	c->deadline.tv_sec += o->deadline_s > 0 ? o->deadline_s : DFD_DEFAULT_DEADLINE_S;
+	c->deadline.tv_sec += o->deadline_s > 0 ? within_max(o->deadline_s) : DFD_DEFAULT_DEADLINE_S;
 	c->max_size = o->max_size ? o->max_size : env_u64("DEBUGINFOD_MAXSIZE");
 	if (!c->max_size)
 		c->max_size = DFD_DEFAULT_MAX_SIZE; /* a server cannot fill the disk */

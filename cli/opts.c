@@ -131,26 +131,17 @@ int cli_common_take(struct cli_common *c, const char *cmd, int opt, const char *
 		c->sj.max_download = v;
 		return 1;
 	}
-	case O_DEADLINE: {
-		char *end;
-		long v = strtol(arg, &end, 10);
-
-		if (*end || end == arg || v < 1) {
-			fprintf(stderr, "%s: --symbolize-deadline: expected seconds, got '%s'\n", cmd, arg);
-			return -1;
-		}
-		c->sj.deadline_s = v;
-		return 1;
-	}
+	case O_DEADLINE:
 	case O_TIMEOUT: {
 		char *end;
-		long v = strtol(arg, &end, 10);
+		long v = strtol(arg, &end, 10); /* LONG_MAX on overflow: debuginfod caps limits at what libcurl takes */
 
 		if (*end || end == arg || v < 1) {
-			fprintf(stderr, "%s: --timeout: expected seconds, got '%s'\n", cmd, arg);
+			fprintf(stderr, "%s: %s: expected seconds, got '%s'\n", cmd,
+				opt == O_DEADLINE ? "--symbolize-deadline" : "--timeout", arg);
 			return -1;
 		}
-		c->sj.timeout_s = v;
+		*(opt == O_DEADLINE ? &c->sj.deadline_s : &c->sj.timeout_s) = v;
 		return 1;
 	}
 	case 'j': {

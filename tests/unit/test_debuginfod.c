@@ -881,6 +881,45 @@ static void test_env_limits(void **state)
 	srv_reset(&g.srv);
 }
 
+/* Seconds past any use (LONG_MAX: what strtol gives on overflow) are capped where libcurl takes them: the file still arrives. */
+static void test_huge_seconds(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path = NULL;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.deadline_s = LONG_MAX;
+	o.timeout_s = LONG_MAX;
+	o.max_time_s = LONG_MAX;
+	c = client(&o);
+	if (dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d) != CONV_E_OK)
+		fail_msg("%s", d.msg);
+	assert_non_null(path);
+	assert_int_equal(dfd_stats(c)->deadline, 0);
+	dfd_free(c);
+
+	/* a year from the environment as well (libcurl refuses over INT_MAX ms) */
+	setenv("DEBUGINFOD_MAXTIME", "31536000", 1);
+	setenv("DEBUGINFOD_TIMEOUT", "31536000", 1);
+	fresh_dir(cache, sizeof(cache), "cache");
+	o.timeout_s = 0;
+	o.max_time_s = 0;
+	c = client(&o);
+	if (dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d) != CONV_E_OK)
+		fail_msg("%s", d.msg);
+	dfd_free(c);
+	unsetenv("DEBUGINFOD_MAXTIME");
+	unsetenv("DEBUGINFOD_TIMEOUT");
+}
+
 static const uint8_t unknown_id[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
 					 7,    8,    9,    10,   11, 12, 13, 14, 15, 16 };
 
@@ -1679,6 +1718,7 @@ int main(void)
 		cmocka_unit_test(test_in_flight_cap),
 		cmocka_unit_test(test_min_free),
 		cmocka_unit_test(test_orphan_tmp),
+		cmocka_unit_test(test_huge_seconds),
 		cmocka_unit_test(test_busy_deadline),
 		cmocka_unit_test(test_free_unlocks),
 	};
