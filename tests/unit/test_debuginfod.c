@@ -881,7 +881,10 @@ static void test_env_limits(void **state)
 	srv_reset(&g.srv);
 }
 
-/* Seconds past any use (LONG_MAX: what strtol gives on overflow) are capped where libcurl takes them: the file still arrives. */
+/*
+ * Seconds past any use (LONG_MAX: what strtol gives on overflow) are
+ * capped where libcurl takes them: the file still arrives.
+ */
 static void test_huge_seconds(void **state)
 {
 	const char *urls[] = { g.srv.url };
