@@ -734,17 +734,29 @@ static bool folded_type(const struct cvopts *c, const char *in, const struct pro
 	return false;
 }
 
-/* The flame graph's views: each event with samples (its count), off-CPU time (its nanoseconds). */
-static void html_cols(const struct prof *p, const struct convert_stats *cs, struct view_cols *vc)
+/*
+ * The flame graph's views: each event with samples (its count), off-CPU
+ * time (its nanoseconds), at most room of them; the others are said.
+ */
+static void html_cols(const char *in, const struct prof *p, size_t room, struct view_cols *vc)
 {
+	size_t left_out = 0;
+
 	for (size_t i = 0; i < p->nr_events_desc; i++) {
 		const struct prof_event_desc *e = &p->events_desc[i];
 
-		if (e->offcpu && cs->offcpu.intervals)
-			cols_add(vc, 2 * i + 1, strtab_get(&p->strs, e->full_name), "nanoseconds");
-		else if (!e->offcpu && e->samples)
-			cols_add(vc, 2 * i, strtab_get(&p->strs, e->full_name), "samples");
+		if (!e->samples)
+			continue;
+		if (vc->nr == room) {
+			left_out++;
+			continue;
+		}
+		cols_add(vc, e->offcpu ? 2 * i + 1 : 2 * i, strtab_get(&p->strs, e->full_name),
+			 e->offcpu ? "nanoseconds" : "samples");
 	}
+	if (left_out)
+		fprintf(stderr, "conv: %s: the flame graph shows %zu events; %zu more with samples are left out\n",
+			in, vc->nr, left_out);
 	if (!vc->nr && p->nr_types)
 		/* nothing sampled: a page saying so rather than none */
 		cols_add(vc, 0, p->nr_events_desc ? strtab_get(&p->strs, p->events_desc[0].full_name) : "",
@@ -790,7 +802,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		return rc;
 	memset(&vc, 0, sizeof(vc));
 	if (path[OUT_HTML])
-		html_cols(p, cs, &vc);
+		html_cols(in, p, folded ? VIEW_MAX_COLS - 1 : VIEW_MAX_COLS, &vc); /* room for the folded value's */
 	vc.nr_html = vc.nr;
 	vc.folded = vc.nr;
 	for (size_t k = 0; folded && k < vc.nr; k++)

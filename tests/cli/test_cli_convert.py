@@ -656,6 +656,19 @@ m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, "fv.html"))
 views = [(v["name"], v["unit"], v["total"]) for v in json.loads(m.group(1))["views"]] if m else None
 check("-F folded,html --folded-value cpu-clock: the page's view is still the sample count, alone",
       views is not None and len(views) == 1 and views[0][1] == "samples" and views[0][2] == MAIN_N, views)
+# more sampled events than a page has columns (16): the folded value keeps its column
+E17 = os.path.join(FIX, "views", "events17.data")
+r = conv("-q", "--offline", "-F", "pprof,folded,html", "--folded-value", "clk17", "-o", os.path.join(d, "e17"), E17)
+pp = pprofdec.read(os.path.join(d, "e17.pb.gz")) if r.returncode == 0 else None
+wcol = [i for i, (t, _) in enumerate(pp["types"]) if t == "clk17"] if pp else []
+wsum = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(os.path.join(d, "e17.folded"))) if r.returncode == 0 else -1
+m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, "e17.html")).read(), re.S) if r.returncode == 0 else None
+views = [v["name"] for v in json.loads(m.group(1))["views"]] if m else []
+check("17 sampled events, -F folded,html --folded-value clk17: folded = the pprof's clk17 column; the page "
+      "shows 15 views and says 2 are left out",
+      r.returncode == 0 and wcol and wsum == sum(v[wcol[0]] for _, v, _ in pp["samples"]) and wsum > 0 and
+      views == ["clk%d" % i for i in range(1, 16)] and "2 more with samples are left out" in err(r),
+      (desc(r), wsum, views))
 r = conv("-q", "--offline", "--folded", os.path.join(d, "none.folded"), "--folded-value", "no-such", MAIN)
 check("--folded-value no-such: exit 4, said, no file", r.returncode == 4 and "no-such" in err(r) and
       not os.path.exists(os.path.join(d, "none.folded")) and tmp_leftovers(d) == [], desc(r))
