@@ -20,7 +20,7 @@
  */
 static struct {
 	int fd;             /* the temp file; -1: none (no --stats, or stdout) */
-	int io_errno;       /* the first write that failed */
+	volatile sig_atomic_t io_errno; /* the first write that failed: the file is given up */
 	bool to_stdout;
 	char tmp[4096], path[4096];
 	char pending[8192]; /* the current input's record up to its exit code */
@@ -48,6 +48,11 @@ static void statsfile_on_signal(int sig)
 
 	if (sf.fd < 0)
 		return;
+	if (sf.io_errno) {
+		/* a record was cut short: no file rather than a broken one, as statsfile_close does */
+		(void)unlink(sf.tmp);
+		return;
+	}
 	if (sf.armed) {
 		k = write(sf.fd, sf.pending, sf.pending_len);
 		k = write(sf.fd, num, (size_t)statsfile_digits(num, 128 + sig));
@@ -106,7 +111,7 @@ void statsfile_arm(const char *in)
 {
 	struct dbuf b;
 
-	if (sf.fd < 0)
+	if (sf.fd < 0 || sf.io_errno)
 		return;
 	sf.armed = 0;
 	dbuf_init(&b, sizeof(sf.pending));
