@@ -18,10 +18,12 @@
  */
 #include "model/events.h"
 
+#include "core/cleanup.h"
 #include "core/cursor.h"
 #include "core/io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,11 +98,15 @@ static bool spill(struct prof_events *e)
 	if (e->fd < 0) {
 		char path[1100];
 
+		int slot;
+
 		snprintf(path, sizeof(path), "%s/conv-events.XXXXXX", e->dir);
-		e->fd = mkstemp(path);
+		/* registered until unlinked: a signal in between still removes it */
+		e->fd = cleanup_mkostemp(path, O_CLOEXEC, &slot);
 		if (e->fd < 0)
 			return false;
 		unlink(path); /* gone when we exit, however we exit */
+		cleanup_drop(slot);
 	}
 	errno = io_write_all(e->fd, e->buf, e->len, NULL);
 	if (errno)
