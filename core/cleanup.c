@@ -17,7 +17,12 @@ static void (*_Atomic cleanup_hook)(int sig);
 static atomic_int stopping; /* cleanup_run has begun: no new file */
 static atomic_int creating; /* threads inside cleanup_mkostemp */
 
-int cleanup_add(const char *path)
+/*
+ * Registers path; returns its slot, -1 when none is free or the path is
+ * too long. Only inside cleanup_mkostemp's window, which cleanup_run waits
+ * for: a slot filled outside it could be skipped while being filled.
+ */
+static int cleanup_add(const char *path)
 {
 	size_t n = strlen(path);
 

@@ -14,16 +14,14 @@
 
 #define CLEANUP_SLOTS 64
 
-/* Registers path; returns its slot, -1 when none is free or the path is too long. */
-int cleanup_add(const char *path);
 /*
- * mkostemp(tmpl, flags) and cleanup_add(tmpl) in one step that a signal
+ * mkostemp(tmpl, flags) and its registration in one step that a signal
  * cannot split, whichever thread it comes to: the file exists registered,
  * or not at all. Returns the fd, or -1 with errno (EINTR once cleanup_run
  * has begun); *slot gets the slot (-1: none was free).
  */
 int cleanup_mkostemp(char *tmpl, int flags, int *slot);
-/* The file of slot (from cleanup_add; -1: nothing) is gone or renamed into place. */
+/* The file of slot (from cleanup_mkostemp; -1: nothing) is gone or renamed into place. */
 void cleanup_drop(int slot);
 /* The same by its path (every slot holding it). */
 void cleanup_drop_path(const char *path);
