@@ -1532,10 +1532,6 @@ int cmd_convert(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (c.stats_path && !statsfile_open("conv", c.stats_path)) {
-		rc = CLI_EXIT_OUTPUT;
-		goto done;
-	}
 	if (c.co.sj.kallsyms && access(c.co.sj.kallsyms, R_OK)) {
 		fprintf(stderr, "conv: --kallsyms %s: %s\n", c.co.sj.kallsyms, strerror(errno));
 		rc = CLI_EXIT_INPUT;
@@ -1549,6 +1545,11 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (c.out && nr_inputs > 1 && cli_mkdir_p(c.out)) {
 		fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));
+		rc = CLI_EXIT_OUTPUT;
+		goto done;
+	}
+	/* after -o DIR exists: --stats may name a file in it */
+	if (c.stats_path && !statsfile_open("conv", c.stats_path)) {
 		rc = CLI_EXIT_OUTPUT;
 		goto done;
 	}

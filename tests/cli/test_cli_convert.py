@@ -656,6 +656,12 @@ m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, "fv.html"))
 views = [(v["name"], v["unit"], v["total"]) for v in json.loads(m.group(1))["views"]] if m else None
 check("-F folded,html --folded-value cpu-clock: the page's view is still the sample count, alone",
       views is not None and len(views) == 1 and views[0][1] == "samples" and views[0][2] == MAIN_N, views)
+# --stats inside the -o directory conv creates for several inputs
+od = os.path.join(d, "made")
+r = conv("-q", "--offline", "-o", od, "--stats", os.path.join(od, "s.json"), MAIN, os.path.join(FIX, "fg.data"))
+check("-o DIR (new) --stats DIR/s.json with 2 inputs: DIR is made first, 2 stats records",
+      r.returncode == 0 and os.path.isfile(os.path.join(od, "s.json")) and
+      len(stats_lines(open(os.path.join(od, "s.json")).read())) == 2, desc(r))
 # more sampled events than a page has columns (16): the folded value keeps its column
 E17 = os.path.join(FIX, "views", "events17.data")
 r = conv("-q", "--offline", "-F", "pprof,folded,html", "--folded-value", "clk17", "-o", os.path.join(d, "e17"), E17)
