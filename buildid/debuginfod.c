@@ -16,6 +16,7 @@
 #include "buildid/debuginfod.h"
 
 #include "core/cleanup.h"
+#include "core/io.h"
 
 #include "buildid/buildid.h"
 #include "core/hmap.h"
@@ -715,7 +716,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
 	struct dfd_xfer *x = ud;
 	struct dfd_client *c = x->c;
-	size_t len = size * n, done = 0;
+	size_t len = size * n;
 
 	if (c->in_flight + len > c->max_in_flight && !xfer_is_oldest(c, x)) {
 		/* libcurl keeps these bytes and hands them over again once resumed */
@@ -741,17 +742,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	if ((x->received == 0 || x->received - x->free_checked >= DFD_FREE_CHECK_STEP) &&
 	    !xfer_space_ok(x, x->total > x->received + len ? x->total - x->received : len))
 		return 0;
-	while (done < len) {
-		ssize_t k = write(x->fd, data + done, len - done);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			x->io_errno = k < 0 ? errno : EIO;
-			return 0;
-		}
-		done += (size_t)k;
-	}
+	x->io_errno = io_write_all(x->fd, data, len, NULL);
+	if (x->io_errno)
+		return 0;
 	x->received += len;
 	c->in_flight += len;
 	if (c->in_flight > c->st.in_flight_peak)
