@@ -16,10 +16,10 @@
 #include "buildid/debuginfod.h"
 
 #include "core/cleanup.h"
-#include "core/io.h"
 
 #include "buildid/buildid.h"
 #include "core/hmap.h"
+#include "core/io.h"
 
 #include <curl/curl.h>
 
@@ -564,6 +564,45 @@ static void queue_bump(struct dfd_client *c, struct dfd_req *r)
 	}
 }
 
+/* Opens the entry's lock file once (r->lock_fd1): a busy entry is tried again every round with one flock. */
+static bool req_lock_open(struct dfd_client *c, struct dfd_req *r)
+{
+	char *dir, *path;
+	int fd;
+
+	if (r->lock_fd1)
+		return true;
+	path = entry_dir(c, r, &dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
+	free(dir);
+	/* read access is enough for flock: a run that may only read the cache still waits its turn */
+	fd = path ? open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
+	free(path);
+	if (fd < 0)
+		return false;
+	(void)fchmod(fd, c->file_mode); /* fails, harmlessly, on another user's lock */
+	r->lock_fd1 = fd + 1;
+	return true;
+}
+
+/*
+ * Removes the entry at p found in state s (torn by a crash or a full disk,
+ * replaced by hand, or an old negative entry), under its lock: without it,
+ * the lock's holder may just have renamed a good file onto p. Held
+ * elsewhere: left to that holder, whose download replaces it.
+ */
+static void remove_entry(struct dfd_client *c, struct dfd_req *r, const char *p, enum entry_state s)
+{
+	bool mine = r->locked;
+	struct stat st;
+
+	if (!mine && (!req_lock_open(c, r) || flock(r->lock_fd1 - 1, LOCK_EX | LOCK_NB) != 0))
+		return;
+	if (entry_probe(p, r, &st) == s && unlink(p) == 0 && s == ENTRY_BAD)
+		c->st.corrupt_cache_removed++;
+	if (!mine)
+		(void)flock(r->lock_fd1 - 1, LOCK_UN);
+}
+
 /*
  * Answers a request from the caches if possible. Returns true when the
  * request is finished.
@@ -596,11 +635,8 @@ static bool lookup_caches(struct dfd_client *c, struct dfd_req *r)
 		req_finish(c, r, CONV_E_NOTFOUND, NULL);
 		return true;
 	}
-	if (s == ENTRY_BAD || s == ENTRY_EMPTY) {
-		/* Torn by a crash or a full disk, or replaced by hand: refetch. */
-		if (unlink(p) == 0 && s == ENTRY_BAD)
-			c->st.corrupt_cache_removed++;
-	}
+	if (s == ENTRY_BAD || s == ENTRY_EMPTY)
+		remove_entry(c, r, p, s); /* and fetched again */
 	free(p);
 
 	if (c->sys_cache) {
@@ -939,21 +975,8 @@ enum lock_state { LOCK_HELD, LOCK_BUSY, LOCK_ANSWERED };
  */
 static enum lock_state req_lock(struct dfd_client *c, struct dfd_req *r)
 {
-	char *dir, *path;
-	int fd;
-
-	/* opened once: a busy entry is tried again every round with one flock */
-	if (!r->lock_fd1) {
-		path = entry_dir(c, r, &dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
-		free(dir);
-		/* read access is enough for flock: a run that may only read the cache still waits its turn */
-		fd = path ? open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
-		free(path);
-		if (fd < 0)
-			return LOCK_HELD;
-		(void)fchmod(fd, c->file_mode); /* fails, harmlessly, on another user's lock */
-		r->lock_fd1 = fd + 1;
-	}
+	if (!req_lock_open(c, r))
+		return LOCK_HELD;
 	if (flock(r->lock_fd1 - 1, LOCK_EX | LOCK_NB) != 0) {
 		if (errno == EWOULDBLOCK)
 			return LOCK_BUSY;

@@ -1470,6 +1470,42 @@ static int entry_lock(const char *cache, bool take)
 }
 
 /*
+ * A torn entry is removed only under its lock: another process holding it
+ * may just have renamed a good file there. Held elsewhere, it is left to
+ * that holder; once free, it is removed.
+ */
+static void test_corrupt_entry_locked(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const char *path;
+	static const char junk[] = "this is not an ELF file at all";
+	int held;
+	(void)state;
+
+	NEED_SERVER();
+	fresh_dir(cache, sizeof(cache), "cache");
+	held = entry_lock(cache, true);
+	entry(p, sizeof(p), cache, g.a.hex, "debuginfo");
+	write_file(p, junk, sizeof(junk));
+	opts_init(&o, urls, 1, cache);
+	o.offline = true;
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->corrupt_cache_removed, 0);
+	assert_true(exists(p));
+	dfd_free(c);
+	close(held);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->corrupt_cache_removed, 1);
+	assert_false(exists(p));
+	dfd_free(c);
+}
+
+/*
  * A request whose entry another process is downloading waits for it, but
  * not past the deadline: it ends then, not asked, without a request.
  */
@@ -1722,6 +1758,7 @@ int main(void)
 		cmocka_unit_test(test_min_free),
 		cmocka_unit_test(test_orphan_tmp),
 		cmocka_unit_test(test_huge_seconds),
+		cmocka_unit_test(test_corrupt_entry_locked),
 		cmocka_unit_test(test_busy_deadline),
 		cmocka_unit_test(test_free_unlocks),
 	};
