@@ -2,6 +2,7 @@
 
 #include "buildid/buildid.h"
 #include "core/dbuf.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "jfredit/jfredit.h"
 #include "jfrwriter/jfr.h"
@@ -123,38 +124,38 @@ static size_t mapping_index(const struct hmap *idx, uint64_t id)
 	return v ? (size_t)*v : 0;
 }
 
-/* A new function's index in e, the same for equal ones (seen: hash -> index + 1, first of its hash). */
-static uint32_t edit_function(struct ppe_edit *e, struct hmap *seen, const struct sym_frame *sf)
+static uint64_t str_key(uint64_t h, const char *str)
 {
-	uint64_t h = 5;
-	uint64_t *v;
+	return hmap_mix(h, hmap_fingerprint(str, strlen(str)).lo);
+}
+
+/* A new function's index in e, the same for equal ones (seen: every function by its hash). */
+static uint32_t edit_function(struct ppe_edit *e, struct hidx *seen, const struct sym_frame *sf)
+{
+	uint64_t h = str_key(str_key(str_key(sf->start_line, sf->function), sf->system_name), sf->file);
+	struct hidx_iter it;
 	struct ppe_new_function *f;
 
-	for (const char *s = sf->function; *s; s++)
-		h = hmap_mix(h, (unsigned char)*s);
-	h = hmap_mix(hmap_mix(h, sf->start_line), strlen(sf->system_name) ^ (strlen(sf->file) << 20));
-	v = hmap_get(seen, h);
-	if (v) {
-		f = &e->functions[*v - 1];
+	for (uint32_t v = hidx_first(seen, h, &it); v != HIDX_NONE; v = hidx_next(seen, &it)) {
+		f = &e->functions[v];
 		if (!strcmp(f->name, sf->function) && !strcmp(f->system_name, sf->system_name) &&
 		    !strcmp(f->filename, sf->file) && f->start_line == sf->start_line)
-			return (uint32_t)(*v - 1);
+			return v;
 	}
-	if (!vec_reserve((void **)&e->functions, &e->cap_functions, e->nr_functions + 1, sizeof(*f)))
+	if (e->nr_functions >= HIDX_NONE ||
+	    !vec_reserve((void **)&e->functions, &e->cap_functions, e->nr_functions + 1, sizeof(*f)) ||
+	    !hidx_add(seen, h, (uint32_t)e->nr_functions))
 		return NO_ID;
 	f = &e->functions[e->nr_functions];
 	f->name = sf->function;
 	f->system_name = sf->system_name;
 	f->filename = sf->file;
 	f->start_line = sf->start_line;
-	/* a collision keeps the first in the index: the second is only written twice */
-	if (!v && !hmap_put(seen, h, e->nr_functions + 1))
-		return NO_ID;
 	return (uint32_t)e->nr_functions++;
 }
 
 /* Location li's new lines from its symbolizer result, and its mapping's flags; false when out of memory. */
-static bool edit_location(struct ppe_edit *e, struct hmap *seen, size_t li, size_t mi,
+static bool edit_location(struct ppe_edit *e, struct hidx *seen, size_t li, size_t mi,
 			  const struct symjob_result *r)
 {
 	unsigned flags = PPE_HAS_FUNCTIONS;
@@ -270,10 +271,10 @@ static bool register_locations(struct pass *ps, const struct resym_opts *o, stru
 /* The new lines of every location the symbolizer named; false when out of memory. */
 static bool collect(struct pass *ps, struct ppe_edit *e, struct resym_stats *st)
 {
-	struct hmap seen;
+	struct hidx seen;
 	bool ok = true;
 
-	hmap_init(&seen);
+	hidx_init(&seen);
 	for (size_t li = 0; li < ps->p->nr_locations && ok; li++) {
 		const struct symjob_result *r =
 			ps->addr_ids[li] == NO_ID ? NULL : symjob_get(ps->sj, ps->addr_ids[li]);
@@ -284,7 +285,7 @@ static bool collect(struct pass *ps, struct ppe_edit *e, struct resym_stats *st)
 		st->named++;
 		st->by_src[r->src < SYMSRC__COUNT ? r->src : SYMSRC_UNRESOLVED]++;
 	}
-	hmap_release(&seen);
+	hidx_release(&seen);
 	return ok;
 }
 
