@@ -4,6 +4,7 @@
 
 #include "core/cursor.h"
 #include "core/dbuf.h"
+#include "core/hidx.h"
 #include "core/io.h"
 #include "core/vec.h"
 
@@ -819,6 +820,10 @@ static uint64_t max_key(const struct jfe_file *f, const char *name)
 
 static bool adds_build(struct adds *a, const struct jfe_file *f, const struct jfe_edit *e)
 {
+	struct hidx idx; /* the methods by their four ids */
+	struct hidx_iter it;
+	size_t i;
+
 	memset(a, 0, sizeof(*a));
 	strtab_init(&a->syms);
 	strtab_init(&a->classes);
@@ -831,33 +836,39 @@ static bool adds_build(struct adds *a, const struct jfe_file *f, const struct jf
 	    !vec_reserve((void **)&a->class_sym, &a->cap_class_sym, 1, sizeof(*a->class_sym)))
 		return false;
 	a->class_sym[0] = 0;
-	for (size_t i = 0; i < e->nr_frames; i++) {
+	hidx_init(&idx);
+	for (i = 0; i < e->nr_frames; i++) {
 		const struct jfe_new_frame *nf = &e->frames[i];
-		uint32_t m[4];
-		size_t k;
+		uint32_t m[4], k;
+		uint64_t h;
 
 		m[0] = strtab_intern_cstr(&a->classes, nf->class_name);
 		if (m[0] == STRTAB_NONE ||
 		    !vec_reserve((void **)&a->class_sym, &a->cap_class_sym, a->classes.count, sizeof(*a->class_sym)))
-			return false;
+			break;
 		/* the class's name is a symbol too */
 		a->class_sym[m[0]] = strtab_intern_cstr(&a->syms, nf->class_name);
 		m[1] = strtab_intern_cstr(&a->syms, nf->method);
 		m[2] = strtab_intern_cstr(&a->syms, nf->descriptor);
 		m[3] = nf->modifiers;
 		if (m[0] == STRTAB_NONE || m[1] == STRTAB_NONE || m[2] == STRTAB_NONE)
-			return false;
-		/* few distinct methods per file: a linear look is enough */
-		for (k = 0; k < a->nr_methods && memcmp(a->methods[k], m, sizeof(m)); k++)
-			;
-		if (k == a->nr_methods) {
-			if (!vec_reserve((void **)&a->methods, &a->cap_methods, k + 1, sizeof(*a->methods)))
-				return false;
+			break;
+		h = hmap_mix(hmap_mix(hmap_mix(hmap_hash(m[0]), m[1]), m[2]), m[3]);
+		k = HIDX_NONE;
+		for (uint32_t v = hidx_first(&idx, h, &it); v != HIDX_NONE && k == HIDX_NONE; v = hidx_next(&idx, &it))
+			if (!memcmp(a->methods[v], m, sizeof(m)))
+				k = v;
+		if (k == HIDX_NONE) {
+			k = (uint32_t)a->nr_methods;
+			if (!vec_reserve((void **)&a->methods, &a->cap_methods, k + 1, sizeof(*a->methods)) ||
+			    !hidx_add(&idx, h, k))
+				break;
 			memcpy(a->methods[a->nr_methods++], m, sizeof(m));
 		}
-		a->frame_method[i] = (uint32_t)k;
+		a->frame_method[i] = k;
 	}
-	return true;
+	hidx_release(&idx);
+	return i == e->nr_frames;
 }
 
 static void adds_release(struct adds *a)
