@@ -35,7 +35,6 @@ enum obj_kind { OBJ_USER, OBJ_KERNEL };
 
 struct sj_addr {
 	uint32_t obj;
-	uint32_t first_map; /* the mapping it was first registered through (fast path check) */
 	uint64_t f_off;  /* offset in the mapped file (user) or the address (kernel); or as mode says */
 	uint64_t pgoff;  /* the mapping's file offset, for segment choice */
 	uint64_t hits;
@@ -510,7 +509,6 @@ static uint32_t add_addr(struct symjob *j, uint32_t mapping, uint64_t f_off, enu
 	a = &j->addrs[j->nr_addrs];
 	memset(a, 0, sizeof(*a));
 	a->obj = oi;
-	a->first_map = mapping;
 	a->f_off = key;
 	a->pgoff = m->pgoff;
 	a->mode = (uint8_t)mode;

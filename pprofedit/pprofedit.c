@@ -4,18 +4,13 @@
 
 #include "core/cursor.h"
 #include "core/dbuf.h"
-#include "core/io.h"
 #include "core/strtab.h"
 #include "core/vec.h"
 
 #include <libdeflate.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <unistd.h>
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 enum { F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5, F_STRING = 6 };
 
 /* Whether buf starts as a gzip member does. */
@@ -76,13 +71,13 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 static bool skip_value(struct cur *c, unsigned wt)
 {
 	switch (wt) {
-	case WT_VARINT:
+	case PPROF_WT_VARINT:
 		(void)cur_uleb128_long(c);
 		return cur_ok(c);
-	case WT_I64:
+	case PPROF_WT_I64:
 		cur_skip(c, 8);
 		return cur_ok(c);
-	case WT_LEN: {
+	case PPROF_WT_LEN: {
 		uint64_t n = cur_uleb128_long(c);
 
 		if (n > cur_remaining(c)) {
@@ -92,7 +87,7 @@ static bool skip_value(struct cur *c, unsigned wt)
 		cur_skip(c, (size_t)n);
 		return cur_ok(c);
 	}
-	case WT_I32:
+	case PPROF_WT_I32:
 		cur_skip(c, 4);
 		return cur_ok(c);
 	default:
@@ -121,7 +116,7 @@ static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
 		memset(f, 0, sizeof(*f));
 		f->number = (uint32_t)(key >> 3);
 		f->off = off;
-		if ((key & 7) == WT_LEN) {
+		if ((key & 7) == PPROF_WT_LEN) {
 			uint64_t n = cur_uleb128_long(&c);
 
 			if (!cur_ok(&c) || n > cur_remaining(&c))
@@ -134,7 +129,7 @@ static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
 			return conv_fail(diag, CONV_E_FORMAT, off, "field %u: bad value", f->number);
 		}
 		if ((f->number == F_MAPPING || f->number == F_LOCATION || f->number == F_FUNCTION ||
-		     f->number == F_STRING) && (key & 7) != WT_LEN)
+		     f->number == F_STRING) && (key & 7) != PPROF_WT_LEN)
 			return conv_fail(diag, CONV_E_FORMAT, off, "field %u is not a message", f->number);
 		f->len = c.pos - off;
 		p->nr_mappings += f->number == F_MAPPING;
@@ -161,9 +156,9 @@ static bool next_sub(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, st
 	*num = (uint32_t)(key >> 3);
 	*wt = (unsigned)(key & 7);
 	*v = 0;
-	if (*wt == WT_VARINT) {
+	if (*wt == PPROF_WT_VARINT) {
 		*v = cur_uleb128_long(c);
-	} else if (*wt == WT_LEN) {
+	} else if (*wt == PPROF_WT_LEN) {
 		uint64_t n = cur_uleb128_long(c);
 
 		if (!cur_ok(c) || n > cur_remaining(c)) {
@@ -185,7 +180,7 @@ static bool parse_mapping(struct ppe_mapping *m, struct cur c)
 	struct cur sub;
 
 	while (next_sub(&c, &n, &wt, &v, &sub)) {
-		if (wt != WT_VARINT)
+		if (wt != PPROF_WT_VARINT)
 			continue;
 		switch (n) {
 		case 1: m->id = v; break;
@@ -212,7 +207,7 @@ static bool parse_function(struct ppe_function *f, struct cur c)
 	struct cur sub;
 
 	while (next_sub(&c, &n, &wt, &v, &sub)) {
-		if (wt != WT_VARINT)
+		if (wt != PPROF_WT_VARINT)
 			continue;
 		if (n == 1)
 			f->id = v;
@@ -237,13 +232,13 @@ static bool parse_location(struct ppe_profile *p, struct ppe_location *l, struct
 
 	l->first_line = (uint32_t)p->nr_lines;
 	while (next_sub(&c, &n, &wt, &v, &sub)) {
-		if (wt == WT_VARINT && n == 1) {
+		if (wt == PPROF_WT_VARINT && n == 1) {
 			l->id = v;
-		} else if (wt == WT_VARINT && n == 2) {
+		} else if (wt == PPROF_WT_VARINT && n == 2) {
 			l->mapping_id = v;
-		} else if (wt == WT_VARINT && n == 3) {
+		} else if (wt == PPROF_WT_VARINT && n == 3) {
 			l->address = v;
-		} else if (wt == WT_LEN && n == 4) {
+		} else if (wt == PPROF_WT_LEN && n == 4) {
 			struct ppe_line *ln;
 			uint32_t n2;
 			unsigned wt2;
@@ -256,7 +251,7 @@ static bool parse_location(struct ppe_profile *p, struct ppe_location *l, struct
 			ln = &p->lines[p->nr_lines++];
 			memset(ln, 0, sizeof(*ln));
 			while (next_sub(&sub, &n2, &wt2, &v2, &sub2)) {
-				if (wt2 != WT_VARINT)
+				if (wt2 != PPROF_WT_VARINT)
 					continue;
 				if (n2 == 1)
 					ln->function_id = v2;
@@ -473,11 +468,11 @@ static void write_functions(struct pprof_sink *s, struct dbuf *msg, const struct
 		pprof_sink_maybe_flush(s);
 	}
 	if (!p->nr_strs && t->count > 1) {
-		pprof_pb_key(&s->buf, F_STRING, WT_LEN);
+		pprof_pb_key(&s->buf, F_STRING, PPROF_WT_LEN);
 		pprof_pb_varint(&s->buf, 0);
 	}
 	for (uint32_t id = 1; id < t->count; id++) {
-		pprof_pb_key(&s->buf, F_STRING, WT_LEN);
+		pprof_pb_key(&s->buf, F_STRING, PPROF_WT_LEN);
 		pprof_pb_varint(&s->buf, t->lens[id]);
 		dbuf_append(&s->buf, t->strs[id], t->lens[id]);
 		pprof_sink_maybe_flush(s);

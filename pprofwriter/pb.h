@@ -20,7 +20,7 @@
 struct io_flush;
 struct libdeflate_compressor;
 
-enum { PPROF_WT_VARINT = 0, PPROF_WT_LEN = 2 };
+enum { PPROF_WT_VARINT = 0, PPROF_WT_I64 = 1, PPROF_WT_LEN = 2, PPROF_WT_I32 = 5 };
 
 static inline void pprof_pb_varint(struct dbuf *b, uint64_t v)
 {
