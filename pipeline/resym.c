@@ -21,7 +21,18 @@
 #define KERNEL_HALF 0x8000000000000000ull
 #define NO_ID UINT32_MAX
 
-/* Two hex digits a byte; false for anything else or more than out holds. */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Two hex digits a byte; false for anything else, an odd count, or more than cap bytes. */
 static bool hex_bytes(const char *s, uint8_t *out, size_t cap, uint8_t *n)
 {
 	size_t len = strlen(s);
@@ -29,15 +40,22 @@ static bool hex_bytes(const char *s, uint8_t *out, size_t cap, uint8_t *n)
 	if (!len || len % 2 || len / 2 > cap)
 		return false;
 	for (size_t i = 0; i < len; i += 2) {
-		unsigned v;
+		int hi = hex_digit(s[i]), lo = hex_digit(s[i + 1]);
 
-		if (sscanf(s + i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[i]) ||
-		    !strchr("0123456789abcdefABCDEF", s[i + 1]))
+		if (hi < 0 || lo < 0)
 			return false;
-		out[i / 2] = (uint8_t)v;
+		out[i / 2] = (uint8_t)(hi << 4 | lo);
 	}
 	*n = (uint8_t)(len / 2);
 	return true;
+}
+
+/* A build-id as a JFR names it: what hex_bytes takes into a mapping's (at most 20 bytes). */
+static bool is_build_id(const char *s)
+{
+	uint8_t b[20], n;
+
+	return hex_bytes(s, b, sizeof(b), &n);
 }
 
 /*
@@ -230,7 +248,7 @@ struct pass {
 	struct symjob *sj;
 	struct hmap map_idx;   /* mapping id -> index + 1 */
 	uint32_t *pm_ids;      /* per mapping: the process model's id, NO_ID none */
-	uint32_t *addr_ids;    /* per location: symjob address id, NO_ID none */
+	uint32_t *addr_ids;    /* per location: symjob address id, SYMJOB_NONE none */
 	size_t *loc_map;       /* per location: mapping index + 1, 0 none */
 };
 
@@ -249,7 +267,7 @@ static bool register_locations(struct pass *ps, const struct resym_opts *o, stru
 		size_t mi = mapping_index(&ps->map_idx, l->mapping_id);
 		const struct ppe_mapping *m = mi ? &p->mappings[mi - 1] : NULL;
 
-		ps->addr_ids[li] = NO_ID;
+		ps->addr_ids[li] = SYMJOB_NONE;
 		ps->loc_map[li] = mi;
 		if (l->nr_lines && !o->force) {
 			st->named_before++;
@@ -277,7 +295,7 @@ static bool collect(struct pass *ps, struct ppe_edit *e, struct resym_stats *st)
 	hidx_init(&seen);
 	for (size_t li = 0; li < ps->p->nr_locations && ok; li++) {
 		const struct symjob_result *r =
-			ps->addr_ids[li] == NO_ID ? NULL : symjob_get(ps->sj, ps->addr_ids[li]);
+			ps->addr_ids[li] == SYMJOB_NONE ? NULL : symjob_get(ps->sj, ps->addr_ids[li]);
 
 		if (!r || !r->nr)
 			continue;
@@ -397,18 +415,6 @@ static bool jfr_str(const struct jfe_value *v, const char *field, struct dbuf *o
 	return jfe_value_field(v, field, &x, NULL) && jfe_value_str(&x, out);
 }
 
-static bool is_hex(const char *s, size_t min, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n < min || n > max)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!strchr("0123456789abcdef", s[i]))
-			return false;
-	return true;
-}
-
 static uint32_t jobj_of(struct jpass *jp, const char *bid)
 {
 	for (size_t i = 0; i < jp->nr_objs; i++)
@@ -451,7 +457,7 @@ static bool jfr_libraries(struct jpass *jp, struct dbuf *s)
 					jp->release[0] = 0;
 				continue;
 			}
-			if (!jfr_str(&ev, "buildId", s) || !is_hex((const char *)s->data, 2, 128))
+			if (!jfr_str(&ev, "buildId", s) || !is_build_id((const char *)s->data))
 				continue;
 			snprintf(bid, sizeof(bid), "%s", (const char *)s->data);
 			o = jobj_of(jp, bid);
@@ -495,7 +501,7 @@ static bool jfr_methods(struct jpass *jp, struct dbuf *s)
 			m.chunk = (uint32_t)ci;
 			m.key = e->key;
 			d = (const char *)desc.data;
-			if (!strcmp((const char *)s->data, "<remote>") && is_hex((const char *)cls.data, 2, 128)) {
+			if (!strcmp((const char *)s->data, "<remote>") && is_build_id((const char *)cls.data)) {
 				m.obj = jobj_of(jp, (const char *)cls.data);
 				if (!strncmp(d, "(0x", 3) && d[strlen(d) - 1] == ')') {
 					m.mode = SYMJOB_ELF_VA;
@@ -541,7 +547,7 @@ static bool jfr_collect(struct jpass *jp, struct symjob *sj, struct jfe_edit *e,
 {
 	for (size_t i = 0; i < jp->nr_m; i++) {
 		const struct jmethod *m = &jp->m[i];
-		const struct symjob_result *r = m->addr_id == NO_ID ? NULL : symjob_get(sj, m->addr_id);
+		const struct symjob_result *r = m->addr_id == SYMJOB_NONE ? NULL : symjob_get(sj, m->addr_id);
 		bool kernel = m->obj == UINT32_MAX;
 		struct jfe_replace *rp;
 
@@ -575,7 +581,7 @@ static bool jfr_collect(struct jpass *jp, struct symjob *sj, struct jfe_edit *e,
 }
 
 /* Registers every method with the symbolizer through a process model of the recording's objects. */
-static bool jfr_register(struct jpass *jp, struct procmap *pm, struct symjob *sj, struct resym_stats *st)
+static void jfr_register(struct jpass *jp, struct procmap *pm, struct symjob *sj, struct resym_stats *st)
 {
 	uint32_t kernel = NO_ID;
 
@@ -590,15 +596,12 @@ static bool jfr_register(struct jpass *jp, struct procmap *pm, struct symjob *sj
 		map = m->obj == UINT32_MAX ? kernel : jp->objs[m->obj].pm_id;
 		st->candidates++;
 		/* (the kernel's "file offset" is the address less the mapping's start: symjob keys it by the address) */
-		m->addr_id = map == NO_ID ? NO_ID
+		m->addr_id = map == NO_ID ? SYMJOB_NONE
 		    : m->mode == SYMJOB_FILE_OFFSET ? symjob_add(sj, map, m->value - KERNEL_HALF)
 						     : symjob_add_as(sj, map, m->value, m->mode);
-		if (m->addr_id == SYMJOB_NONE)
-			m->addr_id = NO_ID;
-		if (m->addr_id != NO_ID)
+		if (m->addr_id != SYMJOB_NONE)
 			symjob_hit(sj, m->addr_id, 1);
 	}
-	return true;
 }
 
 enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, int fd, uint64_t *bytes,
@@ -627,9 +630,7 @@ enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, in
 	err = symjob_new(&sj, &o->sj, pm, diag);
 	if (err)
 		goto out;
-	err = CONV_E_NOMEM;
-	if (!jfr_register(&jp, pm, sj, st))
-		goto out;
+	jfr_register(&jp, pm, sj, st);
 	/* this machine's kallsyms name the kernel's frames when the recorded release runs here, as in a conversion */
 	if (host_runs_kernel(jp.release[0] ? jp.release : NULL)) {
 		procmap_set_running_kernel(pm, true);
