@@ -929,20 +929,23 @@ static void find_frame_types(struct chunk_edit *ce)
 			ce->ftype_key[k] = ce->ftype_key[0];
 }
 
-/* A stack trace entry's frames array, rewritten when one of its frames is replaced; false: unchanged. */
-static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *en, struct dbuf *out)
+/*
+ * A stack trace entry's frames array, rewritten into out when one of its
+ * frames is replaced; false: unchanged. elems: scratch, kept by the caller.
+ */
+static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *en, struct dbuf *out,
+			  struct dbuf *elems)
 {
 	struct jfe_value v, frames, fr, m;
 	const struct jfe_field *ff;
 	struct jfe_array arr;
 	uint64_t count, key, n = 0;
-	struct dbuf elems;
 	bool changed = false;
 
 	if (!jfe_entry_value(ce->f, ce->c, en, &v) || !jfe_value_field(&v, "frames", &frames, &ff) ||
 	    ff->cp || !jfe_array_begin(&frames, ff, &arr, &count))
 		return false;
-	dbuf_init(&elems, 0);
+	dbuf_reset(elems);
 	while (jfe_array_next(&arr, &fr, &key)) {
 		uint64_t mk;
 		uint64_t *r;
@@ -960,12 +963,12 @@ static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *e
 					{ "type", frame_type_key(ce, nf->frame_type), NULL },
 				};
 
-				write_value(&elems, ce->c, ff->type, ov, 4, 0);
+				write_value(elems, ce->c, ff->type, ov, 4, 0);
 				n++;
 			}
 			changed = true;
 		} else {
-			dbuf_append(&elems, ce->f->buf + fr.off, fr.end - fr.off);
+			dbuf_append(elems, ce->f->buf + fr.off, fr.end - fr.off);
 			n++;
 		}
 	}
@@ -982,15 +985,14 @@ static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *e
 				break;
 			if (fd == ff) {
 				jfr_put_varint(out, n);
-				dbuf_append(out, elems.data, elems.len);
+				dbuf_append(out, elems->data, elems->len);
 			} else {
 				dbuf_append(out, ce->f->buf + v.off + start, c.pos - start);
 			}
 		}
 	}
-	if (elems.err)
+	if (elems->err)
 		out->err = true;
-	dbuf_release(&elems);
 	return changed;
 }
 
@@ -1047,7 +1049,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 	size_t start = out->len, pools_at;
 	uint64_t pools, extra = 0;
 	bool has[3] = { false, false, false };
-	struct dbuf tmp;
+	struct dbuf tmp, sv, elems; /* sv, elems: a stack trace's rewrite, reused for each */
 	struct cur c;
 	uint8_t slot[9] = { 0 };
 
@@ -1065,6 +1067,8 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 	pools = jv(&c);
 	pools_at = out->len;
 	dbuf_init(&tmp, 0);
+	dbuf_init(&sv, 0);
+	dbuf_init(&elems, 0);
 	for (uint64_t p = 0; p < pools && cur_ok(&c); p++) {
 		uint64_t type = jv(&c), n = jv(&c), add = 0;
 		int home = -1;
@@ -1088,11 +1092,11 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 			if (!skip_type(ce->c, &c, type, 0))
 				break;
 			if (ce->stack && type == ce->stack->id) {
-				const struct jfe_entry *en = jfe_entry_find(ce->c, type, key);
-				struct dbuf sv;
+				/* this entry where it is, also when a later checkpoint defines its key again */
+				const struct jfe_entry en = { type, key, r->off + vstart, r->off + c.pos, ri };
 
-				dbuf_init(&sv, 0);
-				if (en && en->off == r->off + vstart && rewrite_stack(ce, en, &sv)) {
+				dbuf_reset(&sv);
+				if (rewrite_stack(ce, &en, &sv, &elems)) {
 					jfr_put_varint(&tmp, key);
 					dbuf_append(&tmp, sv.data, sv.len);
 				} else {
@@ -1100,7 +1104,6 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 				}
 				if (sv.err)
 					tmp.err = true;
-				dbuf_release(&sv);
 			} else {
 				dbuf_append(&tmp, ce->f->buf + r->off + at, c.pos - at);
 			}
@@ -1143,6 +1146,8 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 	if (tmp.err)
 		out->err = true;
 	dbuf_release(&tmp);
+	dbuf_release(&sv);
+	dbuf_release(&elems);
 	if (!cur_ok(&c))
 		return false;
 	{
