@@ -444,8 +444,8 @@ static enum conv_err parse_checkpoint(const struct jfe_file *f, struct jfe_chunk
 			e->off = r->off + start;
 			e->end = r->off + c.pos;
 			e->record = ri;
-			if (!hmap_get(&ch->entry_idx, entry_hash(type, key)) &&
-			    !hmap_put(&ch->entry_idx, entry_hash(type, key), ch->nr_entries + 1))
+			if (ch->nr_entries >= HIDX_NONE ||
+			    !hidx_add(&ch->entry_idx, entry_hash(type, key), (uint32_t)ch->nr_entries))
 				return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 			ch->nr_entries++;
 		}
@@ -475,18 +475,14 @@ bool jfe_record_next(const struct jfe_file *f, const struct jfe_chunk *c, size_t
 
 const struct jfe_entry *jfe_entry_find(const struct jfe_chunk *c, uint64_t type, uint64_t key)
 {
-	uint64_t *v = hmap_get(&c->entry_idx, entry_hash(type, key));
+	struct hidx_iter it;
+	uint32_t first = HIDX_NONE; /* a key defined again: its first definition */
 
-	if (!v)
-		return NULL;
-	/* a hash shared by two (type, key): the first is indexed, look on from it */
-	for (size_t i = *v - 1; i < c->nr_entries; i++)
-		if (c->entries[i].type == type && c->entries[i].key == key)
-			return &c->entries[i];
-	for (size_t i = 0; i < c->nr_entries; i++)
-		if (c->entries[i].type == type && c->entries[i].key == key)
-			return &c->entries[i];
-	return NULL;
+	for (uint32_t v = hidx_first(&c->entry_idx, entry_hash(type, key), &it); v != HIDX_NONE;
+	     v = hidx_next(&c->entry_idx, &it))
+		if (c->entries[v].type == type && c->entries[v].key == key && v < first)
+			first = v;
+	return first == HIDX_NONE ? NULL : &c->entries[first];
 }
 
 static enum conv_err parse_chunk(const struct jfe_file *f, struct jfe_chunk *ch, struct conv_diag *diag)
@@ -509,7 +505,7 @@ static enum conv_err parse_chunk(const struct jfe_file *f, struct jfe_chunk *ch,
 		return conv_fail(diag, CONV_E_FORMAT, ch->off, "a chunk header whose sizes or offsets are past the chunk");
 	strtab_init(&ch->names);
 	hmap_init(&ch->type_idx);
-	hmap_init(&ch->entry_idx);
+	hidx_init(&ch->entry_idx);
 	err = parse_metadata(f, ch, diag);
 	if (!err)
 		err = parse_records(f, ch, diag);
@@ -562,7 +558,7 @@ void jfe_release(struct jfe_file *f)
 		hmap_release(&ch->type_idx);
 		free(ch->records);
 		free(ch->entries);
-		hmap_release(&ch->entry_idx);
+		hidx_release(&ch->entry_idx);
 	}
 	free(f->chunks);
 	memset(f, 0, sizeof(*f));

@@ -14,6 +14,7 @@
 #define CONV_JFREDIT_JFREDIT_H
 
 #include "core/err.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/strtab.h"
 
@@ -79,7 +80,7 @@ struct jfe_chunk {
 	uint64_t nr_events;
 	struct jfe_entry *entries;
 	size_t nr_entries;
-	struct hmap entry_idx; /* hash of (type, key) -> index + 1 of the first such entry */
+	struct hidx entry_idx; /* every entry by the hash of its (type, key) */
 };
 
 struct jfe_file {
