@@ -65,8 +65,6 @@ static const char *const frame_type_names[FT__COUNT] = {
 	"Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel", "C1 compiled"
 };
 
-#define ACC_NATIVE 0x100
-
 /* ---- encoding ---- */
 
 static size_t varint_len(uint64_t v)
@@ -664,7 +662,7 @@ static bool java_method(const char *name, struct dbuf *cls, struct dbuf *meth, s
 		if (paren && strchr(paren, ')'))
 			dbuf_puts(desc, paren);
 		else
-			dbuf_puts(desc, "()L;");
+			dbuf_puts(desc, JFR_DESC_NATIVE);
 		return true;
 	}
 	sp = strchr(name, ' ');
@@ -728,6 +726,16 @@ const char *jfr_native_class(const char *path)
 	return s ? s + 1 : path;
 }
 
+static enum frame_type native_type(bool kernel, bool demangled)
+{
+	return kernel ? FT_KERNEL : demangled ? FT_CPP : FT_NATIVE;
+}
+
+const char *jfr_native_frame_type(bool kernel, bool demangled)
+{
+	return frame_type_names[native_type(kernel, demangled)];
+}
+
 /* The native method of model function fn in class cls, made once per (function, class). */
 static uint32_t memo_method(struct w *w, uint32_t fn, uint32_t cls, uint8_t kind)
 {
@@ -739,9 +747,9 @@ static uint32_t memo_method(struct w *w, uint32_t fn, uint32_t cls, uint8_t kind
 		return m->method;
 	n = sym(w, strtab_get(&w->p->strs, f->name));
 	id = method_of_syms(w, cls, n,
-			    kind == FM_KERNEL ? sym_memo(w, &w->sym_desc_kernel, "(Lk;)L;")
-					      : sym_memo(w, &w->sym_desc_native, "()L;"),
-			    ACC_NATIVE);
+			    kind == FM_KERNEL ? sym_memo(w, &w->sym_desc_kernel, JFR_DESC_KERNEL)
+					      : sym_memo(w, &w->sym_desc_native, JFR_DESC_NATIVE),
+			    JFR_ACC_NATIVE);
 	if (m) {
 		m->cls = cls;
 		m->method = id;
@@ -769,7 +777,7 @@ static void location_frames(struct w *w, uint32_t loc)
 			hex_name(buf, "", l->address, "");
 			cls = class_none(w);
 			n = sym(w, buf);
-			d = sym_memo(w, &w->sym_desc_kernel, "(Lk;)L;");
+			d = sym_memo(w, &w->sym_desc_kernel, JFR_DESC_KERNEL);
 			t = FT_KERNEL;
 		} else if (bid[0] && l->has_elf_addr) {
 			/* remote symbolication: build-id + ELF address, resolvable later */
@@ -782,9 +790,9 @@ static void location_frames(struct w *w, uint32_t loc)
 			hex_name(buf, "", l->address, "");
 			cls = class_of_mapping(w, w->map_class, l->mapping, lib);
 			n = sym(w, buf);
-			d = sym_memo(w, &w->sym_desc_native, "()L;");
+			d = sym_memo(w, &w->sym_desc_native, JFR_DESC_NATIVE);
 		}
-		add_frame(w, method_of_syms(w, cls, n, d, ACC_NATIVE), 0, t);
+		add_frame(w, method_of_syms(w, cls, n, d, JFR_ACC_NATIVE), 0, t);
 	}
 	for (uint32_t i = 0; i < l->nr_lines; i++) {
 		const struct prof_line *ln = &p->lines[l->first_line + i];
@@ -808,7 +816,7 @@ static void location_frames(struct w *w, uint32_t loc)
 						       (char *)mt.data, (char *)d.data, 0),
 					  ln->line, FT_JIT);
 			else
-				add_frame(w, method_of(w, class_none(w), name, "()L;", ACC_NATIVE),
+				add_frame(w, method_of(w, class_none(w), name, JFR_DESC_NATIVE, JFR_ACC_NATIVE),
 					  ln->line, FT_NATIVE);
 			dbuf_release(&c);
 			dbuf_release(&mt);
@@ -819,7 +827,7 @@ static void location_frames(struct w *w, uint32_t loc)
 			 * and so is a name without a system name: the symbolizer leaves it
 			 * out for C++ functions whose DWARF has no linkage name
 			 */
-			enum frame_type t = f->system_name != f->name ? FT_CPP : FT_NATIVE;
+			enum frame_type t = native_type(false, f->system_name != f->name);
 			uint32_t cls = class_of_mapping(w, w->map_class, l->mapping, lib);
 
 			add_frame(w, memo_method(w, ln->function, cls, FM_NATIVE), ln->line, t);

@@ -8,6 +8,7 @@
 
 #include "core/err.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct prof;
@@ -41,9 +42,15 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			struct jfr_stats *st, struct conv_diag *diag);
 
 /*
- * The class name the writer gives native frames of the object at path (its
- * file name), so that conv symbolize names frames as a conversion does.
+ * How the writer makes native frames, so that conv symbolize writes them as
+ * a conversion does: the class (the object's file name), the descriptor
+ * (kernel frames have their own), the modifiers and the frame type.
  */
 const char *jfr_native_class(const char *path);
+#define JFR_DESC_NATIVE "()L;"
+#define JFR_DESC_KERNEL "(Lk;)L;"
+#define JFR_ACC_NATIVE 0x100
+/* "Kernel"; else "C++" for a demangled name (one that differs from its linkage name), else "Native". */
+const char *jfr_native_frame_type(bool kernel, bool demangled);
 
 #endif

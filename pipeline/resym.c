@@ -512,7 +512,7 @@ static bool jfr_methods(struct jpass *jp, struct dbuf *s)
 				} else {
 					continue;
 				}
-			} else if (!((const char *)cls.data)[0] && !strcmp(d, "(Lk;)L;") &&
+			} else if (!((const char *)cls.data)[0] && !strcmp(d, JFR_DESC_KERNEL) &&
 				   !strncmp((const char *)s->data, "0x", 2)) {
 				m.obj = UINT32_MAX;
 				m.mode = SYMJOB_FILE_OFFSET;
@@ -568,11 +568,10 @@ static bool jfr_collect(struct jpass *jp, struct symjob *sj, struct jfe_edit *e,
 			nf->class_name = kernel ? "" : jp->objs[m->obj].name[0] ? jfr_native_class(jp->objs[m->obj].name)
 										 : jp->objs[m->obj].bid;
 			nf->method = sf->function;
-			nf->descriptor = kernel ? "(Lk;)L;" : "()L;";
-			nf->modifiers = 0x100; /* ACC_NATIVE */
+			nf->descriptor = kernel ? JFR_DESC_KERNEL : JFR_DESC_NATIVE;
+			nf->modifiers = JFR_ACC_NATIVE;
 			nf->line = sf->line;
-			/* as conv's writer: a name that differs from the linkage name is C++'s (or Rust's) */
-			nf->frame_type = kernel ? "Kernel" : strcmp(sf->system_name, sf->function) ? "C++" : "Native";
+			nf->frame_type = jfr_native_frame_type(kernel, strcmp(sf->system_name, sf->function) != 0);
 		}
 		st->named++;
 		st->by_src[r->src < SYMSRC__COUNT ? r->src : SYMSRC_UNRESOLVED]++;
