@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct io_flush {
@@ -130,4 +131,39 @@ int io_write_all(int fd, const void *p, size_t n, size_t *done)
 	if (done)
 		*done = off;
 	return err;
+}
+
+void io_out_init(struct io_out *o, int fd, struct io_flush *flush)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = fd;
+	o->flush = flush;
+	dbuf_init(&o->buf, 0);
+}
+
+void io_out_write(struct io_out *o)
+{
+	if (!o->io_errno)
+		o->io_errno = io_write_all(o->fd, o->buf.data, o->buf.len, NULL);
+	o->pos += o->buf.len;
+	/* made durable while the rest is encoded */
+	if (!o->io_errno)
+		io_flush_wrote(o->flush, o->pos);
+	dbuf_reset(&o->buf);
+}
+
+enum conv_err io_out_finish(struct io_out *o, uint64_t *bytes, struct conv_diag *diag)
+{
+	bool nomem = o->buf.err;
+
+	if (!nomem)
+		io_out_write(o);
+	dbuf_release(&o->buf);
+	if (bytes)
+		*bytes = o->pos;
+	if (o->io_errno)
+		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "%s", strerror(o->io_errno));
+	if (nomem)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	return CONV_E_OK;
 }

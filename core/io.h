@@ -4,6 +4,9 @@
 #ifndef CONV_CORE_IO_H
 #define CONV_CORE_IO_H
 
+#include "core/dbuf.h"
+#include "core/err.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,5 +50,35 @@ int io_flush_finish(struct io_flush *f, unsigned *syncs);
  * *done (may be NULL) gets the bytes written either way.
  */
 int io_write_all(int fd, const void *p, size_t n, size_t *done);
+
+/*
+ * A writer's output to fd: appended to buf, written a megabyte at a time
+ * (io_out_maybe_write) with the flusher told. pos is buf[0]'s offset in
+ * the file, so a writer may patch bytes it wrote before. Errors are
+ * sticky: the first write error's errno is kept, later writes do nothing.
+ */
+struct io_out {
+	int fd;
+	struct io_flush *flush; /* may be NULL */
+	struct dbuf buf;
+	uint64_t pos;
+	int io_errno;
+};
+
+void io_out_init(struct io_out *o, int fd, struct io_flush *flush);
+/* Writes what buf holds now. */
+void io_out_write(struct io_out *o);
+/*
+ * Writes what is left and releases buf: CONV_E_IO (the errno's text in
+ * diag) after a write error, CONV_E_NOMEM when buf could not grow, else
+ * CONV_E_OK; *bytes (may be NULL) gets the bytes written.
+ */
+enum conv_err io_out_finish(struct io_out *o, uint64_t *bytes, struct conv_diag *diag);
+/* Writes buf when it holds a megabyte or more. */
+static inline void io_out_maybe_write(struct io_out *o)
+{
+	if (o->buf.len >= ((size_t)1 << 20))
+		io_out_write(o);
+}
 
 #endif

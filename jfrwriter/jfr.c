@@ -418,7 +418,6 @@ enum { FM_NATIVE = 1, FM_KERNEL = 2 };
 
 struct w {
 	const struct prof *p;
-	struct io_flush *flush;
 	struct strtab syms; /* symbol key = id + 1 */
 	struct jmethod *methods;
 	size_t nr_methods, cap_methods;
@@ -462,12 +461,8 @@ struct w {
 		*used_map;
 	uint64_t remote_frames;
 	bool nomem;
-	/* output */
-	int fd;
-	struct dbuf out;
+	struct io_out o;
 	struct dbuf body; /* an event's body where a field has no size bound (a string) */
-	uint64_t out_pos; /* file offset of out.data[0] */
-	int io_errno;
 };
 
 static uint32_t sym(struct w *w, const char *s)
@@ -838,37 +833,22 @@ static void location_frames(struct w *w, uint32_t loc)
 
 /* ---- output ---- */
 
-static void flush_out(struct w *w)
-{
-	if (!w->io_errno)
-		w->io_errno = io_write_all(w->fd, w->out.data, w->out.len, NULL);
-	w->out_pos += w->out.len;
-	/* made durable while the rest is encoded (core/io.h) */
-	if (!w->io_errno)
-		io_flush_wrote(w->flush, w->out_pos);
-	dbuf_reset(&w->out);
-}
-
-static void maybe_flush(struct w *w)
-{
-	if (w->out.len >= (1u << 20))
-		flush_out(w);
-}
-
 static void patch(struct w *w, uint64_t pos, const unsigned char *bytes, size_t n)
 {
-	if (pos >= w->out_pos && pos - w->out_pos + n <= w->out.len) {
-		memcpy(w->out.data + (pos - w->out_pos), bytes, n);
+	struct io_out *o = &w->o;
+
+	if (pos >= o->pos && pos - o->pos + n <= o->buf.len) {
+		memcpy(o->buf.data + (pos - o->pos), bytes, n);
 		return;
 	}
-	flush_out(w);
-	if (!w->io_errno && pwrite(w->fd, bytes, n, (off_t)pos) != (ssize_t)n)
-		w->io_errno = errno ? errno : EIO;
+	io_out_write(o);
+	if (!o->io_errno && pwrite(o->fd, bytes, n, (off_t)pos) != (ssize_t)n)
+		o->io_errno = errno ? errno : EIO;
 }
 
 static uint64_t out_tell(const struct w *w)
 {
-	return w->out_pos + w->out.len;
+	return w->o.pos + w->o.buf.len;
 }
 
 struct chunk {
@@ -1061,9 +1041,9 @@ static bool tables_bitmaps(struct w *w)
 
 static void write_event(struct w *w, struct dbuf *body, uint32_t type)
 {
-	put_record(&w->out, type, body);
+	put_record(&w->o.buf, type, body);
 	dbuf_reset(body);
-	maybe_flush(w);
+	io_out_maybe_write(&w->o);
 }
 
 static void setting(struct w *w, struct dbuf *b, uint64_t tick, uint32_t id, const char *name,
@@ -1218,7 +1198,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 					jfr_put_varint(b, f->type);
 				}
 			}
-			maybe_flush(w);
+			io_out_maybe_write(&w->o);
 		}
 	}
 	if (n_met) {
@@ -1234,7 +1214,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			jfr_put_varint(b, m->desc);
 			put_u32(b, m->modifiers);
 			put_byte(b, 0);
-			maybe_flush(w);
+			io_out_maybe_write(&w->o);
 		}
 	}
 	if (n_cls) {
@@ -1248,7 +1228,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			jfr_put_varint(b, w->classes[i].package);
 			put_u32(b, 0);
 			put_byte(b, 0);
-			maybe_flush(w);
+			io_out_maybe_write(&w->o);
 		}
 	}
 	if (n_pkg) {
@@ -1267,7 +1247,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 				continue;
 			jfr_put_varint(b, i + 1);
 			jfr_put_string(b, strtab_get(&w->syms, (uint32_t)i));
-			maybe_flush(w);
+			io_out_maybe_write(&w->o);
 		}
 	}
 }
@@ -1401,7 +1381,7 @@ static void chunk_begin(struct w *w, struct chunk *c)
 	c->start_pos = out_tell(w);
 	c->any = false;
 	c->min_tick = c->max_tick = 0;
-	dbuf_append(&w->out, zero, sizeof(zero));
+	dbuf_append(&w->o.buf, zero, sizeof(zero));
 	memset(w->used_stack, 0, (w->p->nr_stacks + 7) / 8 + 1);
 	memset(w->used_thread, 0, (w->p->nr_threads + 7) / 8 + 1);
 	/* the rest is marked from the chunk's stacks at its end (mark_tables) */
@@ -1434,9 +1414,9 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 		unsigned char sz[CP_SIZE_BYTES];
 		uint64_t len;
 
-		dbuf_append(&w->out, pad, sizeof(pad));
-		jfr_put_varint(&w->out, 1);
-		write_checkpoint(w, start_tick, &w->out);
+		dbuf_append(&w->o.buf, pad, sizeof(pad));
+		jfr_put_varint(&w->o.buf, 1);
+		write_checkpoint(w, start_tick, &w->o.buf);
 		len = out_tell(w) - cp_pos;
 		if (len >> (7 * CP_SIZE_BYTES))
 			w->nomem = true; /* over 32 GiB: not representable (never in practice) */
@@ -1445,7 +1425,7 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 	}
 	meta_pos = out_tell(w);
 	write_metadata(w, start_tick, &b);
-	put_record(&w->out, 0, &b);
+	put_record(&w->o.buf, 0, &b);
 	if (b.err)
 		w->nomem = true;
 	dbuf_release(&b);
@@ -1468,7 +1448,7 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 	h[65] = 0;
 	jfr_put_be(h + 66, last ? 3 : 1, 2);
 	patch(w, c->start_pos, h, sizeof(h));
-	maybe_flush(w);
+	io_out_maybe_write(&w->o);
 }
 
 /* Ends a chunk with the pools of what its stacks use. */
@@ -1502,7 +1482,7 @@ static void w_release(struct w *w)
 	hidx_release(&w->method_idx);
 	hmap_release(&w->class_idx);
 	hmap_release(&w->package_idx);
-	dbuf_release(&w->out);
+	dbuf_release(&w->o.buf);
 	dbuf_release(&w->body);
 }
 
@@ -1515,8 +1495,8 @@ static void put_offcpu(struct w *w, const struct prof_event *ev)
 	jfr_put_varint(&w->body, w->thread_key[ev->thread]);
 	jfr_put_varint(&w->body, ev->stack + 1);
 	jfr_put_string(&w->body, ev->label ? strtab_get(&w->p->strs, ev->label) : NULL);
-	put_record(&w->out, event_type_id(w->p, ev->event), &w->body);
-	maybe_flush(w);
+	put_record(&w->o.buf, event_type_id(w->p, ev->event), &w->body);
+	io_out_maybe_write(&w->o);
 }
 
 /*
@@ -1545,8 +1525,8 @@ static void put_fields_event(struct w *w, const struct prof_event *ev)
 		else
 			jfr_put_string(&w->body, lb ? strtab_get(&p->strs, lb[f].str) : "");
 	}
-	put_record(&w->out, event_type_id(p, ev->event), &w->body);
-	maybe_flush(w);
+	put_record(&w->o.buf, event_type_id(p, ev->event), &w->body);
+	io_out_maybe_write(&w->o);
 }
 
 enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
@@ -1562,13 +1542,11 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	memset(&c, 0, sizeof(c));
 	memset(st, 0, sizeof(*st));
 	w.p = p;
-	w.fd = fd;
-	w.flush = o ? o->flush : NULL;
+	io_out_init(&w.o, fd, o ? o->flush : NULL);
 	strtab_init(&w.syms);
 	hidx_init(&w.method_idx);
 	hmap_init(&w.class_idx);
 	hmap_init(&w.package_idx);
-	dbuf_init(&w.out, 0);
 	dbuf_init(&w.body, 0);
 	w.fn_memo = calloc(p->nr_functions + 1, sizeof(*w.fn_memo));
 	w.map_class = calloc(p->nr_mappings + 1, sizeof(uint32_t));
@@ -1656,11 +1634,11 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 			inner = (size_t)(e - bp);
 			sl = size_field_len(inner);
 			jfr_enc_varint(bp - sl, inner + sl);
-			dbuf_append(&w.out, bp - sl, sl + inner);
-			maybe_flush(&w);
+			dbuf_append(&w.o.buf, bp - sl, sl + inner);
+			io_out_maybe_write(&w.o);
 		}
 		st->events++;
-		if (w.io_errno)
+		if (w.o.io_errno)
 			break;
 	}
 	if (p->events && prof_events_status(p->events)) {
@@ -1669,16 +1647,16 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	}
 	close_chunk(&w, &c, true);
 	st->remote_frames = w.remote_frames;
-	flush_out(&w);
-	if (w.nomem || w.out.err) {
+	io_out_write(&w.o);
+	if (w.nomem || w.o.buf.err) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory while writing JFR");
 		goto out;
 	}
-	if (w.io_errno) {
-		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "write: %s", strerror(w.io_errno));
+	if (w.o.io_errno) {
+		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "write: %s", strerror(w.o.io_errno));
 		goto out;
 	}
-	st->bytes = w.out_pos;
+	st->bytes = w.o.pos;
 out:
 	w_release(&w);
 	return err;

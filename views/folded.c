@@ -1,7 +1,7 @@
 #include "views/folded.h"
 
+#include "core/io.h"
 #include "core/vec.h"
-#include "views/out.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@ static void put_name(struct dbuf *b, const char *s)
 enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 				struct io_flush *flush, uint64_t *bytes, struct conv_diag *diag)
 {
-	struct view_out o;
+	struct io_out o;
 	struct dbuf line;
 	struct view_walk w;
 	size_t *plen = NULL, cap_plen = 0;
@@ -33,7 +33,7 @@ enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 
 	if (col >= t->nr_cols)
 		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "no value column %zu", col);
-	view_out_init(&o, fd, flush);
+	io_out_init(&o, fd, flush);
 	dbuf_init(&line, 0);
 	/* the stacks with a positive value: a line where a node's own value is */
 	view_walk_init(&w, t, col, 1);
@@ -60,7 +60,7 @@ enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 		if (node && self > 0) {
 			dbuf_append(&o.buf, line.data, line.len);
 			dbuf_printf(&o.buf, " %" PRId64 "\n", self);
-			view_out_maybe_flush(&o);
+			io_out_maybe_write(&o);
 		}
 		nomem = nomem || line.err;
 	}
@@ -70,8 +70,8 @@ enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 	dbuf_release(&line);
 	if (nomem) {
 		o.buf.err = true;
-		(void)view_out_finish(&o, bytes, NULL);
+		(void)io_out_finish(&o, bytes, NULL);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	}
-	return view_out_finish(&o, bytes, diag);
+	return io_out_finish(&o, bytes, diag);
 }

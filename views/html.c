@@ -1,8 +1,8 @@
 #include "views/html.h"
 
+#include "core/io.h"
 #include "core/json.h"
 #include "core/vec.h"
-#include "views/out.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -117,19 +117,19 @@ static void page_number(struct page *pg)
 	}
 }
 
-static void put_u32_array(struct view_out *o, const char *key, const uint32_t *v, size_t n)
+static void put_u32_array(struct io_out *o, const char *key, const uint32_t *v, size_t n)
 {
 	dbuf_printf(&o->buf, ",\"%s\":[", key);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			dbuf_putc(&o->buf, ',');
 		dbuf_printf(&o->buf, "%" PRIu32, v[i]);
-		view_out_maybe_flush(o);
+		io_out_maybe_write(o);
 	}
 	dbuf_putc(&o->buf, ']');
 }
 
-static void put_data(struct view_out *o, struct page *pg, const struct view_html_opts *opts)
+static void put_data(struct io_out *o, struct page *pg, const struct view_html_opts *opts)
 {
 	const struct view_tree *t = pg->t;
 	const struct view_names *n = &t->names;
@@ -147,7 +147,7 @@ static void put_data(struct view_out *o, struct page *pg, const struct view_html
 		if (i)
 			dbuf_putc(&o->buf, ',');
 		put_str(&o->buf, &tmp, strtab_get(&n->strs, pg->strs[i]));
-		view_out_maybe_flush(o);
+		io_out_maybe_write(o);
 	}
 	dbuf_puts(&o->buf, "],\"frames\":[");
 	for (size_t i = 0; i < pg->nr_frames; i++) {
@@ -157,7 +157,7 @@ static void put_data(struct view_out *o, struct page *pg, const struct view_html
 			    i ? "," : "", pg->str_map[f->name] - 1, pg->str_map[f->lib] - 1,
 			    pg->str_map[f->build_id] - 1, pg->str_map[f->file] - 1, f->line,
 			    (unsigned)f->kind, (unsigned)f->inlined);
-		view_out_maybe_flush(o);
+		io_out_maybe_write(o);
 	}
 	dbuf_puts(&o->buf, "],\"views\":[");
 	for (size_t c = 0; c < pg->nr_views; c++) {
@@ -183,7 +183,7 @@ static void put_data(struct view_out *o, struct page *pg, const struct view_html
 			if (i)
 				dbuf_putc(&o->buf, ',');
 			dbuf_printf(&o->buf, "%" PRId64, view_value(t, pg->kept[c][i].node, c));
-			view_out_maybe_flush(o);
+			io_out_maybe_write(o);
 		}
 		dbuf_puts(&o->buf, "]}");
 	}
@@ -209,7 +209,7 @@ enum conv_err view_write_html(const struct view_tree *t, const struct view_html_
 {
 	const char *tpl = (const char *)view_flame_template, *mark = strstr(tpl, MARKER);
 	const struct view_names *n = &t->names;
-	struct view_out o;
+	struct io_out o;
 	struct page pg;
 	bool ok;
 
@@ -234,11 +234,11 @@ enum conv_err view_write_html(const struct view_tree *t, const struct view_html_
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	}
 	page_number(&pg);
-	view_out_init(&o, fd, flush);
+	io_out_init(&o, fd, flush);
 	dbuf_append(&o.buf, tpl, (size_t)(mark - tpl));
 	put_data(&o, &pg, opts);
 	dbuf_append(&o.buf, mark + strlen(MARKER),
 		    view_flame_template_len - (size_t)(mark - tpl) - strlen(MARKER));
 	page_release(&pg);
-	return view_out_finish(&o, bytes, diag);
+	return io_out_finish(&o, bytes, diag);
 }
