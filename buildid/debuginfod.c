@@ -170,6 +170,15 @@ struct dfd_req {
 };
 
 /* One transfer in flight: the request's bytes to one server. */
+/* Why a transfer was ended by conv rather than by the server or libcurl. */
+enum xfer_stop {
+	XS_NONE,
+	XS_TOO_LARGE, /* over max_size */
+	XS_NOT_ELF,   /* the first bytes are not an ELF file's */
+	XS_NO_SPACE,  /* the cache's file system is (nearly) full */
+	XS_IO,        /* writing the temporary file failed (io_errno) */
+};
+
 struct dfd_xfer {
 	struct dfd_client *c;
 	struct dfd_req *r;
@@ -181,11 +190,9 @@ struct dfd_xfer {
 	uint64_t received; /* body bytes */
 	uint64_t total;    /* Content-Length of the 200 answer, 0 = unknown */
 	uint64_t reported; /* received at the last DFD_EV_DATA */
-	bool too_large;    /* aborted by us over max_size */
-	bool not_elf;      /* aborted by us: the first bytes are not an ELF file's */
-	uint8_t head[4];   /* the body's first bytes, to tell that */
-	int io_errno;      /* writing the temporary file failed */
-	bool no_space;     /* aborted by us: the cache's file system is (nearly) full */
+	enum xfer_stop stopped; /* why we ended the transfer ourselves, if we did */
+	uint8_t head[4];   /* the body's first bytes: ELF or not */
+	int io_errno;      /* XS_IO: the temporary file's write error */
 	bool paused;       /* waits for bytes in flight to fall below max_in_flight */
 	uint64_t seq;      /* start order: the oldest transfer is never paused */
 	uint64_t free_checked; /* received when free space was last looked at */
@@ -204,7 +211,7 @@ struct dfd_client {
 	uint64_t max_size;
 	uint64_t max_in_flight; /* body bytes on disk of all transfers in flight */
 	uint64_t min_free;      /* bytes left free on the cache's file system */
-	mode_t dir_mode, file_mode; /* of entries, from the cache root's; 0: not looked at yet */
+	mode_t dir_mode; /* of entry directories, from the cache root's (files: its rw bits); 0: not looked at yet */
 	unsigned max_parallel;
 	void (*progress)(void *ctx, const struct dfd_progress *p);
 	void *progress_ctx;
@@ -356,7 +363,6 @@ static int entry_dir(struct dfd_client *c, const struct dfd_req *r, char **dir)
 			return errno;
 		/* setgid too: a group's cache keeps giving its entries the group */
 		c->dir_mode = (st.st_mode & 02777) | 0700;
-		c->file_mode = c->dir_mode & 0666;
 	}
 	*dir = str_printf("%s/%s", c->cache, r->hex);
 	if (!*dir)
@@ -579,7 +585,7 @@ static bool req_lock_open(struct dfd_client *c, struct dfd_req *r)
 	free(path);
 	if (fd < 0)
 		return false;
-	(void)fchmod(fd, c->file_mode); /* fails, harmlessly, on another user's lock */
+	(void)fchmod(fd, c->dir_mode & 0666); /* fails, harmlessly, on another user's lock */
 	r->lock_fd1 = fd + 1;
 	return true;
 }
@@ -691,7 +697,7 @@ static void write_negative(struct dfd_client *c, const struct dfd_req *r)
 	if (p && entry_dir(c, r, &dir) == 0) {
 		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd >= 0) {
-			(void)fchmod(fd, c->file_mode);
+			(void)fchmod(fd, c->dir_mode & 0666);
 			/* O_TRUNC of an empty file need not touch mtime, which is the entry's date. */
 			futimens(fd, NULL);
 			close(fd);
@@ -735,7 +741,7 @@ static bool xfer_space_ok(struct dfd_xfer *x, uint64_t more)
 	if (f == UINT64_MAX || (f >= x->c->min_free && f - x->c->min_free >= more))
 		return true;
 	x->free_bytes = f;
-	x->no_space = true;
+	x->stopped = XS_NO_SPACE;
 	return false;
 }
 
@@ -764,7 +770,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	}
 	c->st.bytes += len;
 	if (c->max_size && (x->received > c->max_size || len > c->max_size - x->received)) {
-		x->too_large = true; /* a server that ignored X-DEBUGINFOD-MAXSIZE and Content-Length */
+		x->stopped = XS_TOO_LARGE; /* a server that ignored X-DEBUGINFOD-MAXSIZE and Content-Length */
 		return 0;
 	}
 	/* what cannot be the ELF file asked for is not stored: stopped at its first bytes */
@@ -772,15 +778,17 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 		x->head[x->received + i] = (uint8_t)data[i];
 	if (x->received < sizeof(x->head) && x->received + len >= sizeof(x->head) &&
 	    memcmp(x->head, "\177ELF", 4) != 0) {
-		x->not_elf = true;
+		x->stopped = XS_NOT_ELF;
 		return 0;
 	}
 	if ((x->received == 0 || x->received - x->free_checked >= DFD_FREE_CHECK_STEP) &&
 	    !xfer_space_ok(x, x->total > x->received + len ? x->total - x->received : len))
 		return 0;
 	x->io_errno = io_write_all(x->fd, data, len, NULL);
-	if (x->io_errno)
+	if (x->io_errno) {
+		x->stopped = XS_IO;
 		return 0;
+	}
 	x->received += len;
 	c->in_flight += len;
 	if (c->in_flight > c->st.in_flight_peak)
@@ -811,7 +819,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ud)
 	}
 	x->total = v;
 	if (x->c->max_size && v > x->c->max_size) {
-		x->too_large = true;
+		x->stopped = XS_TOO_LARGE;
 		return 0;
 	}
 	return len;
@@ -1074,7 +1082,7 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 	}
 	fd = x->fd;
 	x->fd = -1;
-	(void)fchmod(fd, c->file_mode);
+	(void)fchmod(fd, c->dir_mode & 0666);
 	/* on the disk before it is renamed into place: a crash must not leave a named but empty entry */
 	if (fsync(fd) != 0) {
 		int e = errno;
@@ -1118,7 +1126,7 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 {
 	bool is_file = !strncasecmp(x->url, "file:", 5);
 
-	if (x->too_large || res == CURLE_FILESIZE_EXCEEDED ||
+	if (x->stopped == XS_TOO_LARGE || res == CURLE_FILESIZE_EXCEEDED ||
 	    (res == CURLE_HTTP_RETURNED_ERROR && code == 406)) {
 		c->st.too_large++;
 		if (c->max_size)
@@ -1128,19 +1136,19 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 			snprintf(msg, msg_size, "%s: refused as too large (HTTP 406)", x->url);
 		return CONV_E_LIMIT;
 	}
-	if (x->not_elf) {
+	if (x->stopped == XS_NOT_ELF) {
 		c->st.bad_build_id++;
 		snprintf(msg, msg_size, "%s: sent something that is not ELF (stopped at its first bytes)", x->url);
 		return CONV_E_FORMAT;
 	}
-	if (x->no_space) {
+	if (x->stopped == XS_NO_SPACE) {
 		c->st.no_space++;
 		snprintf(msg, msg_size, "%s: not stored: %llu bytes free in the cache's file system, "
 			 "%llu kept free (%s)", x->url, (unsigned long long)x->free_bytes,
 			 (unsigned long long)c->min_free, x->total ? "the file would not fit" : "nearly full");
 		return CONV_E_IO;
 	}
-	if (x->io_errno) {
+	if (x->stopped == XS_IO) {
 		snprintf(msg, msg_size, "writing %s: %s", x->tmp, strerror(x->io_errno));
 		return CONV_E_IO;
 	}
