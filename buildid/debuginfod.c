@@ -51,6 +51,8 @@
 #define DFD_DEFAULT_MAX_IN_FLIGHT (1ull << 30)
 #define DFD_DEFAULT_MIN_FREE (256ull << 20)
 /* free space is looked at again each time a download grows by this much */
+/* How often an entry another process is downloading is tried again. */
+#define DFD_BUSY_RETRY_MS 50L
 #define DFD_FREE_CHECK_STEP (4ull << 20)
 /*
  * A transfer slower than this for timeout_s seconds is given up, as the
@@ -167,6 +169,7 @@ struct dfd_req {
 	char *msg;             /* message of `worst` or of the result: malloc'd */
 	int lock_fd1;          /* its cache entry's lock file + 1, open from the first try; 0: none */
 	bool locked;           /* that lock (flock) is held */
+	long busy_left;        /* held elsewhere when ms_left was this: flock again at DFD_BUSY_RETRY_MS less */
 };
 
 /* One transfer in flight: the request's bytes to one server. */
@@ -1001,9 +1004,9 @@ static enum lock_state req_lock(struct dfd_client *c, struct dfd_req *r)
  * process holds its entry: it ends with its most useful failure so far, or
  * as not asked.
  */
-static bool req_past_deadline(struct dfd_client *c, struct dfd_req *r)
+static bool req_past_deadline(struct dfd_client *c, struct dfd_req *r, long left)
 {
-	if (ms_left(c) > 0)
+	if (left > 0)
 		return false;
 	c->st.deadline++;
 	if (r->worst == CONV_E_OK || r->worst == CONV_E_NOTFOUND) {
@@ -1025,16 +1028,22 @@ static void start_queued(struct dfd_client *c)
 {
 	struct dfd_req *r;
 	size_t n = c->nr_queued;
+	long left = ms_left(c); /* one clock read a round */
 
 	while (n-- && c->nr_active < c->max_parallel && (r = queue_pop(c)) != NULL) {
 		enum conv_err err;
 		enum lock_state ls;
 
-		if (req_past_deadline(c, r))
+		if (req_past_deadline(c, r, left))
 			continue;
+		/* held elsewhere a moment ago: not flock'ed again on every call (steps come often) */
+		if (r->busy_left && left > r->busy_left - DFD_BUSY_RETRY_MS) {
+			queue_push(c, r, false);
+			continue;
+		}
 		ls = req_lock(c, r);
-
 		if (ls == LOCK_BUSY) {
+			r->busy_left = left;
 			queue_push(c, r, false);
 			continue;
 		}
@@ -1233,7 +1242,7 @@ static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 		set_msg(&r->msg, "%s", msg);
 	}
 	if (++r->server < c->nr_urls) {
-		if (req_past_deadline(c, r))
+		if (req_past_deadline(c, r, ms_left(c)))
 			return;
 		err = xfer_start(c, r);
 		if (err != CONV_E_OK)
@@ -1307,7 +1316,7 @@ static void step(struct dfd_client *c, int wait_ms)
 	if (!c->nr_active) {
 		/* only entries other processes are downloading: look again shortly */
 		if (c->nr_queued && wait_ms > 0)
-			nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
+			nanosleep(&(struct timespec){ 0, DFD_BUSY_RETRY_MS * 1000 * 1000 }, NULL);
 		return;
 	}
 	perform(c);
