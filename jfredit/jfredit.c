@@ -882,7 +882,8 @@ struct chunk_edit {
 	const struct jfe_chunk *c;
 	const struct jfe_edit *e;
 	const struct adds *a;
-	const struct jfe_type *sym, *cls, *method, *stack, *frame, *ftype;
+	const struct jfe_type *kind[3]; /* the pools entries are added to: Symbol, Class, Method */
+	const struct jfe_type *stack, *frame, *ftype;
 	struct hmap repl;      /* method key -> index + 1 in e->repl */
 	uint64_t ftype_key[3]; /* Native, C++, Kernel */
 	/* the checkpoint (record index) whose pool of Symbol, Class, Method gets the new entries; UINT32_MAX: none has one */
@@ -996,7 +997,7 @@ static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *e
 static uint64_t write_new_entries(const struct chunk_edit *ce, int k, struct dbuf *b)
 {
 	const struct adds *a = ce->a;
-	const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+	const struct jfe_type *t = ce->kind[k];
 	uint64_t n = 0;
 
 	if (k == 0) {
@@ -1071,7 +1072,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 		size_t count_at;
 
 		for (int k = 0; k < 3; k++) {
-			const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+			const struct jfe_type *t = ce->kind[k];
 
 			if (t && t->id == type && ce->home[k] == ri && !has[k]) {
 				home = k;
@@ -1123,7 +1124,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 	}
 	/* a kind whose home this is but that had no pool here: a pool of its own */
 	for (int k = 0; k < 3; k++) {
-		const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+		const struct jfe_type *t = ce->kind[k];
 		struct dbuf entries;
 		uint64_t add;
 
@@ -1176,7 +1177,7 @@ static void find_homes(struct chunk_edit *ce)
 		const struct jfe_entry *en = &ce->c->entries[i];
 
 		for (int k = 0; k < 3; k++) {
-			const struct jfe_type *t = k == 0 ? ce->sym : k == 1 ? ce->cls : ce->method;
+			const struct jfe_type *t = ce->kind[k];
 
 			if (t && en->type == t->id && ce->home[k] == UINT32_MAX)
 				ce->home[k] = en->record;
@@ -1257,12 +1258,12 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 		jsink_write(s, f->buf + c->off, c->size);
 		return CONV_E_OK;
 	}
-	ce.sym = jfe_type_named(c, "jdk.types.Symbol");
-	ce.cls = jfe_type_named(c, "java.lang.Class");
-	ce.method = jfe_type_named(c, "jdk.types.Method");
+	ce.kind[0] = jfe_type_named(c, "jdk.types.Symbol");
+	ce.kind[1] = jfe_type_named(c, "java.lang.Class");
+	ce.kind[2] = jfe_type_named(c, "jdk.types.Method");
 	ce.stack = jfe_type_named(c, "jdk.types.StackTrace");
 	ce.ftype = jfe_type_named(c, "jdk.types.FrameType");
-	if (!ce.sym || !ce.cls || !ce.method || !ce.stack || !ce.sym->nr_fields) {
+	if (!ce.kind[0] || !ce.kind[1] || !ce.kind[2] || !ce.stack || !ce.kind[0]->nr_fields) {
 		hmap_release(&ce.repl);
 		return conv_fail(diag, CONV_E_FORMAT, c->off, "a chunk without the Symbol, Class, Method and StackTrace types");
 	}
