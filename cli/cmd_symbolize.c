@@ -263,10 +263,11 @@ struct rewrite_job {
 static enum conv_err rewrite_job_write(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d)
 {
 	struct rewrite_job *j = ctx;
+	struct resym_opts ro = *j->ro;
 
-	(void)fl; /* resym's writers do not report their progress: the final fsync covers all */
-	return j->jfr ? resym_jfr(j->jfr, j->ro, fd, &j->bytes, &j->io_errno, j->st, d)
-		      : resym_pprof(j->pprof, j->ro, j->pprof->gzipped, fd, &j->bytes, &j->io_errno, j->st, d);
+	ro.flush = fl; /* made durable while the rest is written */
+	return j->jfr ? resym_jfr(j->jfr, &ro, fd, &j->bytes, &j->io_errno, j->st, d)
+		      : resym_pprof(j->pprof, &ro, j->pprof->gzipped, fd, &j->bytes, &j->io_errno, j->st, d);
 }
 
 static int symbolize_one(const struct symopts *c, const char *in, bool many)

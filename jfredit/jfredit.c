@@ -1203,6 +1203,7 @@ static size_t record_at(const struct jfe_chunk *c, uint64_t rel)
 /* Where the rewrite goes: a file written as it is made, patched in place where sizes come late. */
 struct jsink {
 	int fd;
+	struct io_flush *flush; /* may be NULL */
 	uint64_t pos; /* bytes written: the file position */
 	int io_errno;
 };
@@ -1214,6 +1215,9 @@ static void jsink_write(struct jsink *s, const uint8_t *p, size_t n)
 	if (!s->io_errno)
 		s->io_errno = io_write_all(s->fd, p, n, &off);
 	s->pos += off;
+	/* made durable while the rest is written (core/io.h) */
+	if (!s->io_errno)
+		io_flush_wrote(s->flush, s->pos);
 }
 
 static void jsink_patch(struct jsink *s, uint64_t at, const uint8_t *p, size_t n)
@@ -1335,8 +1339,8 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 	return CONV_E_OK;
 }
 
-enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, uint64_t *bytes,
-			   int *io_errno, struct conv_diag *diag)
+enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, struct io_flush *flush,
+			   uint64_t *bytes, int *io_errno, struct conv_diag *diag)
 {
 	struct adds a;
 	struct dbuf scratch;
@@ -1351,6 +1355,7 @@ enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, i
 	}
 	memset(&s, 0, sizeof(s));
 	s.fd = fd;
+	s.flush = flush;
 	dbuf_init(&scratch, 0);
 	for (size_t ci = 0; ci < f->nr_chunks && !err && !s.io_errno; ci++)
 		err = write_chunk(f, ci, e, &a, &s, &scratch, diag);

@@ -181,6 +181,8 @@ struct jfe_edit {
 	size_t nr_frames, cap_frames;
 };
 
+struct io_flush;
+
 /*
  * Writes f to fd with e applied: in each chunk with a replaced method, the
  * stack traces that hold it get the new frames in its place, and the
@@ -192,7 +194,7 @@ struct jfe_edit {
  * CONV_E_IO (*io_errno), CONV_E_FORMAT (a chunk whose types lack what a
  * replacement needs: diag says).
  */
-enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, uint64_t *bytes,
-			   int *io_errno, struct conv_diag *diag);
+enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, struct io_flush *flush,
+			   uint64_t *bytes, int *io_errno, struct conv_diag *diag);
 
 #endif

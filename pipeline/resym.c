@@ -348,7 +348,7 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 		goto out;
 	copy_sym_stats(st, ps.sj);
 	/* the new names are the symbolizer's strings: written before it goes */
-	err = ppe_write_fd(p, &e, gzip, fd, bytes, io_errno);
+	err = ppe_write_fd(p, &e, gzip, fd, o->flush, bytes, io_errno);
 out:
 	if (have_edit)
 		ppe_edit_release(&e);
@@ -643,7 +643,7 @@ enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, in
 	if (!jfr_collect(&jp, sj, &e, st) || !copy_missing(st, sj))
 		goto out;
 	copy_sym_stats(st, sj);
-	err = jfe_write_fd(f, &e, fd, bytes, io_errno, diag);
+	err = jfe_write_fd(f, &e, fd, o->flush, bytes, io_errno, diag);
 out:
 	free(e.repl);
 	free(e.frames);

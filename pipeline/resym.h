@@ -22,10 +22,13 @@
 struct ppe_profile;
 struct jfe_file;
 
+struct io_flush;
+
 struct resym_opts {
 	struct symjob_opts sj;
 	struct procmap_opts pm;
 	bool force; /* name located frames that have names already, anew */
+	struct io_flush *flush; /* the output's background flusher (core/io.h); may be NULL */
 };
 
 /* An object whose frames stay without names, and why. */

@@ -514,10 +514,10 @@ static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edi
 
 /* level 6: a one-off rewrite, not the conversion's hot path */
 static enum conv_err write_to(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
-			      struct dbuf *out, int fd, uint64_t *bytes, int *io_errno)
+			      struct dbuf *out, int fd, struct io_flush *flush, uint64_t *bytes, int *io_errno)
 {
 	struct pprof_sink s;
-	enum conv_err err = pprof_sink_init(&s, gzip ? 6 : -1, out, fd, NULL);
+	enum conv_err err = pprof_sink_init(&s, gzip ? 6 : -1, out, fd, flush);
 
 	if (err == CONV_E_OK)
 		err = write_all(p, e, &s);
@@ -532,11 +532,11 @@ static enum conv_err write_to(const struct ppe_profile *p, const struct ppe_edit
 enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
 			struct dbuf *out)
 {
-	return write_to(p, e, gzip, out, -1, NULL, NULL);
+	return write_to(p, e, gzip, out, -1, NULL, NULL, NULL);
 }
 
 enum conv_err ppe_write_fd(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip, int fd,
-			   uint64_t *bytes, int *io_errno)
+			   struct io_flush *flush, uint64_t *bytes, int *io_errno)
 {
-	return write_to(p, e, gzip, NULL, fd, bytes, io_errno);
+	return write_to(p, e, gzip, NULL, fd, flush, bytes, io_errno);
 }

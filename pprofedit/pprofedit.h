@@ -114,6 +114,8 @@ struct ppe_edit {
 bool ppe_edit_init(struct ppe_edit *e, const struct ppe_profile *p);
 void ppe_edit_release(struct ppe_edit *e);
 
+struct io_flush;
+
 /*
  * Writes p with e applied to out, gzipped when gzip is true (a gzip member
  * per 256 KiB of protobuf, as conv's pprof writer does). CONV_E_NOMEM.
@@ -122,10 +124,10 @@ enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, b
 			struct dbuf *out);
 /*
  * The same to fd as it goes (a few hundred KiB of memory whatever the
- * profile's size); *bytes: bytes written; CONV_E_IO with *io_errno when a
+ * profile's size), flush (core/io.h; may be NULL) told; *bytes: bytes written; CONV_E_IO with *io_errno when a
  * write fails, CONV_E_NOMEM.
  */
 enum conv_err ppe_write_fd(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip, int fd,
-			   uint64_t *bytes, int *io_errno);
+			   struct io_flush *flush, uint64_t *bytes, int *io_errno);
 
 #endif

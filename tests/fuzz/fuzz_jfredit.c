@@ -134,7 +134,7 @@ static void check_rewrite(const struct jfe_file *f)
 			e.repl[e.nr_repl++].nr = 2;
 		}
 	}
-	if (jfe_write_fd(f, &e, fd, &bytes, &io_errno, NULL) == CONV_E_OK && bytes) {
+	if (jfe_write_fd(f, &e, fd, NULL, &bytes, &io_errno, NULL) == CONV_E_OK && bytes) {
 		buf = malloc(bytes);
 		FUZZ_CHECK(buf && pread(fd, buf, bytes, 0) == (ssize_t)bytes);
 		FUZZ_CHECK(jfe_parse(&g, buf, bytes, NULL) == CONV_E_OK);
