@@ -234,19 +234,27 @@ static enum conv_err jfr_job_write(void *ctx, int fd, struct io_flush *fl, struc
 	return jfr_write(jj->p, &jo, fd, jj->js, d);
 }
 
-/* Writes the JFR recording to path (cli_out_write); 0 or -1 (said). */
-static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size,
-		     struct jfr_stats *js)
+/* One output written to path by fn (cli_out_write; what names "-"); 0, or -1 said. */
+static int write_out(const char *path, const char *what,
+		     enum conv_err (*fn)(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d), void *ctx)
 {
-	struct jfr_job jj = { p, chunk_size, js };
 	struct conv_diag diag;
 	int rc;
 
 	memset(&diag, 0, sizeof(diag));
-	rc = cli_out_write("conv", path, "the JFR output", jfr_job_write, &jj, &diag);
+	rc = cli_out_write("conv", path, what, fn, ctx, &diag);
 	if (rc > 0)
 		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
 	return rc ? -1 : 0;
+}
+
+/* Writes the JFR recording to path; 0 or -1 (said). */
+static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size,
+		     struct jfr_stats *js)
+{
+	struct jfr_job jj = { p, chunk_size, js };
+
+	return write_out(path, outs[OUT_JFR].what, jfr_job_write, &jj);
 }
 
 /* ---- summary and statistics ---- */
@@ -677,19 +685,13 @@ static enum conv_err view_job_write(void *ctx, int fd, struct io_flush *fl, stru
 				      : view_write_html(vj->t, vj->ho, fd, fl, vj->bytes, d);
 }
 
-/* One view written to path (cli_out_write; kind: OUT_FOLDED or OUT_HTML); 0 or -1 (said). */
+/* One view written to path (kind: OUT_FOLDED or OUT_HTML); 0 or -1 (said). */
 static int write_view(const char *path, int kind, const struct view_tree *t, size_t col,
 		      const struct view_html_opts *ho, uint64_t *bytes)
 {
 	struct view_job vj = { kind, t, col, ho, bytes };
-	struct conv_diag diag;
-	int rc;
 
-	memset(&diag, 0, sizeof(diag));
-	rc = cli_out_write("conv", path, outs[kind].what, view_job_write, &vj, &diag);
-	if (rc > 0)
-		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
-	return rc ? -1 : 0;
+	return write_out(path, outs[kind].what, view_job_write, &vj);
 }
 
 /* The tree's columns: the flame graph's views first, then the folded value's type if not one of them. */
