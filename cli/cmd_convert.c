@@ -89,10 +89,10 @@ static bool any_path(const struct cvopts *c)
 	return false;
 }
 
+/* What one input's conversion wrote, by kind: listed in outs[] order. */
 struct written {
-	const char *format;
-	char path[4096];
-	uint64_t bytes;
+	const char *path[OUT__COUNT]; /* NULL: not written */
+	uint64_t bytes[OUT__COUNT];
 };
 
 /* ---- progress on a terminal ---- */
@@ -294,7 +294,7 @@ static void print_top(const struct view_top *t, const char *event)
 
 static void print_summary(uint64_t write_ns, const struct cvopts *c, const char *in, const struct rdr *r,
 			  const struct prof *p, const struct convert_stats *cs,
-			  const struct written *w, size_t nw, const struct view_top *top,
+			  const struct written *w, const struct view_top *top,
 			  const char *top_event)
 {
 	uint64_t sym = frames_symbolized(cs),
@@ -379,19 +379,27 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s\n",
 			(double)cs->ns_read / 1e9, (double)cs->ns_symbolize / 1e9,
 			(double)cs->ns_model / 1e9, (double)write_ns / 1e9);
-	for (size_t i = 0; i < nw; i++) {
-		fprintf(stderr, "  %s %s (%s)", i ? "           " : "wrote      ", w[i].path,
-			cli_size(w[i].bytes, b, sizeof(b)));
-		if (!strcmp(w[i].format, "pprof"))
-			fprintf(stderr, "   go tool pprof -http=: %s\n", w[i].path);
-		else if (!strcmp(w[i].format, "jfr"))
+	for (int k = 0, shown = 0; k < OUT__COUNT; k++) {
+		const char *wp = w->path[k];
+
+		if (!wp)
+			continue;
+		fprintf(stderr, "  %s %s (%s)", shown++ ? "           " : "wrote      ", wp,
+			cli_size(w->bytes[k], b, sizeof(b)));
+		switch (k) {
+		case OUT_PPROF:
+			fprintf(stderr, "   go tool pprof -http=: %s\n", wp);
+			break;
+		case OUT_JFR:
 			/* jfr print cuts stacks at 5 frames by default */
-			fprintf(stderr, "   jfr print --stack-depth 64 %s, or JDK Mission Control\n",
-				w[i].path);
-		else if (!strcmp(w[i].format, "folded"))
+			fprintf(stderr, "   jfr print --stack-depth 64 %s, or JDK Mission Control\n", wp);
+			break;
+		case OUT_FOLDED:
 			fprintf(stderr, "   flamegraph.pl, inferno or speedscope read it\n");
-		else
+			break;
+		default:
 			fprintf(stderr, "   open it in a web browser\n");
+		}
 	}
 	if (top)
 		print_top(top, top_event);
@@ -444,7 +452,7 @@ static void json_top(struct json *j, const struct view_top *t, const char *event
 
 static void write_stats(const char *in, int rc, const struct rdr *r,
 			const struct prof *p, const struct convert_stats *cs,
-			const struct written *w, size_t nw, const struct view_top *top,
+			const struct written *w, const struct view_top *top,
 			const char *top_event)
 {
 	struct dbuf out;
@@ -543,11 +551,13 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	json_arr_end(&j);
 	json_key(&j, "outputs");
 	json_arr_begin(&j);
-	for (size_t i = 0; i < nw; i++) {
+	for (int k = 0; w && k < OUT__COUNT; k++) {
+		if (!w->path[k])
+			continue;
 		json_obj_begin(&j);
-		json_kv_str(&j, "format", w[i].format);
-		json_kv_str(&j, "path", w[i].path);
-		json_kv_u64(&j, "bytes", w[i].bytes);
+		json_kv_str(&j, "format", outs[k].format);
+		json_kv_str(&j, "path", w->path[k]);
+		json_kv_u64(&j, "bytes", w->bytes[k]);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -767,15 +777,11 @@ static void html_cols(const char *in, const struct prof *p, size_t room, struct 
 
 /* Writes one view and lists it in w; false when it could not be written (said). */
 static bool write_listed(const char *path, int kind, const struct view_tree *t, size_t col,
-			 const struct view_html_opts *ho, struct written *w, size_t *nw)
+			 const struct view_html_opts *ho, struct written *w)
 {
-	struct written *e = &w[*nw];
-
-	if (write_view(path, kind, t, col, ho, &e->bytes))
+	if (write_view(path, kind, t, col, ho, &w->bytes[kind]))
 		return false;
-	e->format = outs[kind].format;
-	snprintf(e->path, sizeof(e->path), "%s", path);
-	(*nw)++;
+	w->path[kind] = path;
 	return true;
 }
 
@@ -785,7 +791,7 @@ static bool write_listed(const char *path, int kind, const struct view_tree *t, 
  */
 static int write_views(const struct cvopts *c, const char *in, const struct prof *p,
 		       const struct convert_stats *cs, const char *const path[OUT__COUNT],
-		       struct written *w, size_t *nw)
+		       struct written *w)
 {
 	struct view_cols vc;
 	struct view_tree t;
@@ -821,7 +827,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		fprintf(stderr, "conv: %s: cannot build the call tree: %s\n", in, conv_strerror(err));
 		return CLI_EXIT_OUTPUT;
 	}
-	if (folded && !write_listed(path[OUT_FOLDED], OUT_FOLDED, &t, vc.folded, NULL, w, nw))
+	if (folded && !write_listed(path[OUT_FOLDED], OUT_FOLDED, &t, vc.folded, NULL, w))
 		rc = CLI_EXIT_OUTPUT;
 	if (path[OUT_HTML]) {
 		snprintf(sub, sizeof(sub), "%" PRIu64 " samples in %" PRIu64 " %s, %" PRIu64 " %s; conv %s",
@@ -833,7 +839,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		ho.nr_views = vc.nr_html;
 		ho.col_names = vc.names;
 		ho.col_units = vc.units;
-		if (!write_listed(path[OUT_HTML], OUT_HTML, &t, 0, &ho, w, nw))
+		if (!write_listed(path[OUT_HTML], OUT_HTML, &t, 0, &ho, w))
 			rc = CLI_EXIT_OUTPUT;
 	}
 	view_tree_release(&t);
@@ -850,8 +856,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	uint64_t write_ns = 0;
 	pthread_t pj_thread;
 	bool pj_started = false;
-	struct written w[OUT__COUNT];
-	size_t nw = 0;
+	struct written w;
 	struct view_top top;
 	const char *top_event = "";
 	bool top_ready = false;
@@ -868,6 +873,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	pj.fd = -1;
 
 	memset(&cs, 0, sizeof(cs));
+	memset(&w, 0, sizeof(w));
 	memset(&diag, 0, sizeof(diag));
 	memset(&pg, 0, sizeof(pg));
 	pg.input = in;
@@ -948,9 +954,8 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		if (write_jfr(jfr_path, &p, c->chunk_size, &js)) {
 			rc = CLI_EXIT_OUTPUT;
 		} else {
-			w[nw].format = "jfr";
-			snprintf(w[nw].path, sizeof(w[nw].path), "%s", jfr_path);
-			w[nw++].bytes = js.bytes;
+			w.path[OUT_JFR] = jfr_path;
+			w.bytes[OUT_JFR] = js.bytes;
 		}
 	}
 	if (pj_started)
@@ -989,16 +994,12 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 				!strcmp(pprof_path, "-") ? "the pprof output" : pprof_path, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
-			/* listed first, as before: the order --stats and the summary show */
-			memmove(&w[1], &w[0], nw * sizeof(w[0]));
-			w[0].format = "pprof";
-			snprintf(w[0].path, sizeof(w[0].path), "%s", pprof_path);
-			w[0].bytes = pj.bytes;
-			nw++;
+			w.path[OUT_PPROF] = pprof_path;
+			w.bytes[OUT_PPROF] = pj.bytes;
 		}
 	}
 	{
-		int r1 = write_views(c, in, &p, &cs, path, w, &nw);
+		int r1 = write_views(c, in, &p, &cs, path, &w);
 
 		if (r1 > rc)
 			rc = r1;
@@ -1022,10 +1023,10 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		}
 	}
 	if ((c->tty && !c->com.quiet) || c->com.verbose)
-		print_summary(write_ns, c, in, r, &p, &cs, w, nw, top_ready ? &top : NULL, top_event);
+		print_summary(write_ns, c, in, r, &p, &cs, &w, top_ready ? &top : NULL, top_event);
 out:
 	if (c->stats_path)
-		write_stats(in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, w, nw,
+		write_stats(in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, &w,
 			    top_ready ? &top : NULL, top_event);
 	if (top_ready)
 		view_top_release(&top);
