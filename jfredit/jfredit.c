@@ -888,7 +888,38 @@ struct chunk_edit {
 	uint64_t ftype_key[3]; /* Native, C++, Kernel */
 	/* the checkpoint (record index) whose pool of Symbol, Class, Method gets the new entries; UINT32_MAX: none has one */
 	uint32_t home[3];
+	/* per new Symbol, Class, Method: whether this chunk's replacements use it (only those are written here) */
+	uint8_t *used[3];
 };
+
+/* Marks what chunk ci's replacements use in ce->used (one allocation, freed through used[0]); false: no memory. */
+static bool mark_used(struct chunk_edit *ce, size_t ci)
+{
+	const struct adds *a = ce->a;
+	const struct jfe_edit *e = ce->e;
+	uint8_t *u = calloc(a->syms.count + a->classes.count + a->nr_methods + 1, 1);
+
+	if (!u)
+		return false;
+	ce->used[0] = u;
+	ce->used[1] = u + a->syms.count;
+	ce->used[2] = ce->used[1] + a->classes.count;
+	for (size_t i = 0; i < e->nr_repl; i++) {
+		if (e->repl[i].chunk != ci)
+			continue;
+		for (uint32_t k = 0; k < e->repl[i].nr; k++) {
+			uint32_t mi = a->frame_method[e->repl[i].first + k];
+			const uint32_t *m = a->methods[mi];
+
+			ce->used[2][mi] = 1;
+			ce->used[1][m[0]] = 1;
+			ce->used[0][a->class_sym[m[0]]] = 1;
+			ce->used[0][m[1]] = 1;
+			ce->used[0][m[2]] = 1;
+		}
+	}
+	return true;
+}
 
 static const char *const ftype_names[3] = { "Native", "C++", "Kernel" };
 
@@ -1003,22 +1034,28 @@ static uint64_t write_new_entries(const struct chunk_edit *ce, int k, struct dbu
 	if (k == 0) {
 		const char *field = strtab_get(&ce->c->names, ce->c->fields[t->first_field].name);
 
-		/* id 0 ("") too: kernel frames' classes are named "" */
-		for (uint32_t id = 0; id < a->syms.count; id++, n++) {
+		/* id 0 ("") too, when used: kernel frames' classes are named "" */
+		for (uint32_t id = 0; id < a->syms.count; id++) {
 			struct ov ov = { field, 0, strtab_get(&a->syms, id) };
 
+			if (!ce->used[0][id])
+				continue;
 			jfr_put_varint(b, a->sym_base + id);
 			write_value(b, ce->c, t->id, &ov, 1, 0);
+			n++;
 		}
 	} else if (k == 1) {
-		for (uint32_t id = 0; id < a->classes.count; id++, n++) {
+		for (uint32_t id = 0; id < a->classes.count; id++) {
 			struct ov ov = { "name", a->sym_base + a->class_sym[id], NULL };
 
+			if (!ce->used[1][id])
+				continue;
 			jfr_put_varint(b, a->class_base + id);
 			write_value(b, ce->c, t->id, &ov, 1, 0);
+			n++;
 		}
 	} else {
-		for (size_t i = 0; i < a->nr_methods; i++, n++) {
+		for (size_t i = 0; i < a->nr_methods; i++) {
 			struct ov ov[5] = {
 				{ "type", a->class_base + a->methods[i][0], NULL },
 				{ "name", a->sym_base + a->methods[i][1], NULL },
@@ -1027,8 +1064,11 @@ static uint64_t write_new_entries(const struct chunk_edit *ce, int k, struct dbu
 				{ "hidden", 0, NULL },
 			};
 
+			if (!ce->used[2][i])
+				continue;
 			jfr_put_varint(b, a->method_base + i);
 			write_value(b, ce->c, t->id, ov, 5, 0);
+			n++;
 		}
 	}
 	return n;
@@ -1275,9 +1315,10 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 	find_homes(&ce);
 	new_off = calloc(c->nr_records + 1, sizeof(*new_off));
 	delta_at = calloc(c->nr_records + 1, sizeof(*delta_at));
-	if (!new_off || !delta_at) {
+	if (!new_off || !delta_at || !mark_used(&ce, ci)) {
 		free(new_off);
 		free(delta_at);
+		free(ce.used[0]);
 		hmap_release(&ce.repl);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	}
@@ -1331,6 +1372,7 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 		jsink_patch(s, chunk_at + 8, hdr, sizeof(hdr));
 	free(new_off);
 	free(delta_at);
+	free(ce.used[0]);
 	hmap_release(&ce.repl);
 	if (scratch->err)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
