@@ -107,7 +107,7 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-void json_escape(struct dbuf *out, const char *str, size_t len)
+static void escape(struct dbuf *out, const char *str, size_t len, bool lt)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
@@ -117,7 +117,10 @@ void json_escape(struct dbuf *out, const char *str, size_t len)
 		unsigned char c = s[i];
 		size_t n;
 
-		if (c == '"' || c == '\\') {
+		if (c == '<' && lt) {
+			dbuf_puts(out, "\\u003c");
+			i++;
+		} else if (c == '"' || c == '\\') {
 			dbuf_putc(out, '\\');
 			dbuf_putc(out, (char)c);
 			i++;
@@ -146,6 +149,16 @@ void json_escape(struct dbuf *out, const char *str, size_t len)
 		}
 	}
 	dbuf_putc(out, '"');
+}
+
+void json_escape(struct dbuf *out, const char *s, size_t len)
+{
+	escape(out, s, len, false);
+}
+
+void json_escape_in_script(struct dbuf *out, const char *s, size_t len)
+{
+	escape(out, s, len, true);
 }
 
 void json_key(struct json *j, const char *key)

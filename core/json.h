@@ -41,5 +41,11 @@ void json_kv_str(struct json *j, const char *key, const char *s);
 
 /* Appends s as a JSON string literal (with quotes) to out. */
 void json_escape(struct dbuf *out, const char *s, size_t len);
+/*
+ * The same for a literal inside an HTML <script> element: every '<' is
+ * written \u003c (the same string to JSON), so that nothing in s ("</",
+ * "<!--<script") changes how the browser reads the element.
+ */
+void json_escape_in_script(struct dbuf *out, const char *s, size_t len);
 
 #endif

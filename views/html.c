@@ -54,24 +54,10 @@ static bool kept_nodes(const struct view_tree *t, size_t col, int64_t min, struc
 	return true;
 }
 
-/*
- * A JSON string literal that cannot end, or change how the browser reads,
- * the <script> element it sits in: every '<' is written \u003c (the same
- * string to JSON). "</" alone is not enough: "<!--<script" in a function
- * name makes the parser look past the real "</script>".
- */
-static void put_str(struct dbuf *out, struct dbuf *tmp, const char *s)
+/* A JSON string literal that cannot end the <script> element it sits in (json_escape_in_script). */
+static void put_str(struct dbuf *out, const char *s)
 {
-	dbuf_reset(tmp);
-	json_escape(tmp, s, strlen(s));
-	for (size_t i = 0; i < tmp->len; i++) {
-		if (tmp->data[i] == '<')
-			dbuf_puts(out, "\\u003c");
-		else
-			dbuf_putc(out, (char)tmp->data[i]);
-	}
-	if (tmp->err)
-		out->err = true;
+	json_escape_in_script(out, s, strlen(s));
 }
 
 /* The page's data: what the template's script reads (views/flame.html says the format). */
@@ -133,20 +119,18 @@ static void put_data(struct io_out *o, struct page *pg, const struct view_html_o
 {
 	const struct view_tree *t = pg->t;
 	const struct view_names *n = &t->names;
-	struct dbuf tmp;
 	uint32_t *col = NULL;
 	size_t ccap = 0;
 
-	dbuf_init(&tmp, 0);
 	dbuf_puts(&o->buf, "{\"title\":");
-	put_str(&o->buf, &tmp, opts->title ? opts->title : "");
+	put_str(&o->buf, opts->title ? opts->title : "");
 	dbuf_puts(&o->buf, ",\"subtitle\":");
-	put_str(&o->buf, &tmp, opts->subtitle ? opts->subtitle : "");
+	put_str(&o->buf, opts->subtitle ? opts->subtitle : "");
 	dbuf_puts(&o->buf, ",\"strings\":[");
 	for (size_t i = 0; i < pg->nr_strs; i++) {
 		if (i)
 			dbuf_putc(&o->buf, ',');
-		put_str(&o->buf, &tmp, strtab_get(&n->strs, pg->strs[i]));
+		put_str(&o->buf, strtab_get(&n->strs, pg->strs[i]));
 		io_out_maybe_write(o);
 	}
 	dbuf_puts(&o->buf, "],\"frames\":[");
@@ -168,9 +152,9 @@ static void put_data(struct io_out *o, struct page *pg, const struct view_html_o
 			break;
 		}
 		dbuf_puts(&o->buf, c ? ",{\"name\":" : "{\"name\":");
-		put_str(&o->buf, &tmp, opts->col_names && opts->col_names[c] ? opts->col_names[c] : "");
+		put_str(&o->buf, opts->col_names && opts->col_names[c] ? opts->col_names[c] : "");
 		dbuf_puts(&o->buf, ",\"unit\":");
-		put_str(&o->buf, &tmp, opts->col_units && opts->col_units[c] ? opts->col_units[c] : "");
+		put_str(&o->buf, opts->col_units && opts->col_units[c] ? opts->col_units[c] : "");
 		dbuf_printf(&o->buf, ",\"total\":%" PRId64, view_value(t, 0, c));
 		for (size_t i = 0; i < nk; i++)
 			col[i] = pg->frame_map[t->nodes[pg->kept[c][i].node].frame] - 1;
@@ -189,9 +173,6 @@ static void put_data(struct io_out *o, struct page *pg, const struct view_html_o
 	}
 	dbuf_puts(&o->buf, "]}");
 	free(col);
-	if (tmp.err)
-		o->buf.err = true;
-	dbuf_release(&tmp);
 }
 
 static void page_release(struct page *pg)
