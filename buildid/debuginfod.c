@@ -731,17 +731,34 @@ static uint64_t fs_free(int fd)
 	return (uint64_t)v.f_bavail * v.f_frsize;
 }
 
+/* What the other transfers in flight still expect to write (their Content-Length less what came). */
+static uint64_t others_due(const struct dfd_client *c, const struct dfd_xfer *x)
+{
+	uint64_t due = 0;
+
+	for (unsigned i = 0; i < c->max_parallel; i++) {
+		const struct dfd_xfer *y = c->active[i];
+
+		if (y && y != x && y->total > y->received)
+			due += y->total - y->received;
+	}
+	return due;
+}
+
 /*
- * Whether x can store `more` bytes and still leave min_free on the cache's
- * file system. Looked at on the first body bytes (with Content-Length, for
- * the whole file) and then each DFD_FREE_CHECK_STEP bytes, not per write.
+ * Whether x can store `more` bytes, after what the other transfers still
+ * expect to write, and leave min_free on the cache's file system: two large
+ * files that fit only one at a time fail at the second's first bytes, not
+ * hundreds of MB into it. Looked at on the first body bytes (with
+ * Content-Length, for the whole file) and then each DFD_FREE_CHECK_STEP
+ * bytes, not per write.
  */
 static bool xfer_space_ok(struct dfd_xfer *x, uint64_t more)
 {
-	uint64_t f = fs_free(x->fd);
+	uint64_t f = fs_free(x->fd), need = x->c->min_free + others_due(x->c, x);
 
 	x->free_checked = x->received;
-	if (f == UINT64_MAX || (f >= x->c->min_free && f - x->c->min_free >= more))
+	if (f == UINT64_MAX || (need >= x->c->min_free && f >= need && f - need >= more))
 		return true;
 	x->free_bytes = f;
 	x->stopped = XS_NO_SPACE;
