@@ -135,8 +135,7 @@ enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t ty
 	key = malloc((nl ? nl : 1) * sizeof(*key));
 	inl_first = malloc((nl + 1) * sizeof(*inl_first));
 	inl_names = malloc((ninl ? ninl : 1) * sizeof(*inl_names));
-	sv = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*sv));
-	if (!key || !inl_first || !inl_names || !sv)
+	if (!key || !inl_first || !inl_names)
 		goto out;
 	/* each location's key and the names of its inline levels, once */
 	ninl = 0;
@@ -156,13 +155,12 @@ enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t ty
 		}
 	}
 	inl_first[nl] = (uint32_t)ninl;
-	for (size_t i = 0; i < p->nr_samples; i++)
-		sv[p->samples[i].stack] += prof_sample_value(p, &p->samples[i], type);
+	sv = view_stack_values(p, &type, 1);
 	acc = calloc(t->strs.count ? t->strs.count : 1, sizeof(*acc));
 	r = malloc((t->strs.count ? t->strs.count : 1) * sizeof(*r));
 	t->by_self = calloc(n ? n : 1, sizeof(*t->by_self));
 	t->by_total = calloc(n ? n : 1, sizeof(*t->by_total));
-	if (!acc || !r || !t->by_self || !t->by_total)
+	if (!sv || !acc || !r || !t->by_self || !t->by_total)
 		goto out;
 	count_stacks(p, key, sv, t, acc, inl_first, inl_names);
 	t->nr_self = top_of(t, acc, true, n, r, t->by_self);

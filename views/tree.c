@@ -390,6 +390,19 @@ static bool tree_add_stack(struct view_tree *t, const struct prof *p, uint32_t s
 	return true;
 }
 
+int64_t *view_stack_values(const struct prof *p, const size_t *types, size_t nr_cols)
+{
+	int64_t *sv = calloc(p->nr_stacks && nr_cols ? p->nr_stacks * nr_cols : 1, sizeof(*sv));
+
+	for (size_t i = 0; sv && i < p->nr_samples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		for (size_t c = 0; c < nr_cols; c++)
+			sv[(size_t)s->stack * nr_cols + c] += prof_sample_value(p, s, types[c]);
+	}
+	return sv;
+}
+
 enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const size_t *types,
 			      size_t nr_cols)
 {
@@ -407,18 +420,11 @@ enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const s
 	err = view_names_build(&t->names, p);
 	if (err)
 		return err;
-	/* the samples' values per stack first: samples of a stack differ only by their labels */
-	sv = calloc(p->nr_stacks ? p->nr_stacks * nr_cols : 1, sizeof(*sv));
+	sv = view_stack_values(p, types, nr_cols);
 	if (!sv || !tree_root(t)) {
 		free(sv);
 		view_tree_release(t);
 		return CONV_E_NOMEM;
-	}
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct prof_sample *s = &p->samples[i];
-
-		for (size_t c = 0; c < nr_cols; c++)
-			sv[(size_t)s->stack * nr_cols + c] += prof_sample_value(p, s, types[c]);
 	}
 	for (size_t s = 0; s < p->nr_stacks; s++) {
 		const int64_t *v = sv + s * nr_cols;

@@ -84,6 +84,13 @@ enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const s
 			      size_t nr_cols);
 void view_tree_release(struct view_tree *t);
 
+/*
+ * The samples' values summed per stack, nr_cols columns of the model's
+ * value types (sv[stack * nr_cols + c]); samples of a stack differ only
+ * by their labels. malloc'd; NULL when out of memory.
+ */
+int64_t *view_stack_values(const struct prof *p, const size_t *types, size_t nr_cols);
+
 static inline int64_t view_value(const struct view_tree *t, uint32_t node, size_t col)
 {
 	return t->values[(size_t)node * t->nr_cols + col];
