@@ -12,6 +12,7 @@
 #include "buildid/buildid.h"
 
 #include "core/cursor.h"
+#include "core/hex.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -35,6 +36,23 @@ void buildid_hex(const uint8_t *id, size_t len, char *out)
 		out[2 * i + 1] = hexdig[id[i] & 15];
 	}
 	out[2 * len] = '\0';
+}
+
+bool buildid_from_hex(const char *hex, uint8_t *out, size_t cap, size_t *len)
+{
+	size_t n = strlen(hex);
+
+	if (!n || n % 2 || n / 2 > cap)
+		return false;
+	for (size_t i = 0; i < n; i += 2) {
+		int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	*len = n / 2;
+	return true;
 }
 
 /* Looks for a GNU build-id note in one note data block. */

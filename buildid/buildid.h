@@ -60,5 +60,10 @@ bool buildid_elf_intact(const char *path);
 
 /* Lowercase hex; out must hold 2 * len + 1 bytes. */
 void buildid_hex(const uint8_t *id, size_t len, char *out);
+/*
+ * The inverse: two hex digits (either case) a byte into out, *len bytes;
+ * false for anything else, an odd or zero count, or more than cap bytes.
+ */
+bool buildid_from_hex(const char *hex, uint8_t *out, size_t cap, size_t *len);
 
 #endif

@@ -21,41 +21,13 @@
 #define KERNEL_HALF 0x8000000000000000ull
 #define NO_ID UINT32_MAX
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Two hex digits a byte; false for anything else, an odd count, or more than cap bytes. */
-static bool hex_bytes(const char *s, uint8_t *out, size_t cap, uint8_t *n)
-{
-	size_t len = strlen(s);
-
-	if (!len || len % 2 || len / 2 > cap)
-		return false;
-	for (size_t i = 0; i < len; i += 2) {
-		int hi = hex_digit(s[i]), lo = hex_digit(s[i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i / 2] = (uint8_t)(hi << 4 | lo);
-	}
-	*n = (uint8_t)(len / 2);
-	return true;
-}
-
-/* A build-id as a JFR names it: what hex_bytes takes into a mapping's (at most 20 bytes). */
+/* A build-id as a JFR names it: hex of at most the 20 bytes a mapping keeps. */
 static bool is_build_id(const char *s)
 {
-	uint8_t b[20], n;
+	uint8_t b[20];
+	size_t n;
 
-	return hex_bytes(s, b, sizeof(b), &n);
+	return buildid_from_hex(s, b, sizeof(b), &n);
 }
 
 /*
@@ -67,7 +39,7 @@ static uint32_t feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint
 			  const char *path, const char *bid, bool kernel)
 {
 	struct rdr_event ev;
-	size_t before = procmap_mapping_count(pm);
+	size_t before = procmap_mapping_count(pm), n;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = PERF_REC_MMAP2;
@@ -81,8 +53,8 @@ static uint32_t feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint
 	ev.u.mmap.is_mmap2 = true;
 	ev.u.mmap.prot = 5; /* PROT_READ | PROT_EXEC: code */
 	ev.u.mmap.flags = 2; /* MAP_PRIVATE */
-	if (bid && bid[0] &&
-	    hex_bytes(bid, ev.u.mmap.build_id, sizeof(ev.u.mmap.build_id), &ev.u.mmap.build_id_size)) {
+	if (bid && bid[0] && buildid_from_hex(bid, ev.u.mmap.build_id, sizeof(ev.u.mmap.build_id), &n)) {
+		ev.u.mmap.build_id_size = (uint8_t)n;
 		ev.u.mmap.has_build_id = true;
 		ev.misc |= PERF_MISC_MMAP_BUILD_ID;
 	}
@@ -116,7 +88,7 @@ static bool kernel_runs_here(const struct ppe_profile *p)
 {
 	uint8_t run[64], rec[64];
 	size_t run_len = 0;
-	uint8_t rec_len;
+	size_t rec_len;
 	char path[64], bid[130];
 
 	if (buildid_from_notes_file("/sys/kernel/notes", run, &run_len) != CONV_E_OK)
@@ -127,7 +99,7 @@ static bool kernel_runs_here(const struct ppe_profile *p)
 		ppe_str(p, m->filename, path, sizeof(path));
 		ppe_str(p, m->build_id, bid, sizeof(bid));
 		if (m->start >= KERNEL_HALF && !strncmp(path, "[kernel.kallsyms]", 17) &&
-		    hex_bytes(bid, rec, sizeof(rec), &rec_len) && rec_len == run_len &&
+		    buildid_from_hex(bid, rec, sizeof(rec), &rec_len) && rec_len == run_len &&
 		    !memcmp(rec, run, run_len))
 			return true;
 	}

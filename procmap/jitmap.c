@@ -41,6 +41,7 @@
 #include "core/vec.h"
 
 #include "core/cursor.h"
+#include "core/hex.h"
 #include "core/hmap.h"
 
 #include <errno.h>
@@ -335,17 +336,6 @@ static void stats_add(struct jit_stats *dst, const struct jit_stats *src, bool d
 }
 
 /* ---- perf-<pid>.map ---- */
-
-static int hex_digit(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
 
 static bool is_blank(char ch)
 {

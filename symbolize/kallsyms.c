@@ -5,6 +5,8 @@
  */
 #include "symbolize/kallsyms.h"
 
+#include "core/hex.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -41,18 +43,11 @@ static bool hexval(const char *s, size_t n, uint64_t *v)
 	if (!n || n > 16)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		unsigned d;
+		int d = hex_digit(s[i]);
 
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
+		if (d < 0)
 			return false;
-		x = x << 4 | d;
+		x = x << 4 | (unsigned)d;
 	}
 	*v = x;
 	return true;
