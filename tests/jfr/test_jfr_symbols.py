@@ -44,7 +44,8 @@ Checks:
   1. sym: every expected function of the two binaries (burn_inner, burn_outer,
      burn_for, worker of workload; lib_mix, lib_work of libwork.so) is a
      Native frame `workload.NAME() line: N` / `libwork.so.NAME() line: N` with
-     N > 0 in `jfr print`; burn_inner is an inline frame: directly above
+     N > 0 in `jfr print` (N = 0 only where the line table has line 0 there,
+     which check 2 asserts per address); burn_inner is an inline frame: directly above
      burn_outer in the same stacks and, per check 2, expanded from the same
      address; no <remote> frame is left for the two build-ids; kernel frames
      (type Kernel, class "", descriptor (Lk;)L;, a kallsyms name, line 0;
@@ -736,9 +737,11 @@ def main():
     # -- 1. names, lines, inline frames, kernel frames in sym.jfr ------------------------------
     for fn, b in sorted(EXPECT.items()):
         lines_ = [int(x) for x in re.findall(r"^\s+%s\.%s\(\) line: (\d+)$" % (re.escape(b), fn), sym_text, re.M)]
-        check("sym: jfr print shows %s.%s() with a line number > 0 (%d frames, lines %s)"
-              % (b, fn, len(lines_), sorted(set(lines_))[:6]), lines_ and all(x > 0 for x in lines_),
-              "frames %d, lines %s" % (len(lines_), sorted(set(lines_))))
+        # line 0 is right where the line table says 0 (clang emits such rows, and a sample may
+        # land on one): check 2 compares every frame's line with addr2line's at its address
+        check("sym: jfr print shows %s.%s() with a line number > 0 (%d frames, %d with line 0, lines %s)"
+              % (b, fn, len(lines_), lines_.count(0), sorted(set(lines_))[:6]),
+              any(x > 0 for x in lines_), "frames %d, lines %s" % (len(lines_), sorted(set(lines_))))
     bad_type = collections.Counter((f["cls"], f["type"], f["desc"]) for fr in sframes for f in fr
                                    if f["cls"] in BINS and (f["type"] != "Native" or f["desc"] != "()L;"))
     check("sym: frames of the two binaries are Native with descriptor ()L;", not bad_type,
@@ -890,7 +893,8 @@ def main():
     check("addr2line -i finds %s inlined (into %s) at remote offsets, as conv does" % INLINE,
           inl_fn[INLINE[0]] > 0, dict(inl_fn))
     nz = sum(1 for fr in sframes for f in fr if f["cls"] in BINS and f["line"] and f["line"] > 0)
-    note("frames of the two binaries with a line number > 0: %d" % nz)
+    z = sum(1 for fr in sframes for f in fr if f["cls"] in BINS and not f["line"])
+    note("frames of the two binaries with a line number > 0: %d; with line 0: %d" % (nz, z))
 
     # system libraries: only those with a debug file in /usr/lib/debug (conv's usr_lib_debug
     # source). conv names a function after its .symtab symbol, as perf does (e.g.
