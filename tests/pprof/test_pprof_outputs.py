@@ -229,7 +229,13 @@ if have_perf and A.part != "corpus":
         sh([CONV, "-q", "--offline", "--pprof", out, nk])
         got, line = pprof_time(out)
         h = perf_header(nk)
-        if "first" in h and "last" in h:
+        ps = sh(["perf", "script", "-i", nk, "-F", "time"])
+        if ps.returncode == 0 and not ps.stdout.strip():
+            # sleep's few hundred microseconds of CPU time may give cpu-clock no sample: perf's
+            # header then says 0.000000 and there is no time to compare
+            print("SKIP time_nanos without CLOCK_DATA: the recording has no sample")
+            skipped += 1
+        elif "first" in h and "last" in h:
             want = os.stat(nk).st_mtime - (h["last"] - h["first"])
             check("time_nanos without CLOCK_DATA is the file's time less perf's first-to-last sample "
                   "span (%s; want %s)" % (line, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(want))),
