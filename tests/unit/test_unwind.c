@@ -122,6 +122,16 @@ static struct uw_regs regs_at(uint64_t pc, uint64_t sp)
 	return r;
 }
 
+/* regs_at with the frame pointer (rbp) recorded as fp */
+static struct uw_regs regs_fp(uint64_t pc, uint64_t sp, uint64_t fp)
+{
+	struct uw_regs r = regs_at(pc, sp);
+
+	r.r[6] = fp;
+	r.valid |= 1ull << 6;
+	return r;
+}
+
 static void walk(struct fake *f, const struct uw_regs *regs, const struct stk *s, uint64_t *pcs,
 		 size_t max, struct uw_result *res)
 {
@@ -242,14 +252,12 @@ static void test_frame_pointer_fallback(void **state)
 	struct range rs[] = { { 0x1000, 0x2000, NULL, false }, { 0x4000, 0x5000, NULL, true } };
 	struct fake f = { rs, 2, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
-	struct uw_regs regs = regs_at(0x4010, SP0);
+	/* JIT frame: rbp = SP0 + 32, [rbp] = saved rbp (SP0 + 64), [rbp + 8] = return into 0x1000 */
+	struct uw_regs regs = regs_fp(0x4010, SP0, SP0 + 32);
 	uint64_t pcs[8];
 	struct uw_result res;
 
 	(void)state;
-	/* JIT frame: rbp = SP0 + 32, [rbp] = saved rbp (SP0 + 64), [rbp + 8] = return into 0x1000 */
-	regs.r[6] = SP0 + 32;
-	regs.valid |= 1ull << 6;
 	put(&s, SP0 + 32, SP0 + 64);
 	put(&s, SP0 + 40, 0x1100);
 	/* the object without CFI, its frame pointer saved below the stack pointer: implausible */
@@ -270,13 +278,11 @@ static void test_frame_pointer_guess_dropped(void **state)
 	struct range rs[] = { { 0x1000, 0x2000, NULL, false } };
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
-	struct uw_regs regs = regs_at(0x1010, SP0);
+	struct uw_regs regs = regs_fp(0x1010, SP0, SP0 + 16);
 	uint64_t pcs[8];
 	struct uw_result res;
 
 	(void)state;
-	regs.r[6] = SP0 + 16;
-	regs.valid |= 1ull << 6;
 	put(&s, SP0 + 16, SP0 + 64);
 	put(&s, SP0 + 24, 0x99999999);  /* "return address" in no mapping */
 	walk(&f, &regs, &s, pcs, 8, &res);
@@ -292,13 +298,11 @@ static void test_frame_pointer_chain_end(void **state)
 	struct range rs[] = { { 0x4000, 0x5000, NULL, true } };
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
-	struct uw_regs regs = regs_at(0x4010, SP0);
+	struct uw_regs regs = regs_fp(0x4010, SP0, SP0 + 16);
 	uint64_t pcs[8];
 	struct uw_result res;
 
 	(void)state;
-	regs.r[6] = SP0 + 16;
-	regs.valid |= 1ull << 6;
 	put(&s, SP0 + 16, 0);        /* saved frame pointer: 0 */
 	put(&s, SP0 + 24, 0x4020);   /* return into the same code */
 	walk(&f, &regs, &s, pcs, 8, &res);
@@ -319,12 +323,11 @@ static void test_frame_pointer_zero_at_sample(void **state)
 	struct range rs[] = { { 0x4000, 0x5000, NULL, false }, { 0x7000, 0x7100, sig, false } };
 	struct fake f = { rs, 2, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
-	struct uw_regs regs = regs_at(0x4010, SP0);
+	struct uw_regs regs = regs_fp(0x4010, SP0, 0);  /* rbp recorded, and 0 */
 	uint64_t pcs[8];
 	struct uw_result res;
 
 	(void)state;
-	regs.valid |= 1ull << 6;     /* rbp recorded, and 0 */
 	put(&s, SP0, 0x4020);        /* what a caller's call left */
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 1);
@@ -335,8 +338,7 @@ static void test_frame_pointer_zero_at_sample(void **state)
 	/* the same function interrupted by a signal: its rbp, 0, comes from the sigcontext */
 	memset(&s, 0, sizeof(s));
 	f = (struct fake){ rs, 2, { 0 }, 0 };
-	regs = regs_at(0x7004, SP0);
-	regs.valid |= 1ull << 6;     /* rbp 0, kept through the trampoline (same value) */
+	regs = regs_fp(0x7004, SP0, 0);  /* rbp 0, kept through the trampoline (same value) */
 	put_sigframe(&s, 0x4010, SP0 + 256);
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 2);
@@ -430,12 +432,11 @@ static void test_syscall_at_function_end(void **state)
 			      { 0x1000, 0x2000, r16, false }, { 0x8000, 0x8100, r8, false } };
 	struct fake f = { rs, 4, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
-	struct uw_regs regs = regs_at(0x7009, SP0);
+	struct uw_regs regs = regs_fp(0x7009, SP0, 0);  /* rbp recorded, and 0 */
 	uint64_t pcs[8];
 	struct uw_result res;
 
 	(void)state;
-	regs.valid |= 1ull << 6; /* rbp recorded, and 0 */
 	put_sigframe(&s, 0x1234, SP0 + 256);
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 2);
@@ -462,9 +463,7 @@ static void test_syscall_at_function_end(void **state)
 	/* neither PC nor PC - 1 has a rule: PC's answer stands (the frame-pointer walk) */
 	memset(&s, 0, sizeof(s));
 	f = (struct fake){ rs, 4, { 0 }, 0 };
-	regs = regs_at(0x7050, SP0);
-	regs.r[6] = SP0 + 16;
-	regs.valid |= 1ull << 6;
+	regs = regs_fp(0x7050, SP0, SP0 + 16);
 	put(&s, SP0 + 16, SP0 + 64);     /* saved frame pointer */
 	put(&s, SP0 + 24, 0x1010);       /* return address */
 	put(&s, SP0 + 32 + 8, 0);        /* 0x1010's caller (CFA SP0+48, RA at SP0+40): 0 */
