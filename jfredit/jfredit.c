@@ -847,7 +847,7 @@ static bool adds_build(struct adds *a, const struct jfe_file *f, const struct jf
 		m[1] = strtab_intern_cstr(&a->syms, nf->method);
 		m[2] = strtab_intern_cstr(&a->syms, nf->descriptor);
 		m[3] = nf->modifiers;
-		if (m[0] == STRTAB_NONE || m[1] == STRTAB_NONE || m[2] == STRTAB_NONE)
+		if (a->class_sym[m[0]] == STRTAB_NONE || m[1] == STRTAB_NONE || m[2] == STRTAB_NONE)
 			break;
 		h = hmap_mix(hmap_mix(hmap_mix(hmap_hash(m[0]), m[1]), m[2]), m[3]);
 		k = HIDX_NONE;
