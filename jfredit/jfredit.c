@@ -892,11 +892,10 @@ struct chunk_edit {
 	uint8_t *used[3];
 };
 
-/* Marks what chunk ci's replacements use in ce->used (one allocation, freed through used[0]); false: no memory. */
-static bool mark_used(struct chunk_edit *ce, size_t ci)
+/* Room for what this chunk's replacements use (ce->used, one allocation, freed through used[0]); false: no memory. */
+static bool used_alloc(struct chunk_edit *ce)
 {
 	const struct adds *a = ce->a;
-	const struct jfe_edit *e = ce->e;
 	uint8_t *u = calloc(a->syms.count + a->classes.count + a->nr_methods + 1, 1);
 
 	if (!u)
@@ -904,21 +903,24 @@ static bool mark_used(struct chunk_edit *ce, size_t ci)
 	ce->used[0] = u;
 	ce->used[1] = u + a->syms.count;
 	ce->used[2] = ce->used[1] + a->classes.count;
-	for (size_t i = 0; i < e->nr_repl; i++) {
-		if (e->repl[i].chunk != ci)
-			continue;
-		for (uint32_t k = 0; k < e->repl[i].nr; k++) {
-			uint32_t mi = a->frame_method[e->repl[i].first + k];
-			const uint32_t *m = a->methods[mi];
-
-			ce->used[2][mi] = 1;
-			ce->used[1][m[0]] = 1;
-			ce->used[0][a->class_sym[m[0]]] = 1;
-			ce->used[0][m[1]] = 1;
-			ce->used[0][m[2]] = 1;
-		}
-	}
 	return true;
+}
+
+/* Marks the new Methods, Classes and Symbols replacement rp uses. */
+static void mark_used(struct chunk_edit *ce, const struct jfe_replace *rp)
+{
+	const struct adds *a = ce->a;
+
+	for (uint32_t k = 0; k < rp->nr; k++) {
+		uint32_t mi = a->frame_method[rp->first + k];
+		const uint32_t *m = a->methods[mi];
+
+		ce->used[2][mi] = 1;
+		ce->used[1][m[0]] = 1;
+		ce->used[0][a->class_sym[m[0]]] = 1;
+		ce->used[0][m[1]] = 1;
+		ce->used[0][m[2]] = 1;
+	}
 }
 
 static const char *const ftype_names[3] = { "Native", "C++", "Kernel" };
@@ -1288,16 +1290,21 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 	ce.e = e;
 	ce.a = a;
 	hmap_init(&ce.repl);
+	if (!used_alloc(&ce))
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	for (size_t i = 0; i < e->nr_repl; i++) {
 		if (e->repl[i].chunk != ci)
 			continue;
 		any = true;
 		if (!hmap_put(&ce.repl, hmap_hash(e->repl[i].method_key), i + 1)) {
+			free(ce.used[0]);
 			hmap_release(&ce.repl);
 			return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 		}
+		mark_used(&ce, &e->repl[i]);
 	}
 	if (!any) {
+		free(ce.used[0]);
 		hmap_release(&ce.repl);
 		jsink_write(s, f->buf + c->off, c->size);
 		return CONV_E_OK;
@@ -1308,6 +1315,7 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 	ce.stack = jfe_type_named(c, "jdk.types.StackTrace");
 	ce.ftype = jfe_type_named(c, "jdk.types.FrameType");
 	if (!ce.kind[0] || !ce.kind[1] || !ce.kind[2] || !ce.stack || !ce.kind[0]->nr_fields) {
+		free(ce.used[0]);
 		hmap_release(&ce.repl);
 		return conv_fail(diag, CONV_E_FORMAT, c->off, "a chunk without the Symbol, Class, Method and StackTrace types");
 	}
@@ -1315,7 +1323,7 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 	find_homes(&ce);
 	new_off = calloc(c->nr_records + 1, sizeof(*new_off));
 	delta_at = calloc(c->nr_records + 1, sizeof(*delta_at));
-	if (!new_off || !delta_at || !mark_used(&ce, ci)) {
+	if (!new_off || !delta_at) {
 		free(new_off);
 		free(delta_at);
 		free(ce.used[0]);
