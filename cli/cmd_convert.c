@@ -565,8 +565,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 		json_top(&j, top, top_event);
 	json_obj_end(&j);
 	dbuf_putc(&out, '\n');
-	if (!out.err)
-		statsfile_put(out.data, out.len);
+	statsfile_put(out.err ? NULL : out.data, out.len);
 	dbuf_release(&out);
 }
 

@@ -224,8 +224,7 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	json_arr_end(&j);
 	json_obj_end(&j);
 	dbuf_putc(&o, '\n');
-	if (!o.err)
-		statsfile_put(o.data, o.len);
+	statsfile_put(o.err ? NULL : o.data, o.len);
 	dbuf_release(&o);
 }
 

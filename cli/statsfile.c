@@ -91,7 +91,8 @@ bool statsfile_open(const char *cmd, const char *path)
 void statsfile_put(const void *data, size_t len)
 {
 	if (sf.to_stdout) {
-		fwrite(data, 1, len, stdout);
+		if (data)
+			fwrite(data, 1, len, stdout);
 		fflush(stdout);
 		return;
 	}
@@ -101,7 +102,8 @@ void statsfile_put(const void *data, size_t len)
 		/* the record and the end of the hook's duty for its input, with no signal between */
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
-		sf.io_errno = io_write_all(sf.fd, data, len, NULL); /* said when the file is closed */
+		/* said when the file is closed; a file short of a record is given up */
+		sf.io_errno = data ? io_write_all(sf.fd, data, len, NULL) : ENOMEM;
 		sf.armed = 0;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
@@ -134,10 +136,10 @@ bool statsfile_close(const char *cmd)
 		return true;
 	sf.armed = 0;
 	if (sf.io_errno) {
+		/* the hook, which only unlinks now, stays until the file is gone */
+		cli_out_abandon(fd, sf.tmp, sf.path, NULL);
 		cleanup_set_hook(NULL);
 		sf.fd = -1;
-		errno = sf.io_errno;
-		cli_out_abandon(fd, sf.tmp, sf.path, NULL);
 		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, sf.path, strerror(sf.io_errno));
 		return false;
 	}

@@ -15,8 +15,9 @@
 bool statsfile_open(const char *cmd, const char *path);
 /*
  * The record of the input being worked on, whole; from now on a signal
- * adds no record for it. From the main thread (cli/main.c's handler runs
- * there).
+ * adds no record for it. data NULL: the record could not be made (no
+ * memory), and the file, short of it, is given up. From the main thread
+ * (cli/main.c's handler runs there).
  */
 void statsfile_put(const void *data, size_t len);
 /*
