@@ -244,7 +244,7 @@ static int write_out(const char *path, const char *what,
 	memset(&diag, 0, sizeof(diag));
 	rc = cli_out_write("conv", path, what, fn, ctx, &diag);
 	if (rc > 0)
-		fprintf(stderr, "conv: cannot write %s: %s\n", path, diag.msg);
+		fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(path, what), diag.msg);
 	return rc ? -1 : 0;
 }
 
@@ -551,7 +551,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	json_arr_end(&j);
 	json_key(&j, "outputs");
 	json_arr_begin(&j);
-	for (int k = 0; w && k < OUT__COUNT; k++) {
+	for (int k = 0; k < OUT__COUNT; k++) {
 		if (!w->path[k])
 			continue;
 		json_obj_begin(&j);
@@ -936,7 +936,8 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		pj.path = pprof_path;
 		pj.fd = cli_out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
 		if (pj.fd < 0) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
+			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
+				strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
 			pj.flush = cli_out_flusher(pj.fd, pprof_path);
@@ -974,7 +975,8 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		pj.io_errno = 0;
 		pj.fd = cli_out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
 		if (pj.fd < 0) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path, strerror(errno));
+			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
+				strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
 			pj.flush = cli_out_flusher(pj.fd, pprof_path);
@@ -983,14 +985,13 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	}
 	if (pprof_path && pj.fd >= 0) {
 		if (pj.err) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", pprof_path,
+			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
 				pj.err == CONV_E_IO ? strerror(pj.io_errno) : conv_strerror(pj.err));
-			errno = pj.io_errno;
 			cli_out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
 			rc = CLI_EXIT_OUTPUT;
 		} else if (cli_out_commit(pj.fd, pj.tmp, pprof_path, pj.flush, pj.synced)) {
-			fprintf(stderr, "conv: cannot write %s: %s\n",
-				!strcmp(pprof_path, "-") ? "the pprof output" : pprof_path, strerror(errno));
+			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
+				strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
 			w.path[OUT_PPROF] = pprof_path;

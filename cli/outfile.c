@@ -178,6 +178,11 @@ bool cli_out_base(const char *out, const char *in, bool many, char *base, size_t
 	return !out;
 }
 
+const char *cli_out_name(const char *path, const char *what)
+{
+	return strcmp(path, "-") ? path : what;
+}
+
 int cli_out_write(const char *cmd, const char *path, const char *what,
 			    enum conv_err (*fn)(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d),
 			    void *ctx, struct conv_diag *d)
@@ -187,7 +192,7 @@ int cli_out_write(const char *cmd, const char *path, const char *what,
 	int fd = cli_out_open(path, tmp, sizeof(tmp));
 
 	if (fd < 0) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, cli_out_name(path, what), strerror(errno));
 		return -1;
 	}
 	fl = cli_out_flusher(fd, path);
@@ -196,7 +201,7 @@ int cli_out_write(const char *cmd, const char *path, const char *what,
 		return 1;
 	}
 	if (cli_out_commit(fd, tmp, path, fl, false)) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, strcmp(path, "-") ? path : what, strerror(errno));
+		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, cli_out_name(path, what), strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -32,6 +32,8 @@ int cli_out_commit(int fd, const char *tmp, const char *path, struct io_flush *f
 /* Gives up a temp file from cli_out_open and its flusher (errno kept). */
 void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush *fl);
 
+/* How messages name an output: path, or what for "-" (standard output). */
+const char *cli_out_name(const char *path, const char *what);
 /*
  * One output, whole or not at all: fn(ctx, fd, flusher, d) writes it to a
  * temp file (with a background flusher), which is then put in place.
