@@ -1051,7 +1051,11 @@ static void start_queued(struct dfd_client *c)
 		enum conv_err err;
 		enum lock_state ls;
 
-		if (req_past_deadline(c, r, left))
+		/*
+		 * past the deadline, a last look at the caches (no lock needed to
+		 * read): the process holding the entry may have put it in place
+		 */
+		if (left <= 0 && (lookup_caches(c, r) || req_past_deadline(c, r, left)))
 			continue;
 		/* held elsewhere a moment ago: not flock'ed again on every call (steps come often) */
 		if (r->busy_left && left > r->busy_left - DFD_BUSY_RETRY_MS) {

@@ -1515,6 +1515,43 @@ static void test_busy_deadline(void **state)
 	close(held);
 }
 
+/*
+ * Past the deadline, a request waiting for another process's download
+ * looks at the cache once more: the holder may have put the file there.
+ */
+static void test_busy_deadline_cached(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path = NULL;
+	int held;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	held = entry_lock(cache, true);
+	opts_init(&o, urls, 1, cache);
+	o.deadline_s = 1;
+	c = client(&o);
+	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
+	(void)dfd_poll(c, 0); /* tried: held elsewhere */
+	/* the holder puts its download in place; the deadline passes before it lets go */
+	entry(p, sizeof(p), cache, g.a.hex, "debuginfo");
+	copy_file(g.a.path, p);
+	usleep(1100 * 1000);
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_OK);
+	assert_string_equal(path, p);
+	assert_int_equal(dfd_stats(c)->cache_hits, 1);
+	assert_int_equal(dfd_stats(c)->deadline, 0);
+	assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 0);
+	dfd_free(c);
+	close(held);
+}
+
 /* A client freed with a download in flight lets go of the entry's lock. */
 static void test_free_unlocks(void **state)
 {
@@ -1735,6 +1772,7 @@ int main(void)
 		cmocka_unit_test(test_orphan_tmp),
 		cmocka_unit_test(test_huge_seconds),
 		cmocka_unit_test(test_busy_deadline),
+		cmocka_unit_test(test_busy_deadline_cached),
 		cmocka_unit_test(test_free_unlocks),
 	};
 	const struct CMUnitTest real[] = {
