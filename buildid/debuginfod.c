@@ -51,9 +51,9 @@
 #define DFD_DEFAULT_MAX_IN_FLIGHT (1ull << 30)
 #define DFD_DEFAULT_MIN_FREE (256ull << 20)
 /* free space is looked at again each time a download grows by this much */
+#define DFD_FREE_CHECK_STEP (4ull << 20)
 /* How often an entry another process is downloading is tried again. */
 #define DFD_BUSY_RETRY_MS 50L
-#define DFD_FREE_CHECK_STEP (4ull << 20)
 /*
  * A transfer slower than this for timeout_s seconds is given up, as the
  * debuginfod client does ("at least 100K per timeout seconds"): a server
@@ -172,7 +172,6 @@ struct dfd_req {
 	long busy_left;        /* held elsewhere when ms_left was this: flock again at DFD_BUSY_RETRY_MS less */
 };
 
-/* One transfer in flight: the request's bytes to one server. */
 /* Why a transfer was ended by conv rather than by the server or libcurl. */
 enum xfer_stop {
 	XS_NONE,
@@ -182,6 +181,7 @@ enum xfer_stop {
 	XS_IO,        /* writing the temporary file failed (io_errno) */
 };
 
+/* One transfer in flight: the request's bytes to one server. */
 struct dfd_xfer {
 	struct dfd_client *c;
 	struct dfd_req *r;
@@ -200,6 +200,7 @@ struct dfd_xfer {
 	uint64_t seq;      /* start order: the oldest transfer is never paused */
 	uint64_t free_checked; /* received when free space was last looked at */
 	uint64_t free_bytes;   /* free then, when too little */
+	uint64_t others_bytes; /* what the other transfers still expected to write then */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -755,12 +756,13 @@ static uint64_t others_due(const struct dfd_client *c, const struct dfd_xfer *x)
  */
 static bool xfer_space_ok(struct dfd_xfer *x, uint64_t more)
 {
-	uint64_t f = fs_free(x->fd), need = x->c->min_free + others_due(x->c, x);
+	uint64_t f = fs_free(x->fd), others = others_due(x->c, x), need = x->c->min_free + others;
 
 	x->free_checked = x->received;
 	if (f == UINT64_MAX || (need >= x->c->min_free && f >= need && f - need >= more))
 		return true;
 	x->free_bytes = f;
+	x->others_bytes = others;
 	x->stopped = XS_NO_SPACE;
 	return false;
 }
@@ -1174,8 +1176,9 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 	if (x->stopped == XS_NO_SPACE) {
 		c->st.no_space++;
 		snprintf(msg, msg_size, "%s: not stored: %llu bytes free in the cache's file system, "
-			 "%llu kept free (%s)", x->url, (unsigned long long)x->free_bytes,
-			 (unsigned long long)c->min_free, x->total ? "the file would not fit" : "nearly full");
+			 "%llu kept free, %llu due to other downloads (%s)", x->url,
+			 (unsigned long long)x->free_bytes, (unsigned long long)c->min_free,
+			 (unsigned long long)x->others_bytes, x->total ? "the file would not fit" : "nearly full");
 		return CONV_E_IO;
 	}
 	if (x->stopped == XS_IO) {

@@ -1423,6 +1423,7 @@ static void test_min_free(void **state)
 	print_message("%s\n", d.msg);
 	assert_null(path);
 	assert_non_null(strstr(d.msg, "free"));
+	assert_non_null(strstr(d.msg, ", 0 due to other downloads")); /* the only one */
 	assert_int_equal(dfd_stats(c)->no_space, 1);
 	assert_true(dfd_stats(c)->bytes < (1u << 20));
 	assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 1);
