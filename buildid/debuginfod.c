@@ -502,14 +502,19 @@ static void emit(struct dfd_client *c, enum dfd_event ev, const struct dfd_req *
 	c->progress(c->progress_ctx, &p);
 }
 
+/* Closes the request's lock file, letting go of the lock if held. */
+static void req_lock_close(struct dfd_req *r)
+{
+	if (r->lock_fd1)
+		close(r->lock_fd1 - 1);
+	r->lock_fd1 = 0;
+	r->locked = false;
+}
+
 static void req_finish(struct dfd_client *c, struct dfd_req *r, enum conv_err result, char *path)
 {
 	/* the entry is in place (or known missing): other processes waiting for it may look */
-	if (r->lock_fd1) {
-		close(r->lock_fd1 - 1);
-		r->lock_fd1 = 0;
-		r->locked = false;
-	}
+	req_lock_close(r);
 	r->state = REQ_DONE;
 	r->result = result;
 	r->path = path;
@@ -1010,8 +1015,7 @@ static enum lock_state req_lock(struct dfd_client *c, struct dfd_req *r)
 	if (flock(r->lock_fd1 - 1, LOCK_EX | LOCK_NB) != 0) {
 		if (errno == EWOULDBLOCK)
 			return LOCK_BUSY;
-		close(r->lock_fd1 - 1);
-		r->lock_fd1 = 0;
+		req_lock_close(r);
 		return LOCK_HELD;
 	}
 	r->locked = true;
@@ -1575,8 +1579,7 @@ void dfd_free(struct dfd_client *c)
 	if (c->curl_inited)
 		cu.global_cleanup();
 	for (size_t i = 0; i < c->nr_reqs; i++) {
-		if (c->reqs[i]->lock_fd1)
-			close(c->reqs[i]->lock_fd1 - 1); /* or the lock would outlive the client */
+		req_lock_close(c->reqs[i]); /* or the lock would outlive the client */
 		free(c->reqs[i]->path);
 		free(c->reqs[i]->msg);
 		free(c->reqs[i]);
