@@ -137,15 +137,8 @@ static struct uw_cfi *cfi_of_mapping(struct unwinding *u, uint32_t map)
 	return u->map_cfi[map];
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 /* The walk's view of the process: the mapping at the sample's time, its object's CFI. */
-static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, const char **object)
+static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule)
 {
 	struct unwinding *u = ctx;
 	uint32_t map = procmap_lookup(u->pm, u->pid, pc);
@@ -156,7 +149,6 @@ static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule, co
 	if (map == PM_NO_MAPPING)
 		return UW_FIND_UNMAPPED;
 	m = procmap_mapping(u->pm, map);
-	*object = base_name(m->path);
 	if (m->kind != PM_KIND_FILE && m->kind != PM_KIND_VDSO)
 		return UW_FIND_NO_FILE;
 	c = cfi_of_mapping(u, map);

@@ -120,7 +120,7 @@ const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va);
 enum uw_find {
 	UW_FIND_RULE,     /* *rule set */
 	UW_FIND_ROOT,     /* the process's first frame (an entry point without CFI): nothing calls it */
-	UW_FIND_NO_CFI,   /* the address is in an object that has no rule for it; *object named */
+	UW_FIND_NO_CFI,   /* the address is in an object that has no rule for it */
 	UW_FIND_NO_FILE,  /* the address is in memory without an object (JIT, anonymous) */
 	UW_FIND_UNMAPPED, /* in no mapping */
 };
@@ -130,8 +130,7 @@ struct uw_source {
 	 * the rule for runtime address pc (already moved into the call for
 	 * callers); a question without side effects: the walk may ask twice
 	 */
-	enum uw_find (*find)(void *ctx, uint64_t pc, const struct uw_rule **rule,
-			     const char **object);
+	enum uw_find (*find)(void *ctx, uint64_t pc, const struct uw_rule **rule);
 	void *ctx;
 };
 
@@ -175,8 +174,8 @@ bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_sta
 struct uw_result {
 	size_t n;
 	enum uw_stop stop;
-	const char *stop_object; /* UW_STOP_NO_CFI: the object's name */
-	uint64_t stop_at;        /* UW_STOP_NO_CFI: the address looked up in it (a caller's: in its call) */
+	/* UW_STOP_NO_CFI: the address looked up in the object without CFI (a caller's: in its call) */
+	uint64_t stop_at;
 	/* bit i: pcs[i] is exact (the sampled PC, or the PC a signal interrupted) */
 	uint64_t exact_bits[4];
 };

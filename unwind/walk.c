@@ -432,9 +432,8 @@ bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_sta
 static const struct uw_rule *rule_before_syscall(const struct uw_source *src, uint64_t pc)
 {
 	const struct uw_rule *r = NULL;
-	const char *o = NULL;
 
-	return src->find(src->ctx, pc - 1, &r, &o) == UW_FIND_RULE ? r : NULL;
+	return src->find(src->ctx, pc - 1, &r) == UW_FIND_RULE ? r : NULL;
 }
 
 void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
@@ -444,8 +443,8 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	struct copy copy;
 	struct uw_regs cur = *regs, next;
 	bool exact = true; /* the sampled PC, or one a signal interrupted */
-	const char *guessed = NULL; /* the object the last step went through by frame pointer */
-	uint64_t guessed_at = 0;    /* the address looked up there */
+	bool guessed = false;    /* the last step went through an object by frame pointer */
+	uint64_t guessed_at = 0; /* the address looked up there */
 
 	memset(res, 0, sizeof(*res));
 	if (arch >= UW_ARCH_UNKNOWN || !max) {
@@ -457,7 +456,6 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	copy.base = stack->base ? stack->base : regs->r[a->sp];
 	for (;;) {
 		const struct uw_rule *rule = NULL;
-		const char *obj = NULL;
 		uint64_t at = exact ? cur.pc : cur.pc - 1;
 		enum uw_find fnd;
 		enum uw_stop e;
@@ -471,7 +469,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			res->exact_bits[res->n / 64] |= 1ull << (res->n % 64);
 		pcs[res->n++] = cur.pc;
 		/* a return address is looked up inside its call, the instruction before it (at) */
-		fnd = src->find(src->ctx, at, &rule, &obj);
+		fnd = src->find(src->ctx, at, &rule);
 		if (exact && fnd == UW_FIND_NO_CFI && (rule = rule_before_syscall(src, cur.pc)))
 			fnd = UW_FIND_RULE;
 		if (fnd == UW_FIND_ROOT) {
@@ -485,7 +483,6 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 				res->n--;
 				res->exact_bits[res->n / 64 % 4] &= ~(1ull << (res->n % 64));
 				res->stop = UW_STOP_NO_CFI;
-				res->stop_object = guessed;
 				res->stop_at = guessed_at;
 				return;
 			}
@@ -501,7 +498,6 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			if (e == STEP_OK && root && exact)
 				e = UW_STOP_NO_CFI;
 			if (e == UW_STOP_NO_CFI) {
-				res->stop_object = obj;
 				res->stop_at = at;
 				res->stop = fnd == UW_FIND_UNMAPPED ? UW_STOP_UNMAPPED : UW_STOP_NO_CFI;
 				return;
@@ -521,7 +517,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			return;
 		}
 		exact = rule && rule->signal;
-		guessed = fnd == UW_FIND_RULE ? NULL : obj ? obj : "";
+		guessed = fnd != UW_FIND_RULE;
 		guessed_at = at;
 		cur = next;
 	}
