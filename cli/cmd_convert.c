@@ -747,23 +747,31 @@ static bool folded_type(const struct cvopts *c, const char *in, const struct pro
 
 /*
  * The flame graph's views: each event with samples (its count), off-CPU
- * time (its nanoseconds), at most room of them; the others are said.
+ * time (its nanoseconds), as many as there are columns; the others are
+ * said. ftype (NULL: no folded stacks): the folded value's type, which
+ * needs a column of its own unless it is one of the views.
  */
-static void html_cols(const char *in, const struct prof *p, size_t room, struct view_cols *vc)
+static void html_cols(const char *in, const struct prof *p, const size_t *ftype, struct view_cols *vc)
 {
 	size_t left_out = 0;
+	bool folded_shown = false;
 
 	for (size_t i = 0; i < p->nr_events_desc; i++) {
 		const struct prof_event_desc *e = &p->events_desc[i];
+		size_t type = e->offcpu ? 2 * i + 1 : 2 * i;
 
 		if (!e->samples)
 			continue;
-		if (vc->nr == room) {
+		if (vc->nr == VIEW_MAX_COLS) {
 			left_out++;
 			continue;
 		}
-		cols_add(vc, e->offcpu ? 2 * i + 1 : 2 * i, strtab_get(&p->strs, e->full_name),
-			 e->offcpu ? "nanoseconds" : "samples");
+		folded_shown |= ftype && *ftype == type;
+		cols_add(vc, type, strtab_get(&p->strs, e->full_name), e->offcpu ? "nanoseconds" : "samples");
+	}
+	if (ftype && !folded_shown && vc->nr == VIEW_MAX_COLS) {
+		vc->nr--; /* its column goes to the folded value */
+		left_out++;
 	}
 	if (left_out)
 		fprintf(stderr, "conv: %s: the flame graph shows %zu events; %zu more with samples are left out\n",
@@ -809,7 +817,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		return rc;
 	memset(&vc, 0, sizeof(vc));
 	if (path[OUT_HTML])
-		html_cols(in, p, folded ? VIEW_MAX_COLS - 1 : VIEW_MAX_COLS, &vc); /* room for the folded value's */
+		html_cols(in, p, folded ? &ftype : NULL, &vc);
 	vc.nr_html = vc.nr;
 	vc.folded = vc.nr;
 	for (size_t k = 0; folded && k < vc.nr; k++)

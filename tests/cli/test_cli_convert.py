@@ -675,6 +675,18 @@ check("17 sampled events, -F folded,html --folded-value clk17: folded = the ppro
       r.returncode == 0 and wcol and wsum == sum(v[wcol[0]] for _, v, _ in pp["samples"]) and wsum > 0 and
       views == ["clk%d" % i for i in range(1, 16)] and "2 more with samples are left out" in err(r),
       (desc(r), wsum, views))
+# the default folded value (the first event's count) is one of the views: it needs no column of its own
+r = conv("-q", "--offline", "-F", "pprof,folded,html", "-o", os.path.join(d, "e17d"), E17)
+pp = pprofdec.read(os.path.join(d, "e17d.pb.gz")) if r.returncode == 0 else None
+ccol = [i for i, (t, _) in enumerate(pp["types"]) if t == "clk1_samples"] if pp else []
+csum = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(os.path.join(d, "e17d.folded"))) if r.returncode == 0 else -1
+m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, "e17d.html")).read(), re.S) if r.returncode == 0 else None
+views = [v["name"] for v in json.loads(m.group(1))["views"]] if m else []
+check("17 sampled events, -F folded,html: folded = the pprof's clk1_samples column (the first event's "
+      "count); the page shows 16 views and says 1 is left out",
+      r.returncode == 0 and ccol and csum == sum(v[ccol[0]] for _, v, _ in pp["samples"]) and csum > 0 and
+      views == ["clk%d" % i for i in range(1, 17)] and "1 more with samples are left out" in err(r),
+      (desc(r), csum, views, pp["types"][:4] if pp else None))
 r = conv("-q", "--offline", "--folded", os.path.join(d, "none.folded"), "--folded-value", "no-such", MAIN)
 check("--folded-value no-such: exit 4, said, no file", r.returncode == 4 and "no-such" in err(r) and
       not os.path.exists(os.path.join(d, "none.folded")) and tmp_leftovers(d) == [], desc(r))
