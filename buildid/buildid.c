@@ -13,6 +13,7 @@
 
 #include "core/cursor.h"
 #include "core/hex.h"
+#include "core/io.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -270,7 +271,7 @@ enum conv_err buildid_running_vdso(const void **image, size_t *size, uint8_t *id
 enum conv_err buildid_running_vdso_fd(const uint8_t *id, size_t len, int *fd)
 {
 	const void *image;
-	size_t size, have_len, done = 0;
+	size_t size, have_len;
 	uint8_t have[BUILDID_MAX];
 	int mfd;
 
@@ -280,16 +281,9 @@ enum conv_err buildid_running_vdso_fd(const uint8_t *id, size_t len, int *fd)
 	mfd = memfd_create("conv-vdso", MFD_CLOEXEC);
 	if (mfd < 0)
 		return CONV_E_IO;
-	while (done < size) {
-		ssize_t k = write(mfd, (const char *)image + done, size - done);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			close(mfd);
-			return CONV_E_IO;
-		}
-		done += (size_t)k;
+	if (io_write_all(mfd, image, size, NULL)) {
+		close(mfd);
+		return CONV_E_IO;
 	}
 	*fd = mfd;
 	return CONV_E_OK;

@@ -7,6 +7,9 @@
  */
 #include "reader/reader_internal.h"
 
+#include "core/cleanup.h"
+#include "core/io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -243,7 +246,7 @@ enum conv_err in_spool(struct rdr_in *in, struct conv_diag *diag)
 
 	const char *dir = getenv("TMPDIR");
 	char path[4096];
-	int tfd;
+	int tfd, slot;
 	uint64_t total = 0;
 
 	if (!dir || !*dir)
@@ -254,14 +257,17 @@ enum conv_err in_spool(struct rdr_in *in, struct conv_diag *diag)
 
 		if (n < 0 || (size_t)n >= sizeof(path))
 			return conv_fail(diag, CONV_E_IO, UINT64_MAX, "temp dir path too long");
-		tfd = mkstemp(path);
+		/* registered until unlinked: a signal in between still removes it */
+		tfd = cleanup_mkostemp(path, O_CLOEXEC, &slot);
 		if (tfd < 0)
 			return conv_fail(diag, CONV_E_IO, UINT64_MAX,
 					 "cannot create a temp file in %s to spool the input: %s", dir,
 					 strerror(errno));
 		unlink(path);
+		cleanup_drop(slot);
 	}
-	if (write(tfd, head, head_len) != (ssize_t)head_len)
+	errno = io_write_all(tfd, head, head_len, NULL);
+	if (errno)
 		goto fail;
 	total = head_len;
 	for (;;) {
@@ -271,15 +277,9 @@ enum conv_err in_spool(struct rdr_in *in, struct conv_diag *diag)
 			goto fail;
 		if (k == 0)
 			break;
-		for (ssize_t w = 0; w < k;) {
-			ssize_t m = write(tfd, in->buf + w, (size_t)(k - w));
-
-			if (m < 0 && errno == EINTR)
-				continue;
-			if (m <= 0)
-				goto fail;
-			w += m;
-		}
+		errno = io_write_all(tfd, in->buf, (size_t)k, NULL);
+		if (errno)
+			goto fail;
 		total += (uint64_t)k;
 	}
 	in->fd = tfd;
