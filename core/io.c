@@ -111,14 +111,15 @@ int io_flush_finish(struct io_flush *f, unsigned *syncs)
 	return err;
 }
 
-int io_write_all(int fd, const void *p, size_t n, size_t *done)
+/* io_write_all at fd's position (at < 0), or at file offset at (pwrite). */
+static int write_all_at(int fd, const void *p, size_t n, off_t at, size_t *done)
 {
 	const char *c = p;
 	size_t off = 0;
 	int err = 0;
 
 	while (off < n) {
-		ssize_t k = write(fd, c + off, n - off);
+		ssize_t k = at < 0 ? write(fd, c + off, n - off) : pwrite(fd, c + off, n - off, at + (off_t)off);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -131,6 +132,11 @@ int io_write_all(int fd, const void *p, size_t n, size_t *done)
 	if (done)
 		*done = off;
 	return err;
+}
+
+int io_write_all(int fd, const void *p, size_t n, size_t *done)
+{
+	return write_all_at(fd, p, n, -1, done);
 }
 
 void io_out_init(struct io_out *o, int fd, struct io_flush *flush)
@@ -150,6 +156,29 @@ void io_out_write(struct io_out *o)
 	if (!o->io_errno)
 		io_flush_wrote(o->flush, o->pos);
 	dbuf_reset(&o->buf);
+}
+
+void io_out_put(struct io_out *o, const void *p, size_t n)
+{
+	size_t off = 0;
+
+	io_out_write(o);
+	if (!o->io_errno)
+		o->io_errno = io_write_all(o->fd, p, n, &off);
+	o->pos += off;
+	if (!o->io_errno)
+		io_flush_wrote(o->flush, o->pos);
+}
+
+void io_out_patch(struct io_out *o, uint64_t at, const void *p, size_t n)
+{
+	if (at >= o->pos && at - o->pos + n <= o->buf.len) {
+		memcpy(o->buf.data + (at - o->pos), p, n);
+		return;
+	}
+	io_out_write(o);
+	if (!o->io_errno)
+		o->io_errno = write_all_at(o->fd, p, n, (off_t)at, NULL);
 }
 
 enum conv_err io_out_finish(struct io_out *o, uint64_t *bytes, struct conv_diag *diag)

@@ -54,8 +54,9 @@ int io_write_all(int fd, const void *p, size_t n, size_t *done);
 /*
  * A writer's output to fd: appended to buf, written a megabyte at a time
  * (io_out_maybe_write) with the flusher told. pos is buf[0]'s offset in
- * the file, so a writer may patch bytes it wrote before. Errors are
- * sticky: the first write error's errno is kept, later writes do nothing.
+ * the file, so a writer may patch bytes it wrote before (io_out_patch).
+ * Errors are sticky: the first write error's errno is kept, later writes
+ * do nothing.
  */
 struct io_out {
 	int fd;
@@ -74,6 +75,15 @@ void io_out_write(struct io_out *o);
  * CONV_E_OK; *bytes (may be NULL) gets the bytes written.
  */
 enum conv_err io_out_finish(struct io_out *o, uint64_t *bytes, struct conv_diag *diag);
+/* Writes what buf holds, then n bytes from p as they are (not copied: large pieces). */
+void io_out_put(struct io_out *o, const void *p, size_t n);
+/* Puts n bytes at file offset at, over bytes written before (still in buf, or in the file). */
+void io_out_patch(struct io_out *o, uint64_t at, const void *p, size_t n);
+/* The file offset of the next byte. */
+static inline uint64_t io_out_tell(const struct io_out *o)
+{
+	return o->pos + o->buf.len;
+}
 /* Writes buf when it holds a megabyte or more. */
 static inline void io_out_maybe_write(struct io_out *o)
 {

@@ -1242,44 +1242,18 @@ static size_t record_at(const struct jfe_chunk *c, uint64_t rel)
 	return SIZE_MAX;
 }
 
-/* Where the rewrite goes: a file written as it is made, patched in place where sizes come late. */
-struct jsink {
-	int fd;
-	struct io_flush *flush; /* may be NULL */
-	uint64_t pos; /* bytes written: the file position */
-	int io_errno;
-};
-
-static void jsink_write(struct jsink *s, const uint8_t *p, size_t n)
-{
-	size_t off = 0;
-
-	if (!s->io_errno)
-		s->io_errno = io_write_all(s->fd, p, n, &off);
-	s->pos += off;
-	/* made durable while the rest is written (core/io.h) */
-	if (!s->io_errno)
-		io_flush_wrote(s->flush, s->pos);
-}
-
-static void jsink_patch(struct jsink *s, uint64_t at, const uint8_t *p, size_t n)
-{
-	if (!s->io_errno && pwrite(s->fd, p, n, (off_t)at) != (ssize_t)n)
-		s->io_errno = errno ? errno : EIO;
-}
-
 /*
  * Chunk ci rewritten to s: its events copied from the input as they are
  * (never held in memory), checkpoints re-encoded in scratch, then the delta
  * chain and the header patched in place.
  */
 static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const struct jfe_edit *e,
-				 const struct adds *a, struct jsink *s, struct dbuf *scratch,
+				 const struct adds *a, struct io_out *s, struct dbuf *scratch,
 				 struct conv_diag *diag)
 {
 	const struct jfe_chunk *c = &f->chunks[ci];
 	struct chunk_edit ce;
-	uint64_t *new_off, *delta_at, chunk_at = s->pos;
+	uint64_t *new_off, *delta_at, chunk_at = io_out_tell(s);
 	size_t ri, cp_rec, meta_rec, done = c->off + HEADER_SIZE;
 	uint8_t hdr[24];
 	bool any = false, ok = true;
@@ -1306,7 +1280,7 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 	if (!any) {
 		free(ce.used[0]);
 		hmap_release(&ce.repl);
-		jsink_write(s, f->buf + c->off, c->size);
+		io_out_put(s, f->buf + c->off, c->size);
 		return CONV_E_OK;
 	}
 	ce.kind[0] = jfe_type_named(c, "jdk.types.Symbol");
@@ -1330,26 +1304,26 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 		hmap_release(&ce.repl);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	}
-	jsink_write(s, f->buf + c->off, HEADER_SIZE);
+	io_out_put(s, f->buf + c->off, HEADER_SIZE);
 	for (ri = 0; ri < c->nr_records && ok && !s->io_errno; ri++) {
 		const struct jfe_record *r = &c->records[ri];
 
 		/* the events before it, as they are */
-		jsink_write(s, f->buf + done, r->off - done);
-		new_off[ri] = s->pos - chunk_at;
+		io_out_put(s, f->buf + done, r->off - done);
+		new_off[ri] = io_out_tell(s) - chunk_at;
 		if (r->type == 1) {
 			size_t rel;
 
 			dbuf_reset(scratch);
 			ok = write_checkpoint(&ce, (uint32_t)ri, scratch, &rel);
-			delta_at[ri] = s->pos + rel;
-			jsink_write(s, scratch->data, scratch->len);
+			delta_at[ri] = io_out_tell(s) + rel;
+			io_out_put(s, scratch->data, scratch->len);
 		} else {
-			jsink_write(s, f->buf + r->off, r->size);
+			io_out_put(s, f->buf + r->off, r->size);
 		}
 		done = r->off + r->size;
 	}
-	jsink_write(s, f->buf + done, c->off + c->size - done);
+	io_out_put(s, f->buf + done, c->off + c->size - done);
 	/* the delta chain and the header, now that every record has its place */
 	for (ri = 0; ri < c->nr_records && ok; ri++) {
 		const struct jfe_record *r = &c->records[ri];
@@ -1369,15 +1343,15 @@ static enum conv_err write_chunk(const struct jfe_file *f, size_t ci, const stru
 			nd = target == SIZE_MAX ? 0 : new_off[target] - new_off[ri];
 		}
 		jfr_enc_varint_fixed(slot, nd, 9);
-		jsink_patch(s, delta_at[ri], slot, sizeof(slot));
+		io_out_patch(s, delta_at[ri], slot, sizeof(slot));
 	}
 	cp_rec = record_at(c, c->cp_off);
 	meta_rec = record_at(c, c->meta_off);
-	jfr_put_be(hdr, s->pos - chunk_at, 8);
+	jfr_put_be(hdr, io_out_tell(s) - chunk_at, 8);
 	jfr_put_be(hdr + 8, cp_rec == SIZE_MAX ? c->cp_off : new_off[cp_rec], 8);
 	jfr_put_be(hdr + 16, meta_rec == SIZE_MAX ? c->meta_off : new_off[meta_rec], 8);
 	if (ok)
-		jsink_patch(s, chunk_at + 8, hdr, sizeof(hdr));
+		io_out_patch(s, chunk_at + 8, hdr, sizeof(hdr));
 	free(new_off);
 	free(delta_at);
 	free(ce.used[0]);
@@ -1394,8 +1368,8 @@ enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, i
 {
 	struct adds a;
 	struct dbuf scratch;
-	struct jsink s;
-	enum conv_err err = CONV_E_OK;
+	struct io_out s;
+	enum conv_err err = CONV_E_OK, end;
 
 	*bytes = 0;
 	*io_errno = 0;
@@ -1403,15 +1377,13 @@ enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, i
 		adds_release(&a);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	}
-	memset(&s, 0, sizeof(s));
-	s.fd = fd;
-	s.flush = flush;
+	io_out_init(&s, fd, flush);
 	dbuf_init(&scratch, 0);
 	for (size_t ci = 0; ci < f->nr_chunks && !err && !s.io_errno; ci++)
 		err = write_chunk(f, ci, e, &a, &s, &scratch, diag);
-	if (!err && s.io_errno)
-		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "%s", strerror(s.io_errno));
-	*bytes = s.pos;
+	end = io_out_finish(&s, bytes, err ? NULL : diag);
+	if (!err)
+		err = end;
 	*io_errno = s.io_errno;
 	dbuf_release(&scratch);
 	adds_release(&a);

@@ -833,24 +833,6 @@ static void location_frames(struct w *w, uint32_t loc)
 
 /* ---- output ---- */
 
-static void patch(struct w *w, uint64_t pos, const unsigned char *bytes, size_t n)
-{
-	struct io_out *o = &w->o;
-
-	if (pos >= o->pos && pos - o->pos + n <= o->buf.len) {
-		memcpy(o->buf.data + (pos - o->pos), bytes, n);
-		return;
-	}
-	io_out_write(o);
-	if (!o->io_errno && pwrite(o->fd, bytes, n, (off_t)pos) != (ssize_t)n)
-		o->io_errno = errno ? errno : EIO;
-}
-
-static uint64_t out_tell(const struct w *w)
-{
-	return w->o.pos + w->o.buf.len;
-}
-
 struct chunk {
 	uint64_t start_pos;
 	uint64_t min_tick, max_tick;
@@ -1378,7 +1360,7 @@ static void chunk_begin(struct w *w, struct chunk *c)
 	unsigned char zero[68];
 
 	memset(zero, 0, sizeof(zero));
-	c->start_pos = out_tell(w);
+	c->start_pos = io_out_tell(&w->o);
 	c->any = false;
 	c->min_tick = c->max_tick = 0;
 	dbuf_append(&w->o.buf, zero, sizeof(zero));
@@ -1408,7 +1390,7 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 	 * field of fixed width patched at the end: a padded varint, as
 	 * HotSpot's own checkpoint writer does, so no copy of it is held.
 	 */
-	cp_pos = out_tell(w);
+	cp_pos = io_out_tell(&w->o);
 	{
 		static const unsigned char pad[CP_SIZE_BYTES] = { 0x80, 0x80, 0x80, 0x80, 0x00 };
 		unsigned char sz[CP_SIZE_BYTES];
@@ -1417,19 +1399,19 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 		dbuf_append(&w->o.buf, pad, sizeof(pad));
 		jfr_put_varint(&w->o.buf, 1);
 		write_checkpoint(w, start_tick, &w->o.buf);
-		len = out_tell(w) - cp_pos;
+		len = io_out_tell(&w->o) - cp_pos;
 		if (len >> (7 * CP_SIZE_BYTES))
 			w->nomem = true; /* over 32 GiB: not representable (never in practice) */
 		jfr_enc_varint_fixed(sz, len, CP_SIZE_BYTES);
-		patch(w, cp_pos, sz, sizeof(sz));
+		io_out_patch(&w->o, cp_pos, sz, sizeof(sz));
 	}
-	meta_pos = out_tell(w);
+	meta_pos = io_out_tell(&w->o);
 	write_metadata(w, start_tick, &b);
 	put_record(&w->o.buf, 0, &b);
 	if (b.err)
 		w->nomem = true;
 	dbuf_release(&b);
-	end = out_tell(w);
+	end = io_out_tell(&w->o);
 	nanos = wall_of(p, start_tick);
 	if (nanos < c->nanos_floor)
 		nanos = c->nanos_floor;
@@ -1447,7 +1429,7 @@ static void chunk_end(struct w *w, struct chunk *c, bool last)
 	h[64] = 0; /* complete */
 	h[65] = 0;
 	jfr_put_be(h + 66, last ? 3 : 1, 2);
-	patch(w, c->start_pos, h, sizeof(h));
+	io_out_patch(&w->o, c->start_pos, h, sizeof(h));
 	io_out_maybe_write(&w->o);
 }
 
@@ -1591,7 +1573,7 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 					p->nr_stacks);
 			goto out;
 		}
-		if (c.any && out_tell(&w) - c.start_pos >= chunk_size) {
+		if (c.any && io_out_tell(&w.o) - c.start_pos >= chunk_size) {
 			/* this chunk is full and there is more: close it, start the next */
 			close_chunk(&w, &c, false);
 			chunk_begin(&w, &c);
@@ -1647,16 +1629,11 @@ enum conv_err jfr_write(const struct prof *p, const struct jfr_opts *o, int fd,
 	}
 	close_chunk(&w, &c, true);
 	st->remote_frames = w.remote_frames;
-	io_out_write(&w.o);
-	if (w.nomem || w.o.buf.err) {
-		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory while writing JFR");
+	if (w.nomem) {
+		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 		goto out;
 	}
-	if (w.o.io_errno) {
-		err = conv_fail(diag, CONV_E_IO, UINT64_MAX, "write: %s", strerror(w.o.io_errno));
-		goto out;
-	}
-	st->bytes = w.o.pos;
+	err = io_out_finish(&w.o, &st->bytes, diag);
 out:
 	w_release(&w);
 	return err;

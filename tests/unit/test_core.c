@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -497,6 +498,44 @@ static void test_io_flush(void **state)
 	close(pfd[1]);
 }
 
+/* io_out: buffered bytes, bytes put as they are, and patches over both land where they belong. */
+static void test_io_out(void **state)
+{
+	FILE *tf = tmpfile();
+	int fd = tf ? fileno(tf) : -1, pfd[2];
+	struct io_out o;
+	uint64_t bytes = 0;
+	char got[16];
+
+	(void)state;
+	assert_true(fd >= 0);
+	io_out_init(&o, fd, NULL);
+	dbuf_append(&o.buf, "abcd", 4);
+	assert_int_equal(io_out_tell(&o), 4);
+	io_out_put(&o, "efgh", 4);          /* writes "abcd" first */
+	assert_int_equal(io_out_tell(&o), 8);
+	dbuf_append(&o.buf, "ijkl", 4);
+	io_out_patch(&o, 9, "JK", 2);       /* still in buf */
+	io_out_patch(&o, 1, "BC", 2);       /* already in the file */
+	assert_int_equal(io_out_finish(&o, &bytes, NULL), CONV_E_OK);
+	assert_int_equal(bytes, 12);
+	assert_int_equal(pread(fd, got, sizeof(got), 0), 12);
+	assert_memory_equal(got, "aBCdefghiJKl", 12);
+	fclose(tf);
+
+	/* a write that fails is kept and reported by finish */
+	assert_int_equal(pipe(pfd), 0);
+	close(pfd[0]);
+	signal(SIGPIPE, SIG_IGN);
+	io_out_init(&o, pfd[1], NULL);
+	io_out_put(&o, "x", 1);
+	assert_int_equal(o.io_errno, EPIPE);
+	io_out_patch(&o, 0, "y", 1);
+	assert_int_equal(io_out_finish(&o, &bytes, NULL), CONV_E_IO);
+	assert_int_equal(bytes, 0);
+	close(pfd[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_io_flush),
+		cmocka_unit_test(test_io_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
