@@ -1,6 +1,7 @@
 #include "core/json.h"
 
 #include "core/dbuf.h"
+#include "core/utf8.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -72,39 +73,6 @@ void json_arr_begin(struct json *j)
 void json_arr_end(struct json *j)
 {
 	json_close(j, ']');
-}
-
-/* Length of a valid UTF-8 sequence at s (at most n bytes), or 0 if invalid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = s[0] & 0x1fu;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0fu;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = s[0] & 0x07u;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3fu);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
 }
 
 static void escape(struct dbuf *out, const char *str, size_t len, bool lt)

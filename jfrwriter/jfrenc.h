@@ -8,6 +8,7 @@
 #define CONV_JFRWRITER_JFRENC_H
 
 #include "core/dbuf.h"
+#include "core/utf8.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,35 +53,6 @@ static inline void jfr_put_be(unsigned char *p, uint64_t v, int n)
 	}
 }
 
-/* Whether s[0..n) is well-formed UTF-8 (no overlong 2-byte leads, no bytes past U+10FFFF's lead). */
-static inline bool jfr_utf8_valid(const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		size_t k;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			k = 1;
-		else if (c >= 0xe0 && c <= 0xef)
-			k = 2;
-		else if (c >= 0xf0 && c <= 0xf4)
-			k = 3;
-		else
-			return false;
-		if (k > n - i - 1)
-			return false;
-		for (size_t j = 1; j <= k; j++)
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-		i += k + 1;
-	}
-	return true;
-}
-
 /*
  * A string field: 0 for NULL, else encoding 3 (UTF-8), its length and
  * bytes. Readers reject invalid UTF-8 (symbol names may hold any bytes):
@@ -97,7 +69,7 @@ static inline void jfr_put_string(struct dbuf *b, const char *s)
 	n = strlen(s);
 	dbuf_putc(b, 3);
 	jfr_put_varint(b, n);
-	if (jfr_utf8_valid((const unsigned char *)s, n)) {
+	if (utf8_valid((const unsigned char *)s, n)) {
 		dbuf_append(b, s, n);
 		return;
 	}

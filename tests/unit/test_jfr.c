@@ -357,6 +357,17 @@ static void test_put_string(void **state)
 	assert_int_equal(b.len, sizeof(bad));
 	assert_memory_equal(b.data, bad, sizeof(bad));
 	dbuf_reset(&b);
+	/* the same rule as JSON's (core/utf8.h): a surrogate, an overlong form, past U+10FFFF */
+	for (int i = 0; i < 3; i++) {
+		static const char *const s[] = { "\xed\xa0\x80", "\xe0\x80\x80", "\xf4\x90\x80\x80" };
+		static const unsigned char q[] = { 3, 3, '?', '?', '?' }, q4[] = { 3, 4, '?', '?', '?', '?' };
+
+		dbuf_reset(&b);
+		jfr_put_string(&b, s[i]);
+		assert_int_equal(b.len, i < 2 ? sizeof(q) : sizeof(q4));
+		assert_memory_equal(b.data, i < 2 ? q : q4, b.len);
+	}
+	dbuf_reset(&b);
 	jfr_put_string(&b, NULL);
 	assert_int_equal(b.len, 1);
 	assert_int_equal(b.data[0], 0);
