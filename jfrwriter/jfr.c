@@ -94,11 +94,6 @@ static void put_u32(struct dbuf *b, int64_t v)
 	jfr_put_varint(b, (uint32_t)v);
 }
 
-static void put_byte(struct dbuf *b, unsigned char c)
-{
-	dbuf_append(b, &c, 1);
-}
-
 /* A record whose body is in body: size (exact varint) | type | body. */
 static void put_record(struct dbuf *out, uint64_t type, const struct dbuf *body)
 {
@@ -1128,7 +1123,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 	jfr_put_varint(b, tick);
 	jfr_put_varint(b, 0); /* duration */
 	jfr_put_varint(b, 0); /* delta to the previous checkpoint: none */
-	put_byte(b, 1);   /* checkpoint type: flush (one byte for every reader) */
+	dbuf_putc(b, 1);   /* checkpoint type: flush (one byte for every reader) */
 	jfr_put_varint(b, pools);
 	pool_head(b, T_FRAMETYPE, FT__COUNT);
 	for (int i = 0; i < FT__COUNT; i++) {
@@ -1168,7 +1163,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			for (uint32_t i = 0; i < n; i++)
 				nf += w->loc_count[locs[i]];
 			jfr_put_varint(b, s + 1);
-			put_byte(b, prof_stack_truncated(p, (uint32_t)s));
+			dbuf_putc(b, prof_stack_truncated(p, (uint32_t)s));
 			jfr_put_varint(b, nf);
 			for (uint32_t i = 0; i < n; i++) {
 				for (uint32_t k = 0; k < w->loc_count[locs[i]]; k++) {
@@ -1195,7 +1190,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			jfr_put_varint(b, m->name);
 			jfr_put_varint(b, m->desc);
 			put_u32(b, m->modifiers);
-			put_byte(b, 0);
+			dbuf_putc(b, 0);
 			io_out_maybe_write(&w->o);
 		}
 	}
@@ -1209,7 +1204,7 @@ static void write_checkpoint(struct w *w, uint64_t tick, struct dbuf *b)
 			jfr_put_varint(b, w->classes[i].name);
 			jfr_put_varint(b, w->classes[i].package);
 			put_u32(b, 0);
-			put_byte(b, 0);
+			dbuf_putc(b, 0);
 			io_out_maybe_write(&w->o);
 		}
 	}

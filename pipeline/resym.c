@@ -21,10 +21,10 @@
 #define KERNEL_HALF 0x8000000000000000ull
 #define NO_ID UINT32_MAX
 
-/* A build-id as a JFR names it: hex of at most the 20 bytes a mapping keeps. */
+/* A build-id as a JFR names it: hex of at most the bytes a mapping keeps (feed_mmap's). */
 static bool is_build_id(const char *s)
 {
-	uint8_t b[20];
+	uint8_t b[sizeof(((struct rdr_event *)0)->u.mmap.build_id)];
 	size_t n;
 
 	return buildid_from_hex(s, b, sizeof(b), &n);
