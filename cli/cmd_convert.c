@@ -815,6 +815,10 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 	}
 	if (!folded && !path[OUT_HTML])
 		return rc;
+	if (!p->nr_types) {
+		fprintf(stderr, "conv: %s: no event to show: the recording describes none\n", in);
+		return CLI_EXIT_OUTPUT;
+	}
 	memset(&vc, 0, sizeof(vc));
 	if (path[OUT_HTML])
 		html_cols(in, p, folded ? &ftype : NULL, &vc);
@@ -825,10 +829,6 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 			vc.folded = k;
 	if (folded && vc.folded == vc.nr)
 		cols_add(&vc, ftype, "", "");
-	if (!vc.nr) {
-		fprintf(stderr, "conv: %s: no event to show: the recording describes none\n", in);
-		return CLI_EXIT_OUTPUT;
-	}
 	err = view_tree_build(&t, p, vc.types, vc.nr);
 	if (err) {
 		fprintf(stderr, "conv: %s: cannot build the call tree: %s\n", in, conv_strerror(err));
