@@ -113,7 +113,8 @@ t.check("an uncompressed profile: BASE.symbolized.pb, not gzipped", r.returncode
 d = os.path.join(WORK, "outdir", "sub")  # not there yet: made, as conv makes it
 r = conv("symbolize", "-q", "--offline", "-o", d, os.path.join(WORK, "fg.pb.gz"), plain)
 t.check("-o DIR with two inputs: DIR made, both written there", r.returncode == 0 and os.path.isdir(d) and
-        sorted(os.listdir(d)) == ["fg.symbolized.pb.gz", "plain.symbolized.pb"], (err(r), os.listdir(d)))
+        sorted(os.listdir(d)) == ["fg.symbolized.pb.gz", "plain.symbolized.pb"],
+        (err(r), os.listdir(d) if os.path.isdir(d) else None))
 
 # refusals
 fg = os.path.join(WORK, "fg.pb.gz")
@@ -136,11 +137,14 @@ for args, code, words in ((["symbolize"], 1, "no FILE"),
                           (["symbolize", os.path.join(WORK, "missing.pb.gz")], 2, "No such file"),
                           (["symbolize", "-o", os.path.join(WORK, "r.pb.gz"), os.path.join(REPO, "README.md")],
                            2, "not a pprof profile")):
-    fg_bytes = open(fg, "rb").read()
+    # every file named, input or would-be output, as it was
+    named = {a: open(a, "rb").read() for a in args if os.path.isfile(a)}
     r = conv(*args)
     t.check("conv %s: exit %d, says '%s'" % (" ".join(os.path.basename(a) for a in args[1:]) or "symbolize", code,
                                            words), r.returncode == code and words in err(r), (r.returncode, err(r)))
-    t.check("  ... and the input is intact", open(fg, "rb").read() == fg_bytes)
+    t.check("  ... and every file it names is intact (%d)" % len(named),
+            all(os.path.isfile(a) and open(a, "rb").read() == b for a, b in named.items()),
+            [a for a, b in named.items() if not os.path.isfile(a) or open(a, "rb").read() != b])
     if os.path.exists(os.path.join(WORK, "s.pb.gz")):  # the --stats file of the collision case
         os.unlink(os.path.join(WORK, "s.pb.gz"))
 jfr = os.path.join(WORK, "fg.jfr")

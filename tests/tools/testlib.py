@@ -2,7 +2,7 @@
 
     import testlib as t
     t.check("name", cond, detail)     # prints "ok   name" or "FAIL name  -- detail"; returns cond
-    t.skip_all("why")                 # prints the SKIP line CTest expects and exits 77
+    t.skip_all("why")                 # prints the SKIP line CTest expects and exits 77 (1 after a FAIL)
     t.finish()                        # prints "N passed, M failed" and exits 1 on a failure
     server, url = t.fake_debuginfod(DIR, faults=("*=drip:0.1:2048",))
     ...
@@ -29,8 +29,9 @@ def check(name, cond, detail=""):
 
 
 def skip_all(why):
+    """Exits 77 (skipped) for the rest; a check that already failed keeps the test failed (exit 1)."""
     print("SKIP: %s\n%d passed, %d failed, 1 skipped" % (why, passed, failed), flush=True)
-    sys.exit(77)
+    sys.exit(1 if failed else 77)
 
 
 def finish():
