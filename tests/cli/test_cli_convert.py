@@ -62,11 +62,9 @@ import os
 import re
 import shlex
 import shutil
-import stat
 import subprocess
 import sys
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "symbolize"))
@@ -74,6 +72,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
 sys.dont_write_bytecode = True
 import pprof_read  # noqa: E402
 import pprofdec  # noqa: E402
+import testlib  # noqa: E402  (its fake server; this test keeps its own check and skip)
 
 CONV, WORK0 = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -1097,13 +1096,11 @@ if have_moved:
     # a debuginfod server on 127.0.0.1 that serves the moved binary
     srv = None
     try:
-        srv = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "tools", "fake_debuginfod.py"),
-                                "--dir", DBG, "--lifetime", str(3 * HANG), "--exit-on-stdin-eof"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        line = srv.stdout.readline().decode()
-        m = re.match(r"PORT (\d+)", line)
-        if m:
-            url = "http://127.0.0.1:%s" % m.group(1)
+        try:
+            srv, url = testlib.fake_debuginfod(DBG, lifetime=3 * HANG)
+        except RuntimeError as e:
+            skip("--debuginfod", e)
+        if srv:
             # --offline with --debuginfod is a usage error (test_cli_usage); the server named
             # the other way, $DEBUGINFOD_URLS, must be left alone too
             ENV["DEBUGINFOD_URLS"] = url
@@ -1111,8 +1108,7 @@ if have_moved:
                 r, s, f = moved("dfd-offline", "--cache-dir", fresh("dcache-off"))
             finally:
                 del ENV["DEBUGINFOD_URLS"]
-            with urllib.request.urlopen(url + "/__stats", timeout=HANG) as u:
-                n0 = json.loads(u.read().decode())["requests"]
+            n0 = testlib.server_stats(url, HANG)["requests"]
             check("$DEBUGINFOD_URLS --offline: no request reaches the server, unresolved",
                   r.returncode == 0 and n0 == 0 and "burn_inner" not in f, (desc(r), n0))
             r, s, f = moved("dfd", "--debuginfod", url, "--cache-dir", fresh("dcache-on"), offline=False)
@@ -1129,29 +1125,18 @@ if have_moved:
             if "timeout" in OPTS:
                 # the server sends the headers and then nothing for longer than any run may
                 # take (conv is killed after HANG s): conv must give up on it by itself
-                with urllib.request.urlopen(url + "/__fault?id=*&kind=stall&arg=%d" % (3 * HANG),
-                                            timeout=HANG) as u:
-                    u.read()
+                testlib.server_get(url, "/__fault?id=*&kind=stall&arg=%d" % (3 * HANG), HANG)
                 r, s, f = moved("dfd-timeout", "--debuginfod", url, "--cache-dir", fresh("dcache-to"),
                                 "--timeout", "1", offline=False)
-                with urllib.request.urlopen(url + "/__stats", timeout=HANG) as u:
-                    stalled = json.loads(u.read().decode())["in_flight"]
+                stalled = testlib.server_stats(url, HANG)["in_flight"]
                 check("--timeout 1: conv gives up on a stalled server (exit 0, nothing fetched, the "
                       "server still stalling: %d in flight)" % stalled,
                       r.returncode == 0 and stalled >= 1 and "burn_inner" not in f and
                       s.get("debuginfod", {}).get("fetched") == 0, (desc(r), s.get("debuginfod")))
-                with urllib.request.urlopen(url + "/__fault?id=*&kind=none", timeout=HANG) as u:
-                    u.read()
-        else:
-            skip("--debuginfod", "fake server did not start: %r" % line)
+                testlib.server_get(url, "/__fault?id=*&kind=none", HANG)
     finally:
         if srv:
-            srv.stdin.close()
-            try:
-                srv.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                srv.kill()
-                srv.wait()
+            testlib.stop(srv)
 else:
     conv("-q", "--offline", "-d", DBG, "--debug-dir=" + DBG, "--cache-dir", fresh("dc"),
          "--debuginfod", "http://127.0.0.1:9", "--max-download", "1M", "--timeout", "5",

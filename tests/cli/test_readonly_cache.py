@@ -26,7 +26,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import testlib as t  # noqa: E402
@@ -64,8 +63,7 @@ server, url = t.fake_debuginfod(os.path.join(REPO, "samples", "debug"), lifetime
 try:
 
     def requests():
-        with urllib.request.urlopen(url + "/__stats", timeout=10) as r:
-            return json.loads(r.read())["requests"]
+        return t.server_stats(url)["requests"]
 
     def run(cache, tag, drop=False):
         env = dict(os.environ, HOME=os.path.join(out, "home-" + tag))

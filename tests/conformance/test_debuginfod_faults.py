@@ -52,7 +52,8 @@ import time
 
 CONV, WORK = sys.argv[1], sys.argv[2]
 HERE = os.path.dirname(os.path.abspath(__file__))
-FAKE = os.path.join(os.path.dirname(HERE), "tools", "fake_debuginfod.py")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+import testlib  # noqa: E402  (its fake server; this test keeps its own table of checks)
 passed = failed = 0
 
 SRC = r"""
@@ -106,28 +107,18 @@ if p.returncode:
 r = sh(["readelf", "-n", exe])
 bid = [l.split("Build ID:")[1].strip() for l in r.stdout.decode().splitlines() if "Build ID:" in l][0]
 
-server = subprocess.Popen([sys.executable, FAKE, "--dir", served, "--lifetime", "300",
-                           "--exit-on-stdin-eof", "--port-file", os.path.join(WORK, "port")],
-                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-for _ in range(100):
-    if os.path.exists(os.path.join(WORK, "port")) and open(os.path.join(WORK, "port")).read().strip():
-        break
-    time.sleep(0.05)
-port = open(os.path.join(WORK, "port")).read().split()[-1]
-url = "http://127.0.0.1:%s" % port
+server, url = testlib.fake_debuginfod(served, lifetime=300)
 env = dict(os.environ, HOME=os.path.join(WORK, "home"), XDG_CACHE_HOME=os.path.join(WORK, "xdg"))
 env.pop("DEBUGINFOD_URLS", None)
 env["DEBUGINFOD_CACHE_PATH"] = os.path.join(WORK, "sys-cache")
 
 
 def fault(kind, arg=""):
-    import urllib.request
-    urllib.request.urlopen("%s/__fault?id=%s&kind=%s&arg=%s" % (url, bid, kind, arg), timeout=5).read()
+    testlib.server_get(url, "/__fault?id=%s&kind=%s&arg=%s" % (bid, kind, arg))
 
 
 def server_stats():
-    import urllib.request
-    return json.loads(urllib.request.urlopen(url + "/__stats", timeout=5).read())
+    return testlib.server_stats(url)
 
 
 def requests_for_bid():
@@ -393,8 +384,7 @@ try:
         print("%-32s %6.1f %5d  %s" % (label, wall, n, seen))
     print()
 finally:
-    server.stdin.close()
-    server.wait(timeout=10)
+    testlib.stop(server)
 shutil.rmtree(WORK, ignore_errors=True)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -17,14 +17,12 @@ The same against the real debuginfod: tests/symbolize/test_shared_cache_real.py.
 
 usage: test_shared_cache.py CONV WORKDIR
 """
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import testlib as t  # noqa: E402
@@ -33,11 +31,6 @@ CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(REPO, "samples", "perf.data")
-
-
-def get(url, path):
-    with urllib.request.urlopen(url + path, timeout=10) as r:
-        return r.read()
 
 
 shutil.rmtree(WORK, ignore_errors=True)
@@ -58,7 +51,7 @@ try:
         return [open(os.path.join(WORK, tag + e), "rb").read() for e in (".pb.gz", ".jfr")]
 
     def requests():
-        st = json.loads(get(url, "/__stats"))
+        st = t.server_stats(url)
         return {p: n for p, n in st["paths"].items() if p.startswith("/buildid/")}
 
     def temps(cache):
@@ -73,8 +66,8 @@ try:
     t.check("it fetched the sample's debug files (%d)" % len(ref_paths), ref_paths, ref_paths)
 
     for round_, (delay, kill) in enumerate(((1, 0), (3, 2))):
-        get(url, "/__reset")
-        get(url, "/__fault?id=*&kind=delay&arg=%d" % delay)
+        t.server_get(url, "/__reset")
+        t.server_get(url, "/__fault?id=*&kind=delay&arg=%d" % delay)
         cache = os.path.join(WORK, "shared-%d" % round_)
         procs = [start("r%d-%d" % (round_, i), cache) for i in range(8)]
         if kill:
@@ -93,7 +86,7 @@ try:
                 (kill or all(n == 1 for n in got.values())), got)
         # a killed holder's temp file is removed by whoever takes the entry's lock next
         t.check("%s: no temp file in the cache" % what, not temps(cache), temps(cache))
-    get(url, "/__fault?id=*&kind=none")
+    t.server_get(url, "/__fault?id=*&kind=none")
 finally:
     t.stop(server)
 t.finish()

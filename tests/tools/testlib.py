@@ -5,14 +5,16 @@
     t.skip_all("why")                 # prints the SKIP line CTest expects and exits 77 (1 after a FAIL)
     t.finish()                        # prints "N passed, M failed" and exits 1 on a failure
     server, url = t.fake_debuginfod(DIR, faults=("*=drip:0.1:2048",))
-    ...
+    t.server_stats(url)["requests"]; t.server_get(url, "/__reset")
     t.stop(server)
 
 Scripts find it with sys.path.insert(0, <tests/tools>).
 """
+import json
 import os
 import subprocess
 import sys
+import urllib.request
 
 passed = failed = 0
 quiet_ok = False  # True: print failures only (tests with hundreds of checks)
@@ -54,6 +56,21 @@ def fake_debuginfod(serve_dir, faults=(), lifetime=600):
     return p, "http://127.0.0.1:%s" % line.split()[1]
 
 
+def server_get(url, path, timeout=10):
+    """The body of GET url+path: the fake server's controls (/__fault?..., /__reset)."""
+    with urllib.request.urlopen(url + path, timeout=timeout) as r:
+        return r.read()
+
+
+def server_stats(url, timeout=10):
+    """The fake server's counters (/__stats): requests, in_flight, paths {path: count}, ..."""
+    return json.loads(server_get(url, "/__stats", timeout))
+
+
 def stop(server):
     server.stdin.close()
-    server.wait(timeout=30)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
