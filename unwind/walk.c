@@ -373,15 +373,21 @@ static enum uw_stop step_cfi(const struct arch *a, const struct copy *st, const 
  * saved frame pointer and the return address sit above it.
  */
 static enum uw_stop step_fp(const struct arch *a, const struct copy *st, const struct uw_regs *cur,
-			    struct uw_regs *next, bool *root)
+			    bool exact, struct uw_regs *next, bool *root)
 {
 	uint64_t fp, saved_fp, ret;
 
 	if (!(cur->valid >> a->fp & 1) || !(cur->valid >> a->sp & 1))
 		return UW_STOP_NO_CFI;
 	fp = cur->r[a->fp];
-	/* a frame-pointer chain ends with 0 (_start and thread starts clear it; Go's goexit) */
+	/*
+	 * a frame-pointer chain ends with a saved 0 (_start and thread starts
+	 * clear it; Go's goexit); an exact PC's 0 says nothing of its caller:
+	 * a leaf that sets up no frame keeps its caller's
+	 */
 	if (!fp) {
+		if (exact)
+			return UW_STOP_NO_CFI;
 		*root = true;
 		return STEP_OK;
 	}
@@ -490,13 +496,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			return;
 		} else {
 			/* JIT code, code without CFI: the frame pointer, where it is a plausible frame */
-			e = step_fp(a, &copy, &cur, &next, &root);
-			/*
-			 * an exact PC's frame pointer of 0 says nothing of its caller: a leaf that sets
-			 * up no frame keeps its caller's (a chain's saved 0 still ends it)
-			 */
-			if (e == STEP_OK && root && exact)
-				e = UW_STOP_NO_CFI;
+			e = step_fp(a, &copy, &cur, exact, &next, &root);
 			if (e == UW_STOP_NO_CFI) {
 				res->stop_at = at;
 				res->stop = fnd == UW_FIND_UNMAPPED ? UW_STOP_UNMAPPED : UW_STOP_NO_CFI;
