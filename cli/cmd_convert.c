@@ -1554,10 +1554,13 @@ int cmd_convert(int argc, char **argv)
 		if (stat(c.com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
 			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.com.dirs[i]);
 	}
-	if (c.out && nr_inputs > 1 && cli_mkdir_p(c.out)) {
-		fprintf(stderr, "conv: cannot create %s: %s\n", c.out, strerror(errno));
-		rc = CLI_EXIT_OUTPUT;
-		goto done;
+	{
+		int r1 = cli_out_dir("conv", c.out, nr_inputs);
+
+		if (r1) {
+			rc = r1;
+			goto done;
+		}
 	}
 	/* after -o DIR exists: --stats may name a file in it */
 	if (c.stats_path && !statsfile_open("conv", c.stats_path)) {

@@ -383,10 +383,9 @@ int cmd_symbolize(int argc, char **argv)
 	rc = check_paths(&c, argv + optind, argc - optind);
 	if (rc)
 		return rc;
-	if (c.out && argc - optind > 1 && cli_mkdir_p(c.out)) {
-		fprintf(stderr, "conv symbolize: cannot create %s: %s\n", c.out, strerror(errno));
-		return CLI_EXIT_OUTPUT;
-	}
+	rc = cli_out_dir("conv symbolize", c.out, (size_t)(argc - optind));
+	if (rc)
+		return rc;
 	if (c.stats_path && !statsfile_open("conv symbolize", c.stats_path))
 		return CLI_EXIT_OUTPUT;
 	for (int i = optind; i < argc; i++) {

@@ -6,6 +6,8 @@
  */
 #include "cli/outfile.h"
 
+#include "cli/cli.h"
+
 #include "core/cleanup.h"
 #include "core/io.h"
 
@@ -141,7 +143,7 @@ void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush 
 
 
 /* mkdir -p: every missing directory of path; 0 or -1 with errno. */
-int cli_mkdir_p(const char *path)
+static int cli_mkdir_p(const char *path)
 {
 	char buf[4096];
 	size_t n = strlen(path);
@@ -162,6 +164,20 @@ int cli_mkdir_p(const char *path)
 	return 0;
 }
 
+int cli_out_dir(const char *cmd, const char *out, size_t nr_inputs)
+{
+	if (!out || nr_inputs < 2)
+		return CLI_EXIT_OK;
+	if (!strcmp(out, "-")) {
+		fprintf(stderr, "%s: -o -: standard output holds one output; with several inputs use -o DIR\n", cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (cli_mkdir_p(out)) {
+		fprintf(stderr, "%s: cannot create %s: %s\n", cmd, out, strerror(errno));
+		return CLI_EXIT_OUTPUT;
+	}
+	return CLI_EXIT_OK;
+}
 
 bool cli_out_base(const char *out, const char *in, bool many, char *base, size_t n)
 {

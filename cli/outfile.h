@@ -45,8 +45,12 @@ int cli_out_write(const char *cmd, const char *path, const char *what,
 			    enum conv_err (*fn)(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d),
 			    void *ctx, struct conv_diag *d);
 
-/* mkdir -p: every missing directory of path; 0 or -1 with errno. */
-int cli_mkdir_p(const char *path);
+/*
+ * -o (out, may be NULL) for nr_inputs inputs: with several, the directory
+ * their outputs go to, made here ("-" is refused: standard output is not a
+ * directory). Returns 0, or the exit code after saying why (after cmd).
+ */
+int cli_out_dir(const char *cmd, const char *out, size_t nr_inputs);
 
 /*
  * Where an input's outputs go, before their suffixes: DIR/NAME when -o

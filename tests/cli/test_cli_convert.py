@@ -662,6 +662,11 @@ check("-o DIR (new) --stats DIR/s.json with 2 inputs: DIR is made first, 2 stats
       r.returncode == 0 and os.path.isfile(os.path.join(od, "s.json")) and
       len(stats_lines(open(os.path.join(od, "s.json")).read())) == 2, desc(r))
 # more sampled events than a page has columns (16): the folded value keeps its column
+# -o - with several inputs: standard output is no directory (it was made as one, named "-")
+dd = fresh("dash-o")
+r = conv("-q", "--offline", "-o", "-", MAIN, os.path.join(FIX, "plain.data"), cwd=dd)
+check("-o - with two inputs: usage error, said, nothing made", r.returncode == 1 and "-o -" in err(r) and
+      os.listdir(dd) == [], (desc(r), os.listdir(dd)))
 E17 = os.path.join(FIX, "views", "events17.data")
 r = conv("-q", "--offline", "-F", "pprof,folded,html", "--folded-value", "clk17", "-o", os.path.join(d, "e17"), E17)
 pp = pprofdec.read(os.path.join(d, "e17.pb.gz")) if r.returncode == 0 else None

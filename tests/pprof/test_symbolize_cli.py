@@ -116,6 +116,14 @@ t.check("-o DIR with two inputs: DIR made, both written there", r.returncode == 
         sorted(os.listdir(d)) == ["fg.symbolized.pb.gz", "plain.symbolized.pb"],
         (err(r), os.listdir(d) if os.path.isdir(d) else None))
 
+# -o - with several inputs: standard output is no directory
+dd = os.path.join(WORK, "dash-o")
+os.makedirs(dd)
+r = subprocess.run([CONV, "symbolize", "-q", "--offline", "-o", "-", os.path.join(WORK, "fg.pb.gz"), plain],
+                   cwd=dd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+t.check("-o - with two inputs: usage error, said, nothing made", r.returncode == 1 and "-o -" in err(r) and
+        os.listdir(dd) == [], (err(r), os.listdir(dd)))
+
 # refusals
 fg = os.path.join(WORK, "fg.pb.gz")
 before = sorted(os.listdir(WORK))
