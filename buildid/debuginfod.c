@@ -612,7 +612,8 @@ static void remove_entry(struct dfd_client *c, struct dfd_req *r, const char *p,
 
 	if (!mine && (!req_lock_open(c, r) || flock(r->lock_fd1 - 1, LOCK_EX | LOCK_NB) != 0))
 		return;
-	if (entry_probe(p, r, &st) == s && unlink(p) == 0 && s == ENTRY_BAD)
+	/* probed under this lock already when it was held then; else looked at again under it */
+	if ((mine || entry_probe(p, r, &st) == s) && unlink(p) == 0 && s == ENTRY_BAD)
 		c->st.corrupt_cache_removed++;
 	if (!mine)
 		(void)flock(r->lock_fd1 - 1, LOCK_UN);
