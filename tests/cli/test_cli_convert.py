@@ -668,29 +668,21 @@ r = conv("-q", "--offline", "-o", "-", MAIN, os.path.join(FIX, "plain.data"), cw
 check("-o - with two inputs: usage error, said, nothing made", r.returncode == 1 and "-o -" in err(r) and
       os.listdir(dd) == [], (desc(r), os.listdir(dd)))
 E17 = os.path.join(FIX, "views", "events17.data")
-r = conv("-q", "--offline", "-F", "pprof,folded,html", "--folded-value", "clk17", "-o", os.path.join(d, "e17"), E17)
-pp = pprofdec.read(os.path.join(d, "e17.pb.gz")) if r.returncode == 0 else None
-wcol = [i for i, (t, _) in enumerate(pp["types"]) if t == "clk17"] if pp else []
-wsum = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(os.path.join(d, "e17.folded"))) if r.returncode == 0 else -1
-m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, "e17.html")).read(), re.S) if r.returncode == 0 else None
-views = [v["name"] for v in json.loads(m.group(1))["views"]] if m else []
-check("17 sampled events, -F folded,html --folded-value clk17: folded = the pprof's clk17 column; the page "
-      "shows 15 views and says 2 are left out",
-      r.returncode == 0 and wcol and wsum == sum(v[wcol[0]] for _, v, _ in pp["samples"]) and wsum > 0 and
-      views == ["clk%d" % i for i in range(1, 16)] and "2 more with samples are left out" in err(r),
-      (desc(r), wsum, views))
-# the default folded value (the first event's count) is one of the views: it needs no column of its own
-r = conv("-q", "--offline", "-F", "pprof,folded,html", "-o", os.path.join(d, "e17d"), E17)
-pp = pprofdec.read(os.path.join(d, "e17d.pb.gz")) if r.returncode == 0 else None
-ccol = [i for i, (t, _) in enumerate(pp["types"]) if t == "clk1_samples"] if pp else []
-csum = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(os.path.join(d, "e17d.folded"))) if r.returncode == 0 else -1
-m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, "e17d.html")).read(), re.S) if r.returncode == 0 else None
-views = [v["name"] for v in json.loads(m.group(1))["views"]] if m else []
-check("17 sampled events, -F folded,html: folded = the pprof's clk1_samples column (the first event's "
-      "count); the page shows 16 views and says 1 is left out",
-      r.returncode == 0 and ccol and csum == sum(v[ccol[0]] for _, v, _ in pp["samples"]) and csum > 0 and
-      views == ["clk%d" % i for i in range(1, 17)] and "1 more with samples are left out" in err(r),
-      (desc(r), csum, views, pp["types"][:4] if pp else None))
+# 17 sampled events, more than the page has views: the folded value keeps its column. A weighted
+# value is no view and takes one (15 views); the default, the first event's count, is one (16).
+for tag, fv, col, nviews in (("e17", ["--folded-value", "clk17"], "clk17", 15), ("e17d", [], "clk1_samples", 16)):
+    r = conv("-q", "--offline", "-F", "pprof,folded,html", *fv, "-o", os.path.join(d, tag), E17)
+    pp = pprofdec.read(os.path.join(d, tag + ".pb.gz")) if r.returncode == 0 else None
+    ci = [i for i, (t, _) in enumerate(pp["types"]) if t == col] if pp else []
+    fsum = sum(int(ln.rsplit(" ", 1)[1]) for ln in open(os.path.join(d, tag + ".folded"))) if r.returncode == 0 else -1
+    m = re.search(r'id="conv-data">(.*?)</script>', open(os.path.join(d, tag + ".html")).read(),
+                  re.S) if r.returncode == 0 else None
+    views = [v["name"] for v in json.loads(m.group(1))["views"]] if m else []
+    check("17 sampled events, -F folded,html %s: folded = the pprof's %s column; the page shows %d views and "
+          "says %d are left out" % (" ".join(fv), col, nviews, 17 - nviews),
+          r.returncode == 0 and ci and fsum == sum(v[ci[0]] for _, v, _ in pp["samples"]) and fsum > 0 and
+          views == ["clk%d" % i for i in range(1, nviews + 1)] and
+          "%d more with samples are left out" % (17 - nviews) in err(r), (desc(r), fsum, views))
 r = conv("-q", "--offline", "--folded", os.path.join(d, "none.folded"), "--folded-value", "no-such", MAIN)
 check("--folded-value no-such: exit 4, said, no file", r.returncode == 4 and "no-such" in err(r) and
       not os.path.exists(os.path.join(d, "none.folded")) and tmp_leftovers(d) == [], desc(r))
