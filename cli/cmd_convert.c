@@ -331,12 +331,16 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 	}
 	fprintf(stderr, "%s, %" PRIu64 " unresolved, %" PRIu64 " unmapped\n", first ? "" : ")", unres,
 		cs->frames_unmapped);
-	if (cs->frames_by_bid[PM_BID_PATH] || cs->frames_by_bid[PM_BID_DISK])
+	if (cs->frames_by_bid[PM_BID_PATH] || cs->frames_by_bid[PM_BID_DISK] ||
+	    cs->frames_by_bid[PM_BID_PATH_UNVERIFIED])
 		fprintf(stderr, "  build-ids   %" PRIu64 " frames in objects the recording has no build-id for: "
 			"read from the files at their recorded paths (%s)\n",
-			cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK],
+			cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK] +
+				cs->frames_by_bid[PM_BID_PATH_UNVERIFIED],
 			cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk"
-						       : "recorded on this machine, same files");
+			: cs->frames_by_bid[PM_BID_PATH_UNVERIFIED]
+				? "recorded on this machine; MMAP records name no inode: unverified"
+				: "recorded on this machine, same files");
 	{
 		char dw[512], lbr[256];
 

@@ -729,12 +729,13 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			    ps->mappings_replaced);
 		dbuf_printf(out, "frames:        %" PRIu64 " resolved to a mapping, %" PRIu64
 			    " unmapped, %" PRIu64 " named by JIT maps; build-ids from mmap2 %" PRIu64
-			    ", table %" PRIu64 ", disk %" PRIu64 ", path %" PRIu64 ", none %" PRIu64
-			    "\n",
+			    ", table %" PRIu64 ", disk %" PRIu64 ", path %" PRIu64
+			    ", path_unverified %" PRIu64 ", none %" PRIu64 "\n",
 			    ps->frames_resolved, ps->frames_unmapped, ps->frames_jit,
 			    ps->frames_by_bid[PM_BID_MMAP2],
 			    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
-			    ps->frames_by_bid[PM_BID_PATH], ps->frames_by_bid[PM_BID_NONE]);
+			    ps->frames_by_bid[PM_BID_PATH], ps->frames_by_bid[PM_BID_PATH_UNVERIFIED],
+			    ps->frames_by_bid[PM_BID_NONE]);
 	}
 	{
 		char dw[512], lbr[256];
@@ -1031,6 +1032,7 @@ int cmd_info(int argc, char **argv)
 			if (!err && st.top)
 				note_frames(&st, frames, nr);
 		} else {
+			host_note_record(st.pm, rdr_info(r), ev);
 			err = procmap_feed(st.pm, ev);
 		}
 		if (err) {

@@ -1268,6 +1268,7 @@ static enum conv_err pass_read(struct pass *ps)
 				if (err)
 					break;
 			}
+			host_note_record(ps->pm, rdr_info(ps->r), ev);
 			err = procmap_feed(ps->pm, ev);
 			if (err)
 				break;

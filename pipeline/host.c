@@ -1,5 +1,9 @@
 #include "pipeline/host.h"
 
+#include "procmap/procmap.h"
+#include "reader/perf_abi.h"
+#include "reader/reader.h"
+
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
@@ -19,4 +23,12 @@ bool host_is_recording_machine(const char *hostname, const char *release)
 		return false;
 	name[sizeof(name) - 1] = '\0';
 	return !strcmp(name, hostname) && host_runs_kernel(release);
+}
+
+void host_note_record(struct procmap *pm, const struct rdr_info *info, const struct rdr_event *ev)
+{
+	if (ev->type != PERF_REC_HEADER_FEATURE ||
+	    (ev->u.feature != PERF_FEAT_HOSTNAME && ev->u.feature != PERF_FEAT_OSRELEASE))
+		return;
+	procmap_set_same_machine(pm, host_is_recording_machine(info->hostname, info->osrelease));
 }

@@ -7,6 +7,10 @@
 
 #include <stdbool.h>
 
+struct procmap;
+struct rdr_event;
+struct rdr_info;
+
 /*
  * Whether the kernel running here has the release the recording names
  * (perf's OSRELEASE): only then may /proc/kallsyms, /sys/kernel/notes and our
@@ -20,5 +24,13 @@ bool host_runs_kernel(const char *release);
  * the recorded ones, each still to be shown the mapped file (procmap).
  */
 bool host_is_recording_machine(const char *hostname, const char *release);
+
+/*
+ * A pipe recording says its hostname and kernel release in HEADER_FEATURE
+ * records, after the start and before its first mapping: when ev is one of
+ * them, tells pm whether the recording names this machine now
+ * (procmap_set_same_machine). For every record the caller reads.
+ */
+void host_note_record(struct procmap *pm, const struct rdr_info *info, const struct rdr_event *ev);
 
 #endif

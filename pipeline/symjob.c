@@ -1,6 +1,8 @@
 /*
  * Symbolization job. Objects are the files frames point into, keyed by
- * build-id (or by path when the recording has none); each registered
+ * build-id; without one by path, and when the process model showed the
+ * file at the path to be the mapped one, by path and inode (such an
+ * object's files are read at its path); each registered
  * address is (object, file offset). symjob_run() handles objects on worker
  * threads: each worker opens one object's files, resolves all of its
  * addresses and keeps the results with strings in the object's own string
@@ -58,6 +60,8 @@ struct sj_obj {
 	uint8_t bid[PM_BUILD_ID_MAX];
 	uint8_t bid_len;
 	const char *path;   /* as recorded */
+	uint32_t map;       /* the first mapping of it (user objects) */
+	bool by_path;       /* no build-id, the file at the path is it (procmap_path_is_identity) */
 	bool vdso;          /* mapped as the vDSO */
 	int mem_fd;         /* >= 0: the running vDSO's image, opened as /proc/self/fd/N */
 	struct hidx offs;   /* f_off -> addr id */
@@ -212,7 +216,8 @@ static uint64_t key_hash(const uint8_t *p, size_t n)
 	return h;
 }
 
-static bool obj_matches(const struct sj_obj *ob, enum obj_kind kind, const struct pm_mapping *m)
+static bool obj_matches(const struct symjob *j, const struct sj_obj *ob, enum obj_kind kind,
+			const struct pm_mapping *m)
 {
 	if (ob->kind != kind)
 		return false;
@@ -220,7 +225,10 @@ static bool obj_matches(const struct sj_obj *ob, enum obj_kind kind, const struc
 		return true;
 	if (m->build_id_size)
 		return ob->bid_len == m->build_id_size && !memcmp(ob->bid, m->build_id, ob->bid_len);
-	return !ob->bid_len && !strcmp(ob->path, m->path);
+	if (ob->bid_len || strcmp(ob->path, m->path) || ob->by_path != procmap_path_is_identity(m))
+		return false;
+	/* a file at one path over time: each inode its own object */
+	return !ob->by_path || procmap_same_file(procmap_mapping(j->pm, ob->map), m);
 }
 
 static enum symsrc src_of(enum loc_source s)
@@ -274,11 +282,12 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 	lo.debug_dirs = j->o.debug_dirs;
 	lo.nr_debug_dirs = j->o.nr_debug_dirs;
 	/*
-	 * Without a build-id nothing shows that the file at the recorded path is
-	 * the one that was mapped; procmap gives the object one from that file
-	 * when it can show it (same machine, same inode).
+	 * Without a build-id only the process model can show that the file at
+	 * the recorded path is the one that was mapped (same machine, same
+	 * inode, unchanged): then it gives the object that file's build-id, or,
+	 * when it has none, the file itself (by_path).
 	 */
-	lo.use_original_path = ob->bid_len > 0;
+	lo.use_original_path = ob->bid_len > 0 || ob->by_path;
 	if (loc_find_debug(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
 		snprintf(l->debug, sizeof(l->debug), "%s", r.path);
 		l->have_debug = true;
@@ -323,7 +332,7 @@ static void locate_runtime(struct symjob *j, struct sj_obj *ob)
 
 	lo.debug_dirs = j->o.debug_dirs;
 	lo.nr_debug_dirs = j->o.nr_debug_dirs;
-	lo.use_original_path = ob->bid_len > 0; /* as in locate() */
+	lo.use_original_path = ob->bid_len > 0 || ob->by_path; /* as in locate() */
 	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
 		snprintf(ob->loc.runtime, sizeof(ob->loc.runtime), "%s", r.path);
 		ob->loc.have_runtime = true;
@@ -382,6 +391,7 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	enum obj_kind kind;
 	uint64_t h, *v;
 	struct sj_obj *ob;
+	bool by_path = false;
 
 	switch (m->kind) {
 	case PM_KIND_FILE:
@@ -389,8 +399,10 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 		kind = OBJ_USER;
 		if (m->kind == PM_KIND_VDSO && !m->build_id_size)
 			return SYMJOB_NONE;
+		by_path = m->kind == PM_KIND_FILE && procmap_path_is_identity(m);
 		h = m->build_id_size ? key_hash(m->build_id, m->build_id_size)
-				     : key_hash((const uint8_t *)m->path, strlen(m->path)) ^ 1;
+				     : key_hash((const uint8_t *)m->path, strlen(m->path)) ^
+					       (by_path ? 2 ^ (m->ino * 0x9e3779b97f4a7c15ull) : 1);
 		break;
 	case PM_KIND_KERNEL:
 	case PM_KIND_MODULE:
@@ -401,12 +413,12 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 		return SYMJOB_NONE;
 	}
 	v = hmap_get(&j->obj_by_key, h);
-	if (v && obj_matches(&j->objs[*v], kind, m))
+	if (v && obj_matches(j, &j->objs[*v], kind, m))
 		return (uint32_t)*v;
 	if (v) {
 		/* hash collision: search linearly (rare) */
 		for (size_t i = 0; i < j->nr_objs; i++)
-			if (obj_matches(&j->objs[i], kind, m))
+			if (obj_matches(j, &j->objs[i], kind, m))
 				return (uint32_t)i;
 	}
 	if (!vec_reserve((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)))
@@ -417,6 +429,8 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	ob->bid_len = m->build_id_size;
 	memcpy(ob->bid, m->build_id, m->build_id_size);
 	ob->path = m->path;
+	ob->map = m->id;
+	ob->by_path = by_path;
 	ob->vdso = m->kind == PM_KIND_VDSO;
 	ob->mem_fd = -1;
 	hidx_init(&ob->offs);
@@ -963,6 +977,39 @@ static void join_workers(struct symjob *j)
 	j->nr_th = 0;
 }
 
+/*
+ * Why an object without a build-id has no names, from what the process
+ * model found at its path, and what would help: its binaries from the
+ * recording machine (-d DIR), or the word that the files here are the
+ * recorded ones (--buildid-from-disk; the checks of each file stay).
+ * debuginfod needs a build-id to ask for.
+ */
+static const char *no_bid_reason(const struct symjob *j, const struct sj_obj *ob)
+{
+	const struct pm_mapping *m = procmap_mapping(j->pm, ob->map);
+
+	if (ob->by_path)
+		return "no symbols in the file at its recorded path: -d DIR with its debug file";
+	switch (m ? m->path_check : PM_PATH_UNTRIED) {
+	case PM_PATH_ELSEWHERE:
+		return "no build-id recorded, and the recording names another machine: -d DIR with its "
+		       "binaries, or --buildid-from-disk if the files here are the recorded ones";
+	case PM_PATH_DIFFERS:
+		return "no build-id recorded, and the files here differ from the recording's "
+		       "(build-ids): -d DIR with the recorded binaries";
+	case PM_PATH_MISSING:
+		return "no build-id recorded, and no file at its recorded path here: -d DIR with the "
+		       "recorded binary";
+	case PM_PATH_CHANGED:
+		return "no build-id recorded, and the file at its path was replaced or written after "
+		       "the recording: -d DIR with the recorded binary";
+	case PM_PATH_UNREADABLE:
+		return "no build-id recorded, and the file at its path is not a readable ELF file";
+	default:
+		return "no build-id recorded, and no matching file here";
+	}
+}
+
 enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag)
 {
 	(void)diag;
@@ -1039,7 +1086,7 @@ enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag)
 			m->reason = ob->dfd_reason;
 		else if (!ob->found)
 			m->reason = ob->bid_len ? "no debug info or symbols found for its build-id"
-						: "no build-id recorded, and no matching file here";
+						: no_bid_reason(j, ob);
 		else if (ob->unnormalized_hits)
 			m->reason = "debug info found, but not the binary: its program headers are needed";
 		else

@@ -17,6 +17,7 @@
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -94,7 +95,7 @@ struct procmap {
 	size_t nr_bids, cap_bids;
 	bool seen_exec_flag; /* the recording marks execs itself (perf >= 3.16) */
 	enum pm_trust trust;
-	struct hmap path_bid;   /* strtab id of a path -> 0 unreadable, else 1 + index of a mapping with its id */
+	struct hmap path_bid;   /* strtab id of a path -> 1 + the mapping whose check of the file answered */
 	struct pm_frame *frames;
 	size_t cap_frames;
 	struct pm_stats st;
@@ -456,10 +457,11 @@ static bool trust_files(struct procmap *pm)
  * MMAP2, the same device, inode and (where the file system tells it) inode
  * generation; a file replaced since has another inode, or the same number
  * in another generation. MMAP records name no inode: the mapping must at
- * least fit in the file. Either way the file must not have been written
- * after the recording was (its mtime: a copy written over it in place keeps
- * the inode; not its ctime, which perf record's hard link into ~/.debug
- * moves).
+ * least start inside the file (its length may run past the end: ld.so
+ * maps a library's whole span, .bss included, with the first segment).
+ * Either way the file must not have been written after the recording was
+ * (its mtime: a copy written over it in place keeps the inode; not its
+ * ctime, which perf record's hard link into ~/.debug moves).
  */
 static bool file_is_mapped_one(const struct procmap *pm, const struct pm_mapping *m, int fd,
 			       const struct stat *st)
@@ -481,57 +483,91 @@ static bool file_is_mapped_one(const struct procmap *pm, const struct pm_mapping
 	return true;
 }
 
+/* The same device, inode and generation, or neither names one (MMAP records). */
+static bool same_inode(const struct pm_mapping *a, const struct pm_mapping *b)
+{
+	return a->has_inode == b->has_inode && a->maj == b->maj && a->min == b->min &&
+	       a->ino == b->ino && a->ino_generation == b->ino_generation;
+}
+
 /*
- * A mapped file's build-id read from the file at its recorded path, when
- * the recording has none for it: with --buildid-from-disk (the user says
+ * Looks at the file at m's path: when it is the mapped one, m takes its
+ * identity from it, the file's GNU build-id or, without one (a plain `go
+ * build` writes only Go's own note), the file itself: perf, too, reads the
+ * file at the recorded path for an object without a build-id. A file
+ * without the inode to show it (MMAP) is counted apart.
+ */
+static void mapping_check_file(struct procmap *pm, struct pm_mapping *m)
+{
+	uint8_t id[BUILDID_MAX];
+	size_t len = 0;
+	struct stat st;
+	enum conv_err err;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0) {
+		m->path_check = errno == ENOENT || errno == ENOTDIR ? PM_PATH_MISSING : PM_PATH_UNREADABLE;
+		return;
+	}
+	if (fstat(fd, &st) != 0 || !file_is_mapped_one(pm, m, fd, &st)) {
+		m->path_check = PM_PATH_CHANGED;
+		close(fd);
+		return;
+	}
+	close(fd);
+	err = buildid_from_path(m->path, id, &len, NULL);
+	if ((err != CONV_E_OK && err != CONV_E_NOTFOUND) || len > PM_BUILD_ID_MAX) {
+		m->path_check = PM_PATH_UNREADABLE; /* no ELF file (a jitdump's marker mapping) */
+		return;
+	}
+	memcpy(m->build_id, id, len);
+	m->build_id_size = (uint8_t)len;
+	m->bid_source = pm->opts.buildid_from_disk ? PM_BID_DISK
+			: m->has_inode		   ? PM_BID_PATH
+						   : PM_BID_PATH_UNVERIFIED;
+	m->path_check = PM_PATH_OK;
+}
+
+/*
+ * A mapped file's identity from the file at its recorded path, when the
+ * recording has no build-id for it: with --buildid-from-disk (the user says
  * the recording was made here), or when the recording names this machine
  * and its known build-ids match. Either way only a file that is the mapped
- * one (file_is_mapped_one). A path's answer is kept for its other mappings.
+ * one (file_is_mapped_one). A path's answer is kept for its other mappings
+ * of the same file.
  */
 static void mapping_bid_from_path(struct procmap *pm, struct pm_mapping *m)
 {
-	uint8_t id[BUILDID_MAX];
-	size_t len;
 	uint32_t pid;
-	uint64_t *v, val = 0;
-	struct stat st;
-	int fd;
+	uint64_t *v;
 
 	if (m->bid_source != PM_BID_NONE || m->kind != PM_KIND_FILE || !m->exec ||
-	    m->path[0] != '/' || (!pm->opts.buildid_from_disk && !trust_files(pm)))
+	    m->path[0] != '/')
 		return;
+	if (!pm->opts.buildid_from_disk && !trust_files(pm)) {
+		m->path_check = pm->opts.same_machine ? PM_PATH_DIFFERS : PM_PATH_ELSEWHERE;
+		return;
+	}
 	pid = strtab_intern_cstr(&pm->strs, m->path);
 	if (pid == STRTAB_NONE)
 		return;
 	v = hmap_get(&pm->path_bid, pid);
-	if (v && *v) {
+	if (v) {
 		const struct pm_mapping *src = &pm->maps[*v - 1];
 
 		/* the same file for this mapping too (another process may have mapped an older one) */
-		if (src->has_inode == m->has_inode && src->maj == m->maj && src->min == m->min &&
-		    src->ino == m->ino && src->ino_generation == m->ino_generation &&
-		    src->pgoff <= m->pgoff) {
+		if (same_inode(src, m) && src->pgoff <= m->pgoff) {
 			memcpy(m->build_id, src->build_id, src->build_id_size);
 			m->build_id_size = src->build_id_size;
 			m->bid_source = src->bid_source;
+			m->path_check = src->path_check;
 			return;
 		}
-	} else if (v) {
-		return;
 	}
-	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0 && fstat(fd, &st) == 0 && file_is_mapped_one(pm, m, fd, &st) &&
-	    buildid_from_path(m->path, id, &len, NULL) == CONV_E_OK && len <= PM_BUILD_ID_MAX) {
-		memcpy(m->build_id, id, len);
-		m->build_id_size = (uint8_t)len;
-		m->bid_source = pm->opts.buildid_from_disk ? PM_BID_DISK : PM_BID_PATH;
-		val = 1 + m->id;
-	}
-	if (fd >= 0)
-		close(fd);
+	mapping_check_file(pm, m);
 	/* a failed insert only means the file is read again for its next mapping */
 	if (!v)
-		(void)hmap_put(&pm->path_bid, pid, val);
+		(void)hmap_put(&pm->path_bid, pid, 1 + (uint64_t)m->id);
 }
 
 /* ---- mappings ---- */
@@ -1123,6 +1159,27 @@ void procmap_set_running_kernel(struct procmap *pm, bool running)
 	pm->opts.running_kernel = running;
 }
 
+void procmap_set_same_machine(struct procmap *pm, bool same)
+{
+	if (pm->opts.same_machine == same)
+		return;
+	pm->opts.same_machine = same;
+	pm->trust = PM_TRUST_UNKNOWN;
+	/* answers given under the other verdict */
+	hmap_release(&pm->path_bid);
+	hmap_init(&pm->path_bid);
+}
+
+bool procmap_path_is_identity(const struct pm_mapping *m)
+{
+	return !m->build_id_size && m->path_check == PM_PATH_OK;
+}
+
+bool procmap_same_file(const struct pm_mapping *a, const struct pm_mapping *b)
+{
+	return !strcmp(a->path, b->path) && same_inode(a, b);
+}
+
 size_t procmap_mapping_count(const struct procmap *pm)
 {
 	return pm->nr_maps;
@@ -1207,6 +1264,8 @@ const char *procmap_bid_source_name(enum pm_bid_source s)
 		return "disk";
 	case PM_BID_PATH:
 		return "path";
+	case PM_BID_PATH_UNVERIFIED:
+		return "path_unverified";
 	default:
 		return "none";
 	}

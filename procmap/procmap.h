@@ -36,14 +36,40 @@ enum pm_kind {
 	PM_KIND_JIT,    /* anonymous executable memory: JIT code, named by /tmp/perf-PID.map */
 };
 
-/* Where a mapping's build-id came from, most authoritative first. */
+/*
+ * Where a mapping's identity came from: its build-id, or (DISK, PATH,
+ * PATH_UNVERIFIED without one: a Go binary has no GNU build-id) the file
+ * at its recorded path, which then is the mapped object. Most
+ * authoritative first, but for PATH_UNVERIFIED (added last, so that the
+ * names keep their order in the statistics).
+ */
 enum pm_bid_source {
 	PM_BID_NONE,
 	PM_BID_MMAP2, /* inline in the MMAP2 record */
 	PM_BID_TABLE, /* the file's build-id table (feature section or pipe records) */
-	PM_BID_DISK,  /* read from the file on disk (--buildid-from-disk) */
-	PM_BID_PATH,  /* the recorded path's file, shown to be the mapped one (same machine) */
+	PM_BID_DISK,  /* the file at the recorded path, mapped one and unchanged (--buildid-from-disk) */
+	PM_BID_PATH,  /* the same, the recording made here: device, inode and generation match (MMAP2) */
+	/*
+	 * The same for an MMAP record, which names no inode: on the recording
+	 * machine, unchanged since the recording and the mapping starts inside
+	 * the file, as perf takes the file at the path
+	 */
+	PM_BID_PATH_UNVERIFIED,
 	PM_BID__COUNT
+};
+
+/*
+ * What the file at a mapping's recorded path was found to be, for saying
+ * why an object without a build-id has no names (and which option helps).
+ */
+enum pm_path_check {
+	PM_PATH_UNTRIED,    /* not looked at: the mapping has a build-id, or is no file's */
+	PM_PATH_ELSEWHERE,  /* the recording names another machine (hostname or kernel release) */
+	PM_PATH_DIFFERS,    /* this machine, but the build-ids it recorded differ from the files here */
+	PM_PATH_MISSING,    /* no file at the path */
+	PM_PATH_UNREADABLE, /* a file that cannot be read, or no ELF file */
+	PM_PATH_CHANGED,    /* another file (device, inode, generation), or written since the recording */
+	PM_PATH_OK,         /* the mapped file: identity from it (see bid_source) */
 };
 
 struct pm_mapping {
@@ -64,6 +90,7 @@ struct pm_mapping {
 	uint8_t build_id[PM_BUILD_ID_MAX];
 	uint8_t build_id_size;
 	enum pm_bid_source bid_source;
+	enum pm_path_check path_check;
 	uint32_t jit_pid;   /* JIT: the pid whose perf-PID.map names this code */
 	uint64_t samples;   /* samples whose leaf is here */
 	uint64_t frames;    /* frames resolved here */
@@ -128,7 +155,8 @@ struct procmap_opts {
 	 * The recording names this machine (hostname and kernel release): a
 	 * mapped file without a recorded build-id may then be read at its path
 	 * when its device, inode and generation (MMAP2) are the mapped file's and
-	 * the build-ids the recording holds match the files here.
+	 * the build-ids the recording holds match the files here. In pipe mode
+	 * the hostname comes later than the start: procmap_set_same_machine.
 	 */
 	bool same_machine;
 	/* when the recording was last written (the input file's mtime), ns; 0: unknown */
@@ -184,6 +212,27 @@ void procmap_count_sample(struct procmap *pm, uint32_t proc);
 
 /* Says whether the recording's kernel is the one running here (known only once pipe metadata is read). */
 void procmap_set_running_kernel(struct procmap *pm, bool running);
+
+/*
+ * Says whether the recording was made on this machine (procmap_opts.
+ * same_machine), for a pipe recording once its hostname and kernel release
+ * have come: before its first mapping (perf writes its features first).
+ * Mappings fed before are looked at again by procmap_finish.
+ */
+void procmap_set_same_machine(struct procmap *pm, bool same);
+
+/*
+ * Whether the file at m's recorded path is m's object although m has no
+ * build-id: it was shown to be the mapped file (bid_source DISK, PATH or
+ * PATH_UNVERIFIED, build_id_size 0). Its frames may then be read from it.
+ */
+bool procmap_path_is_identity(const struct pm_mapping *m);
+
+/*
+ * Whether a and b map the same file as far as their records tell: the same
+ * path, and the same device, inode and generation where both name them.
+ */
+bool procmap_same_file(const struct pm_mapping *a, const struct pm_mapping *b);
 
 /* Attaches build-ids from the table (and disk) to mappings still without one. */
 void procmap_finish(struct procmap *pm);
