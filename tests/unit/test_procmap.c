@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define KPID 0xffffffffu
@@ -483,6 +485,101 @@ static void test_space_key(void **state)
 	procmap_free(pm);
 }
 
+/* An MMAP (mmap2 false: no inode) or MMAP2 of an executable file, inode as given. */
+static const struct pm_mapping *feed_file(struct procmap *pm, uint32_t pid, const char *path, bool mmap2,
+					  const struct stat *st, uint64_t ino)
+{
+	memset(&ev, 0, sizeof(ev));
+	ev.type = mmap2 ? PERF_REC_MMAP2 : PERF_REC_MMAP;
+	ev.misc = PERF_MISC_USER;
+	ev.u.mmap.pid = ev.u.mmap.tid = pid;
+	ev.u.mmap.start = 0x400000;
+	ev.u.mmap.len = 0x1000;
+	ev.u.mmap.filename = path;
+	ev.u.mmap.is_mmap2 = mmap2;
+	ev.u.mmap.prot = 5;
+	if (mmap2) {
+		ev.u.mmap.maj = major(st->st_dev);
+		ev.u.mmap.min = minor(st->st_dev);
+		ev.u.mmap.ino = ino;
+	}
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+	return procmap_mapping(pm, (uint32_t)procmap_mapping_count(pm) - 1);
+}
+
+/*
+ * On the recording machine the file at a recorded path is the mapped
+ * object when its inode says so, with or without a GNU build-id (here an
+ * ELF header alone, as a Go binary has none); same_machine may come late
+ * (pipe mode); an MMAP record's file is taken unverified; a file of
+ * another inode or written after the recording never.
+ */
+static void test_path_identity(void **state)
+{
+	static const unsigned char ehdr[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, [16] = 3, [18] = 62,
+						[20] = 1, [52] = 64 };
+	char dir[] = "/tmp/conv-test-pathid-XXXXXX", path[300], missing[300];
+	struct procmap_opts o = { 0 };
+	struct procmap *pm;
+	const struct pm_mapping *m0, *m1, *m2, *m3, *m4;
+	struct stat st;
+	FILE *f;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/noid.so", dir);
+	snprintf(missing, sizeof(missing), "%s/gone.so", dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(ehdr, 1, sizeof(ehdr), f), sizeof(ehdr));
+	fclose(f);
+	assert_int_equal(stat(path, &st), 0);
+
+	pm = procmap_new(&o);
+	m0 = feed_file(pm, 1, path, true, &st, st.st_ino);
+	assert_int_equal(m0->bid_source, PM_BID_NONE);
+	assert_int_equal(m0->path_check, PM_PATH_ELSEWHERE);
+	assert_false(procmap_path_is_identity(m0));
+	/* the hostname arrives (pipe mode): mappings from now on are looked at */
+	procmap_set_same_machine(pm, true);
+	m1 = feed_file(pm, 2, path, true, &st, st.st_ino);
+	assert_int_equal(m1->bid_source, PM_BID_PATH);
+	assert_int_equal(m1->build_id_size, 0);
+	assert_int_equal(m1->path_check, PM_PATH_OK);
+	assert_true(procmap_path_is_identity(m1));
+	m2 = feed_file(pm, 3, path, true, &st, st.st_ino + 1);
+	assert_int_equal(m2->bid_source, PM_BID_NONE);
+	assert_int_equal(m2->path_check, PM_PATH_CHANGED);
+	m3 = feed_file(pm, 4, path, false, &st, 0);
+	assert_int_equal(m3->bid_source, PM_BID_PATH_UNVERIFIED);
+	assert_true(procmap_path_is_identity(m3));
+	m4 = feed_file(pm, 5, missing, true, &st, st.st_ino);
+	assert_int_equal(m4->path_check, PM_PATH_MISSING);
+	procmap_finish(pm);
+	/* mappings come from one array: look them up again after the last feed */
+	m0 = procmap_mapping(pm, 0);
+	m1 = procmap_mapping(pm, 1);
+	m2 = procmap_mapping(pm, 2);
+	assert_int_equal(m0->bid_source, PM_BID_PATH); /* fed before the verdict, looked at again */
+	assert_true(procmap_same_file(m0, m1));
+	assert_false(procmap_same_file(m1, m2));
+	assert_int_equal(procmap_stats(pm)->mappings, 5);
+	procmap_free(pm);
+
+	/* written after the recording: the same inode, not the same file any more */
+	o.same_machine = true;
+	o.recorded_by_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec - 1;
+	pm = procmap_new(&o);
+	m0 = feed_file(pm, 1, path, true, &st, st.st_ino);
+	assert_int_equal(m0->bid_source, PM_BID_NONE);
+	assert_int_equal(m0->path_check, PM_PATH_CHANGED);
+	m0 = feed_file(pm, 2, path, false, &st, 0);
+	assert_int_equal(m0->bid_source, PM_BID_NONE);
+	procmap_free(pm);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_jitdump_marker),
 		cmocka_unit_test(test_space_key),
+		cmocka_unit_test(test_path_identity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
