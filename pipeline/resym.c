@@ -42,7 +42,12 @@ static uint32_t feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint
 	size_t before = procmap_mapping_count(pm), n;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.type = PERF_REC_MMAP2;
+	/*
+	 * MMAP's form, not MMAP2's: a profile names no device or inode, so with
+	 * --buildid-from-disk the file at the path is taken as for an MMAP
+	 * record (procmap: unchanged and large enough), not refused for inode 0.
+	 */
+	ev.type = PERF_REC_MMAP;
 	ev.misc = kernel ? PERF_MISC_KERNEL : PERF_MISC_USER;
 	ev.attr = -1;
 	ev.u.mmap.pid = ev.u.mmap.tid = kernel ? 0xffffffffu : pid;
@@ -50,7 +55,6 @@ static uint32_t feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint
 	ev.u.mmap.len = len;
 	ev.u.mmap.pgoff = pgoff;
 	ev.u.mmap.filename = path;
-	ev.u.mmap.is_mmap2 = true;
 	ev.u.mmap.prot = 5; /* PROT_READ | PROT_EXEC: code */
 	ev.u.mmap.flags = 2; /* MAP_PRIVATE */
 	if (bid && bid[0] && buildid_from_hex(bid, ev.u.mmap.build_id, sizeof(ev.u.mmap.build_id), &n)) {

@@ -992,8 +992,8 @@ static const char *no_bid_reason(const struct symjob *j, const struct sj_obj *ob
 		return "no symbols in the file at its recorded path: -d DIR with its debug file";
 	switch (m ? m->path_check : PM_PATH_UNTRIED) {
 	case PM_PATH_ELSEWHERE:
-		return "no build-id recorded, and the recording names another machine: -d DIR with its "
-		       "binaries, or --buildid-from-disk if the files here are the recorded ones";
+		return "no build-id recorded, and the recording does not name this machine: -d DIR with "
+		       "its binaries, or --buildid-from-disk if the files here are the recorded ones";
 	case PM_PATH_DIFFERS:
 		return "no build-id recorded, and the files here differ from the recording's "
 		       "(build-ids): -d DIR with the recorded binaries";
