@@ -1013,7 +1013,9 @@ static int convert_one(struct cvopts *c, const char *in)
 		c->co.sj.progress = progress_download;
 		c->co.sj.progress_ctx = &pg;
 	}
-	rc = check_writable(path);
+	/* an input that is not there is the error to say (exit 2), not its outputs' directory */
+	if (!strcmp(in, "-") || access(in, R_OK) == 0)
+		rc = check_writable(path);
 	if (rc)
 		goto out;
 	rc = cli_open_input(in, &c->ro, &r);

@@ -289,8 +289,8 @@ static int symbolize_one(const struct symopts *c, const char *in)
 	memset(&diag, 0, sizeof(diag));
 	memset(&inb, 0, sizeof(inb));
 	output_path(c, in, out, sizeof(out));
-	if (cli_out_check(out)) {
-		/* before the work: a read-only or missing directory costs no symbolization */
+	/* before the work: a read-only or missing directory costs no symbolization (a missing input says so itself) */
+	if (access(in, R_OK) == 0 && cli_out_check(out)) {
 		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", cli_out_name(out, "the output"),
 			strerror(errno));
 		rc = CLI_EXIT_OUTPUT;
