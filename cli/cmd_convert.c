@@ -205,7 +205,7 @@ static void *pprof_job_run(void *arg)
 	 * rename stays with the caller, which decides on both outputs. A sync
 	 * that fails is a write error (ENOSPC included: see the caller's retry).
 	 */
-	if (!j->err && strcmp(j->path, "-")) {
+	if (!j->err && j->tmp[0]) {
 		if (cli_out_sync(j->fd, j->flush)) {
 			j->err = CONV_E_IO;
 			j->io_errno = errno;
@@ -576,12 +576,11 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 /* ---- one input ---- */
 
 /* Each output's path made from the input's name or -o: bufs[k] for outs[k]. */
-static void output_paths(const struct cvopts *c, const char *in, bool many,
-			 char bufs[OUT__COUNT][4096])
+static void output_paths(const struct cvopts *c, const char *in, char bufs[OUT__COUNT][4096])
 {
 	char base[4096];
 	/* BASE from the input's name: drop its .data */
-	bool from_input = cli_out_base(c->out, !strcmp(in, "-") ? "stdin" : in, many, base, sizeof(base));
+	bool from_input = cli_out_base(c->out, !strcmp(in, "-") ? "stdin" : in, base, sizeof(base));
 	size_t len = strlen(base);
 
 	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
@@ -599,24 +598,34 @@ static void output_paths(const struct cvopts *c, const char *in, bool many,
 		snprintf(bufs[k], 4096, "%.4080s%s", base, outs[k].suffix);
 }
 
-/* The outputs of one input (in bufs): path[k] NULL for a format not written. */
-static void outputs_of(const struct cvopts *c, const char *in, bool many, char bufs[OUT__COUNT][4096],
+/*
+ * The outputs of one input (in bufs): path[k] NULL for a format not
+ * written; -o - is standard output (for the one output it names).
+ */
+static void outputs_of(const struct cvopts *c, const char *in, char bufs[OUT__COUNT][4096],
 		       const char *path[OUT__COUNT])
 {
-	output_paths(c, in, many, bufs);
+	bool std = c->out && !strcmp(c->out, "-");
+
+	output_paths(c, in, bufs);
 	for (int k = 0; k < OUT__COUNT; k++)
-		path[k] = c->formats & F_BIT(k) ? (c->paths[k] ? c->paths[k] : bufs[k]) : NULL;
+		path[k] = !(c->formats & F_BIT(k)) ? NULL : c->paths[k] ? c->paths[k] : std ? "-" : bufs[k];
 }
 
-/* Filters and options that cannot match this recording: said, not silently empty. */
-static void warn_filters(const struct cvopts *c, const char *in, const struct rdr_info *info)
+/*
+ * -e values that name no event of the recording: a usage error (said, with
+ * the events it has), before anything is read when the header lists them
+ * (in pipe mode they come with the data: then after the reading pass,
+ * read). True when refused.
+ */
+static bool refuse_events(const struct cvopts *c, const char *in, const struct rdr_info *info, bool read)
 {
-	for (size_t i = 0; i < c->nr_events; i++) {
+	for (size_t i = 0; i < c->nr_events && (read || info->nr_attrs); i++) {
 		bool found = false;
 		char names[256];
 		size_t len = 0;
 
-		/* the filter's own matcher: the warning and the filter cannot disagree */
+		/* the filter's own matcher: the refusal and the filter cannot disagree */
 		for (size_t a = 0; a < info->nr_attrs && !found; a++)
 			found = convert_event_matches(info->attrs[a].name, c->events[i]);
 		if (found)
@@ -625,9 +634,17 @@ static void warn_filters(const struct cvopts *c, const char *in, const struct rd
 		for (size_t a = 0; a < info->nr_attrs && len < sizeof(names); a++)
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", a ? ", " : "",
 						info->attrs[a].name ? info->attrs[a].name : "?");
-		fprintf(stderr, "conv: warning: %s: no event named '%s' in this recording (it has %s)\n",
+		fprintf(stderr, "conv: %s: -e %s: no event of this recording is named so (it has %s); "
+				"nothing written\n",
 			in, c->events[i], info->nr_attrs ? names : "none");
+		return true;
 	}
+	return false;
+}
+
+/* Options that cannot do anything for this recording: said, not silently ignored. */
+static void warn_filters(const struct cvopts *c, const char *in, const struct rdr_info *info)
+{
 	if (c->co.label_cpu) {
 		bool cpu = false;
 
@@ -640,33 +657,115 @@ static void warn_filters(const struct cvopts *c, const char *in, const struct rd
 	}
 }
 
-/*
- * What the reading pass found that the outputs cannot show: filters that
- * kept nothing, stacks left unwound. Warnings, so said also with -q.
- */
-static void warn_result(const struct cvopts *c, const char *in, const struct rdr *r,
-			const struct convert_stats *cs)
+/* The samples' time span as --time takes it (absolute: perf timestamps), for messages; "" without times. */
+static void sample_span(const struct convert_filter *f, const struct rdr_stats *rs, char *span, size_t n)
 {
-	if (!cs->samples && cs->samples_filtered) {
-		const struct rdr_stats *rs = rdr_stats(r);
-		const struct convert_filter *f = &c->co.filter;
-		char span[128] = "";
+	uint64_t a = rs->first_sample_time, z = rs->last_sample_time;
 
-		if ((f->has_start || f->has_end) && rs->has_sample_time) {
-			uint64_t a = rs->first_sample_time, z = rs->last_sample_time;
+	span[0] = 0;
+	if (!rs->has_sample_time)
+		return;
+	if (f->time_absolute)
+		snprintf(span, n, "@%" PRIu64 ".%06" PRIu64 ",@%" PRIu64 ".%06" PRIu64, a / 1000000000u,
+			 a % 1000000000u / 1000, z / 1000000000u, z % 1000000000u / 1000);
+	else
+		snprintf(span, n, "0 to %.3f s", (double)(z - a) / 1e9);
+}
 
-			if (f->time_absolute)
-				snprintf(span, sizeof(span), "; the samples span @%" PRIu64 ".%06" PRIu64
-					 ",@%" PRIu64 ".%06" PRIu64, a / 1000000000u,
-					 a % 1000000000u / 1000, z / 1000000000u, z % 1000000000u / 1000);
-			else
-				snprintf(span, sizeof(span), "; the samples span 0 to %.3f s",
-					 (double)(z - a) / 1e9);
+/* Whether the --time window misses every sample's time (the span, rdr_stats). */
+static bool window_outside(const struct convert_filter *f, const struct rdr_stats *rs)
+{
+	uint64_t a = rs->first_sample_time, z = rs->last_sample_time;
+
+	if (!(f->has_start || f->has_end) || !rs->has_sample_time)
+		return false;
+	if (f->time_absolute)
+		return (f->has_start && f->start_ns > z) || (f->has_end && f->end_ns < a);
+	return f->has_start && f->start_ns > z - a;
+}
+
+/* The thread names the samples had, shortened: "a, b, c and others". */
+static void seen_comms(const struct convert_seen *sn, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sn->nr_comm_names && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", sn->comm_names[i]);
+	if (sn->more_comms && len < n)
+		snprintf(buf + len, n - len, " and others");
+}
+
+/*
+ * After the reading pass, before any output is opened: a filter that
+ * names what the recording lacks (a pid, tid or thread name no sample had,
+ * a time window outside the samples), or filters that together keep no
+ * sample, are a usage error, said with what the recording has: a typo must
+ * not put empty profiles over good ones. A recording without samples is
+ * not judged (nothing to filter: its outputs are empty, and said so).
+ * True when refused.
+ */
+static bool refuse_filters(const struct cvopts *c, const char *in, const struct rdr *r,
+			   const struct convert_stats *cs)
+{
+	const struct convert_filter *f = &c->co.filter;
+	const struct convert_seen *sn = &cs->seen;
+	char span[128], names[256];
+
+	if (!cs->samples && !cs->samples_filtered)
+		return false;
+	for (size_t i = 0; sn->pids && i < f->nr_pids; i++) {
+		if (!sn->pids[i]) {
+			fprintf(stderr, "conv: %s: --pid %" PRIu32 ": no sample of this recording has it "
+					"(its pids: %" PRIu32 " to %" PRIu32 "); nothing written\n",
+				in, f->pids[i], sn->pid_min, sn->pid_max);
+			return true;
 		}
-		fprintf(stderr, "conv: warning: %s: the filters kept none of the %" PRIu64 " %s (%s)%s\n",
-			in, cs->samples_filtered, cli_plural(cs->samples_filtered, "sample", "samples"),
-			c->filters, span);
 	}
+	for (size_t i = 0; sn->tids && i < f->nr_tids; i++) {
+		if (!sn->tids[i]) {
+			fprintf(stderr, "conv: %s: --tid %" PRIu32 ": no sample of this recording has it "
+					"(its tids: %" PRIu32 " to %" PRIu32 "); nothing written\n",
+				in, f->tids[i], sn->tid_min, sn->tid_max);
+			return true;
+		}
+	}
+	for (size_t i = 0; sn->comms && i < f->nr_comms; i++) {
+		if (!sn->comms[i]) {
+			seen_comms(sn, names, sizeof(names));
+			fprintf(stderr, "conv: %s: --comm %s: no sampled thread of this recording is named so "
+					"(its threads: %s); nothing written\n",
+				in, f->comms[i], names);
+			return true;
+		}
+	}
+	sample_span(f, rdr_stats(r), span, sizeof(span));
+	if (window_outside(f, rdr_stats(r))) {
+		fprintf(stderr, "conv: %s: --time: the window holds no sample: they span %s; nothing "
+				"written\n",
+			in, span);
+		return true;
+	}
+	if (!cs->samples) {
+		fprintf(stderr, "conv: %s: the filters (%s) together keep none of the %" PRIu64 " %s%s%s; "
+				"nothing written\n",
+			in, c->filters, cs->samples_filtered, cli_plural(cs->samples_filtered, "sample", "samples"),
+			span[0] ? ", which span " : "", span);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * What the reading pass found that the outputs cannot show: no samples at
+ * all, stacks left unwound. Warnings, so said also with -q.
+ */
+static void warn_result(const char *in, const struct convert_stats *cs)
+{
+	if (!cs->samples && !cs->samples_filtered)
+		/* as perf report: not an error, but nothing to look at */
+		fprintf(stderr, "conv: warning: %s: the recording holds no samples%s: the outputs are empty\n",
+			in, cs->lost_samples ? " (some were lost)" : "");
 	if (cs->unwind.copy_full)
 		fprintf(stderr, "conv: warning: %s: %" PRIu64 " of %" PRIu64 " unwound %s ended where the "
 				"recorded stack copy did: record with --call-graph dwarf,65528 for deeper "
@@ -857,7 +956,26 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 	return rc;
 }
 
-static int convert_one(struct cvopts *c, const char *in, bool many)
+/*
+ * Before reading: each output can be made (cli_out_check), so that a
+ * read-only or missing directory costs no conversion; each that cannot is
+ * said. CLI_EXIT_OUTPUT or CLI_EXIT_OK.
+ */
+static int check_writable(const char *const path[OUT__COUNT])
+{
+	int rc = CLI_EXIT_OK;
+
+	for (int k = 0; k < OUT__COUNT; k++) {
+		if (path[k] && cli_out_check(path[k])) {
+			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(path[k], outs[k].what),
+				strerror(errno));
+			rc = CLI_EXIT_OUTPUT;
+		}
+	}
+	return rc;
+}
+
+static int convert_one(struct cvopts *c, const char *in)
 {
 	char bufs[OUT__COUNT][4096];
 	const char *path[OUT__COUNT];
@@ -889,7 +1007,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 	memset(&pg, 0, sizeof(pg));
 	pg.input = in;
 	pg.offline = c->com.sj.offline;
-	outputs_of(c, in, many, bufs, path);
+	outputs_of(c, in, bufs, path);
 	pprof_path = path[OUT_PPROF];
 	jfr_path = path[OUT_JFR];
 	c->co.keep_events = jfr_path != NULL;
@@ -899,9 +1017,18 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 		c->co.sj.progress = progress_download;
 		c->co.sj.progress_ctx = &pg;
 	}
+	/* an input that is not there is the error to say (exit 2), not its outputs' directory */
+	if (!strcmp(in, "-") || access(in, R_OK) == 0)
+		rc = check_writable(path);
+	if (rc)
+		goto out;
 	rc = cli_open_input(in, &c->ro, &r);
 	if (rc)
 		goto out;
+	if (refuse_events(c, in, rdr_info(r), false)) {
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	}
 	warn_filters(c, in, rdr_info(r));
 	prof_init(&p);
 	prof_ready = true;
@@ -936,7 +1063,17 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 			record_name(pr->record_type),
 			pr->record_type ? ": " : "", pr->msg, times);
 	}
-	warn_result(c, in, r, &cs);
+	{
+		size_t ftype;
+
+		/* what the recording lacks, said before any output is opened */
+		if (refuse_events(c, in, rdr_info(r), true) || refuse_filters(c, in, r, &cs) ||
+		    (path[OUT_FOLDED] && !folded_type(c, in, &p, &ftype))) {
+			rc = CLI_EXIT_USAGE;
+			goto out;
+		}
+	}
+	warn_result(in, &cs);
 	/*
 	 * The two writers only read the finished model: with more than one job
 	 * the pprof output is encoded and gzipped on a second thread while this
@@ -952,7 +1089,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 				strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
-			pj.flush = cli_out_flusher(pj.fd, pprof_path);
+			pj.flush = cli_out_flusher(pj.fd, pj.tmp);
 			if (jfr_path && c->co.sj.jobs != 1 &&
 			    pthread_create(&pj_thread, NULL, pprof_job_run, &pj) == 0)
 				pj_started = true;
@@ -991,7 +1128,7 @@ static int convert_one(struct cvopts *c, const char *in, bool many)
 				strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		} else {
-			pj.flush = cli_out_flusher(pj.fd, pprof_path);
+			pj.flush = cli_out_flusher(pj.fd, pj.tmp);
 			pprof_job_run(&pj);
 		}
 	}
@@ -1057,15 +1194,15 @@ static void usage(FILE *f)
 	fputs("usage: conv [OPTIONS] [FILE...]   (default perf.data; '-' = stdin; globs allowed)\n"
 	      "       conv info [OPTIONS] [FILE] | conv symbolize [OPTIONS] FILE...  (--help)\n"
 	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
-	      " -o, --output BASE|DIR   output base name, or directory for several inputs\n"
+	      " -o, --output BASE|DIR/  base name, or a directory (DIR/ or one that exists)\n"
 	      " -F, --format LIST       pprof,jfr,folded,html (default pprof,jfr); folded stacks\n"
 	      "                         (flamegraph.pl's input), html: a flame graph page\n"
 	      "     --pprof PATH  --jfr PATH  --folded PATH  --html PATH   name one output\n"
 	      "                         ('-' = stdout); then only the outputs named are written\n"
 	      "     --folded-value EVENT  EVENT's period, not the first event's sample count\n"
 	      "     --top N             top functions in the summary and --stats (default 10)\n"
-	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n"
-	      "Filters (lists are comma-separated, options repeatable):\n"
+	      "     --stats[=FILE]      JSON facts per input (stdout without FILE)\n"
+	      "Filters (comma-separated lists, repeatable; keeping nothing is a usage error):\n"
 	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
 	      "     --time START,END    seconds after the first sample; @T = perf time\n"
 	      "Output details:\n"
@@ -1200,6 +1337,31 @@ static bool has_glob_chars(const char *s)
 /* ---- outputs against inputs, before any work ---- */
 
 /*
+ * -o -: standard output holds one output; with more formats than one to
+ * write (and not named by --pprof ... themselves), says which -F to pick.
+ */
+static bool out_std_one(const struct cvopts *c)
+{
+	char list[128] = "", pick[128] = "";
+	size_t ll = 0, pl = 0;
+	int n = 0;
+
+	for (int k = 0; k < OUT__COUNT; k++) {
+		if (!(c->formats & F_BIT(k)) || c->paths[k])
+			continue;
+		n++;
+		ll += (size_t)snprintf(list + ll, sizeof(list) - ll, "%s%s", ll ? ", " : "", outs[k].format);
+		pl += (size_t)snprintf(pick + pl, sizeof(pick) - pl, "%s-F %s", pl ? " or " : "", outs[k].format);
+	}
+	if (n <= 1)
+		return true;
+	fprintf(stderr, "conv: -o -: standard output holds one output, and %d would go there (%s): "
+			"pick one with %s\n",
+		n, list, pick);
+	return false;
+}
+
+/*
  * Before any work: refuses (usage error, said) binary output to a terminal,
  * a terminal as the input, and what cli/paths.h refuses: an output that is
  * an input, two outputs that are one file, an output over a recording.
@@ -1208,7 +1370,6 @@ static bool has_glob_chars(const char *s)
 static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs)
 {
 	struct cli_paths ps = { 0 };
-	bool many = nr_inputs > 1;
 
 	for (size_t i = 0; i < nr_inputs; i++) {
 		bool std = !strcmp(inputs[i], "-");
@@ -1226,7 +1387,7 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 		static char bufs[OUT__COUNT][4096];
 		const char *out[OUT__COUNT];
 
-		outputs_of(c, inputs[i], many, bufs, out);
+		outputs_of(c, inputs[i], bufs, out);
 		for (int k = 0; k < OUT__COUNT; k++) {
 			bool std = out[k] && !strcmp(out[k], "-");
 
@@ -1332,7 +1493,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		}
 		case O_STATS:
-			c.stats_path = cli_stats_path(optarg, argc, argv);
+			c.stats_path = cli_stats_path("conv", optarg, argc, argv);
+			if (!c.stats_path)
+				return CLI_EXIT_USAGE;
 			break;
 		case 'p':
 		case 't':
@@ -1406,7 +1569,7 @@ int cmd_convert(int argc, char **argv)
 			printf("conv %s\n", CONV_VERSION_STRING);
 			return CLI_EXIT_OK;
 		default:
-			cli_opt_error("conv", opt, argv);
+			cli_opt_error("conv", opt, argv, opts);
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -1437,6 +1600,8 @@ int cmd_convert(int argc, char **argv)
 					"--html name every output written\n");
 			return CLI_EXIT_USAGE;
 		}
+		if (!strcmp(c.out, "-") && !out_std_one(&c))
+			return CLI_EXIT_USAGE;
 	}
 	if (c.folded_value && !(c.formats & F_BIT(OUT_FOLDED))) {
 		fprintf(stderr, "conv: --folded-value: no folded stacks are written (-F folded or "
@@ -1523,8 +1688,13 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	{
-		int to_stdout = 0;
+		int to_stdout = c.out && !strcmp(c.out, "-");
+		int r1 = cli_out_dir("conv", c.out, nr_inputs, false);
 
+		if (r1) {
+			rc = r1;
+			goto done;
+		}
 		for (int k = 0; k < OUT__COUNT; k++)
 			to_stdout += c.paths[k] && !strcmp(c.paths[k], "-");
 		if (c.stats_path && !strcmp(c.stats_path, "-") && to_stdout) {
@@ -1559,7 +1729,7 @@ int cmd_convert(int argc, char **argv)
 			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.com.dirs[i]);
 	}
 	{
-		int r1 = cli_out_dir("conv", c.out, nr_inputs);
+		int r1 = cli_out_dir("conv", c.out, nr_inputs, true);
 
 		if (r1) {
 			rc = r1;
@@ -1576,7 +1746,7 @@ int cmd_convert(int argc, char **argv)
 
 		if (c.stats_path)
 			statsfile_arm(inputs[i]);
-		r1 = convert_one(&c, inputs[i], nr_inputs > 1);
+		r1 = convert_one(&c, inputs[i]);
 
 		/* several inputs: the worst outcome decides */
 		if (r1 > rc)

@@ -947,7 +947,7 @@ int cmd_info(int argc, char **argv)
 			usage(stdout);
 			return CLI_EXIT_OK;
 		default:
-			cli_opt_error("conv info", opt, argv);
+			cli_opt_error("conv info", opt, argv, opts);
 			return CLI_EXIT_USAGE;
 		}
 	}

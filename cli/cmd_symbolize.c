@@ -50,7 +50,8 @@ static void usage(FILE *f)
 	      "recordings: those of conv --no-symbolize, of agents that do not symbolize, of\n"
 	      "Datadog's profiler. Debug info is found by build-id as conv finds it. Writes\n"
 	      "BASE.symbolized.pb.gz or BASE.symbolized.jfr beside each FILE.\n"
-	      " -o, --output PATH|DIR   the output (one FILE), or a directory for several\n"
+	      " -o, --output PATH|DIR/  the output (one FILE; '-' = stdout), or a directory\n"
+	      "                         (DIR/ or an existing one; several FILEs need one)\n"
 	      "     --force             name frames that have names already, anew\n"
 	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n",
 	      f);
@@ -116,13 +117,13 @@ static void unmap_input(struct input *in)
 }
 
 /* BASE.symbolized.EXT beside the input, or in -o DIR, or -o PATH. */
-static void output_path(const struct symopts *c, const char *in, bool many, char *out, size_t n)
+static void output_path(const struct symopts *c, const char *in, char *out, size_t n)
 {
 	static const char *const exts[] = { ".pb.gz", ".pprof.gz", ".pb", ".pprof", ".gz", ".jfr" };
 	char base[4096];
 	size_t len, el = 0;
 
-	if (!cli_out_base(c->out, in, many, base, sizeof(base))) {
+	if (!cli_out_base(c->out, in, base, sizeof(base))) {
 		snprintf(out, n, "%s", base);
 		return;
 	}
@@ -241,7 +242,7 @@ static int check_paths(const struct symopts *c, char **inputs, int n)
 	for (int i = 0; i < n; i++)
 		cli_paths_add(&ps, inputs[i], -1, false, "the input", (size_t)i);
 	for (int i = 0; i < n; i++) {
-		output_path(c, inputs[i], n > 1, out, sizeof(out));
+		output_path(c, inputs[i], out, sizeof(out));
 		cli_paths_add(&ps, out, -1, true, "the output", (size_t)i);
 	}
 	if (c->stats_path && strcmp(c->stats_path, "-"))
@@ -269,7 +270,7 @@ static enum conv_err rewrite_job_write(void *ctx, int fd, struct io_flush *fl, s
 		      : resym_pprof(j->pprof, &ro, j->pprof->gzipped, fd, &j->bytes, &j->io_errno, j->st, d);
 }
 
-static int symbolize_one(const struct symopts *c, const char *in, bool many)
+static int symbolize_one(const struct symopts *c, const char *in)
 {
 	struct input inb;
 	struct ppe_profile p;
@@ -287,7 +288,14 @@ static int symbolize_one(const struct symopts *c, const char *in, bool many)
 	memset(&job, 0, sizeof(job));
 	memset(&diag, 0, sizeof(diag));
 	memset(&inb, 0, sizeof(inb));
-	output_path(c, in, many, out, sizeof(out));
+	output_path(c, in, out, sizeof(out));
+	/* before the work: a read-only or missing directory costs no symbolization (a missing input says so itself) */
+	if (access(in, R_OK) == 0 && cli_out_check(out)) {
+		fprintf(stderr, "conv symbolize: cannot write %s: %s\n", cli_out_name(out, "the output"),
+			strerror(errno));
+		rc = CLI_EXIT_OUTPUT;
+		goto done;
+	}
 	rc = map_input(in, &inb);
 	if (rc)
 		goto done;
@@ -359,13 +367,15 @@ int cmd_symbolize(int argc, char **argv)
 			c.force = true;
 			break;
 		case O_STATS:
-			c.stats_path = cli_stats_path(optarg, argc, argv);
+			c.stats_path = cli_stats_path("conv symbolize", optarg, argc, argv);
+			if (!c.stats_path)
+				return CLI_EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);
 			return CLI_EXIT_OK;
 		default:
-			cli_opt_error("conv symbolize", opt, argv);
+			cli_opt_error("conv symbolize", opt, argv, opts);
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -380,10 +390,13 @@ int cmd_symbolize(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	c.tty = isatty(STDERR_FILENO);
+	rc = cli_out_dir("conv symbolize", c.out, (size_t)(argc - optind), false);
+	if (rc)
+		return rc;
 	rc = check_paths(&c, argv + optind, argc - optind);
 	if (rc)
 		return rc;
-	rc = cli_out_dir("conv symbolize", c.out, (size_t)(argc - optind));
+	rc = cli_out_dir("conv symbolize", c.out, (size_t)(argc - optind), true);
 	if (rc)
 		return rc;
 	if (c.stats_path && !statsfile_open("conv symbolize", c.stats_path))
@@ -393,7 +406,7 @@ int cmd_symbolize(int argc, char **argv)
 
 		if (c.stats_path)
 			statsfile_arm(argv[i]);
-		r1 = symbolize_one(&c, argv[i], argc - optind > 1);
+		r1 = symbolize_one(&c, argv[i]);
 		if (r1 > rc)
 			rc = r1;
 	}

@@ -1,5 +1,7 @@
 #include "cli/opts.h"
 
+#include "cli/paths.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,7 +195,68 @@ bool cli_common_finish(struct cli_common *c, const char *cmd)
 	return true;
 }
 
-void cli_opt_error(const char *cmd, int opt, char **argv)
+/* Edit distance (insert, delete, replace, swap of neighbours) of a[0..al) and b, up to 63 bytes each. */
+static size_t opts_distance(const char *a, size_t al, const char *b)
+{
+	size_t bl = strlen(b), d[64][64];
+
+	if (al >= 64 || bl >= 64)
+		return SIZE_MAX;
+	for (size_t i = 0; i <= al; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= bl; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= al; i++) {
+		for (size_t j = 1; j <= bl; j++) {
+			size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			v = d[i - 1][j] + 1 < v ? d[i - 1][j] + 1 : v;
+			v = d[i][j - 1] + 1 < v ? d[i][j - 1] + 1 : v;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[al][bl];
+}
+
+/*
+ * After "unknown option '--word'": the options word abbreviates (getopt
+ * refuses an abbreviation of several), else the nearest option by edit
+ * distance when it is near enough to be a typo (a third of its length,
+ * at least 1), as "; did you mean --output?". Nothing when neither.
+ */
+static void opts_suggest(const char *word, size_t len, const struct option *opts)
+{
+	const struct option *best = NULL;
+	size_t best_d = SIZE_MAX, nr_prefix = 0;
+
+	for (const struct option *o = opts; o->name; o++)
+		nr_prefix += len && !strncmp(o->name, word, len);
+	if (nr_prefix > 1) {
+		size_t shown = 0;
+
+		fprintf(stderr, " (it abbreviates ");
+		for (const struct option *o = opts; o->name; o++)
+			if (!strncmp(o->name, word, len))
+				fprintf(stderr, "%s--%s", shown++ ? (shown == nr_prefix ? " and " : ", ") : "",
+					o->name);
+		fprintf(stderr, ": give more of it)");
+		return;
+	}
+	for (const struct option *o = opts; o->name; o++) {
+		size_t d = opts_distance(word, len, o->name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = o;
+		}
+	}
+	if (best && best_d <= (len / 3 > 1 ? len / 3 : 1))
+		fprintf(stderr, " (did you mean --%s?)", best->name);
+}
+
+void cli_opt_error(const char *cmd, int opt, char **argv, const struct option *opts)
 {
 	/* getopt_long leaves optind past the word it refused */
 	const char *word = optind > 0 ? argv[optind - 1] : "";
@@ -207,15 +270,30 @@ void cli_opt_error(const char *cmd, int opt, char **argv)
 	else if (optopt >= 256 || (optopt > 0 && word[0] == '-' && word[1] == '-'))
 		/* a long option that takes no value was given one */
 		fprintf(stderr, "%s: option '%.*s' takes no value", cmd, (int)len, word);
-	else
+	else {
 		fprintf(stderr, "%s: unknown option '%.*s'", cmd, (int)nlen, name);
+		if (name == word && word[0] == '-' && word[1] == '-')
+			opts_suggest(word + 2, len - 2, opts);
+	}
 	fprintf(stderr, "; try '%s --help'\n", cmd);
 }
 
-const char *cli_stats_path(const char *arg, int argc, char **argv)
+const char *cli_stats_path(const char *cmd, const char *arg, int argc, char **argv)
 {
-	if (!arg && optind < argc && argv[optind][0] != '-')
+	if (!arg && optind < argc && argv[optind][0] != '-') {
+		/*
+		 * "conv --stats c.data" means the recording, not a file for the
+		 * statistics to replace it: only --stats=FILE may name one.
+		 */
+		if (cli_path_is_perf_data(argv[optind])) {
+			fprintf(stderr, "%s: --stats %s: %s is a perf.data recording, not a file for the "
+					"statistics: name one with --stats=FILE, or give --stats last or before "
+					"another option for standard output\n",
+				cmd, argv[optind], argv[optind]);
+			return NULL;
+		}
 		arg = argv[optind++];
+	}
 	return arg ? arg : "-";
 }
 

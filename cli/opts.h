@@ -56,16 +56,19 @@ bool cli_parse_size(const char *s, uint64_t *out);
 
 /*
  * Says what is wrong with the option getopt_long just refused ('?' or ':',
- * with a leading ':' in the short options): one line, then where help is.
+ * with a leading ':' in the short options): one line, then where help is;
+ * for an unknown long option, the option it abbreviates ambiguously or the
+ * one of opts (the command's table) it is a typo of ("did you mean").
  */
-void cli_opt_error(const char *cmd, int opt, char **argv);
+void cli_opt_error(const char *cmd, int opt, char **argv, const struct option *opts);
 
 /*
  * --stats' value from getopt's optarg: --stats FILE as well as --stats=FILE,
  * as the options with a value take it; a bare --stats (last, or before an
- * option or '-') is standard output, "-". Takes FILE from argv (optind).
+ * option or '-') is standard output, "-". Takes FILE from argv (optind),
+ * but not a perf.data recording: NULL then, said (after cmd), a usage error.
  */
-const char *cli_stats_path(const char *arg, int argc, char **argv);
+const char *cli_stats_path(const char *cmd, const char *arg, int argc, char **argv);
 
 /*
  * -o's value, or NULL (said on stderr) when it is empty: an empty

@@ -2,12 +2,15 @@
 
 #include "cli/cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A file named on the command line, known by what it is on the disk. */
 struct cli_path {
@@ -75,20 +78,33 @@ static int paths_file_cmp(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* Whether an existing file starts as perf.data does (either byte order, or perf's first format). */
-static bool paths_is_perf_data(const char *path)
+bool cli_path_is_perf_data(const char *path)
 {
 	char magic[8];
-	FILE *f = fopen(path, "rb");
-	bool yes;
+	struct stat st;
+	ssize_t k;
+	int fd;
 
-	if (!f)
+	/*
+	 * A regular file only, and opened so as never to wait: a FIFO's open
+	 * waits for a writer and its read for data, a device's read may never
+	 * end (the output /dev/stdout is the pipe conv writes to).
+	 */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return false;
-	yes = fread(magic, 1, 8, f) == 8 &&
-	      (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8) ||
-	       !memcmp(magic, "PERFFILE", 8));
-	fclose(f);
-	return yes;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	do
+		k = read(fd, magic, sizeof(magic));
+	while (k < 0 && errno == EINTR);
+	close(fd);
+	return k == 8 && (!memcmp(magic, "PERFILE2", 8) || !memcmp(magic, "2ELIFREP", 8) ||
+			  !memcmp(magic, "PERFFILE", 8));
 }
 
 void cli_paths_add(struct cli_paths *ps, const char *name, int fd, bool output, const char *what,
@@ -172,7 +188,7 @@ int cli_paths_check(struct cli_paths *ps, const char *cmd, char *const *inputs)
 	}
 	/* not an input here, but a recording all the same: a slip of the fingers, not a wish */
 	for (size_t i = 0; i < nf; i++) {
-		if (f[i].output && f[i].exists && strcmp(f[i].name, "-") && paths_is_perf_data(f[i].name)) {
+		if (f[i].output && f[i].exists && strcmp(f[i].name, "-") && cli_path_is_perf_data(f[i].name)) {
 			fprintf(stderr, "%s: %s %s is a perf.data recording: refusing to overwrite it\n", cmd,
 				f[i].what, f[i].name);
 			goto out;

@@ -36,6 +36,13 @@ void cli_paths_add(struct cli_paths *ps, const char *name, int fd, bool output, 
  */
 int cli_paths_check(struct cli_paths *ps, const char *cmd, char *const *inputs);
 
+/*
+ * Whether path is a regular file that starts as perf.data does (either byte
+ * order, or perf's first format). Reads nothing else (a FIFO, a device) and
+ * never waits.
+ */
+bool cli_path_is_perf_data(const char *path);
+
 /* Frees the list without checking it (a command that gives up first). */
 void cli_paths_release(struct cli_paths *ps);
 

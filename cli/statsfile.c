@@ -19,7 +19,7 @@
  * hook, which writes to the same fd, never cuts one in half.
  */
 static struct {
-	int fd;             /* the temp file; -1: none (no --stats, or stdout) */
+	int fd;             /* the temp file, or the special file itself (tmp ""); -1: none (no --stats, or stdout) */
 	volatile sig_atomic_t io_errno; /* the first write that failed: the file is given up */
 	bool to_stdout;
 	char tmp[4096], path[4096];
@@ -50,7 +50,8 @@ static void statsfile_on_signal(int sig)
 		return;
 	if (sf.io_errno) {
 		/* a record was cut short: no file rather than a broken one, as statsfile_close does */
-		(void)unlink(sf.tmp);
+		if (sf.tmp[0])
+			(void)unlink(sf.tmp);
 		return;
 	}
 	if (sf.armed) {
@@ -61,6 +62,8 @@ static void statsfile_on_signal(int sig)
 		k = write(sf.fd, end, sizeof(end) - 1);
 		(void)k;
 	}
+	if (!sf.tmp[0])
+		return; /* a special file: written as it goes */
 	(void)fchmod(sf.fd, 0644);
 	(void)fsync(sf.fd);
 	(void)rename(sf.tmp, sf.path);
@@ -73,6 +76,21 @@ bool statsfile_open(const char *cmd, const char *path)
 		return true;
 	}
 	snprintf(sf.path, sizeof(sf.path), "%s", path);
+	if (cli_out_special(path)) {
+		/*
+		 * A device, FIFO or socket: written record by record, as stdout
+		 * is (a FIFO waits for its reader here); never a temp file renamed
+		 * over the node.
+		 */
+		sf.tmp[0] = 0;
+		sf.fd = cli_out_open_special(path);
+		if (sf.fd < 0) {
+			fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+			return false;
+		}
+		cleanup_set_hook(statsfile_on_signal);
+		return true;
+	}
 	sf.fd = cli_out_open(path, sf.tmp, sizeof(sf.tmp));
 	if (sf.fd < 0) {
 		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
@@ -135,6 +153,18 @@ bool statsfile_close(const char *cmd)
 	if (fd < 0)
 		return true;
 	sf.armed = 0;
+	if (!sf.tmp[0]) {
+		/* a special file, written as it went */
+		int e = sf.io_errno ? sf.io_errno : close(fd) && errno != EINTR ? errno : 0;
+
+		if (sf.io_errno)
+			close(fd);
+		cleanup_set_hook(NULL);
+		sf.fd = -1;
+		if (e)
+			fprintf(stderr, "%s: cannot write %s: %s\n", cmd, sf.path, strerror(e));
+		return !e;
+	}
 	if (sf.io_errno) {
 		/* the hook, which only unlinks now, stays until the file is gone */
 		cli_out_abandon(fd, sf.tmp, sf.path, NULL);

@@ -712,8 +712,62 @@ static bool keep_sample(const struct convert_filter *f, const struct procmap *pm
 	return true;
 }
 
+/*
+ * Notes what a sample had for each pid, tid and comm filter, whatever the
+ * others say (convert_seen): only when one of them is given.
+ */
+static void note_seen(struct convert_seen *sn, const struct convert_filter *f, const struct procmap *pm,
+		      const struct rdr_sample *s)
+{
+	const char *comm = f->nr_comms ? procmap_thread_name(pm, s->tid) : NULL;
+
+	if (!sn->samples++) {
+		sn->pid_min = sn->pid_max = s->pid;
+		sn->tid_min = sn->tid_max = s->tid;
+	}
+	sn->pid_min = s->pid < sn->pid_min ? s->pid : sn->pid_min;
+	sn->pid_max = s->pid > sn->pid_max ? s->pid : sn->pid_max;
+	sn->tid_min = s->tid < sn->tid_min ? s->tid : sn->tid_min;
+	sn->tid_max = s->tid > sn->tid_max ? s->tid : sn->tid_max;
+	for (size_t i = 0; sn->pids && i < f->nr_pids; i++)
+		sn->pids[i] |= f->pids[i] == s->pid;
+	for (size_t i = 0; sn->tids && i < f->nr_tids; i++)
+		sn->tids[i] |= f->tids[i] == s->tid;
+	if (!comm)
+		return;
+	for (size_t i = 0; sn->comms && i < f->nr_comms; i++)
+		sn->comms[i] |= !strcmp(f->comms[i], comm);
+	for (size_t i = 0; i < sn->nr_comm_names; i++)
+		if (!strcmp(sn->comm_names[i], comm))
+			return;
+	if (sn->nr_comm_names < CONVERT_SEEN_COMMS) {
+		sn->comm_names[sn->nr_comm_names] = strdup(comm);
+		sn->nr_comm_names += sn->comm_names[sn->nr_comm_names] != NULL;
+	} else {
+		sn->more_comms = true;
+	}
+}
+
+/* The per-value flags of note_seen; CONV_E_NOMEM. */
+static enum conv_err seen_init(struct convert_seen *sn, const struct convert_filter *f)
+{
+	memset(sn, 0, sizeof(*sn));
+	sn->pids = f->nr_pids ? calloc(f->nr_pids, sizeof(bool)) : NULL;
+	sn->tids = f->nr_tids ? calloc(f->nr_tids, sizeof(bool)) : NULL;
+	sn->comms = f->nr_comms ? calloc(f->nr_comms, sizeof(bool)) : NULL;
+	if ((f->nr_pids && !sn->pids) || (f->nr_tids && !sn->tids) || (f->nr_comms && !sn->comms))
+		return CONV_E_NOMEM;
+	return CONV_E_OK;
+}
+
 void convert_stats_release(struct convert_stats *st)
 {
+	free(st->seen.pids);
+	free(st->seen.tids);
+	free(st->seen.comms);
+	for (size_t i = 0; i < st->seen.nr_comm_names; i++)
+		free(st->seen.comm_names[i]);
+	memset(&st->seen, 0, sizeof(st->seen));
 	for (size_t i = 0; i < st->nr_missing; i++) {
 		free(st->missing[i].build_id);
 		free(st->missing[i].path);
@@ -856,6 +910,8 @@ static enum conv_err pass_init(struct pass *ps)
 	enum conv_err err;
 
 	memset(ps->st, 0, sizeof(*ps->st));
+	if (seen_init(&ps->st->seen, &ps->o->filter))
+		return conv_fail(ps->diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
 	memset(&ps->c, 0, sizeof(ps->c));
 	hidx_init(&ps->c.frame_idx);
 	hidx_init(&ps->c.stack_idx);
@@ -1278,6 +1334,8 @@ static enum conv_err pass_read(struct pass *ps)
 			ps->first_time = ev->u.sample.time;
 			ps->have_first = true;
 		}
+		if (o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms)
+			note_seen(&ps->st->seen, &o->filter, ps->pm, &ev->u.sample);
 		if (!keep_sample(&o->filter, ps->pm, rdr_info(ps->r), ev, ps->first_time)) {
 			ps->st->samples_filtered++;
 			continue;

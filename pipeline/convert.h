@@ -66,6 +66,24 @@ struct convert_missing {
 	char *reason;    /* why (owned) */
 };
 
+/* Thread names convert_seen keeps for a message (the first distinct ones). */
+#define CONVERT_SEEN_COMMS 8
+
+/*
+ * What the samples had, for the cli to tell a filter that names what the
+ * recording lacks (a usage error) from one that matched: each filter judged
+ * on its own, over every sample read (before any filter dropped it). Filled
+ * only for the pid, tid and comm filters given.
+ */
+struct convert_seen {
+	bool *pids, *tids, *comms; /* per value given, in order: some sample had it (owned) */
+	uint64_t samples;          /* samples looked at (all of them, when any of the three is given) */
+	uint32_t pid_min, pid_max, tid_min, tid_max;
+	char *comm_names[CONVERT_SEEN_COMMS]; /* the samples' first distinct thread names (owned) */
+	size_t nr_comm_names;
+	bool more_comms;           /* and others besides */
+};
+
 struct convert_stats {
 	uint64_t samples;          /* kept (after filters) */
 	uint64_t samples_filtered; /* dropped by the filters */
@@ -82,6 +100,7 @@ struct convert_stats {
 	struct offcpu_stats offcpu;           /* off-CPU intervals (sched_switch, perf --off-cpu) */
 	struct tpfields_stats tracepoints;    /* tracepoint formats and their fields' decoding */
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
+	struct convert_seen seen;  /* for the filters given */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;
 	/*

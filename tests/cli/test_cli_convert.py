@@ -656,7 +656,7 @@ views = [(v["name"], v["unit"], v["total"]) for v in json.loads(m.group(1))["vie
 check("-F folded,html --folded-value cpu-clock: the page's view is still the sample count, alone",
       views is not None and len(views) == 1 and views[0][1] == "samples" and views[0][2] == MAIN_N, views)
 # --stats inside the -o directory conv creates for several inputs
-od = os.path.join(d, "made")
+od = os.path.join(d, "made") + "/"  # the slash: a directory, made
 r = conv("-q", "--offline", "-o", od, "--stats", os.path.join(od, "s.json"), MAIN, os.path.join(FIX, "fg.data"))
 check("-o DIR (new) --stats DIR/s.json with 2 inputs: DIR is made first, 2 stats records",
       r.returncode == 0 and os.path.isfile(os.path.join(od, "s.json")) and
@@ -684,7 +684,7 @@ for tag, fv, col, nviews in (("e17", ["--folded-value", "clk17"], "clk17", 15), 
           views == ["clk%d" % i for i in range(1, nviews + 1)] and
           "%d more with samples are left out" % (17 - nviews) in err(r), (desc(r), fsum, views))
 r = conv("-q", "--offline", "--folded", os.path.join(d, "none.folded"), "--folded-value", "no-such", MAIN)
-check("--folded-value no-such: exit 4, said, no file", r.returncode == 4 and "no-such" in err(r) and
+check("--folded-value no-such: a usage error (exit 1), said, no file", r.returncode == 1 and "no-such" in err(r) and
       not os.path.exists(os.path.join(d, "none.folded")) and tmp_leftovers(d) == [], desc(r))
 r = conv("-q", "--offline", "--folded-value", "cpu-clock", "-o", os.path.join(d, "nf"), MAIN)
 check("--folded-value without folded stacks: usage error", r.returncode == 1 and "folded" in err(r), desc(r))
@@ -756,7 +756,7 @@ check("--pprof - --jfr PATH: pprof on stdout, JFR in the file",
       os.path.getsize(os.path.join(d, "with-stdout.jfr")) > 0, desc(r))
 
 # several inputs, -o DIR created, --stats=FILE one line per input
-d = os.path.join(WORK, "multi-out")  # does not exist yet
+d = os.path.join(WORK, "multi-out") + "/"  # does not exist yet: the slash makes it
 sfile = os.path.join(WORK, "multi.json")
 ins = [MAIN, TWO, os.path.join(FIX, "fg.data")]
 r = conv("-q", "--offline", "-o", d, "--stats=" + sfile, *ins)
@@ -774,7 +774,7 @@ for s in st:
 gin = fresh("glob-in")
 for n in ("fg.data", "plain.data", "zstd.data"):
     shutil.copyfile(os.path.join(FIX, n), os.path.join(gin, n))
-gout = os.path.join(WORK, "glob-out")
+gout = os.path.join(WORK, "glob-out") + "/"
 sfile = os.path.join(WORK, "glob.json")
 r = conv("-q", "--offline", "-o", gout, "--stats=" + sfile, os.path.join(gin, "*.data"))
 st = stats_lines(open(sfile).read()) if os.path.exists(sfile) else []
@@ -1284,12 +1284,12 @@ if os.geteuid() != 0:
     os.chmod(ro, 0o755)
 else:
     skip("exit 4: chmod 555 directory", "root writes anyway (the /proc case stands in)")
-r = conv("-q", "--offline", "-o", "/proc/nonexistent/dir", MAIN, TWO)
+r = conv("-q", "--offline", "-o", "/proc/nonexistent/dir/", MAIN, TWO)
 check("exit 4: -o DIR that cannot be created, several inputs", r.returncode == 4 and "cannot" in err(r),
       desc(r))
 
 # several inputs: the worst wins, good ones are still written
-XM = os.path.join(WORK, "worst")
+XM = os.path.join(WORK, "worst") + "/"
 sfile = os.path.join(WORK, "worst.json")
 missing_in = os.path.join(X2, "missing.data")
 r = conv("-q", "--offline", "-o", XM, "--stats=" + sfile, MAIN, missing_in, TWO)
@@ -1299,7 +1299,7 @@ check("good + missing + good: exit 2, both good ones written",
       sorted(os.listdir(XM)) == ["two.jfr", "two.pb.gz", "wl.jfr", "wl.pb.gz"], (desc(r), st))
 check("good + missing + good: --stats exit codes 0, 2, 0",
       [s.get("exit_code") for s in st] == [0, 2, 0], [s.get("exit_code") for s in st])
-XM3 = os.path.join(WORK, "worst3")
+XM3 = os.path.join(WORK, "worst3") + "/"
 r = conv("-q", "--offline", "--strict", "-o", XM3, missing_in, TRUNC, MAIN)
 check("missing + truncated(--strict) + good: exit 3, truncated and good written",
       r.returncode == 3 and os.path.isdir(XM3) and
@@ -1398,15 +1398,16 @@ if TWO_PERF:
     tot = len(TWO_PERF)
     filt_check("--comm %s" % cl[0], TWO, ["--comm", cl[0]], ["--comms", cl[0]], tot)
     # a list of two comms other than the first when the recording has them; which comms
-    # got samples is the machine's doing, so else the last one and a comm nobody has
-    lst = "%s,%s" % ((cl[1], cl[-1]) if len(cl) > 2 else (cl[-1], "no-such-comm"))
+    # got samples is the machine's doing, so else the last one (a comm nobody has is refused)
+    lst = "%s,%s" % (cl[1], cl[-1]) if len(cl) > 2 else cl[-1]
     filt_check("-c %s (list)" % lst, TWO, ["-c", lst], ["--comms", lst], tot)
     rp = perf_report_total(TWO, "--comms", cl[0])
     r, st = conv_count(TWO, "--comm", cl[0])
     check("--comm %s: conv == perf report --comms (%d)" % (cl[0], rp), st.get("samples_total") == rp,
           (st.get("samples_total"), rp))
     r, st = conv_count(TWO, "--comm", "no-such-comm")
-    check("--comm no-such-comm: 0 samples, all filtered", r.returncode == 0 and
+    check("--comm no-such-comm: a usage error (exit 1), all filtered, no output", r.returncode == 1 and
+          st.get("exit_code") == 1 and st.get("outputs") == [] and
           st.get("samples_total") == 0 and st.get("samples_filtered") == tot, st)
     tp = collections.Counter(p for p, _, _, _ in TWO_PERF)
     p2 = tp.most_common()[1][0] if len(tp) > 1 else tp.most_common()[0][0]

@@ -16,8 +16,9 @@ help does not list is skipped.
   7  -o x.pb.gz / -o x.jfr: the suffix is taken off
   8  contradicting options are usage errors naming both: -F pprof --jfr,
      -q -v, --offline --debuginfod, -n --debuginfod, -o with every output named
-  9  filters that keep nothing warn, also with -q (--pid, --time, -e sched on
-     a tracepoint recording: one matcher for the filter and the warning)
+  9  filters that keep nothing are refused (exit 1, nothing written), also with
+     -q (--pid, --time, -e sched on a tracepoint recording: one matcher for the
+     filter and the refusal)
  10  no server asked (--offline, none configured): said so, with what helps;
      counted as not asked, not as not found
  11  a --call-graph dwarf recording: leaf-only stacks said (stderr with -q,
@@ -336,16 +337,16 @@ if needs("9: filters", "--pid", "--time", "-e", "--stats", "-o"):
                              ("--time 100,200 (a 0.2 s recording)", ["--time", "100,200"], "--time")):
         r = conv("-q", "--offline", "--stats", "-o", os.path.join(d, "f"), *args, SAMPLE)
         st = stats_json(r.stdout.decode())
-        check("9: %s keeps nothing: a warning naming it, also with -q" % name,
-              r.returncode == 0 and st.get("samples_total") == 0 and "warning" in err(r) and
-              word in err(r), desc(r))
+        check("9: %s keeps nothing: a usage error naming it, also with -q, nothing written" % name,
+              r.returncode == 1 and st.get("exit_code") == 1 and word in err(r) and
+              not [n for n in os.listdir(d) if n.startswith("f.")], (desc(r), os.listdir(d)))
     r = conv("-q", "--offline", "--stats", "-o", os.path.join(d, "t"), "-e", "sched", TRACE)
     st = stats_json(r.stdout.decode())
     r2 = conv("-q", "--offline", "--stats", "-o", os.path.join(d, "t2"), "-e", "sched:sched_switch", TRACE)
     st2 = stats_json(r2.stdout.decode())
-    check("9: -e sched on a tracepoint recording: nothing kept and warned (one matcher); "
+    check("9: -e sched on a tracepoint recording: refused, naming the events it has (one matcher); "
           "-e sched:sched_switch keeps all 61 without a warning",
-          st.get("samples_total") == 0 and "warning" in err(r) and "sched" in err(r) and
+          r.returncode == 1 and "sched:sched_switch" in err(r) and
           st2.get("samples_total") == 61 and "warning" not in err(r2), (desc(r), st, desc(r2), st2))
 
 # ===========================================================================

@@ -110,7 +110,7 @@ r = conv("symbolize", "-q", "--offline", plain)
 out = os.path.join(WORK, "plain.symbolized.pb")
 t.check("an uncompressed profile: BASE.symbolized.pb, not gzipped", r.returncode == 0 and os.path.exists(out) and
         open(out, "rb").read(2) != b"\x1f\x8b", err(r))
-d = os.path.join(WORK, "outdir", "sub")  # not there yet: made, as conv makes it
+d = os.path.join(WORK, "outdir", "sub") + "/"  # not there yet: made (the slash says a directory)
 r = conv("symbolize", "-q", "--offline", "-o", d, os.path.join(WORK, "fg.pb.gz"), plain)
 t.check("-o DIR with two inputs: DIR made, both written there", r.returncode == 0 and os.path.isdir(d) and
         sorted(os.listdir(d)) == ["fg.symbolized.pb.gz", "plain.symbolized.pb"],
@@ -140,7 +140,7 @@ for args, code, words in ((["symbolize"], 1, "no FILE"),
                           (["symbolize", fg, os.path.join(WORK, "fg.symbolized.pb.gz")], 1,
                            "refusing to overwrite"),
                           # two inputs of one name into one -o DIR
-                          (["symbolize", "-o", os.path.join(WORK, "outdir", "sub"), fg,
+                          (["symbolize", "-o", os.path.join(WORK, "outdir", "sub") + "/", fg,
                             os.path.join(WORK, "outdir", "fg.pb.gz")], 1, "would both be written"),
                           (["symbolize", os.path.join(WORK, "missing.pb.gz")], 2, "No such file"),
                           (["symbolize", "-o", os.path.join(WORK, "r.pb.gz"), os.path.join(REPO, "README.md")],
