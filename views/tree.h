@@ -105,6 +105,8 @@ uint32_t view_first_event(const struct prof *p);
 
 /* The file name of a path ("" and names ending in '/' as they are). */
 const char *view_basename(const char *path);
+/* The object as perf names it: the file name, or [kernel.kallsyms] for the kernel's map. */
+const char *view_object(const char *path);
 
 /*
  * A walk over the tree in preorder, each node's children in name order
