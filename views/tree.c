@@ -86,9 +86,12 @@ static uint32_t unnamed(struct view_names *n, const struct prof *p, const struct
 	const char *lib = m ? view_object(strtab_get(&p->strs, m->filename)) : "";
 	char buf[320];
 
+	/* an address in no mapping (a frame-pointer walk's stray word): perf's one [unknown] */
+	if (!m)
+		return strtab_intern_cstr(&n->strs, "[unknown]");
 	if (!*lib)
 		lib = "[unknown]";
-	if (m && l->address >= m->start)
+	if (l->address >= m->start)
 		snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, lib, l->address - m->start + m->offset);
 	else
 		snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, lib, l->address);

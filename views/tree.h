@@ -4,7 +4,8 @@
  * frame per inline level of a location (the location's function and the
  * functions inlined into it, as the pprof has them), named as the pprof
  * names them; a location without lines is "LIB+0xOFFSET" (its file offset
- * in LIB, the mapping's file name), "[unknown]+0xADDRESS" unmapped.
+ * in LIB, the mapping's file name), "[unknown]" unmapped (as perf names
+ * them: one frame, however many stray addresses a walk met).
  *
  * The call tree merges every stack by those names, root first, with one
  * value column per model value type asked for: what folded stacks and the
