@@ -34,7 +34,7 @@ JVM without a perf map (tests/conformance/jit/JitWork.java, java
   distinct pprof stacks by each location's function (its outermost one: perf
   script shows no inline frames), a location without one named as the views
   name it (LIB+0xOFFSET, [unknown] outside any mapping).
-    3. conv's count equals perf's (within 1 %: perf and conv may end a broken
+    3. conv's count equals perf's (within 2 %, at least 2: perf and conv may end a broken
        frame-pointer chain one stray word apart);
     4. every location in a JIT mapping that no map names has one function per
        process, perf's DSO for it ("[JIT] tid PID"), and keeps its address.
@@ -257,7 +257,7 @@ def jvm_part():
     conv = {tuple(outer_name(p, i) for i in ids) for ids, _, _ in p["samples"]}
     print("     jvm: distinct stacks: perf script %d, conv %d" % (len(chains), len(conv)))
     t.check("jvm: as many distinct stacks as perf script's chains (perf %d, conv %d)" % (len(chains), len(conv)),
-            len(chains) > 0 and abs(len(conv) - len(chains)) <= max(1, len(chains) // 100))
+            len(chains) > 0 and abs(len(conv) - len(chains)) <= max(2, len(chains) // 50))
     jit = [(mid, addr, lines) for mid, addr, lines in p["locs"].values()
            if mid and p["maps"][mid]["file"] == "//anon"]
     names = collections.Counter(p["funcs"][lines[-1][0]][0] if lines else "" for _, _, lines in jit)
