@@ -37,15 +37,20 @@ JVM without a perf map (tests/conformance/jit/JitWork.java, java
     3. conv's count equals perf's (within 2 %, at least 2: perf and conv may end a broken
        frame-pointer chain one stray word apart);
     4. every location in a JIT mapping that no map names has one function per
-       process, perf's DSO for it ("[JIT] tid PID"), and keeps its address.
+       process, perf's DSO for it ("[JIT] tid PID"), and keeps its address;
+    5. `conv info --dso`: one row per (thread, object, event), sorted by
+       samples, and each thread's [JIT] row equals perf report --sort
+       pid,dso's (the JVM's code heaps are three mappings of one object).
 
 Fails on conv before issue 31 (checks 1-2 with the debug file: cfree@GLIBC_2.2.5;
-3: 293 against 107 distinct stacks; 4: no function). Exits 77 printing SKIP:
+3: 293 against 107 distinct stacks; 4: no function; 5: [JIT] tid N in three
+rows, 23 + 2 + 1304 where perf has 1329, unsorted). Exits 77 printing SKIP:
 when perf, gcc or java cannot run here. Every subprocess has a timeout; the
 /tmp/perf-PID.map of the recorded JVM, should one appear, is removed.
 """
 import collections
 import glob
+import json
 import os
 import re
 import shutil
@@ -265,6 +270,35 @@ def jvm_part():
     t.check("jvm: JIT code without a map: one function per process, [JIT] tid PID, addresses kept "
             "(%d locations, names %s)" % (len(jit), dict(names)),
             jit and not bad and len({a for _, a, _ in jit}) == len(jit), bad[:5])
+    dso_rows(data)
+
+
+def dso_rows(data):
+    """conv info --dso: one row per (tid, dso, event), sorted by samples; JIT samples equal perf's."""
+    r = sh(["timeout", "120", CONV, "info", "--json", "--dso", data])
+    # perf's pid key is the thread ("TID:comm")
+    pr = sh(["perf", "report", "-f", "-i", data, "--stdio", "-n", "--sort", "pid,dso", "--no-children",
+             "-g", "none", "-t", SEP])
+    if not t.check("jvm: conv info --dso and perf report --sort pid,dso read the recording",
+                   r.returncode == 0 and pr.returncode == 0, (r.stderr + pr.stderr)[-300:]):
+        return
+    rows = json.loads(r.stdout).get("dso_samples") or []
+    keys = [(x["tid"], x["dso"], x["event"]) for x in rows]
+    counts = [x["samples"] for x in rows]
+    perf = collections.Counter()
+    for line in pr.stdout.splitlines():
+        f = [x.strip() for x in line.split(SEP)]
+        if not line.startswith("#") and len(f) >= 4 and f[1].isdigit() and ":" in f[2]:
+            perf[(int(f[2].split(":", 1)[0]), f[3])] += int(f[1])
+    jit = sorted(k for k in perf if k[1].startswith("[JIT] tid "))
+    t.check("jvm: conv info --dso: one row per thread, object and event, most samples first (%d rows)"
+            % len(rows), rows and len(set(keys)) == len(keys) and counts == sorted(counts, reverse=True),
+            rows[:4])
+    # one event here: each JIT row is perf's (thread, object) row
+    got = {(x["tid"], x["dso"]): x["samples"] for x in rows if x["dso"].startswith("[JIT] tid ")}
+    t.check("jvm: conv info --dso: each thread's [JIT] row equals perf report --sort pid,dso's (%s)"
+            % ", ".join("%d %s %s/%d" % (k[0], k[1], got.get(k), perf[k]) for k in jit),
+            jit and all(got.get(k) == perf[k] for k in jit) and len(got) == len(jit))
 
 
 def main():
