@@ -294,9 +294,63 @@ static const char *dso_name(const struct info_state *st, uint32_t map)
 	return m ? m->dso : "[unknown]";
 }
 
+/*
+ * The samples by thread and DSO, one row per (thread, object, event): a
+ * process may map one object several times (a JIT's code heaps, a library's
+ * segments), and the tally counts mappings. key[1] becomes the DSO's name.
+ */
+static int dso_row_by_key(const void *a, const void *b)
+{
+	const struct tally_ent *x = a, *y = b;
+	int c;
+
+	if (x->key[0] != y->key[0])
+		return x->key[0] < y->key[0] ? -1 : 1;
+	c = strcmp((const char *)(uintptr_t)x->key[1], (const char *)(uintptr_t)y->key[1]);
+	if (c)
+		return c;
+	return x->key[2] < y->key[2] ? -1 : x->key[2] > y->key[2];
+}
+
+/* most samples first, as perf report --sort dso lists them; then by key */
+static int dso_row_by_count(const void *a, const void *b)
+{
+	const struct tally_ent *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return dso_row_by_key(a, b);
+}
+
+static struct tally_ent *dso_rows(const struct info_state *st, size_t *n)
+{
+	struct tally_ent *v = malloc((st->dso.n ? st->dso.n : 1) * sizeof(*v));
+	size_t k = 0;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < st->dso.n; i++) {
+		v[i] = st->dso.v[i];
+		v[i].key[1] = (uint64_t)(uintptr_t)dso_name(st, (uint32_t)st->dso.v[i].key[1]);
+	}
+	qsort(v, st->dso.n, sizeof(*v), dso_row_by_key);
+	for (size_t i = 0; i < st->dso.n; i++) {
+		if (k && !dso_row_by_key(&v[k - 1], &v[i]))
+			v[k - 1].count += v[i].count;
+		else
+			v[k++] = v[i];
+	}
+	qsort(v, k, sizeof(*v), dso_row_by_count);
+	*n = k;
+	return v;
+}
+
 static void json_procmap(struct json *j, const struct info_state *st, const struct rdr_info *info)
 {
 	const struct pm_stats *ps = procmap_stats(st->pm);
+	struct tally_ent *rows;
+	size_t nr_rows;
 
 	json_key(j, "processes");
 	json_obj_begin(j);
@@ -391,11 +445,12 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 	}
 	if (!st->want_dso)
 		return;
+	rows = dso_rows(st, &nr_rows);
 	json_key(j, "dso_samples");
 	json_arr_begin(j);
-	for (size_t i = 0; i < st->dso.n; i++) {
-		const struct tally_ent *e = &st->dso.v[i];
-		uint32_t tid = (uint32_t)(e->key[0] >> 32), map = (uint32_t)e->key[1];
+	for (size_t i = 0; i < nr_rows; i++) {
+		const struct tally_ent *e = &rows[i];
+		uint32_t tid = (uint32_t)(e->key[0] >> 32);
 		uint32_t attr = (uint32_t)e->key[2];
 		const struct pm_proc *p = procmap_proc(st->pm, (uint32_t)e->key[0]);
 		const char *tname = procmap_thread_name(st->pm, tid);
@@ -405,12 +460,13 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 		json_kv_u64(j, "tid", tid);
 		json_kv_str(j, "comm", p ? p->comm : "");
 		json_kv_str(j, "thread", tname ? tname : "");
-		json_kv_str(j, "dso", dso_name(st, map));
+		json_kv_str(j, "dso", (const char *)(uintptr_t)e->key[1]);
 		json_kv_str(j, "event", attr < info->nr_attrs ? info->attrs[attr].name : "?");
 		json_kv_u64(j, "samples", e->count);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	free(rows);
 }
 
 static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
@@ -641,8 +697,8 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 	}
 	if (rdr_problems_dropped(r)) {
 		dbuf_reset(&tmp);
-		dbuf_printf(&tmp, "%" PRIu64 " more problems of other kinds not listed",
-			    rdr_problems_dropped(r));
+		dbuf_printf(&tmp, "%" PRIu64 " more %s of other kinds not listed", rdr_problems_dropped(r),
+			    cli_plural(rdr_problems_dropped(r), "problem", "problems"));
 		json_strn(&j, (const char *)tmp.data, tmp.len);
 	}
 	json_arr_end(&j);
@@ -670,14 +726,16 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 	dbuf_printf(out, "mode:          %s, %s-endian", info->mode == RDR_MODE_FILE ? "file" : "pipe",
 		    info->big_endian ? "big" : "little");
 	if (info->file_size != UINT64_MAX)
-		dbuf_printf(out, ", %" PRIu64 " bytes", info->file_size);
+		dbuf_printf(out, ", %" PRIu64 " %s", info->file_size,
+			    cli_plural(info->file_size, "byte", "bytes"));
 	if (info->has_compressed)
 		dbuf_printf(out, ", zstd level %" PRIu32, info->comp_level);
 	dbuf_putc(out, '\n');
 	dbuf_printf(out, "perf version:  %s\n", info->perf_version ? info->perf_version : "(not recorded)");
-	dbuf_printf(out, "host:          %s (%s, %s, %" PRIu32 " cpus online)\n",
+	dbuf_printf(out, "host:          %s (%s, %s, %" PRIu32 " %s online)\n",
 		    info->hostname ? info->hostname : "?", info->arch ? info->arch : "?",
-		    info->osrelease ? info->osrelease : "?", info->nr_cpus_online);
+		    info->osrelease ? info->osrelease : "?", info->nr_cpus_online,
+		    cli_plural(info->nr_cpus_online, "cpu", "cpus"));
 	if (info->cmdline_len) {
 		dbuf_puts(out, "command line:  ");
 		cmdline_join(info, out);
@@ -687,9 +745,10 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 	for (size_t i = 0; i < info->nr_attrs; i++) {
 		const struct rdr_attr *a = &info->attrs[i];
 
-		dbuf_printf(out, "  %-24s %10" PRIu64 " samples   type %" PRIu32 " config 0x%" PRIx64
+		dbuf_printf(out, "  %-24s %10" PRIu64 " %-7s   type %" PRIu32 " config 0x%" PRIx64
 			    " sample_type 0x%" PRIx64 " %s %" PRIu64 "\n",
-			    a->name ? a->name : "?", a->samples, a->type, a->config, a->sample_type,
+			    a->name ? a->name : "?", a->samples,
+			    cli_plural(a->samples, "sample", "samples"), a->type, a->config, a->sample_type,
 			    a->freq ? "freq" : "period", a->sample_period);
 	}
 	dbuf_puts(out, "records:      ");
@@ -723,10 +782,12 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 	{
 		const struct pm_stats *ps = procmap_stats(st->pm);
 
-		dbuf_printf(out, "processes:     %" PRIu64 " (%" PRIu64 " exec generations), %" PRIu64
-			    " threads, %" PRIu64 " mappings (%" PRIu64 " cut by later ones)\n",
-			    ps->processes, ps->exec_generations, ps->threads, ps->mappings,
-			    ps->mappings_replaced);
+		dbuf_printf(out, "processes:     %" PRIu64 " (%" PRIu64 " exec %s), %" PRIu64
+			    " %s, %" PRIu64 " %s (%" PRIu64 " cut by later ones)\n",
+			    ps->processes, ps->exec_generations,
+			    cli_plural(ps->exec_generations, "generation", "generations"), ps->threads,
+			    cli_plural(ps->threads, "thread", "threads"), ps->mappings,
+			    cli_plural(ps->mappings, "mapping", "mappings"), ps->mappings_replaced);
 		dbuf_printf(out, "frames:        %" PRIu64 " resolved to a mapping, %" PRIu64
 			    " unmapped, %" PRIu64 " named by JIT maps; build-ids from mmap2 %" PRIu64
 			    ", table %" PRIu64 ", disk %" PRIu64 ", path %" PRIu64
@@ -751,8 +812,8 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 		struct top_ent *t = top_functions((struct info_state *)st, &n);
 		const struct symjob_stats *ss = symjob_stats(st->sj);
 
-		dbuf_printf(out, "symbols:       %" PRIu64 " of %" PRIu64 " objects found; frames by source:",
-			    ss->objects_found, ss->objects);
+		dbuf_printf(out, "symbols:       %" PRIu64 " of %" PRIu64 " %s found; frames by source:",
+			    ss->objects_found, ss->objects, cli_plural(ss->objects, "object", "objects"));
 		for (int s2 = 0; s2 < SYMSRC__COUNT; s2++)
 			if (ss->frames_by_src[s2])
 				dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
@@ -767,8 +828,9 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 		for (size_t i = 0; i < symjob_missing_count(st->sj) && (st->verbose || i < 10); i++) {
 			const struct symjob_missing *m = symjob_missing_at(st->sj, i);
 
-			dbuf_printf(out, "\nno symbols:    %s %s (%" PRIu64 " frames)",
-				    m->build_id[0] ? m->build_id : "(no build-id)", m->path, m->frames);
+			dbuf_printf(out, "\nno symbols:    %s %s (%" PRIu64 " %s)",
+				    m->build_id[0] ? m->build_id : "(no build-id)", m->path, m->frames,
+				    cli_plural(m->frames, "frame", "frames"));
 		}
 		dbuf_printf(out, "\ntop functions (self samples):\n");
 		for (size_t i = 0; i < n && i < st->top; i++) {
@@ -809,28 +871,34 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 		}
 	}
 	if (st->want_dso) {
+		size_t nr_rows;
+		struct tally_ent *rows = dso_rows(st, &nr_rows);
+
 		dbuf_puts(out, "samples by thread and DSO:\n");
-		for (size_t i = 0; i < st->dso.n; i++) {
-			const struct tally_ent *e = &st->dso.v[i];
+		for (size_t i = 0; i < nr_rows; i++) {
+			const struct tally_ent *e = &rows[i];
 			const struct pm_proc *p = procmap_proc(st->pm, (uint32_t)e->key[0]);
 
 			dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu32 ":%-16s %s\n", e->count,
 				    (uint32_t)(e->key[0] >> 32), p ? p->comm : "",
-				    dso_name(st, (uint32_t)e->key[1]));
+				    (const char *)(uintptr_t)e->key[1]);
 		}
+		free(rows);
 	}
 	if (!rdr_problem_count(r)) {
 		dbuf_puts(out, "problems:      none\n");
 	} else {
-		dbuf_printf(out, "problems:      %zu kinds\n", rdr_problem_count(r));
+		dbuf_printf(out, "problems:      %zu %s\n", rdr_problem_count(r),
+			    cli_plural(rdr_problem_count(r), "kind", "kinds"));
 		for (size_t i = 0; i < rdr_problem_count(r); i++) {
 			dbuf_puts(out, "  ");
 			format_problem(rdr_problem_at(r, i), out);
 			dbuf_putc(out, '\n');
 		}
 		if (rdr_problems_dropped(r))
-			dbuf_printf(out, "  %" PRIu64 " more problems of other kinds not listed\n",
-				    rdr_problems_dropped(r));
+			dbuf_printf(out, "  %" PRIu64 " more %s of other kinds not listed\n",
+				    rdr_problems_dropped(r),
+				    cli_plural(rdr_problems_dropped(r), "problem", "problems"));
 	}
 	if (!complete)
 		dbuf_puts(out, "reading stopped before the end of the input\n");

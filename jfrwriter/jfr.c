@@ -770,8 +770,12 @@ static void location_frames(struct w *w, uint32_t loc)
 			d = sym_memo(w, &w->sym_desc_kernel, JFR_DESC_KERNEL);
 			t = FT_KERNEL;
 		} else if (bid[0] && l->has_elf_addr) {
-			/* remote symbolication: build-id + ELF address, resolvable later */
-			hex_name(buf, "(", l->elf_addr, ")");
+			/*
+			 * remote symbolication: build-id + ELF address, resolvable later; the
+			 * address as a parameter type, so that jfr print and JMC, which parse
+			 * descriptors, show "<remote>(0x...)" ("(0x...)" was unparsable to them)
+			 */
+			hex_name(buf, "(L", l->elf_addr, ";)L;");
 			cls = class_of_mapping(w, w->map_bid_class, l->mapping, bid);
 			n = sym_memo(w, &w->sym_remote, "<remote>");
 			d = sym(w, buf);

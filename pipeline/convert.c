@@ -564,6 +564,25 @@ static bool stop_name(const struct procmap *pm, uint64_t word, char *buf, size_t
 	return true;
 }
 
+/*
+ * The one name of the unnamed code in an anonymous region: perf's DSO for
+ * JIT code without a perf map ("[JIT] tid 42"), else the region's own name
+ * in brackets ("[heap]", "//anon" as "[anon]"). A name per address (what
+ * the views made of "anon+0x7f...") gave each address its own frame and
+ * shredded the flame graph: 2767 distinct stacks of a JVM where perf has
+ * 1515. The address stays in the location.
+ */
+static const char *region_name(const struct pm_mapping *m, char *buf, size_t size)
+{
+	const char *b;
+
+	if (m->kind == PM_KIND_JIT || m->dso[0] == '[')
+		return m->dso;
+	b = strrchr(m->path, '/');
+	snprintf(buf, size, "[%.256s]", b && b[1] ? b + 1 : m->path[0] ? m->path : "anon");
+	return buf;
+}
+
 /* The model location of a raw frame (created on first use). */
 static uint32_t location_of(struct prof *p, const struct procmap *pm, struct symjob *sj,
 			    uint32_t *map_ids, const struct rawframe *f, const struct jit_sym *jit)
@@ -610,6 +629,14 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 			lines[nl].column = sf->column;
 			nl++;
 		}
+	}
+	if (!nl && m && (m->kind == PM_KIND_JIT || m->kind == PM_KIND_ANON)) {
+		const char *name = region_name(m, stop, sizeof(stop));
+
+		lines[nl].function = prof_function(p, prof_str(p, name), prof_str(p, name), 0, 0);
+		lines[nl].line = 0;
+		lines[nl].column = 0;
+		nl++;
 	}
 	if (mapping != PROF_NONE && nl) {
 		struct prof_mapping *pmp = &p->mappings[mapping];

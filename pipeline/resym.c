@@ -13,6 +13,7 @@
 #include "reader/reader.h"
 #include "symbolize/symbolize.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,10 +449,32 @@ static bool jfr_libraries(struct jpass *jp, struct dbuf *s)
 
 /*
  * The methods that can be named: <remote> in a class named by a build-id
- * (descriptor "(0x<ELF address>)" as conv writes it, or "0x<offset from
- * the image base>" as Datadog's profiler does), and conv's unnamed kernel
- * frames (no class, a hex name, descriptor "(Lk;)L;").
+ * (descriptor "(L0x<ELF address>;)L;" as conv writes it, "(0x<ELF
+ * address>)" as conv wrote it before jfr print could show it, or
+ * "0x<offset from the image base>" as Datadog's profiler does), and conv's
+ * unnamed kernel frames (no class, a hex name, descriptor "(Lk;)L;").
  */
+/* The ELF address of a conv-written remote descriptor, either form; false if d is neither. */
+static bool remote_elf_va(const char *d, uint64_t *va)
+{
+	const char *end;
+	char *stop;
+
+	if (!strncmp(d, "(L0x", 4)) {
+		d += 4;
+		end = ";)L;";
+	} else if (!strncmp(d, "(0x", 3)) {
+		d += 3;
+		end = ")";
+	} else {
+		return false;
+	}
+	if (!isxdigit((unsigned char)*d))
+		return false;
+	*va = strtoull(d, &stop, 16);
+	return !strcmp(stop, end);
+}
+
 static bool jfr_methods(struct jpass *jp, struct dbuf *s)
 {
 	struct dbuf cls, desc;
@@ -479,9 +502,8 @@ static bool jfr_methods(struct jpass *jp, struct dbuf *s)
 			d = (const char *)desc.data;
 			if (!strcmp((const char *)s->data, "<remote>") && is_build_id((const char *)cls.data)) {
 				m.obj = jobj_of(jp, (const char *)cls.data);
-				if (!strncmp(d, "(0x", 3) && d[strlen(d) - 1] == ')') {
+				if (remote_elf_va(d, &m.value)) {
 					m.mode = SYMJOB_ELF_VA;
-					m.value = strtoull(d + 3, NULL, 16);
 				} else if (!strncmp(d, "0x", 2)) {
 					m.mode = SYMJOB_IMAGE_OFFSET;
 					m.value = strtoull(d + 2, NULL, 16);

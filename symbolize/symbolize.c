@@ -1269,6 +1269,26 @@ static bool sym_better(const struct symtab_ent *a, const struct symtab_ent *b)
 	return strlen(na) > strlen(nb);
 }
 
+/*
+ * A .symtab name without its symbol version: the static table of a library
+ * built with .symver has "__libc_start_main@@GLIBC_2.34" and
+ * "cfree@GLIBC_2.2.5" as their own entries beside the local aliases, where
+ * .dynsym keeps the version apart (.gnu.version) and perf, reading .dynsym
+ * only, names them "__libc_start_main" and "cfree". Stripped before perf's
+ * choice among aliases, so the choice is the same with or without the debug
+ * file. No mangled name has an '@'. NULL when out of memory.
+ */
+static const char *unversioned(struct sym_file *f, const char *name)
+{
+	const char *at = strchr(name, '@');
+	uint32_t id;
+
+	if (!at || at == name)
+		return name;
+	id = strtab_intern(&f->strs, name, (size_t)(at - name));
+	return id == STRTAB_NONE ? NULL : strtab_get(&f->strs, id);
+}
+
 static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
@@ -1308,6 +1328,9 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 				continue;
 			name = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!name || !*name)
+				continue;
+			name = unversioned(f, name);
+			if (!name)
 				continue;
 			if (type == STT_NOTYPE) {
 				/* code labels (_dl_start_user), as perf keeps them; not data or

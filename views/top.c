@@ -15,6 +15,21 @@ struct acc {
 	uint32_t inlined[VIEW_TOP_INLINED];
 };
 
+/*
+ * "[object]" as perf names the object: a name already in brackets ([vdso],
+ * "[JIT] tid 42") as it is, the kernel's map ("[kernel.kallsyms]_text") as
+ * perf's DSO, [kernel.kallsyms].
+ */
+static const char *object_key(const char *filename, char *buf, size_t size)
+{
+	const char *base = *filename ? view_object(filename) : "unknown";
+
+	if (base[0] == '[')
+		return base;
+	snprintf(buf, size, "[%.256s]", base);
+	return buf;
+}
+
 /* The name location l counts for: its outermost function, else "[object]". */
 static uint32_t location_key(struct view_top *t, const struct prof *p, const struct prof_location *l)
 {
@@ -29,10 +44,8 @@ static uint32_t location_key(struct view_top *t, const struct prof *p, const str
 		if (*name)
 			return strtab_intern_cstr(&t->strs, name);
 	}
-	snprintf(buf, sizeof(buf), "[%.256s]",
-		 m && *strtab_get(&p->strs, m->filename) ? view_basename(strtab_get(&p->strs, m->filename))
-							 : "unknown");
-	return strtab_intern_cstr(&t->strs, buf);
+	return strtab_intern_cstr(&t->strs, object_key(m ? strtab_get(&p->strs, m->filename) : "",
+						       buf, sizeof(buf)));
 }
 
 static void note_inlined(struct acc *a, uint32_t name)

@@ -18,6 +18,16 @@ const char *view_basename(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+const char *view_object(const char *path)
+{
+	static const char kernel[] = "[kernel.kallsyms]";
+
+	/* the kernel's map is "[kernel.kallsyms]_text" (or _stext) */
+	if (!strncmp(path, kernel, sizeof(kernel) - 1))
+		return kernel;
+	return view_basename(path);
+}
+
 /*
  * A model string in the views' table: model strings are interned already,
  * so each is looked up once (map: model id -> view id + 1).
@@ -73,12 +83,15 @@ static uint32_t frame_id(struct view_names *n, const struct view_frame *f)
 static uint32_t unnamed(struct view_names *n, const struct prof *p, const struct prof_location *l)
 {
 	const struct prof_mapping *m = l->mapping == PROF_NONE ? NULL : &p->mappings[l->mapping];
-	const char *lib = m ? view_basename(strtab_get(&p->strs, m->filename)) : "";
+	const char *lib = m ? view_object(strtab_get(&p->strs, m->filename)) : "";
 	char buf[320];
 
+	/* an address in no mapping (a frame-pointer walk's stray word): perf's one [unknown] */
+	if (!m)
+		return strtab_intern_cstr(&n->strs, "[unknown]");
 	if (!*lib)
 		lib = "[unknown]";
-	if (m && l->address >= m->start)
+	if (l->address >= m->start)
 		snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, lib, l->address - m->start + m->offset);
 	else
 		snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, lib, l->address);

@@ -4,7 +4,8 @@
  * frame per inline level of a location (the location's function and the
  * functions inlined into it, as the pprof has them), named as the pprof
  * names them; a location without lines is "LIB+0xOFFSET" (its file offset
- * in LIB, the mapping's file name), "[unknown]+0xADDRESS" unmapped.
+ * in LIB, the mapping's file name), "[unknown]" unmapped (as perf names
+ * them: one frame, however many stray addresses a walk met).
  *
  * The call tree merges every stack by those names, root first, with one
  * value column per model value type asked for: what folded stacks and the
@@ -105,6 +106,8 @@ uint32_t view_first_event(const struct prof *p);
 
 /* The file name of a path ("" and names ending in '/' as they are). */
 const char *view_basename(const char *path);
+/* The object as perf names it: the file name, or [kernel.kallsyms] for the kernel's map. */
+const char *view_object(const char *path);
 
 /*
  * A walk over the tree in preorder, each node's children in name order

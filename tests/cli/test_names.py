@@ -21,6 +21,8 @@ Checks (ok/FAIL per check; each fails on conv before issue 19's item 2):
      names and flat counts equal `perf report --no-children --sort sym -n`'s
      (summed per name over objects), and every name perf counts above the
      20th row is in pprof's top (ties at the 20th count may differ);
+     perf's names with their symbol version cut (perf 6.1 prints libc6-dbg's
+     "cfree@GLIBC_2.2.5"; conv names it "cfree", issue 31);
   2. every name pprof shows for a function with self samples is a name
      perf reports; PLT entries (...@plt) have perf's names and counts and
      none is left mangled;
@@ -167,6 +169,12 @@ def pprof_top(conv_out, p, extra, n):
 # ---------------------------------------------------------------------------
 # references
 
+def unversioned(name):
+    """perf 6.1 prints .symtab names with their symbol version (cfree@GLIBC_2.2.5); conv cuts it."""
+    at = name.find("@")
+    return name if at <= 0 or name.endswith("@plt") else name[:at]
+
+
 def perf_counts(data):
     r = run(["perf", "report", "-i", data, "--no-children", "--stdio", "-n", "-g", "none",
              "--sort", "sym", "--percent-limit", "0"], timeout=180)
@@ -175,7 +183,7 @@ def perf_counts(data):
     for line in r.stdout.decode("utf-8", "replace").splitlines():
         m = pat.match(line)
         if m:
-            counts[m.group(2)] += int(m.group(1))
+            counts[unversioned(m.group(2))] += int(m.group(1))
     return counts
 
 
@@ -184,7 +192,7 @@ def perf_all_names(data):
     r = run(["perf", "report", "-i", data, "--children", "--stdio", "-g", "none",
              "--sort", "sym", "--percent-limit", "0"], timeout=180)
     pat = re.compile(r"^\s*[\d.]+%\s+[\d.]+%\s+\[.\]\s+(.*?)\s*$")
-    return {m.group(1) for m in map(pat.match, r.stdout.decode("utf-8", "replace").splitlines())
+    return {unversioned(m.group(1)) for m in map(pat.match, r.stdout.decode("utf-8", "replace").splitlines())
             if m}
 
 

@@ -16,7 +16,8 @@
  *     <method>            when the class name is empty
  *     <class>.<method>    otherwise (RecordedClass.getName(): '/' shown as '.')
  * followed by the descriptor when the method is "<remote>" (a frame to be
- * symbolized later by build-id: the descriptor holds the ELF address), and
+ * symbolized later by build-id: the descriptor holds the ELF address; conv's
+ * "(L0x<address>;)L;" written "(0x<address>)", as jfr print shows it), and
  * by ":<line>" when the line number is > 0. In names, '\' ';' CR and LF are
  * written as \\ \; \r \n, so ';' only separates frames.
  *
@@ -48,6 +49,8 @@ import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
 
 public class JfrCollapse {
+    private static final java.util.regex.Pattern REMOTE_DESC =
+        java.util.regex.Pattern.compile("\\(L(0x[0-9a-f]+);\\)L;");
     private static int errors;
 
     private static String esc(String s) {
@@ -101,7 +104,9 @@ public class JfrCollapse {
                 error(out, where + ": <remote> method without a descriptor");
                 return null;
             }
-            b.append(esc(d));
+            // conv writes the address as a parameter type, (L0x...;)L;: shown as jfr print shows it
+            java.util.regex.Matcher rm = REMOTE_DESC.matcher(d);
+            b.append(esc(rm.matches() ? "(" + rm.group(1) + ")" : d));
         }
         int line = f.getLineNumber();
         if (line > 0)

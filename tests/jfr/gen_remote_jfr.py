@@ -2,7 +2,7 @@
 """Write a JFR file whose native frames are "remote symbolication" frames.
 
 usage: gen_remote_jfr.py OUT.jfr BINARY [BINARY...] --samples SPEC
-                         [--conv-style] [--base NAME=0xADDR]... [--start-ns N]
+                         [--conv-style [--conv-old-descriptor]] [--base NAME=0xADDR]... [--start-ns N]
                          [--dd-frame-type 7|3] [--frame-type-7 TEXT]
 
 A test generator for `conv symbolize`: it makes the input a symbolizer of
@@ -53,8 +53,10 @@ The file (one chunk, JFR 2.0, layout: header | events | checkpoint | metadata):
     7 dangles (the JDK reads the frame's type as null); --frame-type-7 TEXT
     adds a pool entry 7 = TEXT, --dd-frame-type 3 writes Native instead.
   * --conv-style (conv's own unsymbolized frames, jfrwriter/jfr.c): the same
-    class and method name, descriptor "(0x<ELF vaddr>)", lineNumber 0,
-    bytecodeIndex 0, type 3 "Native".
+    class and method name, descriptor "(L0x<ELF vaddr>;)L;" (jfr print shows
+    "<remote>(0x<ELF vaddr>)"), lineNumber 0, bytecodeIndex 0, type 3
+    "Native"; with --conv-old-descriptor "(0x<ELF vaddr>)", as conv wrote it
+    before (jfr print shows "<remote>(<unknown-descriptor-type>, ...)").
   * jdk.ActiveSetting (JDK 17 layout) event=cpu-clock, interval=1000000 and
     gen_remote_jfr.marker=MARKER, and jdk.OSInformation osVersion=MARKER text:
     events a symbolizer must copy unchanged.
@@ -84,6 +86,8 @@ BCI_NATIVE_FRAME_REMOTE = -19
 FRAME_NATIVE = 3
 FRAME_NATIVE_REMOTE = 7
 ACC_NATIVE = 0x100
+CONV_DESC = "(L0x%x;)L;"      # conv's remote frame descriptor (jfrwriter/jfr.c)
+CONV_OLD_DESC = "(0x%x)"      # as conv wrote it before; conv symbolize still reads it
 FRAME_TYPES = ["Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel",
                "C1 compiled"]
 THREAD_STATES = ["STATE_DEFAULT", "STATE_RUNNABLE", "STATE_SLEEPING"]
@@ -449,7 +453,7 @@ def load_samples(spec):
 
 
 def generate(out, binaries, samples, conv_style=False, bases=None, start_ns=None,
-             dd_frame_type=FRAME_NATIVE_REMOTE, frame_type_7=None):
+             dd_frame_type=FRAME_NATIVE_REMOTE, frame_type_7=None, conv_desc=CONV_DESC):
     """Writes OUT; returns a dict describing what was written (for tests)."""
     bases = bases or {}
     elfs = [Elf(p, i) for i, p in enumerate(binaries)]
@@ -515,7 +519,7 @@ def generate(out, binaries, samples, conv_style=False, bases=None, start_ns=None
                 raise Bad("%s: 0x%x is in no PT_LOAD segment of %s" % (w, vaddr, e.path))
             runtime = (vaddr + e.load_bias) & 0xFFFFFFFFFFFFFFFF
             if conv_style:
-                desc, ftype, bci = "(0x%x)" % vaddr, FRAME_NATIVE, 0
+                desc, ftype, bci = conv_desc % vaddr, FRAME_NATIVE, 0
             else:
                 desc, ftype, bci = "0x%x" % (runtime - e.base), dd_frame_type, \
                     BCI_NATIVE_FRAME_REMOTE
@@ -601,7 +605,9 @@ def main(argv):
     ap.add_argument("--samples", required=True, metavar="SPEC",
                     help="JSON file, '-' for stdin, or inline JSON list")
     ap.add_argument("--conv-style", action="store_true",
-                    help="frames as conv writes them: descriptor (0x<ELF vaddr>), type Native")
+                    help="frames as conv writes them: descriptor (L0x<ELF vaddr>;)L;, type Native")
+    ap.add_argument("--conv-old-descriptor", action="store_true",
+                    help="with --conv-style: the descriptor (0x<ELF vaddr>) of earlier conv versions")
     ap.add_argument("--base", action="append", default=[], metavar="NAME=0xADDR",
                     help="runtime address of file offset 0 of a PIE/shared object")
     ap.add_argument("--start-ns", type=int, default=None,
@@ -623,7 +629,8 @@ def main(argv):
                 raise Bad("--base %s: expected NAME=0xADDR, page-aligned" % b)
             bases[n] = addr
         info = generate(args.out, args.binaries, load_samples(args.samples), args.conv_style,
-                        bases, args.start_ns, args.dd_frame_type, args.frame_type_7)
+                        bases, args.start_ns, args.dd_frame_type, args.frame_type_7,
+                        CONV_OLD_DESC if args.conv_old_descriptor else CONV_DESC)
     except Bad as e:
         print("gen_remote_jfr: %s" % e, file=sys.stderr)
         return 2

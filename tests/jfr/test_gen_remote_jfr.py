@@ -19,12 +19,14 @@ Then reads each file with the JDK's `jfr` (`jfr summary`, `jfr print --json
     baseAddress = loadBias + that ELF address;
   * every frame: method `<remote>`, class = the binary's build-id, line 0,
     modifiers 0x100; dd: descriptor "0x<offset>", bci -19, type as written;
-    conv: descriptor "(0x<vaddr>)", bci 0, type Native;
+    conv: descriptor "(L0x<vaddr>;)L;", bci 0, type Native (conv-old:
+    "(0x<vaddr>)", --conv-old-descriptor);
   * the symbolizer's arithmetic gives back the ELF address put in:
     dd: offset + baseAddress - loadBias (and offset + ELF address of file
     offset 0, from `readelf -lW` alone); conv: the descriptor's number;
     and `addr2line -f` names the intended function at that address;
-  * the text form of `jfr print` works on the conv-style file;
+  * the text form of `jfr print` works on the conv-style file and shows each
+    frame's address: `<remote>(0x<vaddr>)`;
   * the output is deterministic; bad input (address outside every PT_LOAD,
     unknown binary, binary without build-id, non-ELF file, bad JSON) exits
     non-zero with a message and writes no file; success writes one line to
@@ -216,7 +218,9 @@ def main():
         "dd7": (["--frame-type-7", "Native remote", "--base", "%s=0x%x" % (PI, pie_base)],
                 "Native remote", -19, "0x"),
         "conv": (["--conv-style"], "Native", 0, "("),
+        "conv-old": (["--conv-style", "--conv-old-descriptor"], "Native", 0, "("),
     }
+    conv_desc = {"conv": r"^\(L0x([1-9a-f][0-9a-f]*);\)L;$", "conv-old": r"^\(0x([1-9a-f][0-9a-f]*)\)$"}
     for mode, (extra, want_type, want_bci, _) in runs.items():
         out = os.path.join(work, mode + ".jfr")
         cmd = [sys.executable, GEN, out, nopie, pie, "--samples", spec] + extra
@@ -335,8 +339,8 @@ def main():
                 if fr.get("type") != want_type:
                     why.append("type %r" % fr.get("type"))
                 lib = by_bid.get(cls, (None, None))[1]
-                if mode == "conv":
-                    m = re.match(r"^\(0x([1-9a-f][0-9a-f]*)\)$", desc)
+                if mode in conv_desc:
+                    m = re.match(conv_desc[mode], desc)
                     got_vaddr = int(m.group(1), 16) if m else None
                     alt = got_vaddr
                 else:
@@ -359,13 +363,13 @@ def main():
                     bad.append("%s 0x%x: %s" % (bname, vaddr, "; ".join(why)))
         n_frames = sum(len(stacks[p[2]]) for p in plan)
         testlib.check("[%s] %d frames: <remote>, class = build-id, descriptor %s, line 0, bci %d, "
-              "type %s, thread/truncated/state right" % (mode, n_frames, "0x<offset>"
-                                                         if mode != "conv" else "(0x<vaddr>)",
+              "type %s, thread/truncated/state right" % (mode, n_frames, {"conv": "(L0x<vaddr>;)L;",
+                                                          "conv-old": "(0x<vaddr>)"}.get(mode, "0x<offset>"),
                                                          want_bci, want_type),
               not bad, bad[:6])
         testlib.check("[%s] %s recovers every ELF address" % (
             mode, "offset + baseAddress - loadBias (= offset + ELF addr of file offset 0)"
-            if mode != "conv" else "the descriptor"),
+            if mode not in conv_desc else "the descriptor"),
             len(recovered) == len({(bins[b]["path"], a) for s in stacks for b, a, _ in s}),
             len(recovered))
         if addr2line:
@@ -381,6 +385,11 @@ def main():
             r = sh([jfr, "print", "--stack-depth", "64", "--events", "jdk.ExecutionSample", out])
             testlib.check("[conv] jfr print (text) reads the conv-style file",
                   r.returncode == 0 and "<remote>(" in r.stdout, (r.stdout + r.stderr)[-300:])
+            shown = set(int(a, 16) for a in re.findall(r"\.<remote>\(0x([0-9a-f]+)\) line:", r.stdout))
+            want_addrs = {a for _, a in recovered}
+            testlib.check("[conv] jfr print shows each frame's ELF address: <remote>(0x<vaddr>) (%d of %d)"
+                          % (len(shown & want_addrs), len(want_addrs)),
+                          want_addrs and want_addrs <= shown, sorted(want_addrs - shown)[:5])
 
     # bad input
     def bad_input(name, binaries, spec_text, want_msg):

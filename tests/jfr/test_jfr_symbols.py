@@ -54,7 +54,8 @@ Checks:
      have no kernel samples.
   2. nosym: the native frames of the two binaries are all
      <build-id>.<remote>(0xOFFSET) (class = readelf -n's build-id, Native,
-     line 0; `<build-id>.<remote>(` in text). Per sample position (same time
+     line 0, descriptor "(L0xOFFSET;)L;"; `<build-id>.<remote>(0xOFFSET)` in
+     jfr print's text). Per sample position (same time
      and thread in both files), the symbolized frames of the two binaries
      (leaf to root, with lines) equal the remote frames of the same sample
      expanded by `addr2line -a -f -i -e unstripped/NAME` (innermost first):
@@ -382,7 +383,7 @@ def tid_of(ev):
     return (ev.get("sampledThread") or {}).get("osThreadId")
 
 
-REMOTE_DESC = re.compile(r"^\(0x([0-9a-f]+)\)$")
+REMOTE_DESC = re.compile(r"^\(L0x([0-9a-f]+);\)L;$")  # jfr print shows <remote>(0x...)
 
 
 def conv_env(work):
@@ -793,12 +794,12 @@ def main():
                 else:
                     remote[(f["cls"], int(m.group(1), 16))] += 1
     per_bin = collections.Counter(bid2bin[b] for b, _ in remote.elements())
-    check("nosym: frames of workload (%d) and libwork.so (%d) are <build-id>.<remote>((0x...)), Native, line 0"
+    check("nosym: frames of workload (%d) and libwork.so (%d) are <build-id>.<remote>(0x...), Native, line 0"
           % (per_bin["workload"], per_bin["libwork.so"]),
           not badr and per_bin["workload"] > 0 and per_bin["libwork.so"] > 0, badr[:3])
     for n in BINS:
-        t = len(re.findall(r"^\s+%s\.<remote>\(" % ids[n], nos_text, re.M))
-        check("nosym: jfr print shows %s.<remote>(...) frames for %s (%d)" % (ids[n], n, t), t > 0)
+        t = len(re.findall(r"^\s+%s\.<remote>\(0x[0-9a-f]+\) line:" % ids[n], nos_text, re.M))
+        check("nosym: jfr print shows %s.<remote>(0x...) frames for %s (%d)" % (ids[n], n, t), t > 0)
 
     a2l = {}
     for n in BINS:
@@ -811,7 +812,7 @@ def main():
     unnamed = {}
     for (b, o), v in a2l.items():
         if not v or v[0][0] == "??":
-            alt = {"<remote>(0x%x)" % o}
+            alt = {"<remote>(L0x%x;)L;" % o}
             plt = plt_name(unstripped[bid2bin[b]], o)
             if plt:
                 alt.add(plt)

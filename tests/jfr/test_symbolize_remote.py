@@ -7,7 +7,8 @@ some inside inlined code) with nm, and writes with gen_remote_jfr.py:
   * Datadog's shape: class = build-id, method <remote>, descriptor
     "0x<offset from the image base>", frame type 7 without a pool entry,
     jdk.NativeLibrary{name, baseAddress, topAddress, buildId, loadBias};
-  * conv's shape: descriptor "(0x<ELF address>)", type Native.
+  * conv's shape: descriptor "(L0x<ELF address>;)L;", type Native, and the
+    "(0x<ELF address>)" earlier conv versions wrote (conv-old).
 Then `conv symbolize --offline` (the programs at their recorded paths,
 build-id verified) must give every frame the functions `addr2line -f -i -e
 PROGRAM ADDRESS` gives, innermost first, with their lines, in a class named
@@ -92,7 +93,8 @@ with open(spec, "w") as fh:
     json.dump(samples, fh)
 
 other = ["print", "--events", "jdk.ActiveSetting,jdk.OSInformation"]
-for style, extra in (("datadog", []), ("conv", ["--conv-style"])):
+for style, extra in (("datadog", []), ("conv", ["--conv-style"]),
+                     ("conv-old", ["--conv-style", "--conv-old-descriptor"])):
     raw = os.path.join(WORK, style + ".jfr")
     named = os.path.join(WORK, style + ".symbolized.jfr")
     r = sh([sys.executable, os.path.join(HERE, "gen_remote_jfr.py"), raw, progs["nopie"][0], progs["pie"][0],

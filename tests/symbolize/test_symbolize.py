@@ -454,8 +454,13 @@ def compare(ref, doc, bins):
     """
     odd = {e["name"] for e in ref.get("artifacts", [])}
     odd_samples = sum(e["samples"] for e in ref.get("artifacts", []))
-    perf = {e["name"]: e["samples"] for e in ref["top"] if e["name"] not in odd}
-    mine = {e["name"] for e in ref["top"] if e["dsos"] and set(e["dsos"]) <= bins}
+    # perf 6.1 prints .symtab names with their symbol version (libc6-dbg's
+    # _IO_file_setbuf@@GLIBC_2.2.5); conv cuts it (issue 31)
+    perf = collections.Counter()
+    for e in ref["top"]:
+        if e["name"] not in odd:
+            perf[unversioned(e["name"])] += e["samples"]
+    mine = {unversioned(e["name"]) for e in ref["top"] if e["dsos"] and set(e["dsos"]) <= bins}
     top = doc["top_functions"]
     ours, others = [], []
 
@@ -540,6 +545,11 @@ def record(out, names):
         msg = p.stderr.decode(errors="replace").strip().splitlines()
         return msg[-1] if msg else "exit %d" % p.returncode
     return None
+
+
+def unversioned(name):
+    at = name.find("@") if isinstance(name, str) else -1
+    return name if at <= 0 or name.endswith("@plt") else name[:at]
 
 
 def perf_can_record(out):

@@ -274,7 +274,7 @@ static void check_found(const struct vdso *v, const struct outcome *o, const cha
 	assert_string_equal(strtab_get(&o->p.strs, o->p.mappings[h->mapping].build_id), bid_hex);
 	assert_true(o->p.mappings[h->mapping].has_load_bias);
 	assert_int_equal(o->p.mappings[h->mapping].load_bias, runtime_of(v, 0));
-	snprintf(want, sizeof(want), "(0x%llx)", (unsigned long long)v->header_va);
+	snprintf(want, sizeof(want), "(L0x%llx;)L;", (unsigned long long)v->header_va);
 	assert_true(has_bytes(&o->jfr, want));
 	assert_int_equal(o->js.remote_frames, 1);
 	assert_true(has_bytes(&o->jfr, v->func));
@@ -282,7 +282,7 @@ static void check_found(const struct vdso *v, const struct outcome *o, const cha
 	assert_true(has_bytes(&o->pprof, bid_hex));
 	assert_true(has_bytes(&o->pprof, v->func));
 	/* never the runtime address as an ELF address */
-	snprintf(want, sizeof(want), "(0x%llx)", (unsigned long long)runtime_of(v, v->header_va));
+	snprintf(want, sizeof(want), "(L0x%llx;)L;", (unsigned long long)runtime_of(v, v->header_va));
 	assert_false(has_bytes(&o->jfr, want));
 }
 

@@ -257,7 +257,7 @@ static void test_one_chunk(void **state)
 	/* the remote symbolication form */
 	assert_true(contains(&o, "00112233445566778899aabbccddeeff00112233"));
 	assert_true(contains(&o, "<remote>"));
-	assert_true(contains(&o, "(0x2345)"));
+	assert_true(contains(&o, "(L0x2345;)L;"));
 	assert_int_equal(st.remote_frames, 1);
 	/* the Java method from a HotSpot perf-map name */
 	assert_true(contains(&o, "java/util/HashMap"));

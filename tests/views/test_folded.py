@@ -8,7 +8,9 @@ from local files, --offline) and once more with -n (frames left unnamed),
 then rebuilds the folded stacks from the pprof with tests/tools/pprofdec.py,
 an independent decoder: per sample its frames root first (a location's
 inline functions as frames of their own, outermost first; a location
-without lines as LIB+0xFILE_OFFSET, "[unknown]+0xADDRESS" unmapped), the
+without lines as LIB+0xFILE_OFFSET, LIB being the file name or perf's
+[kernel.kallsyms] for the kernel's map, "[unknown]" unmapped, as perf
+names them), the
 value of the first event with samples (its <event>_samples column), summed
 per distinct list of names. Checks:
   * the folded file holds exactly those stacks with exactly those counts, and
@@ -71,8 +73,10 @@ def loc_frames(prof, lid):
 
 def unnamed(m, addr):
     if not m:
-        return "[unknown]+0x%x" % addr
+        return "[unknown]"
     lib = os.path.basename(m["file"]) or m["file"] or "[unknown]"
+    if m["file"].startswith("[kernel.kallsyms]"):
+        lib = "[kernel.kallsyms]"  # the kernel's map is [kernel.kallsyms]_text
     if addr >= m["start"]:
         # (64-bit arithmetic, as the pprof's fields are: the kernel's offset may exceed its start)
         return "%s+0x%x" % (lib, (addr - m["start"] + m["offset"]) & 0xFFFFFFFFFFFFFFFF)
