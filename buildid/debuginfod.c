@@ -1239,6 +1239,10 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 		c->st.deadline++;
 		snprintf(msg, msg_size, "%s: timed out at the symbolization deadline (--symbolize-deadline)",
 			 x->url);
+	} else if (res == CURLE_OPERATION_TIMEDOUT && !strncmp(x->errbuf, "Operation too slow", 18) &&
+		   !x->answered) {
+		/* the words the summary gives the server, which is given up for it */
+		snprintf(msg, msg_size, "%s: did not answer within %ld s (--timeout)", x->url, c->timeout_s);
 	} else if (res == CURLE_OPERATION_TIMEDOUT && !strncmp(x->errbuf, "Operation too slow", 18)) {
 		snprintf(msg, msg_size, "%s: timed out: under %ld KiB/s for %ld s (--timeout), %llu bytes received",
 			 x->url, DFD_LOW_SPEED_BPS / 1024, c->timeout_s, (unsigned long long)x->received);
