@@ -86,28 +86,20 @@ struct progress {
 	bool shown, offline;
 };
 
-static void progress_line(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			  unsigned active, unsigned queued, bool done, const struct symjob_stats *st)
+static void progress_line(void *ctx, const struct symjob_progress *sp)
 {
 	struct progress *p = ctx;
-	char counts[160], post[256], b1[32], b2[32];
+	const char *pre;
+	char post[256];
 
-	(void)done;
-	if (!active && !queued) {
+	if (!sp->active && !sp->queued) {
 		if (p->shown)
 			cli_progress_clear();
 		p->shown = false;
 		return;
 	}
-	/* conv's words and counters (cli/text.c) */
-	cli_dfd_counts(counts, sizeof(counts), st, p->offline);
-	if (build_id)
-		snprintf(post, sizeof(post), "%s; %u downloading, %u queued; %.12s %s of %s", counts,
-			 active, queued, build_id, cli_size(received, b1, sizeof(b1)),
-			 total ? cli_size(total, b2, sizeof(b2)) : "?");
-	else
-		snprintf(post, sizeof(post), "%s; %u downloading, %u queued", counts, active, queued);
-	cli_progress_line(NULL, "debuginfod ", -1, post);
+	cli_dfd_progress(&pre, post, sizeof(post), sp, p->offline);
+	cli_progress_line(NULL, pre, -1, post);
 	p->shown = true;
 }
 

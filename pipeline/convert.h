@@ -66,6 +66,13 @@ struct convert_missing {
 	char *reason;    /* why (owned) */
 };
 
+/* A debuginfod server given up during the run (not asked again). */
+struct convert_dfd_down {
+	char *url;        /* owned */
+	char *why;        /* owned: "did not answer within 3 s", "refused the connection" ... */
+	uint64_t skipped; /* requests it was then not asked */
+};
+
 struct convert_stats {
 	uint64_t samples;          /* kept (after filters) */
 	uint64_t samples_filtered; /* dropped by the filters */
@@ -84,6 +91,8 @@ struct convert_stats {
 	struct symjob_stats sym;   /* frames by source are counted over kept samples */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;
+	struct convert_dfd_down *dfd_down; /* in the order the servers are asked */
+	size_t nr_dfd_down;
 	/*
 	 * wall time of each phase (CLOCK_MONOTONIC, ns): where a run's time went
 	 * (conv -v). Symbolization runs from the end of the reading pass; the
