@@ -231,6 +231,8 @@ struct dfd_client {
 	struct dfd_srv *srv; /* nr_urls of them, when a server can be asked */
 	bool newly_down;     /* a server was given up: cut its unanswered transfers */
 	int64_t wait_since;  /* CLOCK_REALTIME ns since callers wait without a break; 0: not */
+	int64_t wait_told;   /* when the last DFD_EV_WAIT was emitted */
+	bool in_wait;        /* inside dfd_wait(): every event says how long it has waited */
 	char *cache;     /* conv's cache root */
 	char *sys_cache; /* debuginfod's client cache, NULL when absent or the same as ours */
 	bool offline;
@@ -523,8 +525,11 @@ static void emit(struct dfd_client *c, enum dfd_event ev, const struct dfd_req *
 	p.result = r->result;
 	p.active = c->nr_active;
 	p.queued = c->nr_queued;
-	if (ev == DFD_EV_WAIT && c->wait_since)
-		p.waited_ms = (uint64_t)(now_ns() - c->wait_since) / 1000000;
+	if (c->in_wait && c->wait_since) {
+		int64_t ms = (now_ns() - c->wait_since) / 1000000;
+
+		p.waited_ms = ms > 0 ? (uint64_t)ms : 1;
+	}
 	c->progress(c->progress_ctx, &p);
 }
 
@@ -1407,7 +1412,7 @@ static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 	enum dfd_down down;
 	long code = 0, os_errno = 0;
 	char *path = NULL;
-	char msg[256], why[160];
+	char msg[256], why[160] = "";
 
 	cu.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
 	cu.easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno);
@@ -1852,6 +1857,7 @@ bool dfd_poll(struct dfd_client *c, int timeout_ms)
 {
 	int64_t deadline = now_ns() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
 
+	c->wait_since = 0; /* the caller does other work between polls: not a wait */
 	for (;;) {
 		int64_t left = (deadline - now_ns()) / 1000000;
 
@@ -1884,11 +1890,18 @@ enum conv_err dfd_wait(struct dfd_client *c, const uint8_t *bid, size_t len, enu
 	 */
 	if (r->state != REQ_DONE && !c->wait_since)
 		c->wait_since = now_ns();
+	c->in_wait = true;
 	while (r->state != REQ_DONE) {
+		int64_t t;
+
 		step(c, DFD_WAIT_TICK_MS);
-		if (r->state != REQ_DONE)
+		t = now_ns();
+		if (r->state != REQ_DONE && t - c->wait_told >= DFD_WAIT_TICK_MS * 1000000LL) {
+			c->wait_told = t;
 			emit(c, DFD_EV_WAIT, r, NULL);
+		}
 	}
+	c->in_wait = false;
 	if (!c->nr_active && !c->nr_queued)
 		c->wait_since = 0; /* nothing left: a later wait starts its own count */
 	if (r->result != CONV_E_OK)

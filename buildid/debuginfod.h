@@ -50,7 +50,7 @@ enum dfd_event {
 	DFD_EV_START, /* a transfer to one server began */
 	DFD_EV_DATA,  /* body bytes arrived (at most once per transfer and dfd_poll step) */
 	DFD_EV_DONE,  /* a request that needed the network is finished */
-	DFD_EV_WAIT,  /* dfd_wait() is still waiting (every 100 ms): waited_ms, active, queued */
+	DFD_EV_WAIT,  /* dfd_wait() is still waiting (each 100 ms): waited_ms, active, queued */
 };
 
 /* Passed to the progress callback; every pointer is valid during the call only. */
@@ -64,8 +64,9 @@ struct dfd_progress {
 	enum conv_err result; /* DFD_EV_DONE: what dfd_wait() will return */
 	unsigned active;      /* transfers in flight */
 	unsigned queued;      /* requests waiting for a transfer slot */
-	uint64_t waited_ms;   /* DFD_EV_WAIT: how long callers have waited, since dfd_wait()
-				 last had to wait with nothing else pending */
+	uint64_t waited_ms;   /* inside dfd_wait() (DFD_EV_WAIT and any other event): how long
+				 callers have waited, over consecutive dfd_wait() calls (a
+				 dfd_poll() or nothing left pending ends the count); else 0 */
 };
 
 /*

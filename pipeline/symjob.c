@@ -141,7 +141,7 @@ static void dfd_progress_cb(void *ctx, const struct dfd_progress *p)
 	sp.active = p->active;
 	sp.queued = p->queued;
 	sp.done = p->event == DFD_EV_DONE;
-	sp.waited_ms = p->event == DFD_EV_WAIT ? (p->waited_ms ? p->waited_ms : 1) : 0;
+	sp.waited_ms = p->waited_ms;
 	sp.st = &j->st;
 	j->o.progress(j->o.progress_ctx, &sp);
 }

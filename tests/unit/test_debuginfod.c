@@ -580,6 +580,7 @@ static enum conv_err fetch(struct dfd_client *c, const struct elf_file *e, enum 
 
 struct events {
 	unsigned start, data, done, wait;
+	uint64_t waited_ms; /* the most a DFD_EV_WAIT said */
 	enum conv_err last;
 };
 
@@ -596,6 +597,9 @@ static void on_progress(void *ctx, const struct dfd_progress *p)
 		ev->data++;
 	} else if (p->event == DFD_EV_WAIT) {
 		assert_null(p->url);
+		assert_true(p->waited_ms > 0);
+		if (p->waited_ms > ev->waited_ms)
+			ev->waited_ms = p->waited_ms;
 		ev->wait++;
 	} else {
 		ev->done++;
@@ -1818,8 +1822,9 @@ static void test_silent_given_up(void **state)
 	assert_string_equal(sv->why, "did not answer within 1 s");
 	assert_int_equal(sv->transfers, PAR);
 	assert_int_equal(sv->skipped, N - PAR);
-	/* what was waited for was reported while waiting */
+	/* what was waited for was reported while waiting, and for how long (the requests went out before) */
 	assert_true(ev.wait > 0);
+	assert_in_range(ev.waited_ms, 500, (uint64_t)(took * 1e3) + 1);
 	assert_int_equal(ev.done, N);
 	/* never asked is not "not found": no negative entry */
 	for (int i = 0; i < N; i++) {
