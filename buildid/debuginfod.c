@@ -11,7 +11,11 @@
  * A request moves QUEUED -> ACTIVE (one transfer to servers[r->server]) ->
  * DONE. A failed transfer either moves the request on to the next server or
  * finishes it; the result of a request that tried several servers is the
- * most actionable failure seen (see dfd_wait() in the header).
+ * most actionable failure seen (see dfd_wait() in the header). A server
+ * that refused, could not be reached or stayed silent for --timeout is
+ * given up for the run (struct dfd_srv): requests skip it, and its
+ * transfers it has not answered yet are cut, so that a dead server costs
+ * one --timeout, not one per request or per round of max_parallel.
  */
 #include "buildid/debuginfod.h"
 
@@ -47,7 +51,16 @@
 #define DFD_DEFAULT_MAX_TIME_S 1800
 #define DFD_DEFAULT_DEADLINE_S 300
 #define DFD_DEFAULT_NEGATIVE_TTL_S 600
-#define DFD_DEFAULT_PARALLEL 8
+/*
+ * Transfers in flight. Each holds a socket and a temporary file (registered
+ * in core/cleanup.h's 64 slots, beside the outputs' temp files), so 32 stays
+ * within those and far under the 1024 descriptors a process gets by default,
+ * while a system-wide recording's unknown objects (23 in issue 31's) go out
+ * at once: with 8, a server slow to answer cost a round of waiting per 8.
+ */
+#define DFD_DEFAULT_PARALLEL 32
+/* How often dfd_wait() reports that it is still waiting (DFD_EV_WAIT). */
+#define DFD_WAIT_TICK_MS 100
 #define DFD_DEFAULT_MAX_IN_FLIGHT (1ull << 30)
 #define DFD_DEFAULT_MIN_FREE (256ull << 20)
 /* free space is looked at again each time a download grows by this much */
@@ -163,6 +176,7 @@ struct dfd_req {
 	size_t server;         /* server being tried, or next to try */
 	struct dfd_xfer *xfer; /* while ACTIVE */
 	bool network;          /* went to the queue, so its end is reported as DFD_EV_DONE */
+	bool swept;            /* its entry's directory was swept of orphans (first transfer) */
 	enum conv_err worst;   /* most actionable failure so far; NOTFOUND = only 404s */
 	enum conv_err result;  /* when DONE */
 	char *path;            /* when DONE and OK: malloc'd */
@@ -197,6 +211,7 @@ struct dfd_xfer {
 	uint8_t head[4];   /* the body's first bytes: ELF or not */
 	int io_errno;      /* XS_IO: the temporary file's write error */
 	bool paused;       /* waits for bytes in flight to fall below max_in_flight */
+	bool answered;     /* the server sent a status line (or, file://, bytes) */
 	uint64_t seq;      /* start order: the oldest transfer is never paused */
 	uint64_t free_checked; /* received when free space was last looked at */
 	uint64_t free_bytes;   /* free then, when too little */
@@ -204,9 +219,20 @@ struct dfd_xfer {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
+/* A server and what became of it in this run. */
+struct dfd_srv {
+	struct dfd_server pub;
+	char why[160]; /* pub.why once given up */
+};
+
 struct dfd_client {
 	char **urls; /* base URLs without trailing '/' */
 	size_t nr_urls;
+	struct dfd_srv *srv; /* nr_urls of them, when a server can be asked */
+	bool newly_down;     /* a server was given up: cut its unanswered transfers */
+	int64_t wait_since;  /* CLOCK_REALTIME ns since callers wait without a break; 0: not */
+	int64_t wait_told;   /* when the last DFD_EV_WAIT was emitted */
+	bool in_wait;        /* inside dfd_wait(): every event says how long it has waited */
 	char *cache;     /* conv's cache root */
 	char *sys_cache; /* debuginfod's client cache, NULL when absent or the same as ours */
 	bool offline;
@@ -493,12 +519,17 @@ static void emit(struct dfd_client *c, enum dfd_event ev, const struct dfd_req *
 	p.event = ev;
 	p.build_id = r->hex;
 	p.kind = r->kind;
-	p.url = ev == DFD_EV_DONE ? NULL : c->urls[r->server];
+	p.url = x ? c->urls[r->server] : NULL;
 	p.received = x ? x->received : 0;
 	p.total = x ? x->total : 0;
 	p.result = r->result;
 	p.active = c->nr_active;
 	p.queued = c->nr_queued;
+	if (c->in_wait && c->wait_since) {
+		int64_t ms = (now_ns() - c->wait_since) / 1000000;
+
+		p.waited_ms = ms > 0 ? (uint64_t)ms : 1;
+	}
 	c->progress(c->progress_ctx, &p);
 }
 
@@ -788,6 +819,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	struct dfd_client *c = x->c;
 	size_t len = size * n;
 
+	x->answered = true; /* file:// has no headers */
 	if (c->in_flight + len > c->max_in_flight && !xfer_is_oldest(c, x)) {
 		/* libcurl keeps these bytes and hands them over again once resumed */
 		if (!x->paused) {
@@ -833,6 +865,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ud)
 	long code = 0;
 	uint64_t v = 0;
 
+	x->answered = true; /* a status line or a header: the server is there */
 	if (len <= i || strncasecmp(buf, name, i) != 0)
 		return len;
 	cu.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
@@ -940,8 +973,9 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 		xfer_free(x);
 		return CONV_E_IO;
 	}
-	if (r->server == 0)
+	if (!r->swept)
 		sweep_tmp(dir, r->locked ? kind_names[r->kind] : NULL);
+	r->swept = true;
 	x->tmp = str_printf("%s/.conv-%s.XXXXXX", dir, kind_names[r->kind]);
 	free(dir);
 	if (!x->tmp)
@@ -972,6 +1006,7 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 	x->seq = c->next_seq++;
 	c->nr_active++;
 	c->st.transfers++;
+	c->srv[r->server].pub.transfers++;
 	r->xfer = x;
 	r->state = REQ_ACTIVE;
 	emit(c, DFD_EV_START, r, x);
@@ -999,6 +1034,8 @@ static int fail_rank(enum conv_err e)
 }
 
 enum lock_state { LOCK_HELD, LOCK_BUSY, LOCK_ANSWERED };
+
+static bool req_skip_down(struct dfd_client *c, struct dfd_req *r);
 
 /*
  * One process downloads a cache entry while others sharing the cache wait
@@ -1064,6 +1101,11 @@ static void start_queued(struct dfd_client *c)
 		 */
 		if (left <= 0 && (lookup_caches(c, r) || req_past_deadline(c, r, left)))
 			continue;
+		/* its servers given up meanwhile: ended without a transfer (and without the lock) */
+		if (!req_skip_down(c, r)) {
+			req_finish(c, r, r->worst, NULL);
+			continue;
+		}
 		/* held elsewhere a moment ago: not flock'ed again on every call (steps come often) */
 		if (r->busy_left && left > r->busy_left - DFD_BUSY_RETRY_MS) {
 			queue_push(c, r, false);
@@ -1202,6 +1244,10 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 		c->st.deadline++;
 		snprintf(msg, msg_size, "%s: timed out at the symbolization deadline (--symbolize-deadline)",
 			 x->url);
+	} else if (res == CURLE_OPERATION_TIMEDOUT && !strncmp(x->errbuf, "Operation too slow", 18) &&
+		   !x->answered) {
+		/* the words the summary gives the server, which is given up for it */
+		snprintf(msg, msg_size, "%s: did not answer within %ld s (--timeout)", x->url, c->timeout_s);
 	} else if (res == CURLE_OPERATION_TIMEDOUT && !strncmp(x->errbuf, "Operation too slow", 18)) {
 		snprintf(msg, msg_size, "%s: timed out: under %ld KiB/s for %ld s (--timeout), %llu bytes received",
 			 x->url, DFD_LOW_SPEED_BPS / 1024, c->timeout_s, (unsigned long long)x->received);
@@ -1232,16 +1278,92 @@ static void resume_paused(struct dfd_client *c)
 	}
 }
 
-/* Sorts out one finished transfer: commit, next server, or the request's end. */
-static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
-{
-	struct dfd_req *r = x->r;
-	enum conv_err out, err;
-	long code = 0;
-	char *path = NULL;
-	char msg[256];
+/* ---- servers given up ---- */
 
-	cu.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+/*
+ * Whether a finished transfer shows that its server is not there for this
+ * run, and why in words (for the summary: "did not answer within 3 s"): it
+ * refused the connection, could not be reached, or said nothing (or next to
+ * nothing) for --timeout. Every request it would get next would cost the
+ * same wait. A 404, an HTTP error, a bad file, the whole-transfer limit and
+ * the deadline say nothing of the server's health (or are ours).
+ */
+static enum dfd_down xfer_down(const struct dfd_client *c, const struct dfd_xfer *x, CURLcode res,
+			       long os_errno, char *why, size_t n)
+{
+	switch (res) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		snprintf(why, n, "could not be resolved");
+		return DFD_DOWN_UNREACHABLE;
+	case CURLE_COULDNT_CONNECT:
+		if (os_errno == ECONNREFUSED)
+			snprintf(why, n, "refused the connection");
+		else
+			snprintf(why, n, "could not be reached (%.80s)",
+				 os_errno ? strerror((int)os_errno) : x->errbuf);
+		return DFD_DOWN_UNREACHABLE;
+	case CURLE_OPERATION_TIMEDOUT:
+		/* libcurl's words for the whole-transfer limit (CURLOPT_TIMEOUT_MS) */
+		if (ms_left(c) <= 0 || !strncmp(x->errbuf, "Operation timed out", 19))
+			return DFD_UP;
+		if (!x->answered) {
+			snprintf(why, n, "did not answer within %ld s", c->timeout_s);
+			return DFD_DOWN_TIMEOUT;
+		}
+		snprintf(why, n, "sent under %ld KiB/s for %ld s", DFD_LOW_SPEED_BPS / 1024, c->timeout_s);
+		return DFD_DOWN_SLOW;
+	default:
+		return DFD_UP;
+	}
+}
+
+static void server_give_up(struct dfd_client *c, size_t s, enum dfd_down d, const char *why)
+{
+	struct dfd_srv *v = &c->srv[s];
+
+	if (d == DFD_UP || v->pub.down != DFD_UP)
+		return;
+	v->pub.down = d;
+	snprintf(v->why, sizeof(v->why), "%s", why);
+	v->pub.why = v->why;
+	c->st.servers_down++;
+	c->newly_down = true;
+}
+
+/*
+ * A request that the server given up at r->server was not asked (skipped),
+ * or whose unanswered transfer to it was cut: a failure of the request.
+ */
+static void req_note_down(struct dfd_client *c, struct dfd_req *r, bool skipped)
+{
+	struct dfd_srv *v = &c->srv[r->server];
+	const char *how = skipped ? "not asked" : "cut unanswered";
+
+	if (skipped) {
+		v->pub.skipped++;
+		c->st.skipped++;
+	}
+	/* NET, not NOTFOUND: no negative entry says "not found" of a file never asked for */
+	if (r->worst == CONV_E_OK || fail_rank(CONV_E_NET) > fail_rank(r->worst)) {
+		r->worst = CONV_E_NET;
+		set_msg(&r->msg, "%s: %s: given up in this run, it %s", c->urls[r->server], how, v->why);
+	}
+}
+
+/* Moves r past the servers given up, from r->server on. Returns whether one is left to ask. */
+static bool req_skip_down(struct dfd_client *c, struct dfd_req *r)
+{
+	for (; r->server < c->nr_urls && c->srv[r->server].pub.down != DFD_UP; r->server++)
+		req_note_down(c, r, true);
+	return r->server < c->nr_urls;
+}
+
+/* ---- the end of a transfer ---- */
+
+/* Takes a finished or cut transfer out of the multi handle and out of its slot. */
+static void xfer_release(struct dfd_client *c, struct dfd_xfer *x)
+{
 	cu.multi_remove_handle(c->multi, x->easy);
 	cu.easy_cleanup(x->easy);
 	x->easy = NULL;
@@ -1251,26 +1373,20 @@ static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 	c->nr_active--;
 	c->in_flight -= x->received;
 	resume_paused(c);
-	r->xfer = NULL;
-	msg[0] = '\0';
-	out = xfer_outcome(c, x, res, code, &path, msg, sizeof(msg));
-	xfer_free(x);
+	x->r->xfer = NULL;
+}
 
-	if (out == CONV_E_OK) {
-		req_finish(c, r, CONV_E_OK, path);
-		return;
-	}
-	if (out == CONV_E_IO || out == CONV_E_NOMEM) {
-		/* Local trouble: another server would not help. */
-		set_msg(&r->msg, "%s", msg);
-		req_finish(c, r, out, NULL);
-		return;
-	}
+/* r's transfer to its server failed with out (msg says how): the next server still asked, or r's end. */
+static void req_next_server(struct dfd_client *c, struct dfd_req *r, enum conv_err out, const char *msg)
+{
+	enum conv_err err;
+
 	if (r->worst == CONV_E_OK || fail_rank(out) > fail_rank(r->worst)) {
 		r->worst = out;
 		set_msg(&r->msg, "%s", msg);
 	}
-	if (++r->server < c->nr_urls) {
+	r->server++;
+	if (req_skip_down(c, r)) {
 		if (req_past_deadline(c, r, ms_left(c)))
 			return;
 		err = xfer_start(c, r);
@@ -1286,6 +1402,89 @@ static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 			write_negative(c, r);
 	}
 	req_finish(c, r, r->worst, NULL);
+}
+
+/* Sorts out one finished transfer: commit, next server, or the request's end. */
+static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
+{
+	struct dfd_req *r = x->r;
+	enum conv_err out;
+	enum dfd_down down;
+	long code = 0, os_errno = 0;
+	char *path = NULL;
+	char msg[256], why[160] = "";
+
+	cu.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	cu.easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno);
+	xfer_release(c, x);
+	msg[0] = '\0';
+	out = xfer_outcome(c, x, res, code, &path, msg, sizeof(msg));
+	down = out == CONV_E_NET ? xfer_down(c, x, res, os_errno, why, sizeof(why)) : DFD_UP;
+	xfer_free(x);
+	server_give_up(c, r->server, down, why);
+
+	if (out == CONV_E_OK) {
+		req_finish(c, r, CONV_E_OK, path);
+		return;
+	}
+	if (out == CONV_E_IO || out == CONV_E_NOMEM) {
+		/* Local trouble: another server would not help. */
+		set_msg(&r->msg, "%s", msg);
+		req_finish(c, r, out, NULL);
+		return;
+	}
+	req_next_server(c, r, out, msg);
+}
+
+/* Ends the queued requests that have no server left to ask (the others wait for a slot). */
+static void queue_drop_down(struct dfd_client *c)
+{
+	struct dfd_req *q = c->qhead, *keep = NULL, *tail = NULL;
+
+	c->qhead = c->qtail = NULL;
+	while (q) {
+		struct dfd_req *next = q->qnext;
+
+		q->qnext = NULL;
+		if (req_skip_down(c, q)) {
+			if (tail)
+				tail->qnext = q;
+			else
+				keep = q;
+			tail = q;
+		} else {
+			c->nr_queued--;
+			req_finish(c, q, q->worst, NULL);
+		}
+		q = next;
+	}
+	c->qhead = keep;
+	c->qtail = tail;
+}
+
+/*
+ * Cuts the transfers that a server just given up has not answered yet:
+ * started a moment after the one that timed out, they would only wait out
+ * the rest of the same silence. Those it is answering go on.
+ */
+static void cut_down(struct dfd_client *c)
+{
+	c->newly_down = false;
+	for (unsigned i = 0; i < c->max_parallel; i++) {
+		struct dfd_xfer *x = c->active[i];
+		struct dfd_req *r;
+
+		if (!x || x->answered || c->srv[x->r->server].pub.down == DFD_UP)
+			continue;
+		r = x->r;
+		xfer_release(c, x);
+		xfer_free(x);
+		c->st.errors++;
+		req_note_down(c, r, false);
+		/* a new transfer may take any free slot: one to a server still asked, left alone */
+		req_next_server(c, r, CONV_E_NET, r->msg ? r->msg : "given up");
+	}
+	queue_drop_down(c);
 }
 
 static void reap(struct dfd_client *c)
@@ -1334,6 +1533,8 @@ static void perform(struct dfd_client *c)
 				xfer_done(c, c->active[i], CURLE_OUT_OF_MEMORY);
 	}
 	reap(c);
+	if (c->newly_down)
+		cut_down(c);
 }
 
 /* One round: start what fits, let curl work (waiting up to wait_ms), reap. */
@@ -1521,10 +1722,13 @@ enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct 
 		goto done; /* no curl at all: not even its wakeup socketpair */
 
 	c->active = calloc(c->max_parallel, sizeof(*c->active));
-	if (!c->active) {
+	c->srv = calloc(c->nr_urls, sizeof(*c->srv));
+	if (!c->active || !c->srv) {
 		err = conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 		goto fail;
 	}
+	for (size_t i = 0; i < c->nr_urls; i++)
+		c->srv[i].pub.url = c->urls[i];
 	pthread_once(&cu_once, cu_load);
 	if (cu_error[0]) {
 		err = conv_fail(diag, CONV_E_NET, UINT64_MAX, "%s", cu_error);
@@ -1573,6 +1777,7 @@ void dfd_free(struct dfd_client *c)
 		xfer_free(x); /* unlinks the partial download */
 	}
 	free(c->active);
+	free(c->srv);
 	if (c->multi)
 		cu.multi_cleanup(c->multi);
 	if (c->headers)
@@ -1652,6 +1857,7 @@ bool dfd_poll(struct dfd_client *c, int timeout_ms)
 {
 	int64_t deadline = now_ns() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
 
+	c->wait_since = 0; /* the caller does other work between polls: not a wait */
 	for (;;) {
 		int64_t left = (deadline - now_ns()) / 1000000;
 
@@ -1680,10 +1886,24 @@ enum conv_err dfd_wait(struct dfd_client *c, const uint8_t *bid, size_t len, enu
 	/*
 	 * Transfers end by themselves (speed floor, total time, deadline), and
 	 * requests waiting for another process's download end at the deadline,
-	 * so this terminates.
+	 * so this terminates. The caller is told every tick what it waits for.
 	 */
-	while (r->state != REQ_DONE)
-		step(c, 1000);
+	if (r->state != REQ_DONE && !c->wait_since)
+		c->wait_since = now_ns();
+	c->in_wait = true;
+	while (r->state != REQ_DONE) {
+		int64_t t;
+
+		step(c, DFD_WAIT_TICK_MS);
+		t = now_ns();
+		if (r->state != REQ_DONE && t - c->wait_told >= DFD_WAIT_TICK_MS * 1000000LL) {
+			c->wait_told = t;
+			emit(c, DFD_EV_WAIT, r, NULL);
+		}
+	}
+	c->in_wait = false;
+	if (!c->nr_active && !c->nr_queued)
+		c->wait_since = 0; /* nothing left: a later wait starts its own count */
 	if (r->result != CONV_E_OK)
 		return conv_fail(diag, r->result, UINT64_MAX, "%s",
 				 r->msg ? r->msg : conv_strerror(r->result));
@@ -1701,4 +1921,9 @@ size_t dfd_server_count(const struct dfd_client *c)
 {
 	/* c->multi exists exactly when a server can be asked (dfd_new) */
 	return c->multi ? c->nr_urls : 0;
+}
+
+const struct dfd_server *dfd_server_at(const struct dfd_client *c, size_t i)
+{
+	return i < dfd_server_count(c) ? &c->srv[i].pub : NULL;
 }

@@ -14,6 +14,13 @@
  *   4. the servers       in order; the first verified answer wins, a 404 (or
  *                        a wrong or non-ELF body) moves on to the next server
  *
+ * A server that refuses the connection, cannot be reached, or sends nothing
+ * (or under 100 KiB/s) for timeout_s is given up for the client's lifetime:
+ * requests skip it (for the next server, or they end CONV_E_NET), and the
+ * transfers it has not answered yet are cut. Requests go out as soon as they
+ * are made, up to max_parallel at once, so a dead server costs about one
+ * timeout_s in all. dfd_server_at() tells which servers were given up, why.
+ *
  * Downloads go to a temporary file CACHE/HEX/.conv-KIND.XXXXXX and are
  * renamed into place only after verification, so no reader ever sees a
  * partial or wrong file. When every server answered 404, KIND.missing is
@@ -43,6 +50,7 @@ enum dfd_event {
 	DFD_EV_START, /* a transfer to one server began */
 	DFD_EV_DATA,  /* body bytes arrived (at most once per transfer and dfd_poll step) */
 	DFD_EV_DONE,  /* a request that needed the network is finished */
+	DFD_EV_WAIT,  /* dfd_wait() is still waiting (each 100 ms): waited_ms, active, queued */
 };
 
 /* Passed to the progress callback; every pointer is valid during the call only. */
@@ -50,12 +58,15 @@ struct dfd_progress {
 	enum dfd_event event;
 	const char *build_id; /* lowercase hex */
 	enum dfd_kind kind;
-	const char *url;      /* server base URL; NULL for DFD_EV_DONE */
+	const char *url;      /* server base URL; NULL for DFD_EV_DONE and DFD_EV_WAIT */
 	uint64_t received;    /* body bytes of this transfer so far */
 	uint64_t total;       /* Content-Length of this transfer, 0 = unknown */
 	enum conv_err result; /* DFD_EV_DONE: what dfd_wait() will return */
 	unsigned active;      /* transfers in flight */
 	unsigned queued;      /* requests waiting for a transfer slot */
+	uint64_t waited_ms;   /* inside dfd_wait() (DFD_EV_WAIT and any other event): how long
+				 callers have waited, over consecutive dfd_wait() calls (a
+				 dfd_poll() or nothing left pending ends the count); else 0 */
 };
 
 /*
@@ -84,7 +95,7 @@ struct dfd_opts {
 				    0: $DEBUGINFOD_MAXSIZE, else 4 GiB */
 	long negative_ttl_s;     /* how long "all servers said 404" is remembered;
 				    0: 600 (debuginfod's cache_miss_s); < 0: never */
-	unsigned max_parallel;   /* transfers in flight; 0: 8 */
+	unsigned max_parallel;   /* transfers in flight; 0: 32 */
 	/*
 	 * body bytes all transfers in flight may hold on disk; past it, a
 	 * transfer waits (paused) until another one ends, except the oldest,
@@ -129,6 +140,26 @@ struct dfd_stats {
 	uint64_t paused;                /* times a transfer waited for room under max_in_flight */
 	uint64_t in_flight_peak;        /* most body bytes on disk for transfers in flight at once */
 	uint64_t corrupt_cache_removed; /* entries of conv's cache removed by validation */
+	uint64_t servers_down;          /* servers given up (see dfd_server_at) */
+	uint64_t skipped;               /* requests a server given up was not asked (a transfer
+					   of one it had not answered yet is cut: in errors) */
+};
+
+/* Why a server was given up for the rest of the run. */
+enum dfd_down {
+	DFD_UP,               /* still asked */
+	DFD_DOWN_TIMEOUT,     /* sent nothing for timeout_s (not even a status line) */
+	DFD_DOWN_SLOW,        /* answered, then sent under 100 KiB/s for timeout_s */
+	DFD_DOWN_UNREACHABLE, /* refused the connection, or could not be resolved or reached */
+};
+
+/* One configured server and what became of it; owned by the client. */
+struct dfd_server {
+	const char *url;    /* base URL, as asked (trailing '/' removed) */
+	enum dfd_down down;
+	const char *why;    /* when down: in words, e.g. "did not answer within 3 s"; else NULL */
+	uint64_t transfers; /* transfers started to it */
+	uint64_t skipped;   /* requests not asked once it was given up */
 };
 
 /*
@@ -190,5 +221,8 @@ const struct dfd_stats *dfd_stats(const struct dfd_client *c);
  * having been asked, and callers should not say "not found on a server").
  */
 size_t dfd_server_count(const struct dfd_client *c);
+
+/* Server i (< dfd_server_count) in the order asked, or NULL; updated as transfers end. */
+const struct dfd_server *dfd_server_at(const struct dfd_client *c, size_t i);
 
 #endif

@@ -142,27 +142,19 @@ static void progress_convert(void *ctx, const struct convert_progress *p)
 	}
 }
 
-static void progress_download(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			      unsigned active, unsigned queued, bool done,
-			      const struct symjob_stats *st)
+static void progress_download(void *ctx, const struct symjob_progress *p)
 {
 	struct progress *pg = ctx;
 	double t = now_s();
-	char counts[160], post[256], b1[32], b2[32];
+	const char *pre;
+	char post[256];
 
-	if (!done && pg->shown && t - pg->last < 0.1)
+	if (!p->done && pg->shown && t - pg->last < 0.1)
 		return;
 	pg->last = t;
 	pg->shown = true;
-	/* the summary's own words and counters: the two cannot disagree */
-	cli_dfd_counts(counts, sizeof(counts), st, pg->offline);
-	if (build_id && !done)
-		snprintf(post, sizeof(post), "%s; %u downloading, %u queued; %.12s %s of %s", counts,
-			 active, queued, build_id, cli_size(received, b1, sizeof(b1)),
-			 total ? cli_size(total, b2, sizeof(b2)) : "?");
-	else
-		snprintf(post, sizeof(post), "%s; %u downloading, %u queued", counts, active, queued);
-	cli_progress_line(pg->input, "debuginfod ", -1, post);
+	cli_dfd_progress(&pre, post, sizeof(post), p, pg->offline);
+	cli_progress_line(pg->input, pre, -1, post);
 }
 
 static void progress_clear(struct progress *pg)
@@ -364,6 +356,13 @@ static void print_summary(uint64_t write_ns, const struct cvopts *c, const char 
 		cli_dfd_counts(b, sizeof(b), &cs->sym, c->com.sj.offline);
 		fprintf(stderr, "  debuginfod  %s\n", b);
 	}
+	for (size_t i = 0; i < cs->nr_dfd_down; i++) {
+		char down[512];
+
+		cli_dfd_down(down, sizeof(down), cs->dfd_down[i].url, cs->dfd_down[i].why,
+			     cs->dfd_down[i].skipped);
+		fprintf(stderr, "  debuginfod  %s\n", down);
+	}
 	for (size_t i = 0; i < show; i++) {
 		const struct convert_missing *m = &cs->missing[i];
 
@@ -527,6 +526,17 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	json_kv_u64(&j, "errors", cs ? cs->sym.dfd_errors : 0);
 	json_kv_u64(&j, "bytes", cs ? cs->sym.dfd_bytes : 0);
 	json_kv_u64(&j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
+	json_kv_u64(&j, "skipped", cs ? cs->sym.dfd_skipped : 0);
+	json_key(&j, "servers_given_up");
+	json_arr_begin(&j);
+	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
+		json_obj_begin(&j);
+		json_kv_str(&j, "url", cs->dfd_down[i].url);
+		json_kv_str(&j, "why", cs->dfd_down[i].why);
+		json_kv_u64(&j, "skipped", cs->dfd_down[i].skipped);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
 	json_obj_end(&j);
 	json_key(&j, "unresolved_objects");
 	json_arr_begin(&j);

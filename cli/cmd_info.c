@@ -9,6 +9,7 @@
 #include "cli/text.h"
 
 #include "buildid/buildid.h"
+#include "buildid/debuginfod.h"
 #include "core/dbuf.h"
 #include "core/hmap.h"
 #include "core/json.h"
@@ -86,28 +87,20 @@ struct progress {
 	bool shown, offline;
 };
 
-static void progress_line(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			  unsigned active, unsigned queued, bool done, const struct symjob_stats *st)
+static void progress_line(void *ctx, const struct symjob_progress *sp)
 {
 	struct progress *p = ctx;
-	char counts[160], post[256], b1[32], b2[32];
+	const char *pre;
+	char post[256];
 
-	(void)done;
-	if (!active && !queued) {
+	if (!sp->active && !sp->queued) {
 		if (p->shown)
 			cli_progress_clear();
 		p->shown = false;
 		return;
 	}
-	/* conv's words and counters (cli/text.c) */
-	cli_dfd_counts(counts, sizeof(counts), st, p->offline);
-	if (build_id)
-		snprintf(post, sizeof(post), "%s; %u downloading, %u queued; %.12s %s of %s", counts,
-			 active, queued, build_id, cli_size(received, b1, sizeof(b1)),
-			 total ? cli_size(total, b2, sizeof(b2)) : "?");
-	else
-		snprintf(post, sizeof(post), "%s; %u downloading, %u queued", counts, active, queued);
-	cli_progress_line(NULL, "debuginfod ", -1, post);
+	cli_dfd_progress(&pre, post, sizeof(post), sp, p->offline);
+	cli_progress_line(NULL, pre, -1, post);
 	p->shown = true;
 }
 
@@ -253,6 +246,21 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_kv_u64(j, "errors", ss->dfd_errors);
 	json_kv_u64(j, "bytes", ss->dfd_bytes);
 	json_kv_u64(j, "not_asked", ss->dfd_not_asked);
+	json_kv_u64(j, "skipped", ss->dfd_skipped);
+	json_key(j, "servers_given_up");
+	json_arr_begin(j);
+	for (size_t i = 0; i < ss->dfd_servers; i++) {
+		const struct dfd_server *d = symjob_dfd_server(st->sj, i);
+
+		if (!d || d->down == DFD_UP)
+			continue;
+		json_obj_begin(j);
+		json_kv_str(j, "url", d->url);
+		json_kv_str(j, "why", d->why ? d->why : "");
+		json_kv_u64(j, "skipped", d->skipped);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_obj_end(j);
 	json_key(j, "not_found");
 	json_arr_begin(j);
@@ -824,6 +832,15 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 
 			cli_dfd_counts(counts, sizeof(counts), ss, st->offline);
 			dbuf_printf(out, "\ndebuginfod:    %s", counts);
+		}
+		for (size_t i = 0; i < ss->dfd_servers; i++) {
+			const struct dfd_server *d = symjob_dfd_server(st->sj, i);
+			char down[512];
+
+			if (!d || d->down == DFD_UP)
+				continue;
+			cli_dfd_down(down, sizeof(down), d->url, d->why ? d->why : "", d->skipped);
+			dbuf_printf(out, "\ndebuginfod:    %s", down);
 		}
 		for (size_t i = 0; i < symjob_missing_count(st->sj) && (st->verbose || i < 10); i++) {
 			const struct symjob_missing *m = symjob_missing_at(st->sj, i);

@@ -146,6 +146,38 @@ void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool off
 		 cli_plural(st->dfd_errors, "error", "errors"));
 }
 
+void cli_dfd_down(char *buf, size_t n, const char *url, const char *why, uint64_t skipped)
+{
+	int k = snprintf(buf, n, "%s %s; not asked again", url, why);
+
+	if (skipped && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, " (%" PRIu64 " %s not sent)", skipped,
+			 cli_plural(skipped, "request", "requests"));
+}
+
+void cli_dfd_progress(const char **pre, char *post, size_t n, const struct symjob_progress *p,
+		      bool offline)
+{
+	char counts[160], b1[32], b2[32];
+	unsigned left = p->active + p->queued;
+
+	/* the summary's own words and counters: the two cannot disagree */
+	cli_dfd_counts(counts, sizeof(counts), p->st, offline);
+	if (p->waited_ms) {
+		*pre = "waiting for debuginfod: ";
+		snprintf(post, n, "%u %s, %.1f s; %s", left, cli_plural(left, "request", "requests"),
+			 (double)p->waited_ms / 1e3, counts);
+		return;
+	}
+	*pre = "debuginfod ";
+	if (p->build_id && !p->done)
+		snprintf(post, n, "%s; %u downloading, %u queued; %.12s %s of %s", counts, p->active,
+			 p->queued, p->build_id, cli_size(p->received, b1, sizeof(b1)),
+			 p->total ? cli_size(p->total, b2, sizeof(b2)) : "?");
+	else
+		snprintf(post, n, "%s; %u downloading, %u queued", counts, p->active, p->queued);
+}
+
 int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r)
 {
 	struct conv_diag diag;

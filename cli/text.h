@@ -14,6 +14,7 @@
 struct json;
 struct rdr;
 struct rdr_opts;
+struct symjob_progress;
 struct symjob_stats;
 struct unwinding_stats;
 
@@ -48,6 +49,21 @@ void cli_progress_clear(void);
  * 1 from cache, 2 not cached". offline: --offline was given.
  */
 void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool offline);
+
+/*
+ * A debuginfod server given up in the run, in words, the same for the
+ * summary and conv info: "http://host:8002 did not answer within 3 s; not
+ * asked again (12 requests not sent)".
+ */
+void cli_dfd_down(char *buf, size_t n, const char *url, const char *why, uint64_t skipped);
+
+/*
+ * The debuginfod part of a progress line: what is going on, or while
+ * symbolization is blocked on it (p->waited_ms > 0) what it waits for:
+ * "waiting for debuginfod: 23 requests, 2.1 s". *pre and post are set.
+ */
+void cli_dfd_progress(const char **pre, char *post, size_t n, const struct symjob_progress *p,
+		      bool offline);
 
 /*
  * What unwinding did, in words, the same for the summary and conv info:

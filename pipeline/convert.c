@@ -19,6 +19,7 @@
 #include "core/vec.h"
 
 #include "buildid/buildid.h"
+#include "buildid/debuginfod.h"
 #include "core/hidx.h"
 #include "core/hmap.h"
 #include "model/events.h"
@@ -803,6 +804,13 @@ void convert_stats_release(struct convert_stats *st)
 	free(st->missing);
 	st->missing = NULL;
 	st->nr_missing = 0;
+	for (size_t i = 0; i < st->nr_dfd_down; i++) {
+		free(st->dfd_down[i].url);
+		free(st->dfd_down[i].why);
+	}
+	free(st->dfd_down);
+	st->dfd_down = NULL;
+	st->nr_dfd_down = 0;
 }
 
 static int missing_cmp(const void *a, const void *b)
@@ -850,12 +858,40 @@ static void note_nofile(struct convert_stats *st, const struct procmap *pm, uint
 	st->nr_missing++;
 }
 
+/* The debuginfod servers given up, copied: the symbolizer's strings go with it. */
+static void collect_dfd_down(struct convert_stats *st, const struct symjob *sj)
+{
+	const struct dfd_server *s;
+
+	if (!st->sym.dfd_servers_down)
+		return;
+	st->dfd_down = calloc(st->sym.dfd_servers_down, sizeof(*st->dfd_down));
+	if (!st->dfd_down)
+		return;
+	for (size_t i = 0; (s = symjob_dfd_server(sj, i)) != NULL; i++) {
+		struct convert_dfd_down *d = &st->dfd_down[st->nr_dfd_down];
+
+		if (s->down == DFD_UP || st->nr_dfd_down == st->sym.dfd_servers_down)
+			continue;
+		d->url = strdup(s->url);
+		d->why = strdup(s->why ? s->why : "");
+		d->skipped = s->skipped;
+		if (!d->url || !d->why) {
+			free(d->url);
+			free(d->why);
+			continue;
+		}
+		st->nr_dfd_down++;
+	}
+}
+
 /* Copies what the symbolizer found and missed before it goes away. */
 static void collect_symstats(struct convert_stats *st, const struct symjob *sj)
 {
 	size_t n = symjob_unresolved_count(sj);
 
 	st->sym = *symjob_stats(sj);
+	collect_dfd_down(st, sj);
 	if (!vec_reserve((void **)&st->missing, &st->cap_missing, st->nr_missing + n + 1,
 			 sizeof(*st->missing)))
 		return;

@@ -84,6 +84,13 @@ struct convert_seen {
 	bool more_comms;           /* and others besides */
 };
 
+/* A debuginfod server given up during the run (not asked again). */
+struct convert_dfd_down {
+	char *url;        /* owned */
+	char *why;        /* owned: "did not answer within 3 s", "refused the connection" ... */
+	uint64_t skipped; /* requests it was then not asked */
+};
+
 struct convert_stats {
 	uint64_t samples;          /* kept (after filters) */
 	uint64_t samples_filtered; /* dropped by the filters */
@@ -103,6 +110,8 @@ struct convert_stats {
 	struct convert_seen seen;  /* for the filters given */
 	struct convert_missing *missing; /* most frames first */
 	size_t nr_missing, cap_missing;
+	struct convert_dfd_down *dfd_down; /* in the order the servers are asked */
+	size_t nr_dfd_down;
 	/*
 	 * wall time of each phase (CLOCK_MONOTONIC, ns): where a run's time went
 	 * (conv -v). Symbolization runs from the end of the reading pass; the

@@ -102,6 +102,7 @@ struct symjob {
 	uint32_t *order;        /* objects, costliest first (NULL: index order) */
 	struct symjob_stats st;
 	struct dfd_client *dfd; /* NULL when symbolization is off */
+	bool vmlinux_asked;     /* the kernel's debug file was asked of debuginfod (or found here) */
 	struct loc_stats lstats;
 	uint64_t adds;
 };
@@ -127,16 +128,31 @@ static void copy_dfd_stats(struct symjob *j)
 	j->st.dfd_not_asked = servers ? 0 : ds->not_found;
 	j->st.dfd_errors = ds->errors + ds->bad_build_id + ds->too_large + ds->no_space;
 	j->st.dfd_bytes = ds->bytes;
+	j->st.dfd_servers_down = ds->servers_down;
+	j->st.dfd_skipped = ds->skipped;
 }
 
 static void dfd_progress_cb(void *ctx, const struct dfd_progress *p)
 {
 	struct symjob *j = ctx;
+	struct symjob_progress sp = { 0 };
 
 	/* the progress shows the counters the statistics will hold, so the two agree */
 	copy_dfd_stats(j);
-	j->o.progress(j->o.progress_ctx, p->build_id, p->received, p->total, p->active, p->queued,
-		      p->event == DFD_EV_DONE, &j->st);
+	sp.build_id = p->build_id;
+	sp.received = p->received;
+	sp.total = p->total;
+	sp.active = p->active;
+	sp.queued = p->queued;
+	sp.done = p->event == DFD_EV_DONE;
+	sp.waited_ms = p->waited_ms;
+	sp.st = &j->st;
+	j->o.progress(j->o.progress_ctx, &sp);
+}
+
+const struct dfd_server *symjob_dfd_server(const struct symjob *j, size_t i)
+{
+	return j->dfd ? dfd_server_at(j->dfd, i) : NULL;
 }
 
 enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const struct procmap *pm,
@@ -385,6 +401,39 @@ static void fetched(struct symjob *j, struct sj_obj *ob)
 	}
 }
 
+/*
+ * Asks debuginfod for the kernel's debug file as soon as the kernel has
+ * frames, beside the user objects' requests, unless one with DWARF is
+ * here (open_vmlinux waits for it). Asked only when a worker reached the
+ * kernel, it went out after every user object's request had ended: a
+ * silent server cost one more --timeout for it (issue 31).
+ */
+static void request_vmlinux(struct symjob *j)
+{
+	struct loc_opts lo = { 0 };
+	struct loc_result r;
+	const struct pm_mapping *k = NULL;
+
+	if (!j->dfd || j->vmlinux_asked)
+		return;
+	for (uint32_t i = 0; i < procmap_mapping_count(j->pm); i++) {
+		const struct pm_mapping *m = procmap_mapping(j->pm, i);
+
+		if (m->kind == PM_KIND_KERNEL)
+			k = m; /* the last one, as resolve_kernel takes */
+	}
+	if (!k || !k->build_id_size || !k->pgoff)
+		return; /* not known yet: symjob_start asks again */
+	j->vmlinux_asked = true;
+	lo.debug_dirs = j->o.debug_dirs;
+	lo.nr_debug_dirs = j->o.nr_debug_dirs;
+	if (loc_find_debug(&lo, k->build_id, k->build_id_size, NULL, &r, &j->lstats, NULL) == CONV_E_OK &&
+	    r.has_debug_info)
+		return;
+	if (dfd_request(j->dfd, k->build_id, k->build_id_size, DFD_DEBUGINFO) == CONV_E_OK)
+		dfd_poll(j->dfd, 0);
+}
+
 /* The object a mapping's frames belong to; SYMJOB_NONE for memory without a file. */
 static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 {
@@ -441,6 +490,8 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 		locate(j, ob);
 	else if (kind == OBJ_USER)
 		locate_runtime(j, ob);
+	else if (!j->o.no_symbolize)
+		request_vmlinux(j);
 	return (uint32_t)j->nr_objs++;
 }
 
@@ -953,6 +1004,9 @@ void symjob_start(struct symjob *j)
 	if (n > SYMJOB_MAX_THREADS)
 		n = SYMJOB_MAX_THREADS;
 	if (!j->o.no_symbolize) {
+		for (size_t i = 0; i < j->nr_objs && !j->vmlinux_asked; i++)
+			if (j->objs[i].kind == OBJ_KERNEL)
+				request_vmlinux(j); /* before the waits below, not after them */
 		for (size_t i = 0; i < j->nr_objs; i++)
 			if (j->objs[i].kind == OBJ_USER)
 				fetched(j, &j->objs[i]);

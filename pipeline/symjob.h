@@ -18,6 +18,8 @@ struct symjob;
 struct symjob_stats;
 struct procmap;
 struct sym_frame;
+struct dfd_server;
+struct symjob_progress;
 
 #define SYMJOB_NONE UINT32_MAX
 
@@ -51,13 +53,21 @@ struct symjob_opts {
 	unsigned jobs;            /* threads; 0 = number of CPUs */
 	bool no_symbolize;        /* no symbols: only the recorded binaries' program headers */
 	bool full_signatures;     /* C++ names with return type and parameters, not perf's form */
-	/*
-	 * download progress (called on the thread that calls symjob_add/symjob_run);
-	 * st: the debuginfod counters so far, as symjob_stats will hold them
-	 */
-	void (*progress)(void *ctx, const char *build_id, uint64_t received, uint64_t total,
-			 unsigned active, unsigned queued, bool done, const struct symjob_stats *st);
+	/* download progress (called on the thread that calls symjob_add/symjob_run) */
+	void (*progress)(void *ctx, const struct symjob_progress *p);
 	void *progress_ctx;
+};
+
+/* What debuginfod is doing, for a progress line; valid during the call only. */
+struct symjob_progress {
+	const char *build_id;   /* the file this is about (lowercase hex) */
+	uint64_t received;      /* body bytes of its transfer so far */
+	uint64_t total;         /* its Content-Length, 0 = unknown */
+	unsigned active;        /* transfers in flight */
+	unsigned queued;        /* requests waiting for a transfer slot */
+	bool done;              /* that file's request just finished */
+	uint64_t waited_ms;     /* > 0: symbolization is blocked on debuginfod, this long so far */
+	const struct symjob_stats *st; /* the debuginfod counters so far, as symjob_stats will hold them */
 };
 
 struct symjob_stats {
@@ -70,6 +80,8 @@ struct symjob_stats {
 	uint64_t dfd_fetched, dfd_cache_hits, dfd_not_found, dfd_errors, dfd_bytes;
 	uint64_t dfd_not_asked;      /* not in a cache, and no server to ask (dfd_servers 0) */
 	uint64_t dfd_servers;        /* servers that could be asked: 0 offline or none configured */
+	uint64_t dfd_servers_down;   /* of those, given up (symjob_dfd_server says which, why) */
+	uint64_t dfd_skipped;        /* requests a server given up was then not asked */
 };
 
 /* An object whose debug info was not found, with how many frames it had. */
@@ -148,5 +160,10 @@ const struct symjob_missing *symjob_missing_at(const struct symjob *j, size_t i)
 size_t symjob_unresolved_count(const struct symjob *j);
 const struct symjob_missing *symjob_unresolved_at(const struct symjob *j, size_t i);
 const char *symjob_src_name(enum symsrc s);
+/*
+ * debuginfod server i (< symjob_stats' dfd_servers) and whether it was
+ * given up in this run (buildid/debuginfod.h); NULL past the last.
+ */
+const struct dfd_server *symjob_dfd_server(const struct symjob *j, size_t i);
 
 #endif

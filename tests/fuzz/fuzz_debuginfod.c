@@ -309,7 +309,7 @@ static void progress(void *ctx, const struct dfd_progress *p)
 {
 	(void)ctx;
 	FUZZ_CHECK(p->build_id != NULL && strlen(p->build_id) % 2 == 0);
-	FUZZ_CHECK(p->event == DFD_EV_DONE || p->url != NULL);
+	FUZZ_CHECK(p->event == DFD_EV_DONE || p->event == DFD_EV_WAIT || p->url != NULL);
 	fuzz_sink += fuzz_touch_str(p->build_id) + fuzz_touch_str(p->url) + p->received;
 }
 

@@ -350,6 +350,9 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver listens with a backlog of 5: a client that opens 32 connections at once
+    # (conv's transfers) saw the rest dropped and retried a SYN a second later
+    request_queue_size = 256
 
     def handle_error(self, request, client_address):
         # Clients that give up (timeouts, size limits, closed keep-alive connections) are the

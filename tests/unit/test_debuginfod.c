@@ -579,7 +579,8 @@ static enum conv_err fetch(struct dfd_client *c, const struct elf_file *e, enum 
 /* ---- cases ---- */
 
 struct events {
-	unsigned start, data, done;
+	unsigned start, data, done, wait;
+	uint64_t waited_ms; /* the most a DFD_EV_WAIT said */
 	enum conv_err last;
 };
 
@@ -594,6 +595,12 @@ static void on_progress(void *ctx, const struct dfd_progress *p)
 	} else if (p->event == DFD_EV_DATA) {
 		assert_true(p->received > 0);
 		ev->data++;
+	} else if (p->event == DFD_EV_WAIT) {
+		assert_null(p->url);
+		assert_true(p->waited_ms > 0);
+		if (p->waited_ms > ev->waited_ms)
+			ev->waited_ms = p->waited_ms;
+		ev->wait++;
 	} else {
 		ev->done++;
 		ev->last = p->result;
@@ -1733,6 +1740,264 @@ static void test_real_server(void **state)
 	assert_int_equal(tmp_files_left(cache), 0);
 }
 
+/* ---- servers given up (issue 31) ---- */
+
+/*
+ * A server that takes connections (the kernel completes them into the
+ * backlog) and never answers: what a hung debuginfod looks like from here.
+ */
+static int silent_server(char *url, size_t n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 128), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	strf(url, n, "http://127.0.0.1:%u", ntohs(sa.sin_port));
+	return fd;
+}
+
+static void fake_ids(uint8_t (*ids)[20], int n, int seed)
+{
+	for (int i = 0; i < n; i++)
+		memset(ids[i], seed + i, sizeof(ids[i]));
+}
+
+/*
+ * A silent server costs one --timeout, not one per round of max_parallel:
+ * the first transfers time out together, the server is given up, the
+ * queued requests are not sent; the client says which server, and why.
+ */
+static void test_silent_given_up(void **state)
+{
+	enum { N = 6, PAR = 2 };
+	char url[64], cache[PATH_MAX], p[PATH_MAX], hex[41];
+	const char *urls[] = { url };
+	struct dfd_opts o;
+	struct dfd_client *c;
+	const struct dfd_server *sv;
+	struct events ev = { 0 };
+	uint8_t ids[N][20];
+	struct conv_diag d = { 0 };
+	double t0, took;
+	int fd = silent_server(url, sizeof(url));
+	(void)state;
+
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.timeout_s = 1;
+	o.max_parallel = PAR;
+	o.progress = on_progress;
+	o.progress_ctx = &ev;
+	c = client(&o);
+	fake_ids(ids, N, 0x60);
+	t0 = now_s();
+	for (int i = 0; i < N; i++)
+		assert_int_equal(dfd_request(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO), CONV_E_OK);
+	for (int i = 0; i < N; i++) {
+		memset(&d, 0, sizeof(d));
+		assert_int_equal(dfd_wait(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO, NULL, &d), CONV_E_NET);
+		/* the first ones timed out; the rest were not sent, and say so */
+		if (i >= PAR)
+			assert_non_null(strstr(d.msg, "not asked"));
+	}
+	took = now_s() - t0;
+	print_message("%d requests, %d at a time, to a silent server, --timeout 1: %.0f ms, %llu transfers\n",
+		      N, PAR, took * 1e3, (unsigned long long)dfd_stats(c)->transfers);
+	/* a hang guard with margin: each round of waiting would add a whole second */
+	assert_true(took < 2.5);
+	assert_int_equal(dfd_stats(c)->transfers, PAR);
+	assert_int_equal(dfd_stats(c)->errors, PAR);
+	assert_int_equal(dfd_stats(c)->servers_down, 1);
+	assert_int_equal(dfd_stats(c)->skipped, N - PAR);
+	assert_int_equal(dfd_stats(c)->not_found, 0);
+	sv = dfd_server_at(c, 0);
+	assert_non_null(sv);
+	assert_null(dfd_server_at(c, 1));
+	assert_string_equal(sv->url, url);
+	assert_int_equal(sv->down, DFD_DOWN_TIMEOUT);
+	assert_string_equal(sv->why, "did not answer within 1 s");
+	assert_int_equal(sv->transfers, PAR);
+	assert_int_equal(sv->skipped, N - PAR);
+	/* what was waited for was reported while waiting, and for how long (the requests went out before) */
+	assert_true(ev.wait > 0);
+	assert_in_range(ev.waited_ms, 500, (uint64_t)(took * 1e3) + 1);
+	assert_int_equal(ev.done, N);
+	/* never asked is not "not found": no negative entry */
+	for (int i = 0; i < N; i++) {
+		buildid_hex(ids[i], sizeof(ids[i]), hex);
+		entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+		assert_false(exists(p));
+	}
+	assert_int_equal(tmp_files_left(cache), 0);
+	dfd_free(c);
+	close(fd);
+}
+
+/*
+ * A silent server first in the list does not keep a live one from
+ * serving: given up once, every request goes to the second, whose files
+ * arrive; requests sent to the silent one meanwhile are cut and moved on.
+ */
+static void test_dead_beside_live(void **state)
+{
+	enum { N = 6 };
+	char url[64], cache[PATH_MAX];
+	const char *urls[] = { url, g.srv.url };
+	struct dfd_opts o;
+	struct dfd_client *c;
+	uint8_t ids[N][20];
+	const char *path;
+	double t0, took;
+	int fd = silent_server(url, sizeof(url));
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 2, cache);
+	o.timeout_s = 1;
+	o.max_parallel = 4;
+	c = client(&o);
+	fake_ids(ids, N, 0x70);
+	t0 = now_s();
+	for (int i = 0; i < N; i++)
+		assert_int_equal(dfd_request(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO), CONV_E_OK);
+	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
+	assert_int_equal(dfd_request(c, g.b.id, g.b.len, DFD_EXECUTABLE), CONV_E_OK);
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, NULL), CONV_E_OK);
+	assert_true(same_file(path, g.a.path));
+	assert_int_equal(dfd_wait(c, g.b.id, g.b.len, DFD_EXECUTABLE, &path, NULL), CONV_E_OK);
+	assert_true(same_file(path, g.b.path));
+	for (int i = 0; i < N; i++)
+		/* 404 at the live one, never answered by the other: not "not found" */
+		assert_int_equal(dfd_wait(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO, NULL, NULL), CONV_E_NET);
+	took = now_s() - t0;
+	print_message("silent + live server, %d requests: %.0f ms\n", N + 2, took * 1e3);
+	assert_true(took < 2.5); /* one --timeout, not one per round */
+	assert_int_equal(dfd_server_at(c, 0)->down, DFD_DOWN_TIMEOUT);
+	assert_int_equal(dfd_server_at(c, 1)->down, DFD_UP);
+	assert_true(dfd_server_at(c, 0)->transfers <= 4);
+	assert_int_equal(dfd_server_at(c, 1)->transfers, N + 2);
+	assert_int_equal(dfd_stats(c)->fetched, 2);
+	/* the live one was asked for each once */
+	assert_int_equal(srv_stat(&g.srv, "requests"), N + 2);
+	dfd_free(c);
+	close(fd);
+	srv_reset(&g.srv);
+}
+
+/* A refused connection gives the server up too; a 404 does not. */
+static void test_refused_and_404(void **state)
+{
+	enum { N = 4 };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	uint8_t ids[N][20];
+	struct conv_diag d = { 0 };
+	(void)state;
+
+	NEED_SERVER();
+	{
+		const char *urls[] = { g.dead_url };
+
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 1, cache);
+		o.max_parallel = 1;
+		c = client(&o);
+		fake_ids(ids, N, 0x80);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(dfd_request(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO), CONV_E_OK);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(dfd_wait(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO, NULL, &d),
+					 CONV_E_NET);
+		assert_non_null(strstr(d.msg, "refused the connection"));
+		assert_int_equal(dfd_stats(c)->transfers, 1);
+		assert_int_equal(dfd_server_at(c, 0)->down, DFD_DOWN_UNREACHABLE);
+		assert_string_equal(dfd_server_at(c, 0)->why, "refused the connection");
+		assert_int_equal(dfd_server_at(c, 0)->skipped, N - 1);
+		dfd_free(c);
+	}
+	{
+		const char *urls[] = { g.empty.url };
+
+		srv_reset(&g.empty);
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, urls, 1, cache);
+		o.max_parallel = 1;
+		c = client(&o);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(dfd_request(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO), CONV_E_OK);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(dfd_wait(c, ids[i], sizeof(ids[i]), DFD_DEBUGINFO, NULL, NULL),
+					 CONV_E_NOTFOUND);
+		assert_int_equal(dfd_stats(c)->servers_down, 0);
+		assert_int_equal(dfd_server_at(c, 0)->down, DFD_UP);
+		assert_int_equal(srv_stat(&g.empty, "requests"), N);
+		dfd_free(c);
+	}
+}
+
+/*
+ * A server that answers some requests and then stops answering: what it
+ * sent is kept, the one it did not answer gives it up, and what comes next
+ * goes to the next server (here none: not asked). A transfer cut by the
+ * deadline (--symbolize-deadline) is the run's limit, not the server's
+ * fault: the server stays up.
+ */
+static void test_answers_then_silent(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	uint8_t x[20];
+	char xhex[41];
+	const char *path;
+	struct conv_diag d = { 0 };
+	(void)state;
+
+	NEED_SERVER();
+	fake_ids(&x, 1, 0x90);
+	buildid_hex(x, sizeof(x), xhex);
+	srv_reset(&g.srv);
+	srv_fault(&g.srv, xhex, "delay", "4");
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.timeout_s = 1;
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_int_equal(fetch(c, &g.a, DFD_EXECUTABLE, &path), CONV_E_OK);
+	assert_int_equal(dfd_wait(c, x, sizeof(x), DFD_DEBUGINFO, NULL, &d), CONV_E_NET);
+	assert_int_equal(dfd_server_at(c, 0)->down, DFD_DOWN_TIMEOUT);
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(dfd_wait(c, g.b.id, g.b.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
+	assert_non_null(strstr(d.msg, "not asked"));
+	assert_non_null(strstr(d.msg, "did not answer within 1 s"));
+	assert_int_equal(srv_path(&g.srv, g.b.hex, "debuginfo"), 0);
+	/* what it sent before stays good */
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, NULL), CONV_E_OK);
+	assert_true(same_file(path, g.a.path));
+	dfd_free(c);
+
+	/* the deadline cuts the same silence: the server is not given up for it */
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.timeout_s = 10;
+	o.deadline_s = 1;
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, x, sizeof(x), DFD_DEBUGINFO, NULL, NULL), CONV_E_NET);
+	assert_int_equal(dfd_stats(c)->deadline, 1);
+	assert_int_equal(dfd_server_at(c, 0)->down, DFD_UP);
+	assert_int_equal(dfd_stats(c)->servers_down, 0);
+	dfd_free(c);
+	srv_reset(&g.srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest fake[] = {
@@ -1756,6 +2021,11 @@ int main(void)
 		cmocka_unit_test(test_huge_seconds),
 		cmocka_unit_test(test_busy_deadline),
 		cmocka_unit_test(test_free_unlocks),
+		/* last: their silent answers leave the fake server's threads asleep for a while */
+		cmocka_unit_test(test_silent_given_up),
+		cmocka_unit_test(test_dead_beside_live),
+		cmocka_unit_test(test_refused_and_404),
+		cmocka_unit_test(test_answers_then_silent),
 	};
 	const struct CMUnitTest real[] = {
 		cmocka_unit_test(test_real_server),
