@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct json;
 struct rdr;
@@ -40,6 +41,30 @@ unsigned cli_term_width(int fd);
 void cli_progress_line(const char *name, const char *pre, double frac, const char *post);
 /* Erases the progress line. */
 void cli_progress_clear(void);
+/*
+ * Erases the progress line if one is shown: async-signal-safe (one
+ * write(2) of a fixed "\r\033[K"), for the stop signals' handler, so that
+ * the shell's prompt does not continue on it.
+ */
+void cli_progress_clear_on_signal(void);
+
+/*
+ * The width the summary and the warnings on a terminal are wrapped at:
+ * fd's terminal's columns; off a terminal $COLUMNS, else 0 (no wrapping:
+ * a log keeps one line per fact).
+ */
+unsigned cli_wrap_width(int fd);
+
+/*
+ * Writes text to f in lines of at most width columns, broken at spaces;
+ * every line after the first starts with indent spaces. A word longer
+ * than a line is broken at the edge. A '\n' in text starts a new
+ * (indented) line. width 0: text as it is. Ends with a line break.
+ */
+void cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text);
+
+/* "conv: warning: " and the message on stderr, wrapped on a terminal (cli_wrap_width). */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * The debuginfod counters in words, the same for the progress line, the
