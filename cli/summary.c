@@ -312,8 +312,9 @@ static void put_top_row(struct line *l, const struct view_top *t, const struct v
 	put(l, ns ? 28 : 26);
 }
 
-/* One kind's top functions: by self value, then by total. */
-static void put_top(struct line *l, const struct view_top *t, const char *what, bool ns, size_t rows)
+/* One kind's top functions: by self value, then by total (labels: "top", "off-CPU"). */
+static void put_top(struct line *l, const struct view_top *t, const char *label, const char *what,
+		    bool ns, size_t rows)
 {
 	for (int by_total = 0; by_total < 2; by_total++) {
 		const struct view_top_ent *e = by_total ? t->by_total : t->by_self;
@@ -323,7 +324,10 @@ static void put_top(struct line *l, const struct view_top *t, const char *what, 
 			n = rows;
 		for (size_t i = 0; i < n; i++) {
 			if (!i) {
-				add(l, "  %s%s", by_total ? "top total" : "top self    ", by_total ? "" : what);
+				int pad = (int)(LABEL_COLS - 3 - strlen(label));
+
+				add(l, "  %s %-*s%s", label, by_total ? 0 : pad < 5 ? 5 : pad,
+				    by_total ? "total" : "self", by_total ? "" : what);
 				put(l, LABEL_COLS);
 			}
 			put_top_row(l, t, &e[i], by_total ? e[i].total : e[i].self, ns);
@@ -338,7 +342,7 @@ static void put_tops(struct line *l, const struct summary *s)
 
 	if (s->top) {
 		snprintf(what, sizeof(what), "(%s samples, of %" PRId64 ")", s->top_event, s->top->all);
-		put_top(l, s->top, what, false, rows);
+		put_top(l, s->top, "top", what, false, rows);
 	}
 	if (s->off_top && s->off_top->all) {
 		/*
@@ -347,9 +351,7 @@ static void put_tops(struct line *l, const struct summary *s)
 		 */
 		snprintf(what, sizeof(what), "(off-CPU time, of %.3f s; self: the innermost function "
 			 "outside the kernel)", (double)s->off_top->all / 1e9);
-		add(l, "  off-CPU");
-		put(l, LABEL_COLS);
-		put_top(l, s->off_top, what, true, rows);
+		put_top(l, s->off_top, "off-CPU", what, true, rows);
 	}
 }
 
