@@ -93,6 +93,8 @@ struct line {
 	char b[4096];
 	size_t len;
 	unsigned width;
+	unsigned used; /* lines written so far */
+	bool count_only; /* lines counted, nothing written */
 };
 
 static void add(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -114,7 +116,7 @@ static void add(struct line *l, const char *fmt, ...)
 /* Writes the line (indent: its continuations' columns) and starts the next. */
 static void put(struct line *l, unsigned indent)
 {
-	cli_wrap(stderr, l->width, indent, l->b);
+	l->used += cli_wrap(l->count_only ? NULL : stderr, l->width, indent, l->b);
 	l->len = 0;
 	l->b[0] = 0;
 }
@@ -175,10 +177,10 @@ static void put_frames(struct line *l, const struct convert_stats *cs)
 	    cs->frames_unmapped);
 	put(l, LABEL_COLS);
 	if (cs->frames_by_bid[PM_BID_PATH] || cs->frames_by_bid[PM_BID_DISK]) {
-		add(l, "  build-ids   %" PRIu64 " frames in objects the recording has no build-id for: "
-		    "read from the files at their recorded paths (%s)",
+		add(l, "  build-ids   %" PRIu64 " frames of objects with no recorded build-id: read "
+		    "from their recorded paths (%s)",
 		    cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK],
-		    cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk" : "recorded on this machine, same files");
+		    cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk" : "this machine, same files");
 		put(l, LABEL_COLS);
 	}
 }
@@ -219,7 +221,7 @@ static void put_facts(struct line *l, const struct summary *s)
 }
 
 /* Objects without names the summary lists at most (-v: all), those with 1 % of the frames or more. */
-#define MISSING_ROWS 3
+#define MISSING_ROWS 2
 
 /*
  * The objects whose frames have no names, most frames first: each on a
@@ -335,9 +337,8 @@ static void put_top(struct line *l, const struct view_top *t, const char *label,
 	}
 }
 
-static void put_tops(struct line *l, const struct summary *s)
+static void put_tops(struct line *l, const struct summary *s, size_t rows)
 {
-	size_t rows = s->verbose || s->top_rows < SUMMARY_TOP_ROWS ? s->top_rows : SUMMARY_TOP_ROWS;
 	char what[512];
 
 	if (s->top) {
@@ -376,13 +377,36 @@ static void put_wrote(struct line *l, const struct summary *s)
 	}
 }
 
+/*
+ * Rows each top list shows: --top N with -v; else up to SUMMARY_TOP_ROWS,
+ * fewer (down to SUMMARY_MIN_ROWS) when the lines above them and the list
+ * of outputs leave less than that of SUMMARY_LINES.
+ */
+static size_t top_rows(const struct summary *s, unsigned used, unsigned wrote)
+{
+	unsigned lists = 2 * ((s->top != NULL) + (s->off_top && s->off_top->all)), room, rows;
+
+	if (s->verbose || !lists)
+		return s->top_rows;
+	room = used + wrote < SUMMARY_LINES ? SUMMARY_LINES - used - wrote : 0;
+	rows = room / lists > 1 ? room / lists - 1 : 0; /* each list has a heading */
+	rows = rows > SUMMARY_TOP_ROWS ? SUMMARY_TOP_ROWS : rows < SUMMARY_MIN_ROWS ? SUMMARY_MIN_ROWS : rows;
+	return rows < s->top_rows ? rows : s->top_rows;
+}
+
 void summary_print(const struct summary *s)
 {
 	static struct line l; /* 4 KiB: not on the stack */
+	unsigned wrote;
 
-	l.len = 0;
-	l.b[0] = 0;
+	memset(&l, 0, sizeof(l));
 	l.width = cli_wrap_width(STDERR_FILENO);
+	/* the outputs' lines, counted first: the top lists make room for them */
+	l.count_only = true;
+	put_wrote(&l, s);
+	wrote = l.used;
+	l.used = 0;
+	l.count_only = false;
 	put_samples(&l, s);
 	put_frames(&l, s->cs);
 	put_facts(&l, s);
@@ -398,7 +422,7 @@ void summary_print(const struct summary *s)
 		    (double)s->cs->ns_model / 1e9, (double)s->write_ns / 1e9);
 		put(&l, LABEL_COLS);
 	}
-	put_tops(&l, s);
+	put_tops(&l, s, top_rows(s, l.used, wrote));
 	/* last: the prompt follows it, so it does not scroll away */
 	put_wrote(&l, s);
 }

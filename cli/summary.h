@@ -19,8 +19,14 @@ struct rdr;
 struct symjob_stats;
 struct view_top;
 
-/* Rows of each top list the summary shows without -v (--top N caps it). */
+/*
+ * Without -v the summary keeps to SUMMARY_LINES lines where it can: each
+ * top list shows SUMMARY_TOP_ROWS rows, fewer (not under SUMMARY_MIN_ROWS)
+ * when the facts above take the room; --top N caps them.
+ */
+#define SUMMARY_LINES 34
 #define SUMMARY_TOP_ROWS 5
+#define SUMMARY_MIN_ROWS 3
 
 /* The progress line's state, one per input (the convert_opts hooks' ctx). */
 struct summary_progress {

@@ -103,18 +103,34 @@ static size_t cols(const char *s)
 
 static void put_spaces(FILE *f, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; f && i < n; i++)
 		fputc(' ', f);
 }
 
-void cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text)
+/* A line break (f NULL: only counted). */
+static void put_break(FILE *f, unsigned *n)
 {
+	if (f)
+		fputc('\n', f);
+	++*n;
+}
+
+static void put_bytes(FILE *f, const char *s, size_t n)
+{
+	if (f)
+		fwrite(s, 1, n, f);
+}
+
+unsigned cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text)
+{
+	unsigned lines = 0;
 	size_t col = 0, lead = strspn(text, " ");
 	const char *s = text + lead;
 
 	if (!width) {
-		fprintf(f, "%s\n", text);
-		return;
+		if (f)
+			fprintf(f, "%s\n", text);
+		return 1;
 	}
 	/* a continuation shorter than a few columns would be no line at all */
 	if (indent + 20 > width)
@@ -125,7 +141,7 @@ void cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text)
 		size_t sp = strspn(s, " "), wl, wc;
 
 		if (s[sp] == '\n') {
-			fputc('\n', f);
+			put_break(f, &lines);
 			put_spaces(f, indent);
 			col = indent;
 			s += sp + 1;
@@ -138,7 +154,7 @@ void cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text)
 		wl = strcspn(s, " \n");
 		wc = cols_n(s, wl);
 		if (col > indent && col + sp + wc > width) {
-			fputc('\n', f);
+			put_break(f, &lines);
 			put_spaces(f, indent);
 			col = indent;
 			sp = 0;
@@ -149,19 +165,20 @@ void cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text)
 		while (col + wc > width && width > col) {
 			size_t take = head_end(s, width - col);
 
-			fwrite(s, 1, take, f);
-			fputc('\n', f);
+			put_bytes(f, s, take);
+			put_break(f, &lines);
 			put_spaces(f, indent);
 			col = indent;
 			s += take;
 			wl -= take;
 			wc = cols_n(s, wl);
 		}
-		fwrite(s, 1, wl, f);
+		put_bytes(f, s, wl);
 		col += wc;
 		s += wl;
 	}
-	fputc('\n', f);
+	put_break(f, &lines);
+	return lines;
 }
 
 
@@ -223,9 +240,10 @@ void cli_progress_line(const char *name, const char *pre, double frac, const cha
 	snprintf(line, sizeof(line), "conv: %s%s%s%s%s", nm ? nm : "", nm ? ": " : "", pre, bar, post);
 	/* last resort: cut, never wrap */
 	line[head_end(line, room)] = 0;
+	/* set first: a signal right after the line is written must find it set */
+	progress_shown = 1;
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
-	progress_shown = 1;
 }
 
 void cli_progress_clear(void)
@@ -301,19 +319,23 @@ void cli_unwind_words(const struct unwinding_stats *u, char *dwarf, size_t ndwar
 		      size_t nlbr)
 {
 	size_t len = 0;
-	char copy[80];
+	bool first = true;
 
 	dwarf[0] = lbr[0] = '\0';
-	/* the warning's count (cli_unwind_copy_full) is this part of the same figure */
-	snprintf(copy, sizeof(copy), ", %" PRIu64 " of them with the whole copy used", u->copy_full);
 	if (u->samples) {
 		len = (size_t)snprintf(dwarf, ndwarf, "%" PRIu64 " %s with a stack copy: %" PRIu64 " to the root",
 				       u->samples, cli_plural(u->samples, "sample", "samples"), u->to_root);
-		for (int why = 0; why < UW_STOP__COUNT && len < ndwarf; why++)
-			if (why != UW_STOP_ROOT && u->stopped[why])
-				len += (size_t)snprintf(dwarf + len, ndwarf - len, ", %" PRIu64 " cut (%s%s)",
-							u->stopped[why], uw_stop_text((enum uw_stop)why),
-							why == UW_STOP_COPY && u->copy_full ? copy : "");
+		for (int why = 0; why < UW_STOP__COUNT && len < ndwarf; why++) {
+			if (why == UW_STOP_ROOT || !u->stopped[why])
+				continue;
+			len += (size_t)snprintf(dwarf + len, ndwarf - len, "%s%" PRIu64 " %s", first ? "; cut: " : ", ",
+						u->stopped[why], uw_stop_text((enum uw_stop)why));
+			first = false;
+			/* the warning's count (copy_full) is this part of the same figure */
+			if (why == UW_STOP_COPY && u->copy_full && len < ndwarf)
+				len += (size_t)snprintf(dwarf + len, ndwarf - len, " (%" PRIu64 " with the whole copy used)",
+							u->copy_full);
+		}
 		if (len < ndwarf)
 			snprintf(dwarf + len, ndwarf - len, "; %.1f user frames a sample",
 				 (double)u->frames / (double)u->samples);

@@ -60,8 +60,9 @@ unsigned cli_wrap_width(int fd);
  * every line after the first starts with indent spaces. A word longer
  * than a line is broken at the edge. A '\n' in text starts a new
  * (indented) line. width 0: text as it is. Ends with a line break.
+ * Returns the lines written; f NULL: only counts them.
  */
-void cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text);
+unsigned cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text);
 
 /* "conv: warning: " and the message on stderr, wrapped on a terminal (cli_wrap_width). */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -76,8 +77,9 @@ void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool off
 
 /*
  * What unwinding did, in words, the same for the summary and conv info:
- * "538 samples with a stack copy: 520 to the root, 18 cut (return address
- * in no mapping); 4.5 user frames a sample", then for LBR call stacks
+ * "538 samples with a stack copy: 520 to the root; cut: 12 stack copy ended
+ * (10 with the whole copy used), 6 return address in no mapping; 4.5 user
+ * frames a sample", then for LBR call stacks
  * "29 samples with LBR call stacks: 3.1 callers a sample from the call
  * entries, 8 with an empty branch stack (recorded chain kept)". Empty when
  * there was neither; dwarf and lbr are separate lines ("" when none).
