@@ -871,7 +871,7 @@ static void usage(FILE *f)
 	      "                         (flamegraph.pl's input), html: a flame graph page\n"
 	      "     --pprof PATH  --jfr PATH  --folded PATH  --html PATH   name one output\n"
 	      "                         ('-' = stdout); then only the outputs named are written\n"
-	      "     --folded-value EVENT  EVENT's period, not the first event's sample count\n"
+	      "     --folded-value EVENT  EVENT's period (off_cpu: off-CPU ns), not the count\n"
 	      "     --top N             top functions in the summary and --stats (default 10)\n"
 	      "     --stats [FILE]      JSON facts per input (stdout without FILE)\n"
 	      "Filters (lists are comma-separated, options repeatable):\n"
