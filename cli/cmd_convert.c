@@ -11,6 +11,7 @@
 #include "cli/outfile.h"
 #include "cli/paths.h"
 #include "cli/statsfile.h"
+#include "cli/summary.h"
 #include "cli/text.h"
 
 #include "core/dbuf.h"
@@ -94,75 +95,6 @@ struct written {
 	const char *path[OUT__COUNT]; /* NULL: not written */
 	uint64_t bytes[OUT__COUNT];
 };
-
-/* ---- progress on a terminal ---- */
-
-struct progress {
-	const char *input;
-	bool shown;
-	double last;
-	bool offline;
-};
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void progress_convert(void *ctx, const struct convert_progress *p)
-{
-	struct progress *pg = ctx;
-	double t = now_s();
-	char pre[64], post[128], b1[32], b2[32];
-
-	if (p->phase == CONVERT_READING && pg->shown && t - pg->last < 0.1)
-		return;
-	pg->last = t;
-	pg->shown = true;
-	if (p->phase == CONVERT_READING && p->total_bytes != UINT64_MAX && p->total_bytes) {
-		double f = (double)p->bytes / (double)p->total_bytes;
-
-		snprintf(post, sizeof(post), "%.0f%% %s of %s, %" PRIu64 " %s", f * 100,
-			 cli_size(p->bytes, b1, sizeof(b1)), cli_size(p->total_bytes, b2, sizeof(b2)),
-			 p->samples, cli_plural(p->samples, "sample", "samples"));
-		cli_progress_line(pg->input, "reading ", f, post);
-	} else if (p->phase == CONVERT_READING) {
-		snprintf(post, sizeof(post), "%s, %" PRIu64 " %s", cli_size(p->bytes, b1, sizeof(b1)),
-			 p->samples, cli_plural(p->samples, "sample", "samples"));
-		cli_progress_line(pg->input, "reading ", -1, post);
-	} else if (p->phase == CONVERT_SYMBOLIZING) {
-		snprintf(pre, sizeof(pre), "symbolizing (%" PRIu64 " %s read)", p->samples,
-			 cli_plural(p->samples, "sample", "samples"));
-		cli_progress_line(pg->input, pre, -1, "");
-	} else {
-		cli_progress_line(pg->input, "writing", -1, "");
-	}
-}
-
-static void progress_download(void *ctx, const struct symjob_progress *p)
-{
-	struct progress *pg = ctx;
-	double t = now_s();
-	const char *pre;
-	char post[256];
-
-	if (!p->done && pg->shown && t - pg->last < 0.1)
-		return;
-	pg->last = t;
-	pg->shown = true;
-	cli_dfd_progress(&pre, post, sizeof(post), p, pg->offline);
-	cli_progress_line(pg->input, pre, -1, post);
-}
-
-static void progress_clear(struct progress *pg)
-{
-	if (pg->shown)
-		cli_progress_clear();
-	pg->shown = false;
-}
 
 /* ---- outputs ---- */
 
@@ -251,163 +183,6 @@ static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size
 
 /* ---- summary and statistics ---- */
 
-static uint64_t frames_symbolized(const struct convert_stats *cs)
-{
-	uint64_t n = cs->frames_jit;
-
-	for (int s = 0; s < SYMSRC__COUNT; s++)
-		if (s != SYMSRC_UNRESOLVED)
-			n += cs->sym.frames_by_src[s];
-	return n;
-}
-
-/* The summary's top functions: by self value, then by total, each with its share of the event's. */
-static void print_top(const struct view_top *t, const char *event)
-{
-	for (int by_total = 0; by_total < 2; by_total++) {
-		const struct view_top_ent *e = by_total ? t->by_total : t->by_self;
-		size_t n = by_total ? t->nr_total : t->nr_self;
-
-		for (size_t i = 0; i < n; i++) {
-			int64_t v = by_total ? e[i].total : e[i].self;
-
-			if (!i && !by_total)
-				fprintf(stderr, "  top self    (%s samples, of %" PRId64 ")\n", event, t->all);
-			else if (!i)
-				fprintf(stderr, "  top total\n");
-			fprintf(stderr, "     %6.2f%% %9" PRId64 "  %s",
-				t->all ? 100.0 * (double)v / (double)t->all : 0.0, v, e[i].name);
-			for (uint32_t k = 0; k < e[i].nr_inlined; k++)
-				fprintf(stderr, "%s%s", k ? ", " : "  (inlined into it: ", e[i].inlined[k]);
-			fprintf(stderr, "%s\n", e[i].nr_inlined ? ")" : "");
-		}
-	}
-}
-
-static void print_summary(uint64_t write_ns, const struct cvopts *c, const char *in, const struct rdr *r,
-			  const struct prof *p, const struct convert_stats *cs,
-			  const struct written *w, const struct view_top *top,
-			  const char *top_event)
-{
-	uint64_t sym = frames_symbolized(cs),
-		 unres = cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile;
-	size_t show = c->com.verbose ? cs->nr_missing : (cs->nr_missing < 3 ? cs->nr_missing : 3);
-	bool first = true;
-	char b[160];
-
-	fprintf(stderr, "%s: %" PRIu64 " %s", in, cs->samples, cli_plural(cs->samples, "sample", "samples"));
-	/* events without samples (perf's dummy:HG, or filtered out) are not listed as if they had some */
-	for (size_t i = 0; i < p->nr_events_desc; i++) {
-		/* (off-CPU intervals are no recorded samples: their own line says them) */
-		if (!p->events_desc[i].samples || p->events_desc[i].offcpu)
-			continue;
-		fprintf(stderr, "%s%s %" PRIu64, first ? " (" : ", ",
-			strtab_get(&p->strs, p->events_desc[i].full_name), p->events_desc[i].samples);
-		first = false;
-	}
-	fprintf(stderr, "%s in %" PRIu64 " %s, %" PRIu64 " %s", first ? "" : ")", cs->processes,
-		cli_plural(cs->processes, "process", "processes"), cs->threads,
-		cli_plural(cs->threads, "thread", "threads"));
-	if (cs->samples_filtered)
-		fprintf(stderr, "; %" PRIu64 " filtered out", cs->samples_filtered);
-	fprintf(stderr, "; %" PRIu64 " lost\n", cs->lost_samples);
-	first = true;
-	fprintf(stderr, "  frames      %" PRIu64 ": %" PRIu64 " symbolized", cs->frames, sym);
-	for (int s = 0; s < SYMSRC__COUNT; s++) {
-		uint64_t n = s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s];
-
-		if (s == SYMSRC_UNRESOLVED || !n)
-			continue;
-		fprintf(stderr, "%s%s %" PRIu64, first ? " (" : ", ", symjob_src_name((enum symsrc)s), n);
-		first = false;
-	}
-	fprintf(stderr, "%s, %" PRIu64 " unresolved, %" PRIu64 " unmapped\n", first ? "" : ")", unres,
-		cs->frames_unmapped);
-	if (cs->frames_by_bid[PM_BID_PATH] || cs->frames_by_bid[PM_BID_DISK] ||
-	    cs->frames_by_bid[PM_BID_PATH_UNVERIFIED])
-		fprintf(stderr, "  build-ids   %" PRIu64 " frames in objects the recording has no build-id for: "
-			"read from the files at their recorded paths (%s)\n",
-			cs->frames_by_bid[PM_BID_PATH] + cs->frames_by_bid[PM_BID_DISK] +
-				cs->frames_by_bid[PM_BID_PATH_UNVERIFIED],
-			cs->frames_by_bid[PM_BID_DISK] ? "--buildid-from-disk"
-			: cs->frames_by_bid[PM_BID_PATH_UNVERIFIED]
-				? "recorded on this machine; MMAP records name no inode: unverified"
-				: "recorded on this machine, same files");
-	{
-		char dw[512], lbr[256];
-
-		cli_unwind_words(&cs->unwind, dw, sizeof(dw), lbr, sizeof(lbr));
-		if (dw[0])
-			fprintf(stderr, "  unwound     %s\n", dw);
-		if (lbr[0])
-			fprintf(stderr, "  lbr         %s\n", lbr);
-	}
-	if (cs->offcpu.intervals || cs->offcpu.unended)
-		fprintf(stderr, "  off-cpu     %" PRIu64 " %s, %.3f s off CPU; %" PRIu64 " without an end seen\n",
-			cs->offcpu.intervals, cli_plural(cs->offcpu.intervals, "interval", "intervals"),
-			(double)cs->offcpu.ns / 1e9, cs->offcpu.unended);
-	if (cs->tracepoints.refused || cs->tracepoints.samples_undecoded)
-		fprintf(stderr, "  tracepoints %" PRIu64 " formats: %" PRIu64 " decoded, %" PRIu64
-			" refused; %" PRIu64 " samples whose fields did not decode (no field labels)\n",
-			cs->tracepoints.formats, cs->tracepoints.parsed, cs->tracepoints.refused,
-			cs->tracepoints.samples_undecoded);
-	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
-	    cs->sym.dfd_errors || cs->sym.dfd_not_asked) {
-		cli_dfd_counts(b, sizeof(b), &cs->sym, c->com.sj.offline);
-		fprintf(stderr, "  debuginfod  %s\n", b);
-	}
-	for (size_t i = 0; i < cs->nr_dfd_down; i++) {
-		char down[512];
-
-		cli_dfd_down(down, sizeof(down), cs->dfd_down[i].url, cs->dfd_down[i].why,
-			     cs->dfd_down[i].skipped);
-		fprintf(stderr, "  debuginfod  %s\n", down);
-	}
-	for (size_t i = 0; i < show; i++) {
-		const struct convert_missing *m = &cs->missing[i];
-
-		fprintf(stderr, "  %s %5.1f%% of frames: %s%s%s%s\n  %s        %s\n",
-			i ? "          " : "unresolved",
-			cs->frames ? 100.0 * (double)m->frames / (double)cs->frames : 0.0, m->path,
-			m->build_id[0] ? " (build-id " : " (no build-id", m->build_id, ")", "          ",
-			m->reason);
-	}
-	if (cs->nr_missing > show)
-		fprintf(stderr, "             and %zu more %s (-v lists them)\n", cs->nr_missing - show,
-			cli_plural(cs->nr_missing - show, "object", "objects"));
-	if (rdr_problem_count(r))
-		fprintf(stderr, "  problems    %zu %s (warnings above)\n", rdr_problem_count(r),
-			cli_plural(rdr_problem_count(r), "kind", "kinds"));
-	if (c->com.verbose)
-		fprintf(stderr, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s\n",
-			(double)cs->ns_read / 1e9, (double)cs->ns_symbolize / 1e9,
-			(double)cs->ns_model / 1e9, (double)write_ns / 1e9);
-	for (int k = 0, shown = 0; k < OUT__COUNT; k++) {
-		const char *wp = w->path[k];
-
-		if (!wp)
-			continue;
-		fprintf(stderr, "  %s %s (%s)", shown++ ? "           " : "wrote      ", wp,
-			cli_size(w->bytes[k], b, sizeof(b)));
-		switch (k) {
-		case OUT_PPROF:
-			fprintf(stderr, "   go tool pprof -http=: %s\n", wp);
-			break;
-		case OUT_JFR:
-			/* jfr print cuts stacks at 5 frames by default */
-			fprintf(stderr, "   jfr print --stack-depth 64 %s, or JDK Mission Control\n", wp);
-			break;
-		case OUT_FOLDED:
-			fprintf(stderr, "   flamegraph.pl, inferno or speedscope read it\n");
-			break;
-		default:
-			fprintf(stderr, "   open it in a web browser\n");
-		}
-	}
-	if (top)
-		print_top(top, top_event);
-}
-
 /* The name of a record type for messages: "" for none, "type N" when perf never named it. */
 static const char *record_name(uint32_t type)
 {
@@ -460,7 +235,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 {
 	struct dbuf out;
 	struct json j;
-	uint64_t sym = cs ? frames_symbolized(cs) : 0;
+	uint64_t sym = cs ? summary_frames_symbolized(cs) : 0;
 
 	dbuf_init(&out, 0);
 	json_init(&j, &out, false);
@@ -776,17 +551,17 @@ static void warn_result(const char *in, const struct convert_stats *cs)
 		/* as perf report: not an error, but nothing to look at */
 		fprintf(stderr, "conv: warning: %s: the recording holds no samples%s: the outputs are empty\n",
 			in, cs->lost_samples ? " (some were lost)" : "");
+	/* the same figures as the summary's "cut (stack copy ended, N of them with the whole copy used)" */
 	if (cs->unwind.copy_full)
-		fprintf(stderr, "conv: warning: %s: %" PRIu64 " of %" PRIu64 " unwound %s ended where the "
-				"recorded stack copy did: record with --call-graph dwarf,65528 for deeper "
-				"stacks\n",
-			in, cs->unwind.copy_full, cs->unwind.samples,
-			cli_plural(cs->unwind.samples, "sample", "samples"));
+		cli_warn("%s: %" PRIu64 " of the %" PRIu64 " unwound %s cut where the stack copy ended had used "
+			 "the whole copy: record with --call-graph dwarf,65528 for deeper stacks",
+			 in, cs->unwind.copy_full, cs->unwind.stopped[UW_STOP_COPY],
+			 cli_plural(cs->unwind.stopped[UW_STOP_COPY], "sample", "samples"));
 	if (cs->tracepoints.refused || (cs->tracepoints.first_refusal[0] && !cs->tracepoints.formats))
-		fprintf(stderr, "conv: warning: %s: %" PRIu64 " of %" PRIu64 " tracepoint formats not decoded "
-				"(their samples carry no field labels): %s\n",
-			in, cs->tracepoints.refused, cs->tracepoints.formats,
-			cs->tracepoints.first_refusal[0] ? cs->tracepoints.first_refusal : "refused");
+		cli_warn("%s: %" PRIu64 " of %" PRIu64 " tracepoint formats not decoded (their samples carry "
+			 "no field labels): %s",
+			 in, cs->tracepoints.refused, cs->tracepoints.formats,
+			 cs->tracepoints.first_refusal[0] ? cs->tracepoints.first_refusal : "refused");
 }
 
 /* ---- the views: folded stacks, flame graph ---- */
@@ -840,15 +615,19 @@ static void cols_add(struct view_cols *vc, size_t type, const char *name, const 
  */
 static bool folded_type(const struct cvopts *c, const char *in, const struct prof *p, size_t *type)
 {
-	uint32_t first = view_first_event(p);
+	uint32_t first = view_main_event(p);
 
 	if (!c->folded_value) {
-		*type = first == PROF_NONE ? 0 : 2 * (size_t)first;
+		/* (off-CPU time alone: its nanoseconds, not its count of intervals) */
+		*type = first == PROF_NONE ? 0 : 2 * (size_t)first + p->events_desc[first].offcpu;
 		return true;
 	}
 	for (size_t i = 0; i < p->nr_events_desc; i++) {
+		/* an event by name as -e takes it, or by its value's name in the pprof ("off_cpu") */
 		if (convert_event_matches(strtab_get(&p->strs, p->events_desc[i].full_name),
-					  c->folded_value)) {
+					  c->folded_value) ||
+		    (2 * i + 1 < p->nr_types &&
+		     !strcmp(strtab_get(&p->strs, p->types[2 * i + 1].type), c->folded_value))) {
 			*type = 2 * i + 1;
 			return true;
 		}
@@ -859,17 +638,20 @@ static bool folded_type(const struct cvopts *c, const char *in, const struct pro
 }
 
 /*
- * The flame graph's views: each event with samples (its count), off-CPU
- * time (its nanoseconds), as many as there are columns; the others are
- * said. ftype (NULL: no folded stacks): the folded value's type, which
+ * The flame graph's views: each event with samples (its count; the main
+ * event, view_main_event, first), off-CPU time (its nanoseconds), as many
+ * as there are columns; the others are said. ftype (NULL: no folded stacks): the folded value's type, which
  * needs a column of its own unless it is one of the views.
  */
 static void html_cols(const char *in, const struct prof *p, const size_t *ftype, struct view_cols *vc)
 {
 	size_t left_out = 0;
+	uint32_t main = view_main_event(p);
 	bool folded_shown = false;
 
-	for (size_t i = 0; i < p->nr_events_desc; i++) {
+	/* the main event (CPU time when recorded) first: the view the page opens with */
+	for (size_t k = 0; k < p->nr_events_desc; k++) {
+		size_t i = main == PROF_NONE ? k : !k ? main : k <= main ? k - 1 : k;
 		const struct prof_event_desc *e = &p->events_desc[i];
 		size_t type = e->offcpu ? 2 * i + 1 : 2 * i;
 
@@ -985,6 +767,33 @@ static int check_writable(const char *const path[OUT__COUNT])
 	return rc;
 }
 
+
+/* The summary on stderr: the top functions of CPU time (top) and of off-CPU time apart. */
+static void show_summary(const struct cvopts *c, const char *in, const struct rdr *r, const struct prof *p,
+			 const struct convert_stats *cs, const struct written *w, uint64_t write_ns,
+			 const struct view_top *top, const char *top_event)
+{
+	struct summary_wrote wrote[OUT__COUNT];
+	struct view_top off;
+	bool off_ready = c->top && p->offcpu_event != PROF_NONE &&
+			 view_top_build_waits(&off, p, 2 * (size_t)p->offcpu_event + 1, c->top) == CONV_E_OK;
+	struct summary s = {
+		.input = in, .r = r, .p = p, .cs = cs, .verbose = c->com.verbose,
+		.offline = c->com.sj.offline, .write_ns = write_ns, .top_rows = c->top, .top = top,
+		.top_event = top_event, .off_top = off_ready ? &off : NULL, .wrote = wrote,
+	};
+
+	for (int k = 0; k < OUT__COUNT; k++) {
+		if (!w->path[k])
+			continue;
+		wrote[s.nr_wrote].format = outs[k].format;
+		wrote[s.nr_wrote].path = w->path[k];
+		wrote[s.nr_wrote++].bytes = w->bytes[k];
+	}
+	summary_print(&s);
+	if (off_ready)
+		view_top_release(&off);
+}
 static int convert_one(struct cvopts *c, const char *in)
 {
 	char bufs[OUT__COUNT][4096];
@@ -1003,7 +812,7 @@ static int convert_one(struct cvopts *c, const char *in)
 	struct conv_diag diag;
 	struct rdr *r = NULL;
 	struct prof p;
-	struct progress pg;
+	struct summary_progress pg;
 	enum conv_err err;
 	int rc = CLI_EXIT_OK;
 	bool prof_ready = false;
@@ -1022,9 +831,9 @@ static int convert_one(struct cvopts *c, const char *in)
 	jfr_path = path[OUT_JFR];
 	c->co.keep_events = jfr_path != NULL;
 	if (c->tty && !c->com.quiet) {
-		c->co.progress = progress_convert;
+		c->co.progress = summary_progress_convert;
 		c->co.progress_ctx = &pg;
-		c->co.sj.progress = progress_download;
+		c->co.sj.progress = summary_progress_download;
 		c->co.sj.progress_ctx = &pg;
 	}
 	/* an input that is not there is the error to say (exit 2), not its outputs' directory */
@@ -1050,7 +859,7 @@ static int convert_one(struct cvopts *c, const char *in)
 	 * in the huge pages it splits (90 MB benchmark file: 4 900 page faults
 	 * -> 2 100, same peak RSS, 83-89 MB either way).
 	 */
-	progress_clear(&pg);
+	summary_progress_clear(&pg);
 	if (err) {
 		fprintf(stderr, "conv: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
 			diag.msg);
@@ -1068,7 +877,7 @@ static int convert_one(struct cvopts *c, const char *in)
 		/* a count says something only when it is not one */
 		if (pr->count > 1)
 			snprintf(times, sizeof(times), " (%" PRIu64 " times)", pr->count);
-		fprintf(stderr, "conv: warning: %s: %s%s%s%s%s%s\n", in, where,
+		cli_warn("%s: %s%s%s%s%s%s", in, where,
 			pr->record_type ? "record " : "",
 			record_name(pr->record_type),
 			pr->record_type ? ": " : "", pr->msg, times);
@@ -1173,16 +982,17 @@ static int convert_one(struct cvopts *c, const char *in)
 	if (c->com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
 		rc = CLI_EXIT_LOSS;
 	if (c->top && ((c->tty && !c->com.quiet) || c->com.verbose || c->stats_path)) {
-		uint32_t first = view_first_event(&p);
+		uint32_t first = view_main_event(&p);
 
 		/* without memory for them, the summary goes without them */
-		if (first != PROF_NONE && view_top_build(&top, &p, 2 * (size_t)first, c->top) == CONV_E_OK) {
+		if (first != PROF_NONE && !p.events_desc[first].offcpu &&
+		    view_top_build(&top, &p, 2 * (size_t)first, c->top) == CONV_E_OK) {
 			top_ready = true;
 			top_event = strtab_get(&p.strs, p.events_desc[first].full_name);
 		}
 	}
 	if ((c->tty && !c->com.quiet) || c->com.verbose)
-		print_summary(write_ns, c, in, r, &p, &cs, &w, top_ready ? &top : NULL, top_event);
+		show_summary(c, in, r, &p, &cs, &w, write_ns, top_ready ? &top : NULL, top_event);
 out:
 	if (c->stats_path)
 		write_stats(in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, &w,
@@ -1209,7 +1019,7 @@ static void usage(FILE *f)
 	      "                         (flamegraph.pl's input), html: a flame graph page\n"
 	      "     --pprof PATH  --jfr PATH  --folded PATH  --html PATH   name one output\n"
 	      "                         ('-' = stdout); then only the outputs named are written\n"
-	      "     --folded-value EVENT  EVENT's period, not the first event's sample count\n"
+	      "     --folded-value EVENT  EVENT's period (off_cpu: off-CPU ns), not the count\n"
 	      "     --top N             top functions in the summary and --stats (default 10)\n"
 	      "     --stats[=FILE]      JSON facts per input (stdout without FILE)\n"
 	      "Filters (comma-separated lists, repeatable; keeping nothing is a usage error):\n"

@@ -3,6 +3,7 @@
  * hands over to the subcommand.
  */
 #include "cli/cli.h"
+#include "cli/text.h"
 
 #include "core/cleanup.h"
 #include "core/mem.h"
@@ -31,6 +32,8 @@ static void on_stop(int sig)
 		pthread_kill(main_thread, sig);
 		return;
 	}
+	/* the shell's prompt comes next: not on the progress line */
+	cli_progress_clear_on_signal();
 	cleanup_run(sig);
 	_exit(128 + sig);
 }
@@ -52,6 +55,8 @@ static void catch_stop_signals(void)
 
 int main(int argc, char **argv)
 {
+	int rc;
+
 	/*
 	 * Past a file-size limit (ulimit -f) write() must fail with EFBIG, so
 	 * that conv removes its temp file and says so, instead of dying.
@@ -65,8 +70,12 @@ int main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (argc >= 2 && !strcmp(argv[1], "info"))
-		return cmd_info(argc - 1, argv + 1);
-	if (argc >= 2 && !strcmp(argv[1], "symbolize"))
-		return cmd_symbolize(argc - 1, argv + 1);
-	return cmd_convert(argc, argv);
+		rc = cmd_info(argc - 1, argv + 1);
+	else if (argc >= 2 && !strcmp(argv[1], "symbolize"))
+		rc = cmd_symbolize(argc - 1, argv + 1);
+	else
+		rc = cmd_convert(argc, argv);
+	/* whichever way a command ended, no progress line is left behind */
+	cli_progress_clear_on_signal();
+	return rc;
 }

@@ -7,6 +7,8 @@
 #include "reader/reader.h"
 
 #include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,16 +57,6 @@ unsigned cli_term_width(int fd)
 	return 80;
 }
 
-/* Columns of a UTF-8 string: one per character (the lines are ASCII but for names). */
-static size_t cols(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 /* The byte offset just past the first k columns of s. */
 static size_t head_end(const char *s, size_t k)
 {
@@ -77,6 +69,133 @@ static size_t head_end(const char *s, size_t k)
 	}
 	return i;
 }
+
+unsigned cli_wrap_width(int fd)
+{
+	const char *env = getenv("COLUMNS");
+
+	if (isatty(fd))
+		return cli_term_width(fd);
+	if (env && *env) {
+		char *end;
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (!*end && v > 0 && v < 10000)
+			return (unsigned)v;
+	}
+	return 0;
+}
+
+/* Columns of the first n bytes of a UTF-8 string: one per character (the lines are ASCII but for names). */
+static size_t cols_n(const char *s, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n && s[i]; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+static size_t cols(const char *s)
+{
+	return cols_n(s, SIZE_MAX);
+}
+
+static void put_spaces(FILE *f, size_t n)
+{
+	for (size_t i = 0; f && i < n; i++)
+		fputc(' ', f);
+}
+
+/* A line break (f NULL: only counted). */
+static void put_break(FILE *f, unsigned *n)
+{
+	if (f)
+		fputc('\n', f);
+	++*n;
+}
+
+static void put_bytes(FILE *f, const char *s, size_t n)
+{
+	if (f)
+		fwrite(s, 1, n, f);
+}
+
+unsigned cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text)
+{
+	unsigned lines = 0;
+	size_t col = 0, lead = strspn(text, " ");
+	const char *s = text + lead;
+
+	if (!width) {
+		if (f)
+			fprintf(f, "%s\n", text);
+		return 1;
+	}
+	/* a continuation shorter than a few columns would be no line at all */
+	if (indent + 20 > width)
+		indent = width > 20 ? width - 20 : 0;
+	put_spaces(f, lead);
+	col = lead;
+	while (*s) {
+		size_t sp = strspn(s, " "), wl, wc;
+
+		if (s[sp] == '\n') {
+			put_break(f, &lines);
+			put_spaces(f, indent);
+			col = indent;
+			s += sp + 1;
+			s += strspn(s, " ");
+			continue;
+		}
+		if (!s[sp])
+			break;
+		s += sp;
+		wl = strcspn(s, " \n");
+		wc = cols_n(s, wl);
+		if (col > indent && col + sp + wc > width) {
+			put_break(f, &lines);
+			put_spaces(f, indent);
+			col = indent;
+			sp = 0;
+		}
+		put_spaces(f, sp);
+		col += sp;
+		/* a word wider than the room left: cut at the edge, the rest on the next lines */
+		while (col + wc > width && width > col) {
+			size_t take = head_end(s, width - col);
+
+			put_bytes(f, s, take);
+			put_break(f, &lines);
+			put_spaces(f, indent);
+			col = indent;
+			s += take;
+			wl -= take;
+			wc = cols_n(s, wl);
+		}
+		put_bytes(f, s, wl);
+		col += wc;
+		s += wl;
+	}
+	put_break(f, &lines);
+	return lines;
+}
+
+
+void cli_warn(const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	int n = snprintf(buf, sizeof(buf), "conv: warning: ");
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	cli_wrap(stderr, cli_wrap_width(STDERR_FILENO), 4, buf);
+}
+
+/* Whether a progress line is on the terminal: read by the signal handler. */
+static volatile sig_atomic_t progress_shown;
 
 void cli_progress_line(const char *name, const char *pre, double frac, const char *post)
 {
@@ -121,6 +240,8 @@ void cli_progress_line(const char *name, const char *pre, double frac, const cha
 	snprintf(line, sizeof(line), "conv: %s%s%s%s%s", nm ? nm : "", nm ? ": " : "", pre, bar, post);
 	/* last resort: cut, never wrap */
 	line[head_end(line, room)] = 0;
+	/* set first: a signal right after the line is written must find it set */
+	progress_shown = 1;
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
@@ -128,6 +249,17 @@ void cli_progress_line(const char *name, const char *pre, double frac, const cha
 void cli_progress_clear(void)
 {
 	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	progress_shown = 0;
+}
+
+void cli_progress_clear_on_signal(void)
+{
+	static const char clear[] = "\r\033[K";
+
+	if (progress_shown && write(STDERR_FILENO, clear, sizeof(clear) - 1) < 0)
+		return; /* nothing more a handler can do */
+	progress_shown = 0;
 }
 
 void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool offline)
@@ -219,15 +351,23 @@ void cli_unwind_words(const struct unwinding_stats *u, char *dwarf, size_t ndwar
 		      size_t nlbr)
 {
 	size_t len = 0;
+	bool first = true;
 
 	dwarf[0] = lbr[0] = '\0';
 	if (u->samples) {
 		len = (size_t)snprintf(dwarf, ndwarf, "%" PRIu64 " %s with a stack copy: %" PRIu64 " to the root",
 				       u->samples, cli_plural(u->samples, "sample", "samples"), u->to_root);
-		for (int why = 0; why < UW_STOP__COUNT && len < ndwarf; why++)
-			if (why != UW_STOP_ROOT && u->stopped[why])
-				len += (size_t)snprintf(dwarf + len, ndwarf - len, ", %" PRIu64 " cut (%s)",
-							u->stopped[why], uw_stop_text((enum uw_stop)why));
+		for (int why = 0; why < UW_STOP__COUNT && len < ndwarf; why++) {
+			if (why == UW_STOP_ROOT || !u->stopped[why])
+				continue;
+			len += (size_t)snprintf(dwarf + len, ndwarf - len, "%s%" PRIu64 " %s", first ? "; cut: " : ", ",
+						u->stopped[why], uw_stop_text((enum uw_stop)why));
+			first = false;
+			/* the warning's count (copy_full) is this part of the same figure */
+			if (why == UW_STOP_COPY && u->copy_full && len < ndwarf)
+				len += (size_t)snprintf(dwarf + len, ndwarf - len, " (%" PRIu64 " with the whole copy used)",
+							u->copy_full);
+		}
 		if (len < ndwarf)
 			snprintf(dwarf + len, ndwarf - len, "; %.1f user frames a sample",
 				 (double)u->frames / (double)u->samples);

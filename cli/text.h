@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct json;
 struct rdr;
@@ -41,6 +42,31 @@ unsigned cli_term_width(int fd);
 void cli_progress_line(const char *name, const char *pre, double frac, const char *post);
 /* Erases the progress line. */
 void cli_progress_clear(void);
+/*
+ * Erases the progress line if one is shown: async-signal-safe (one
+ * write(2) of a fixed "\r\033[K"), for the stop signals' handler, so that
+ * the shell's prompt does not continue on it.
+ */
+void cli_progress_clear_on_signal(void);
+
+/*
+ * The width the summary and the warnings on a terminal are wrapped at:
+ * fd's terminal's columns; off a terminal $COLUMNS, else 0 (no wrapping:
+ * a log keeps one line per fact).
+ */
+unsigned cli_wrap_width(int fd);
+
+/*
+ * Writes text to f in lines of at most width columns, broken at spaces;
+ * every line after the first starts with indent spaces. A word longer
+ * than a line is broken at the edge. A '\n' in text starts a new
+ * (indented) line. width 0: text as it is. Ends with a line break.
+ * Returns the lines written; f NULL: only counts them.
+ */
+unsigned cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text);
+
+/* "conv: warning: " and the message on stderr, wrapped on a terminal (cli_wrap_width). */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * The debuginfod counters in words, the same for the progress line, the
@@ -67,8 +93,9 @@ void cli_dfd_progress(const char **pre, char *post, size_t n, const struct symjo
 
 /*
  * What unwinding did, in words, the same for the summary and conv info:
- * "538 samples with a stack copy: 520 to the root, 18 cut (return address
- * in no mapping); 4.5 user frames a sample", then for LBR call stacks
+ * "538 samples with a stack copy: 520 to the root; cut: 12 stack copy ended
+ * (10 with the whole copy used), 6 return address in no mapping; 4.5 user
+ * frames a sample", then for LBR call stacks
  * "29 samples with LBR call stacks: 3.1 callers a sample from the call
  * entries, 8 with an empty branch stack (recorded chain kept)". Empty when
  * there was neither; dwarf and lbr are separate lines ("" when none).

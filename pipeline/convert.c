@@ -1377,7 +1377,8 @@ static enum conv_err pass_read(struct pass *ps)
 		err = rdr_next(ps->r, &ev);
 		if (err || !ev)
 			break;
-		if (o->progress && !(++ps->nrec & 0xffff))
+		/* at the first record too: a slow pipe shows that conv is reading */
+		if (o->progress && (!(++ps->nrec & 0xffff) || ps->nrec == 1))
 			report(o, ps->r, CONVERT_READING, ps->nrec);
 		if (ev->type != PERF_REC_SAMPLE) {
 			/* a switch-in: the thread runs again (an off-CPU interval of it ends) */

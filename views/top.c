@@ -3,6 +3,7 @@
 #include "model/profile.h"
 #include "views/tree.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 struct acc {
 	int64_t self, total;
 	uint32_t stamp; /* the last stack counted in total, + 1 */
-	uint32_t nr_inlined;
+	uint32_t nr_inlined, nr_inlined_all;
 	uint32_t inlined[VIEW_TOP_INLINED];
 };
 
@@ -30,12 +31,30 @@ static const char *object_key(const char *filename, char *buf, size_t size)
 	return buf;
 }
 
+/* The key of a location that is no function: an unwinding's stop marker. */
+#define NO_FUNCTION (STRTAB_NONE - 1)
+
+/*
+ * Whether l is the frame the pipeline adds where an unwinding stopped
+ * early: unmapped, one line, its function named "[truncated: why]".
+ */
+static bool is_stop_marker(const struct prof *p, const struct prof_location *l)
+{
+	static const char tag[] = "[truncated";
+
+	return l->mapping == PROF_NONE && l->nr_lines == 1 &&
+	       !strncmp(strtab_get(&p->strs, p->functions[p->lines[l->first_line].function].name), tag,
+			sizeof(tag) - 1);
+}
+
 /* The name location l counts for: its outermost function, else "[object]". */
 static uint32_t location_key(struct view_top *t, const struct prof *p, const struct prof_location *l)
 {
 	const struct prof_mapping *m = l->mapping == PROF_NONE ? NULL : &p->mappings[l->mapping];
 	char buf[300];
 
+	if (is_stop_marker(p, l))
+		return NO_FUNCTION;
 	if (l->nr_lines) {
 		const struct prof_function *f =
 			&p->functions[p->lines[l->first_line + l->nr_lines - 1].function];
@@ -97,31 +116,58 @@ static size_t top_of(const struct view_top *t, const struct acc *acc, bool by_se
 		out[i].self = a->self;
 		out[i].total = a->total;
 		out[i].nr_inlined = a->nr_inlined;
+		out[i].nr_inlined_all = a->nr_inlined_all > a->nr_inlined ? a->nr_inlined_all : a->nr_inlined;
 		for (uint32_t k = 0; k < a->nr_inlined; k++)
 			out[i].inlined[k] = strtab_get(&t->strs, a->inlined[k]);
 	}
 	return nr;
 }
 
-/* Counts every stack's value into acc (per stack: sv). */
-static void count_stacks(const struct prof *p, const uint32_t *key, const int64_t *sv,
-			 struct view_top *t, struct acc *acc, const uint32_t *inl_first,
-			 const uint32_t *inl_names)
+/* Where a stack's self value goes: its leaf, or (waits) its innermost frame outside the kernel. */
+static uint32_t self_index(const struct prof *p, const uint32_t *locs, uint32_t n, bool waits)
+{
+	for (uint32_t i = 0; waits && i < n; i++) {
+		const struct prof_location *l = &p->locations[locs[i]];
+
+		if (l->mapping == PROF_NONE || p->mappings[l->mapping].kind != PROF_MAP_KERNEL)
+			return i;
+	}
+	return 0;
+}
+
+/* What counting reads: each location's key and inline names, the stacks' values. */
+struct count_in {
+	const uint32_t *key, *inl_first, *inl_names;
+	const int64_t *sv;
+	bool waits;
+	bool *self_loc; /* per location: it took a self value (its inline names are listed) */
+};
+
+/* Counts every stack's value into acc. */
+static void count_stacks(const struct prof *p, const struct count_in *in, struct view_top *t,
+			 struct acc *acc)
 {
 	for (size_t s = 0; s < p->nr_stacks; s++) {
-		uint32_t n;
+		uint32_t n, leaf;
 		const uint32_t *locs = prof_stack_locs(p, (uint32_t)s, &n);
-		int64_t v = sv[s];
+		int64_t v = in->sv[s];
 
 		if (!v || !n)
 			continue;
 		t->all += v;
-		acc[key[locs[0]]].self += v;
-		for (uint32_t i = inl_first[locs[0]]; i < inl_first[locs[0] + 1]; i++)
-			note_inlined(&acc[key[locs[0]]], inl_names[i]);
+		leaf = locs[self_index(p, locs, n, in->waits)];
+		if (in->key[leaf] != NO_FUNCTION) {
+			acc[in->key[leaf]].self += v;
+			in->self_loc[leaf] = true;
+			for (uint32_t i = in->inl_first[leaf]; i < in->inl_first[leaf + 1]; i++)
+				note_inlined(&acc[in->key[leaf]], in->inl_names[i]);
+		}
 		for (uint32_t i = 0; i < n; i++) {
-			struct acc *a = &acc[key[locs[i]]];
+			struct acc *a;
 
+			if (in->key[locs[i]] == NO_FUNCTION)
+				continue;
+			a = &acc[in->key[locs[i]]];
 			if (a->stamp != s + 1) {
 				a->stamp = (uint32_t)s + 1;
 				a->total += v;
@@ -130,13 +176,49 @@ static void count_stacks(const struct prof *p, const uint32_t *key, const int64_
 	}
 }
 
-enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t type, size_t n)
+static int pair_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Each entry's count of distinct functions inlined where it took self
+ * value: the (entry, inlined name) pairs of those locations, sorted and
+ * counted once each. False when out of memory.
+ */
+static bool count_inlined(const struct prof *p, const struct count_in *in, struct acc *acc)
+{
+	size_t np = 0, k = 0;
+	uint64_t *pairs;
+
+	for (size_t l = 0; l < p->nr_locations; l++)
+		np += in->self_loc[l] ? in->inl_first[l + 1] - in->inl_first[l] : 0;
+	pairs = malloc((np ? np : 1) * sizeof(*pairs));
+	if (!pairs)
+		return false;
+	for (size_t l = 0; l < p->nr_locations; l++)
+		for (uint32_t i = in->inl_first[l]; in->self_loc[l] && i < in->inl_first[l + 1]; i++)
+			pairs[k++] = (uint64_t)in->key[l] << 32 | in->inl_names[i];
+	qsort(pairs, np, sizeof(*pairs), pair_cmp);
+	for (size_t i = 0; i < np; i++)
+		if (!i || pairs[i] != pairs[i - 1])
+			acc[pairs[i] >> 32].nr_inlined_all++;
+	free(pairs);
+	return true;
+}
+
+static enum conv_err top_build(struct view_top *t, const struct prof *p, size_t type, size_t n,
+			       bool waits)
 {
 	size_t nl = p->nr_locations, ninl = 0;
 	uint32_t *key = NULL, *inl_first = NULL, *inl_names = NULL;
 	int64_t *sv = NULL;
+	bool *self_loc = NULL;
 	struct acc *acc = NULL;
 	struct ranked *r = NULL;
+	struct count_in in;
 	enum conv_err err = CONV_E_NOMEM;
 
 	memset(t, 0, sizeof(*t));
@@ -148,7 +230,8 @@ enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t ty
 	key = malloc((nl ? nl : 1) * sizeof(*key));
 	inl_first = malloc((nl + 1) * sizeof(*inl_first));
 	inl_names = malloc((ninl ? ninl : 1) * sizeof(*inl_names));
-	if (!key || !inl_first || !inl_names)
+	self_loc = calloc(nl ? nl : 1, sizeof(*self_loc));
+	if (!key || !inl_first || !inl_names || !self_loc)
 		goto out;
 	/* each location's key and the names of its inline levels, once */
 	ninl = 0;
@@ -159,7 +242,7 @@ enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t ty
 		if (key[l] == STRTAB_NONE)
 			goto out;
 		inl_first[l] = (uint32_t)ninl;
-		for (uint32_t i = 0; i + 1 < loc->nr_lines; i++) {
+		for (uint32_t i = 0; key[l] != NO_FUNCTION && i + 1 < loc->nr_lines; i++) {
 			const struct prof_function *f = &p->functions[p->lines[loc->first_line + i].function];
 
 			inl_names[ninl] = strtab_intern_cstr(&t->strs, strtab_get(&p->strs, f->name));
@@ -175,7 +258,15 @@ enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t ty
 	t->by_total = calloc(n ? n : 1, sizeof(*t->by_total));
 	if (!sv || !acc || !r || !t->by_self || !t->by_total)
 		goto out;
-	count_stacks(p, key, sv, t, acc, inl_first, inl_names);
+	in.key = key;
+	in.inl_first = inl_first;
+	in.inl_names = inl_names;
+	in.sv = sv;
+	in.waits = waits;
+	in.self_loc = self_loc;
+	count_stacks(p, &in, t, acc);
+	if (!count_inlined(p, &in, acc))
+		goto out;
 	t->nr_self = top_of(t, acc, true, n, r, t->by_self);
 	t->nr_total = top_of(t, acc, false, n, r, t->by_total);
 	err = CONV_E_OK;
@@ -183,12 +274,23 @@ out:
 	free(key);
 	free(inl_first);
 	free(inl_names);
+	free(self_loc);
 	free(sv);
 	free(acc);
 	free(r);
 	if (err)
 		view_top_release(t);
 	return err;
+}
+
+enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t type, size_t n)
+{
+	return top_build(t, p, type, n, false);
+}
+
+enum conv_err view_top_build_waits(struct view_top *t, const struct prof *p, size_t type, size_t n)
+{
+	return top_build(t, p, type, n, true);
 }
 
 void view_top_release(struct view_top *t)

@@ -4,7 +4,9 @@
  * for the function it is in, the outermost of its inline levels, and the
  * functions inlined there are listed with it; a location without a name
  * counts for its object, "[libfoo.so]". A function recursing in a stack
- * counts once for that stack's total.
+ * counts once for that stack's total. The frames the pipeline adds where
+ * an unwinding stopped early ("[truncated: ...]", unmapped) are no
+ * functions: they count in no entry (their samples stay in `all`).
  */
 #ifndef CONV_VIEWS_TOP_H
 #define CONV_VIEWS_TOP_H
@@ -26,6 +28,7 @@ struct view_top_ent {
 	/* distinct functions seen inlined into it where its self value was taken */
 	const char *inlined[VIEW_TOP_INLINED];
 	uint32_t nr_inlined;
+	uint32_t nr_inlined_all; /* how many distinct ones in all (inlined[] holds the first seen) */
 };
 
 struct view_top {
@@ -41,6 +44,14 @@ struct view_top {
  * CONV_E_NOMEM, CONV_E_INVAL (no such type).
  */
 enum conv_err view_top_build(struct view_top *t, const struct prof *p, size_t type, size_t n);
+
+/*
+ * The same for time spent waiting (off-CPU time): a stack's self value
+ * goes to its innermost frame outside the kernel, the code that waited
+ * (its leaf when every frame is the kernel's), since the leaf of every
+ * switched-out stack is the scheduler's.
+ */
+enum conv_err view_top_build_waits(struct view_top *t, const struct prof *p, size_t type, size_t n);
 void view_top_release(struct view_top *t);
 
 #endif

@@ -273,6 +273,13 @@ uint32_t view_first_event(const struct prof *p)
 	return PROF_NONE;
 }
 
+uint32_t view_main_event(const struct prof *p)
+{
+	if (p->primary_event < p->nr_events_desc && p->events_desc[p->primary_event].samples)
+		return p->primary_event;
+	return view_first_event(p);
+}
+
 /* Node 0, the root. */
 static bool tree_root(struct view_tree *t)
 {

@@ -104,6 +104,14 @@ static inline int64_t view_value(const struct view_tree *t, uint32_t node, size_
  */
 uint32_t view_first_event(const struct prof *p);
 
+/*
+ * The event the views show by default: the CPU-time event
+ * (prof.primary_event) when it has samples, so that a sched_switch
+ * recorded first is never shown as where the CPU went; else the first
+ * event with samples. PROF_NONE when no event has samples.
+ */
+uint32_t view_main_event(const struct prof *p);
+
 /* The file name of a path ("" and names ending in '/' as they are). */
 const char *view_basename(const char *path);
 /* The object as perf names it: the file name, or [kernel.kallsyms] for the kernel's map. */

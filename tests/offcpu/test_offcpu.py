@@ -50,7 +50,12 @@ Checks per recording, on the program's main thread (tid = its pid):
     next_comm, next_pid) since pprof aggregates;
   * the JFR's jdk.ExecutionSample events are the pprof's cpu-clock samples
     (sched_switch is no execution sample), its perf.OffCPU events the
-    pprof's off_cpu_samples.
+    pprof's off_cpu_samples;
+  * the views (`-v -F folded,html`): the folded stacks count cpu-clock's
+    samples by default (the pprof's cpu-clock_samples per stack of named
+    frames, root first), the flame graph's first view is cpu-clock, the
+    summary has a top of cpu-clock samples and one of off-CPU time, and
+    `--folded-value off_cpu` gives the pprof's off_cpu nanoseconds per stack.
 
 --selftest replaces conv by perf's view itself: the intervals computed above
 from perf script's output are attributed to their switch-out stacks'
@@ -498,6 +503,65 @@ def check_switch_labels(label, ref, got):
             note("%s: conv has %d x %s, perf %d" % (label, n, k, want.get(k, 0)))
 
 
+UNNAMED = re.compile(r"\+0x[0-9a-f]+$")
+
+
+def by_named_frames(prof, col):
+    """The pprof's column col summed per stack of named frames, root first (unnamed frames,
+    LIB+0xOFFSET in folded stacks, are left out on both sides)."""
+    out = collections.Counter()
+    for ids, vals, _ in prof["samples"]:
+        if vals[col] <= 0:
+            continue
+        names = []
+        for lid in reversed(ids):
+            names += [n.replace(";", ":").replace("\n", " ") for n in reversed(pprofdec.frame_names(prof, lid)) if n]
+        out[tuple(names)] += vals[col]
+    return out
+
+
+def folded_by_named_frames(path):
+    out = collections.Counter()
+    for ln in open(path, encoding="utf-8", errors="surrogateescape"):
+        stack, _, count = ln.rstrip("\n").rpartition(" ")
+        out[tuple(f for f in stack.split(";") if not UNNAMED.search(f))] += int(count)
+    return out
+
+
+def check_views(conv, work, rec, label, data, prof):
+    """The views show CPU time as CPU time: folded stacks count cpu-clock by default, the page
+    opens with it, the summary has the top of CPU time and of off-CPU time apart, and
+    --folded-value off_cpu is the pprof's off_cpu nanoseconds per stack."""
+    idx = {t: i for i, t in enumerate(prof["types"])}
+    cpu, oc = idx.get(("cpu-clock_samples", "count")), idx.get(("off_cpu", "nanoseconds"))
+    if cpu is None or oc is None:
+        check("%s: views: the pprof has cpu-clock_samples and off_cpu" % label, False, prof["types"])
+        return
+    base = os.path.join(work, rec + "-views")
+    p = sh(conv + ["--offline", "-v", "-F", "folded,html", "-o", base, data])
+    if not check("%s: views: conv -F folded,html converts" % label, p.returncode == 0, text(p.stderr)[-400:]):
+        return
+    got, want = folded_by_named_frames(base + ".folded"), by_named_frames(prof, cpu)
+    check("%s: views: the default folded value is cpu-clock's sample count per stack (%d samples)" % (
+        label, sum(want.values())), got == want,
+        "folded %d in %d stacks, pprof cpu-clock %d in %d" % (sum(got.values()), len(got),
+                                                              sum(want.values()), len(want)))
+    page = open(base + ".html", encoding="utf-8").read()
+    m = re.search(r'"views":\[\{"name":"([^"]*)"', page)
+    check("%s: views: the flame graph opens with cpu-clock" % label, m and m.group(1) == "cpu-clock",
+          m and m.group(1))
+    err = " ".join(text(p.stderr).split())
+    check("%s: views: the summary's top lists: cpu-clock samples, and off-CPU time apart" % label,
+          "top self (cpu-clock samples" in err and "off-CPU self (off-CPU time" in err, err[-600:])
+    p = sh(conv + ["--offline", "-q", "--folded", base + ".off.folded", "--folded-value", "off_cpu", data])
+    if check("%s: views: --folded-value off_cpu runs" % label, p.returncode == 0, text(p.stderr)[-300:]):
+        got, want = folded_by_named_frames(base + ".off.folded"), by_named_frames(prof, oc)
+        check("%s: views: --folded-value off_cpu is the pprof's off_cpu nanoseconds per stack (%s)" % (
+            label, ms(sum(want.values()))), got == want and want,
+            "folded %d in %d stacks, pprof %d in %d" % (sum(got.values()), len(got), sum(want.values()),
+                                                         len(want)))
+
+
 def check_recording(conv, work, rec, what, data, measured, ref, selftest):
     tid = measured["pid"]
     label = "%s (%s)" % (rec, what)
@@ -532,6 +596,7 @@ def check_recording(conv, work, rec, what, data, measured, ref, selftest):
     if rec != "C":
         check_states(label + " pprof", tid, ref, pprof_u)
         check_switch_labels(label + " pprof", ref, pv.switches)
+    check_views(conv, work, rec, label, data, prof)
     # the JFR
     if not shutil.which("jfr"):
         skip("%s: JFR" % label, "jfr (JDK) not installed")

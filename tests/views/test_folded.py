@@ -11,8 +11,9 @@ inline functions as frames of their own, outermost first; a location
 without lines as LIB+0xFILE_OFFSET, LIB being the file name or perf's
 [kernel.kallsyms] for the kernel's map, "[unknown]" unmapped, as perf
 names them), the
-value of the first event with samples (its <event>_samples column), summed
-per distinct list of names. Checks:
+value of the CPU-time event (a clock event, else cycles) when it has
+samples, else of the first event with samples (its <event>_samples column),
+summed per distinct list of names. Checks:
   * the folded file holds exactly those stacks with exactly those counts, and
     nothing else (counts equal the pprof's per stack);
   * its lines are sorted by their frames (names as bytes, root first) and no
@@ -128,10 +129,23 @@ def compare(name, folded, prof, col):
                   got.get((missing or extra or [None])[0]), exp.get((missing or extra or [None])[0])))
 
 
+CYCLES = ("cycles", "cpu-cycles", "ref-cycles")
+
+
 def first_col(prof):
-    """The <event>_samples column of the first event with samples (conv's default)."""
-    for i, (t, _) in enumerate(prof["types"]):
-        if i % 2 == 0 and sum(v[i] for _, v, _ in prof["samples"]) > 0:
+    """The <event>_samples column conv counts by default: the CPU-time event's when it has
+    samples (a clock event, its periods in nanoseconds; else cycles), else the first event with
+    samples. Off-CPU time is no event of the recording's."""
+    def sampled(i):
+        return sum(v[i] for _, v, _ in prof["samples"]) > 0
+    ts = prof["types"]
+    evs = [i for i in range(0, len(ts) - 1, 2) if ts[i][0].endswith("_samples") and ts[i][0] != "off_cpu_samples"]
+    for pick in (lambda i: ts[i + 1][1] == "nanoseconds", lambda i: ts[i + 1][0] in CYCLES):
+        for i in evs:
+            if pick(i):
+                return i if sampled(i) else next((j for j in evs if sampled(j)), 0)
+    for i, (t, _) in enumerate(ts):
+        if i % 2 == 0 and sampled(i):
             return i
     return 0
 
