@@ -508,7 +508,8 @@ UNNAMED = re.compile(r"\+0x[0-9a-f]+$")
 
 def by_named_frames(prof, col):
     """The pprof's column col summed per stack of named frames, root first (unnamed frames,
-    LIB+0xOFFSET in folded stacks, are left out on both sides)."""
+    LIB+0xOFFSET in folded stacks and [unknown] for an address in no mapping, are left out on
+    both sides)."""
     out = collections.Counter()
     for ids, vals, _ in prof["samples"]:
         if vals[col] <= 0:
@@ -524,7 +525,7 @@ def folded_by_named_frames(path):
     out = collections.Counter()
     for ln in open(path, encoding="utf-8", errors="surrogateescape"):
         stack, _, count = ln.rstrip("\n").rpartition(" ")
-        out[tuple(f for f in stack.split(";") if not UNNAMED.search(f))] += int(count)
+        out[tuple(f for f in stack.split(";") if not UNNAMED.search(f) and f != "[unknown]")] += int(count)
     return out
 
 
