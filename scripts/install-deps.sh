@@ -7,12 +7,13 @@ set -eu
 # build: the libraries conv links; tests: perf to record, clang for the fuzz
 # target, debuginfod (real server), lld and Go for the symbolization test
 # programs, a JDK for the JIT test (and later jfr), Chromium for the flame
-# graph's browser test.
+# graph's browser test, libc6-dbg for names_perf's libc names from the
+# debug file (its variant without it hides /usr/lib/debug).
 PKGS="build-essential cmake pkg-config git
 libelf-dev libdw-dev libcurl4-openssl-dev libzstd-dev libxxhash-dev libtraceevent-dev zlib1g-dev libdeflate-dev
 libiberty-dev libcmocka-dev
 python3 clang lld linux-perf elfutils binutils debuginfod golang-go
-golang-github-google-pprof-dev protobuf-compiler openjdk-17-jdk-headless valgrind chromium"
+golang-github-google-pprof-dev protobuf-compiler openjdk-17-jdk-headless valgrind chromium libc6-dbg"
 
 missing=""
 for p in $PKGS; do
