@@ -1213,10 +1213,10 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 
 			if (!out[k])
 				continue;
-			if (std && outs[k].binary && isatty(STDOUT_FILENO)) {
-				fprintf(stderr, "conv: --%s -: standard output is a terminal: no binary "
-						"data written to it (redirect it, or name a file)\n",
-					outs[k].format);
+			if (outs[k].binary && cli_out_terminal(out[k])) {
+				fprintf(stderr, "conv: --%s %s: %s is a terminal: no binary data written to "
+						"it (redirect it, or name a file)\n",
+					outs[k].format, out[k], std ? "standard output" : "it");
 				cli_paths_release(&ps);
 				return CLI_EXIT_USAGE;
 			}

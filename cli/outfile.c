@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -68,6 +69,23 @@ bool cli_out_special(const char *path)
 		return true;
 	/* a name not there yet is a file to make; a directory fails as one */
 	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* Linux's terminal majors: the virtual consoles and serial lines, /dev/tty and the pseudo-terminals. */
+static bool out_tty_major(unsigned int maj)
+{
+	return maj == 4 || maj == 5 || (maj >= 136 && maj <= 143);
+}
+
+bool cli_out_terminal(const char *path)
+{
+	struct stat st;
+	int fd = !strcmp(path, "-") ? STDOUT_FILENO : out_named_fd(path);
+
+	if (fd >= 0)
+		return isatty(fd);
+	/* stat only: opening a device to ask may be what sets it off */
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) && out_tty_major(major(st.st_rdev));
 }
 
 /* Writes all of fd (from its start) to out; 0, or -1 with errno. */

@@ -22,6 +22,11 @@ struct io_flush;
  */
 bool cli_out_special(const char *path);
 /*
+ * Whether an output path is a terminal: "-" or a descriptor's name whose
+ * descriptor is one, or a terminal's device node (found by stat alone).
+ */
+bool cli_out_terminal(const char *path);
+/*
  * Opens a special path (not "-") for writing: its descriptor (/dev/stdout,
  * /dev/fd/N ...) duplicated, a unix socket connected, anything else opened
  * as it is (no O_CREAT, no O_TRUNC: a device or FIFO is written, never made

@@ -362,6 +362,40 @@ d = fresh("nd")
 rc, _, e = run(["-q", "--offline", "-n", "-d", d, "-o", os.path.join(d, "x"), FG])
 t.check("C -n -d DIR: accepted (-d says where the binaries are for ELF addresses)", rc == 0, e)
 
+
+
+def on_terminal(name, args):
+    """conv with standard output a pseudo-terminal: a binary output named by /dev/stdout (or
+    the terminal's own node) is refused as "-" is, and nothing reaches the terminal."""
+    import pty
+    master, slave = pty.openpty()
+    try:
+        args = [a.replace("@TTY@", os.ttyname(slave)) for a in args]
+        p = subprocess.Popen([CONV] + args, cwd=WORK, stdin=subprocess.DEVNULL, stdout=slave,
+                             stderr=subprocess.PIPE, env=ENV, start_new_session=True)
+        try:
+            _, e = p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        os.set_blocking(master, False)
+        try:
+            shown = os.read(master, 65536)
+        except (BlockingIOError, OSError):
+            shown = b""
+    finally:
+        os.close(slave)
+        os.close(master)
+    e = e.decode("utf-8", "replace") if isinstance(e, bytes) else ""
+    t.check("C %s: refused (exit 1), nothing written to the terminal" % name,
+            p.returncode == 1 and "terminal" in e and not shown, "exit %s: %s; %d bytes shown" % (
+                p.returncode, e[-200:], len(shown)))
+
+
+on_terminal("--pprof /dev/stdout on a terminal", ["-q", "--offline", "--pprof", "/dev/stdout", FG])
+on_terminal("--jfr /dev/fd/1 on a terminal", ["-q", "--offline", "--jfr", "/dev/fd/1", FG])
+on_terminal("--pprof naming the terminal's node", ["-q", "--offline", "--pprof", "@TTY@", FG])
+
 if skipped:
     print("%d skipped" % skipped)
 t.finish()
