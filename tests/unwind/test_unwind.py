@@ -474,6 +474,23 @@ def conv_samples(pb):
     return out, problems
 
 
+data_of = {}  # recording name -> (conv command, conv info's options, its perf.data), for copies_full
+COPY_FULL = re.compile(r"\((\d+) with the whole copy used\)")
+
+
+def copies_full(entry):
+    """How many walks cut at the copy's end had a full copy, as conv info counts them; None
+    when conv info cannot say."""
+    if not entry:
+        return None
+    cmd, opts, data = entry
+    p = sh(cmd + ["info"] + opts + [data])
+    if p.returncode:
+        return None
+    m = COPY_FULL.search(text(p.stdout) + text(p.stderr))
+    return int(m.group(1)) if m else 0
+
+
 def run_conv(cmd, env, out_base, extra):
     """Runs CONV ... FILE: (pprof, jfr, stats, stderr, error)."""
     pb, jfr, st = out_base + ".pb.gz", out_base + ".jfr", out_base + ".stats.json"
@@ -855,6 +872,7 @@ def fixtures(conv, work, selftest, programs):
             if name not in perf:
                 continue
             data = os.path.join(out, name + ".data")
+            data_of[name] = (conv, ["--debuginfod", url, "--cache-dir", cache], data)
             pb, jfr, stats, err, why = run_conv(conv, env, os.path.join(out, name + ".conv"),
                                                 ["--debuginfod", url, "--cache-dir", cache,
                                                  "--jit-dir", nojit, data])
@@ -941,8 +959,16 @@ def check_recording(name, rec, ref, got, problems, stats, err, jfr, files, selft
               have == want and u.get("to_root", 0) + sum((u.get("truncated") or {}).values()) == u.get("samples"),
               json.dumps(u, sort_keys=True))
     if reasons.get("stack copy ended"):
-        check("%s: the summary suggests --call-graph dwarf,65528 (copies ran out in %d samples)" % (
-            name, reasons["stack copy ended"]), "dwarf,65528" in err, err.strip()[-400:])
+        # deeper copies help only where the kernel filled the whole copy (dyn_size = size); a copy
+        # cut short by the stack's own end does not: conv info says how many were full
+        full = copies_full(data_of.get(name))
+        if full:
+            check("%s: the warning suggests --call-graph dwarf,65528 (%d of %d cut copies were full)" % (
+                name, full, reasons["stack copy ended"]), "dwarf,65528" in err and
+                (" %d of the " % full) in err, err.strip()[-400:])
+        elif full == 0:
+            check("%s: no --call-graph dwarf,65528 suggestion when no cut copy was full (%d cut)" % (
+                name, reasons["stack copy ended"]), "dwarf,65528" not in err, err.strip()[-400:])
     check_jfr(name, jfr, reasons)
 
     # the deep recursion
