@@ -63,18 +63,7 @@ TIMEOUT = 300     # seconds: a run that takes longer is stuck
 MATCH = 0.99      # share of samples whose stack must be perf's
 MIN_SAMPLES = 100
 TRIES = 3
-skipped = 0
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print("SKIP %s: %s" % (name, why), flush=True)
-
-
-def finish():
-    print("%d passed, %d failed, %d skipped" % (t.passed, t.failed, skipped), flush=True)
-    sys.exit(1 if t.failed else 0)
+skip, finish = t.skip, t.finish
 
 
 def sh(cmd, timeout=TIMEOUT, **kw):

@@ -2,8 +2,10 @@
 
     import testlib as t
     t.check("name", cond, detail)     # prints "ok   name" or "FAIL name  -- detail"; returns cond
+    t.skip("name", "why")             # one check that cannot be made here: counted as skipped
     t.skip_all("why")                 # prints the SKIP line CTest expects and exits 77 (1 after a FAIL)
-    t.finish()                        # prints "N passed, M failed" and exits 1 on a failure
+    t.finish()                        # prints "N passed, M failed[, K skipped]" and exits 1 on a failure,
+                                      # 77 when every check was skipped
     server, url = t.fake_debuginfod(DIR, faults=("*=drip:0.1:2048",))
     t.server_stats(url)["requests"]; t.server_get(url, "/__reset")
     t.stop(server)
@@ -16,7 +18,7 @@ import subprocess
 import sys
 import urllib.request
 
-passed = failed = 0
+passed = failed = skipped = 0
 quiet_ok = False  # True: print failures only (tests with hundreds of checks)
 FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_debuginfod.py")
 
@@ -30,6 +32,13 @@ def check(name, cond, detail=""):
     return cond
 
 
+def skip(name, why):
+    """One check that cannot be made here: said, and counted in the closing line."""
+    global skipped
+    skipped += 1
+    print("skip %s  -- %s" % (name, why), flush=True)
+
+
 def skip_all(why):
     """Exits 77 (skipped) for the rest; a check that already failed keeps the test failed (exit 1)."""
     print("SKIP: %s\n%d passed, %d failed, 1 skipped" % (why, passed, failed), flush=True)
@@ -37,8 +46,8 @@ def skip_all(why):
 
 
 def finish():
-    print("%d passed, %d failed" % (passed, failed), flush=True)
-    sys.exit(1 if failed else 0)
+    print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""), flush=True)
+    sys.exit(1 if failed else 77 if skipped and not passed else 0)
 
 
 def fake_debuginfod(serve_dir, faults=(), lifetime=600):
