@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* O_PATH */
 #include "core/ropen.h"
 
 #include <errno.h>
