@@ -108,6 +108,12 @@ struct curl_api {
 	CURLMcode (*multi_cleanup)(CURLM *m);
 	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
 	void (*slist_free_all)(struct curl_slist *l);
+	/* libcurl's own URL parser: a redirect's target is compared as libcurl will connect to it */
+	CURLU *(*url)(void);
+	void (*url_cleanup)(CURLU *u);
+	CURLUcode (*url_set)(CURLU *u, CURLUPart part, const char *content, unsigned int flags);
+	CURLUcode (*url_get)(CURLU *u, CURLUPart part, char **content, unsigned int flags);
+	void (*free)(void *p);
 };
 
 static struct curl_api cu;
@@ -137,6 +143,11 @@ static void cu_load(void)
 		{ "curl_multi_cleanup", offsetof(struct curl_api, multi_cleanup) },
 		{ "curl_slist_append", offsetof(struct curl_api, slist_append) },
 		{ "curl_slist_free_all", offsetof(struct curl_api, slist_free_all) },
+		{ "curl_url", offsetof(struct curl_api, url) },
+		{ "curl_url_cleanup", offsetof(struct curl_api, url_cleanup) },
+		{ "curl_url_set", offsetof(struct curl_api, url_set) },
+		{ "curl_url_get", offsetof(struct curl_api, url_get) },
+		{ "curl_free", offsetof(struct curl_api, free) },
 	};
 	struct curl_api api;
 	/* the library itself: the one the build's headers are of (CMake passes its SONAME) */
@@ -184,6 +195,7 @@ struct dfd_req {
 	int lock_fd1;          /* its cache entry's lock file + 1, open from the first try; 0: none */
 	bool locked;           /* that lock (flock) is held */
 	long busy_left;        /* held elsewhere when ms_left was this: flock again at DFD_BUSY_RETRY_MS less */
+	bool untrusted;        /* counted in untrusted: part of its entry was not trusted */
 };
 
 /* Why a transfer was ended by conv rather than by the server or libcurl. */
@@ -200,10 +212,12 @@ struct dfd_xfer {
 	struct dfd_client *c;
 	struct dfd_req *r;
 	CURL *easy;
+	int dfd;           /* the entry's directory (checked by entry_open), where tmp is */
 	int fd;
 	char *tmp;         /* temporary file, removed unless renamed into place */
+	unsigned redirects; /* followed so far (same origin only, at most DFD_MAX_REDIRS) */
 	int cleanup;       /* its slot in core/cleanup.h's list (-1: none) */
-	char *url;
+	char *url;         /* asked now: the request's, or where the server redirected it */
 	uint64_t received; /* body bytes */
 	uint64_t total;    /* Content-Length of the 200 answer, 0 = unknown */
 	uint64_t reported; /* received at the last DFD_EV_DATA */
@@ -235,6 +249,12 @@ struct dfd_client {
 	bool in_wait;        /* inside dfd_wait(): every event says how long it has waited */
 	char *cache;     /* conv's cache root */
 	char *sys_cache; /* debuginfod's client cache, NULL when absent or the same as ours */
+	int root_fd;     /* conv's cache root, opened once (cache_root); -1: not yet */
+	uid_t root_uid;  /* its owner, who can replace any entry anyway: trusted */
+	int sys_fd;      /* the client cache's root; -1: not open (sys_tried: could not be) */
+	bool sys_tried;
+	uid_t sys_uid;
+	uid_t euid;
 	bool offline;
 	long timeout_s, max_time_s, neg_ttl_s;
 	struct timespec deadline; /* CLOCK_MONOTONIC: no transfer runs past it */
@@ -337,7 +357,7 @@ static void set_msg(char **dst, const char *fmt, ...) __attribute__((format(prin
 static void set_msg(char **dst, const char *fmt, ...)
 {
 	va_list ap;
-	char buf[256];
+	char buf[512];
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -372,36 +392,200 @@ static int mkdir_p(const char *path)
 	return ret;
 }
 
+/* ---- the cache's directories ---- */
+
 /*
- * The directory of r's entry, made if missing (and the cache root, 0700,
- * with it); errno-style result, *dir malloc'd. Entries take the access of
- * the cache root as the user left it: a root made private (conv's default)
- * keeps them private, one opened to a group or to all (a cache shared by
- * users, or filled by one for others to read) opens them alike, whatever
- * the umask of the run that wrote them.
+ * A cache may be shared with other users (a 1777 or 2775 directory), and
+ * conv may run as root over it: whatever another user put there must not
+ * make conv write, truncate or chmod a file outside the cache, nor hand out
+ * a file that user can change. So, as git treats its lockfiles and the
+ * debuginfod client its cache:
+ *   - every entry is reached relative to descriptors of the cache root and
+ *     of the entry's directory, opened O_NOFOLLOW: a symbolic link is never
+ *     followed, a FIFO or device never opened;
+ *   - an entry's directory or file is trusted only when it belongs to this
+ *     user, to root or to the cache root's owner (who can replace any entry
+ *     anyway), and a directory only when others cannot swap its files (not
+ *     writable by group or others, or sticky); anything else is passed over
+ *     and counted (dfd_stats.untrusted);
+ *   - only files conv has just made (O_CREAT | O_EXCL, temporary, then
+ *     renamed into place) are ever written or chmod'ed; an existing file is
+ *     never opened for writing.
  */
-static int entry_dir(struct dfd_client *c, const struct dfd_req *r, char **dir)
+
+/* Owners whose files are trusted: this user, root, and the owner of the directory they are in. */
+static bool owner_trusted(const struct dfd_client *c, uid_t uid, uid_t root_owner)
+{
+	return uid == c->euid || uid == 0 || uid == root_owner;
+}
+
+/*
+ * Opens conv's cache root once (made first, 0700, when create), and takes
+ * the access of its entries from it as the user left it: a root made
+ * private (conv's default) keeps them private, one opened to a group or to
+ * all (a cache shared by users, or filled by one for others to read) opens
+ * them alike, whatever the umask of the run that wrote them. errno-style.
+ */
+static int cache_root(struct dfd_client *c, bool create)
 {
 	struct stat st;
-	int e;
+	int fd, e;
 
-	*dir = NULL;
-	if (!c->dir_mode) {
-		if ((e = mkdir_p(c->cache)) != 0)
-			return e;
-		if (stat(c->cache, &st) != 0)
-			return errno;
-		/* setgid too: a group's cache keeps giving its entries the group */
-		c->dir_mode = (st.st_mode & 02777) | 0700;
-	}
-	*dir = str_printf("%s/%s", c->cache, r->hex);
-	if (!*dir)
-		return ENOMEM;
-	if (mkdir(*dir, c->dir_mode) == 0)
-		(void)chmod(*dir, c->dir_mode); /* past the umask */
-	else if (errno != EEXIST)
+	if (c->root_fd >= 0)
+		return 0;
+	if (create && (e = mkdir_p(c->cache)) != 0)
+		return e;
+	/* the root itself is the user's choice (it may be a symlink to another disk) */
+	fd = open(c->cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return errno;
+	if (fstat(fd, &st) != 0) {
+		e = errno;
+		close(fd);
+		return e;
+	}
+	c->root_fd = fd;
+	c->root_uid = st.st_uid;
+	/* setgid too: a group's cache keeps giving its entries the group */
+	c->dir_mode = (st.st_mode & 02777) | 0700;
+	/* sticky where others may write: they may add files, never replace this user's */
+	if (st.st_mode & 022)
+		c->dir_mode |= S_ISVTX;
 	return 0;
+}
+
+enum ent_open { ENT_OK, ENT_ABSENT, ENT_UNTRUSTED, ENT_ERROR };
+
+/*
+ * Opens directory name under root (owned by root_owner), made first with
+ * mode when create (and mode set past the umask if this call made it), and
+ * checks that it can be trusted; why (n bytes) says why not. ours: in conv's
+ * cache, where a directory of this user's that others could write without
+ * the sticky bit (made before conv set it) is given it; the client cache is
+ * never changed. *err: errno of ENT_ERROR.
+ */
+static enum ent_open dir_open_at(const struct dfd_client *c, int root, uid_t root_owner, const char *name,
+				 bool create, mode_t mode, bool ours, int *out, int *err, char *why, size_t n)
+{
+	struct stat st;
+	bool made = false;
+	int fd;
+
+	*out = -1;
+	*err = 0;
+	if (create) {
+		if (mkdirat(root, name, mode) == 0)
+			made = true;
+		else if (errno != EEXIST) {
+			*err = errno;
+			return ENT_ERROR;
+		}
+	}
+	fd = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		*err = errno;
+		if (errno == ENOENT && !create)
+			return ENT_ABSENT;
+		if (errno == ELOOP || errno == ENOTDIR) {
+			snprintf(why, n, "%s", errno == ELOOP ? "is a symbolic link" : "is not a directory");
+			return ENT_UNTRUSTED;
+		}
+		return ENT_ERROR;
+	}
+	if (fstat(fd, &st) != 0) {
+		*err = errno;
+		close(fd);
+		return ENT_ERROR;
+	}
+	if (!owner_trusted(c, st.st_uid, root_owner)) {
+		snprintf(why, n, "belongs to uid %lu (not this user, root or the cache's owner)",
+			 (unsigned long)st.st_uid);
+		close(fd);
+		return ENT_UNTRUSTED;
+	}
+	if (made && st.st_uid == c->euid) {
+		(void)fchmod(fd, mode); /* past the umask */
+	} else if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX) &&
+		   (!ours || st.st_uid != c->euid || fchmod(fd, (st.st_mode & 07777) | S_ISVTX) != 0)) {
+		/* others could rename its files away and put theirs in their place */
+		snprintf(why, n, "is writable by others (mode %04o) without the sticky bit",
+			 (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return ENT_UNTRUSTED;
+	}
+	*out = fd;
+	return ENT_OK;
+}
+
+/* r's directory in conv's cache (made, and the cache root with it, when create). */
+static enum ent_open entry_open(struct dfd_client *c, const struct dfd_req *r, bool create, int *out,
+				int *err, char *why, size_t n)
+{
+	int e = cache_root(c, create);
+
+	*out = -1;
+	*err = e;
+	if (e)
+		return e == ENOENT && !create ? ENT_ABSENT : ENT_ERROR;
+	return dir_open_at(c, c->root_fd, c->root_uid, r->hex, create, c->dir_mode, true, out, err, why, n);
+}
+
+/* Counts r in untrusted once, however many parts of its entry were passed over. */
+static void note_untrusted(struct dfd_client *c, struct dfd_req *r)
+{
+	if (r->untrusted)
+		return;
+	r->untrusted = true;
+	c->st.untrusted++;
+}
+
+/*
+ * A name for the open file fd that opens that very file (/proc/self/fd/N),
+ * for the readers that take a path; without /proc, fallback (whose file was
+ * just checked to be fd's).
+ */
+static const char *fd_name(int fd, char *buf, size_t n, const char *fallback)
+{
+	snprintf(buf, n, "/proc/self/fd/%d", fd);
+	return access(buf, F_OK) == 0 ? buf : fallback;
+}
+
+/*
+ * Makes a temporary file .conv-KIND.XXXXXX in r's directory dfd (registered
+ * in core/cleanup.h: removed if a signal stops conv), checked to be there: the
+ * name reaches it through the cache root's path. Returns the fd, -1 with errno.
+ */
+static int tmp_make(struct dfd_client *c, const struct dfd_req *r, int dfd, char **tmp, int *slot)
+{
+	struct stat a, b;
+	int fd, e;
+
+	*slot = -1;
+	*tmp = str_printf("%s/%s/.conv-%s.XXXXXX", c->cache, r->hex, kind_names[r->kind]);
+	if (!*tmp) {
+		errno = ENOMEM;
+		return -1;
+	}
+	fd = cleanup_mkostemp(*tmp, O_CLOEXEC, slot);
+	if (fd < 0) {
+		e = errno;
+		free(*tmp);
+		*tmp = NULL;
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &a) != 0 || fstatat(dfd, strrchr(*tmp, '/') + 1, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		/* the path led elsewhere than the directory checked: not ours to unlink by name */
+		close(fd);
+		cleanup_drop(*slot);
+		*slot = -1;
+		free(*tmp);
+		*tmp = NULL;
+		errno = EXDEV;
+		return -1;
+	}
+	return fd;
 }
 
 static int64_t now_ns(void)
@@ -423,24 +607,46 @@ static bool is_fresh(const struct stat *st, long ttl)
 
 /* ---- cache entries ---- */
 
-enum entry_state { ENTRY_ABSENT, ENTRY_VALID, ENTRY_EMPTY, ENTRY_BAD };
+enum entry_state { ENTRY_ABSENT, ENTRY_VALID, ENTRY_EMPTY, ENTRY_BAD, ENTRY_UNTRUSTED };
 
-/* Whether path is an ELF file carrying exactly the request's GNU build-id. */
-static enum entry_state entry_probe(const char *path, const struct dfd_req *r, struct stat *st)
+/*
+ * Whether name in r's directory dfd, under the root at root_path owned by
+ * root_owner, is a regular file of a trusted owner (else ENTRY_UNTRUSTED,
+ * never opened) and an ELF file carrying exactly the request's GNU build-id.
+ */
+static enum entry_state entry_probe(const struct dfd_client *c, int dfd, const char *root_path,
+				    uid_t root_owner, const char *name, const struct dfd_req *r,
+				    struct stat *st)
 {
 	uint8_t id[BUILDID_MAX];
 	size_t len = 0;
+	struct stat o;
+	char proc[40];
+	const char *p;
+	char *full;
+	bool ok;
+	int fd;
 
-	if (stat(path, st) != 0)
+	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) != 0)
 		return ENTRY_ABSENT;
-	if (!S_ISREG(st->st_mode))
-		return ENTRY_BAD;
+	if (!S_ISREG(st->st_mode) || !owner_trusted(c, st->st_uid, root_owner))
+		return ENTRY_UNTRUSTED;
 	if (st->st_size == 0)
 		return ENTRY_EMPTY;
-	if (buildid_from_path(path, id, &len, NULL) != CONV_E_OK || len != r->bid_len ||
-	    memcmp(id, r->bid, len) != 0 || !buildid_elf_intact(path))
-		return ENTRY_BAD;
-	return ENTRY_VALID;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return ENTRY_ABSENT;
+	if (fstat(fd, &o) != 0 || o.st_dev != st->st_dev || o.st_ino != st->st_ino) {
+		close(fd); /* replaced since it was looked at */
+		return ENTRY_UNTRUSTED;
+	}
+	full = str_printf("%s/%s/%s", root_path, r->hex, name);
+	p = fd_name(fd, proc, sizeof(proc), full);
+	ok = p && buildid_from_path(p, id, &len, NULL) == CONV_E_OK && len == r->bid_len &&
+	     memcmp(id, r->bid, len) == 0 && buildid_elf_intact(p);
+	free(full);
+	close(fd);
+	return ok ? ENTRY_VALID : p ? ENTRY_BAD : ENTRY_ABSENT;
 }
 
 static char *entry_path(const char *root, const struct dfd_req *r, const char *suffix)
@@ -450,33 +656,35 @@ static char *entry_path(const char *root, const struct dfd_req *r, const char *s
 
 /*
  * Removes temporary files a run killed mid-download left in one entry
- * directory. With the entry's lock held (kind not NULL) that kind's are
- * removed whatever their age: only the lock's holder writes them, so any
- * there are a dead holder's. Without it, only those older than any live
- * transfer can be.
+ * directory. With the entry's lock held (kind not NULL) this user's of that
+ * kind are removed whatever their age: only the lock's holder writes them,
+ * so any there are a dead holder's. Otherwise only those older than any
+ * live transfer can be. Only regular files are removed (unlinkat: a link
+ * is removed itself, never what it names).
  */
-static void sweep_tmp(const char *dir, const char *kind)
+static void sweep_tmp(const struct dfd_client *c, int dfd, const char *kind)
 {
-	DIR *d = opendir(dir);
+	int d2 = dup(dfd);
+	DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
 	struct dirent *e;
 	time_t now = time(NULL);
 	size_t klen = kind ? strlen(kind) : 0;
 
-	if (!d)
+	if (!d) {
+		if (d2 >= 0)
+			close(d2);
 		return;
+	}
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
-		char *p;
 		bool orphan;
 
 		if (strncmp(e->d_name, ".conv-", 6) != 0)
 			continue;
 		orphan = kind && !strncmp(e->d_name + 6, kind, klen) && e->d_name[6 + klen] == '.';
-		p = str_printf("%s/%s", dir, e->d_name);
-		if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (orphan || now - st.st_mtime > DFD_STALE_TMP_S))
-			unlink(p);
-		free(p);
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    ((orphan && st.st_uid == c->euid) || now - st.st_mtime > DFD_STALE_TMP_S))
+			unlinkat(dfd, e->d_name, 0);
 	}
 	closedir(d);
 }
@@ -610,44 +818,115 @@ static void queue_bump(struct dfd_client *c, struct dfd_req *r)
 	}
 }
 
-/* Opens the entry's lock file once (r->lock_fd1): a busy entry is tried again every round with one flock. */
+/*
+ * Opens the entry's lock file once (r->lock_fd1): a busy entry is tried
+ * again every round with one flock. Made here (O_EXCL, and then given the
+ * entry's access), or an existing one opened read-only without following
+ * a link: only a regular file of a trusted owner is locked (one of another
+ * user's could be held by that user for ever; the download then goes on
+ * without a lock, its rename into place being atomic all the same).
+ */
 static bool req_lock_open(struct dfd_client *c, struct dfd_req *r)
 {
-	char *dir, *path;
-	int fd;
+	char name[32], why[160];
+	struct stat st;
+	int dfd, err, fd;
 
 	if (r->lock_fd1)
 		return true;
-	path = entry_dir(c, r, &dir) == 0 ? str_printf("%s/.lock-%s", dir, kind_names[r->kind]) : NULL;
-	free(dir);
+	if (entry_open(c, r, true, &dfd, &err, why, sizeof(why)) != ENT_OK)
+		return false;
+	snprintf(name, sizeof(name), ".lock-%s", kind_names[r->kind]);
 	/* read access is enough for flock: a run that may only read the cache still waits its turn */
-	fd = path ? open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
-	free(path);
+	fd = openat(dfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		(void)fchmod(fd, c->dir_mode & 0666); /* made just now, by this process */
+	} else if (errno == EEXIST || errno == EACCES || errno == EROFS) {
+		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 && errno == ELOOP)
+			note_untrusted(c, r);
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+				!owner_trusted(c, st.st_uid, c->root_uid))) {
+			note_untrusted(c, r);
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(dfd);
 	if (fd < 0)
 		return false;
-	(void)fchmod(fd, c->dir_mode & 0666); /* fails, harmlessly, on another user's lock */
 	r->lock_fd1 = fd + 1;
 	return true;
 }
 
 /*
- * Removes the entry at p found in state s (torn by a crash or a full disk,
- * replaced by hand, or an old negative entry), under its lock: without it,
- * the lock's holder may just have renamed a good file onto p. Held
- * elsewhere: left to that holder, whose download replaces it.
+ * Removes the entry found in state s in directory dfd (torn by a crash or a
+ * full disk, replaced by hand, or an old negative entry), under its lock:
+ * without it, the lock's holder may just have renamed a good file there.
+ * Held elsewhere: left to that holder, whose download replaces it.
  */
-static void remove_entry(struct dfd_client *c, struct dfd_req *r, const char *p, enum entry_state s)
+static void remove_entry(struct dfd_client *c, struct dfd_req *r, int dfd, enum entry_state s)
 {
+	const char *name = kind_names[r->kind];
 	bool mine = r->locked;
 	struct stat st;
 
 	if (!mine && (!req_lock_open(c, r) || flock(r->lock_fd1 - 1, LOCK_EX | LOCK_NB) != 0))
 		return;
 	/* probed under this lock already when it was held then; else looked at again under it */
-	if ((mine || entry_probe(p, r, &st) == s) && unlink(p) == 0 && s == ENTRY_BAD)
+	if ((mine || entry_probe(c, dfd, c->cache, c->root_uid, name, r, &st) == s) &&
+	    unlinkat(dfd, name, 0) == 0 && s == ENTRY_BAD)
 		c->st.corrupt_cache_removed++;
 	if (!mine)
 		(void)flock(r->lock_fd1 - 1, LOCK_UN);
+}
+
+/* Whether the debuginfod client's cache (read-only) holds r: *path then malloc'd. */
+static bool sys_lookup(struct dfd_client *c, struct dfd_req *r, char **path)
+{
+	struct stat st;
+	char why[160];
+	int dfd, err;
+	enum ent_open e;
+	enum entry_state s;
+
+	*path = NULL;
+	if (!c->sys_cache)
+		return false;
+	if (c->sys_fd < 0 && !c->sys_tried) {
+		c->sys_tried = true;
+		c->sys_fd = open(c->sys_cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c->sys_fd >= 0 && fstat(c->sys_fd, &st) == 0) {
+			c->sys_uid = st.st_uid;
+		} else if (c->sys_fd >= 0) {
+			close(c->sys_fd);
+			c->sys_fd = -1;
+		}
+	}
+	if (c->sys_fd < 0)
+		return false;
+	e = dir_open_at(c, c->sys_fd, c->sys_uid, r->hex, false, 0, false, &dfd, &err, why, sizeof(why));
+	if (e == ENT_UNTRUSTED)
+		note_untrusted(c, r);
+	if (e != ENT_OK)
+		return false;
+	/* Read-only: a bad or empty entry there belongs to another program. */
+	s = entry_probe(c, dfd, c->sys_cache, c->sys_uid, kind_names[r->kind], r, &st);
+	close(dfd);
+	if (s == ENTRY_UNTRUSTED)
+		note_untrusted(c, r);
+	if (s != ENTRY_VALID)
+		return false;
+	*path = entry_path(c->sys_cache, r, "");
+	return true;
+}
+
+/* Ends r: its entry's directory in conv's cache is not trusted (why), so nothing is stored or read there. */
+static void finish_untrusted(struct dfd_client *c, struct dfd_req *r, const char *why)
+{
+	note_untrusted(c, r);
+	set_msg(&r->msg, "cache entry %s/%s %s: not trusted, not used", c->cache, r->hex, why);
+	req_finish(c, r, CONV_E_IO, NULL);
 }
 
 /*
@@ -657,67 +936,72 @@ static void remove_entry(struct dfd_client *c, struct dfd_req *r, const char *p,
 static bool lookup_caches(struct dfd_client *c, struct dfd_req *r)
 {
 	struct stat st;
-	char *p = entry_path(c->cache, r, "");
-	enum entry_state s;
+	char why[160] = "", missing[32];
+	char *p = NULL;
+	int dfd = -1, err;
+	enum ent_open e = entry_open(c, r, false, &dfd, &err, why, sizeof(why));
+	enum entry_state s = ENTRY_ABSENT;
 
-	if (!p) {
-		req_finish(c, r, CONV_E_NOMEM, NULL);
-		return true;
-	}
-	s = entry_probe(p, r, &st);
-	if (s == ENTRY_VALID) {
-		c->st.cache_hits++;
-		req_finish(c, r, CONV_E_OK, p);
-		return true;
-	}
-	if (s == ENTRY_EMPTY && c->neg_ttl_s > 0 && is_fresh(&st, c->neg_ttl_s)) {
-		/*
-		 * An empty entry is the debuginfod client's own negative entry
-		 * (a cache shared through DEBUGINFOD_CACHE_PATH): honour it.
-		 */
-		free(p);
-		c->st.negative_hits++;
-		set_msg(&r->msg, "%s/%s: recently not found (debuginfod negative entry)", r->hex,
-			kind_names[r->kind]);
-		req_finish(c, r, CONV_E_NOTFOUND, NULL);
-		return true;
-	}
-	if (s == ENTRY_BAD || s == ENTRY_EMPTY)
-		remove_entry(c, r, p, s); /* and fetched again */
-	free(p);
-
-	if (c->sys_cache) {
-		p = entry_path(c->sys_cache, r, "");
-		if (!p) {
-			req_finish(c, r, CONV_E_NOMEM, NULL);
-			return true;
-		}
-		/* Read-only: a bad or empty entry there belongs to another program. */
-		if (entry_probe(p, r, &st) == ENTRY_VALID) {
-			c->st.system_cache_hits++;
+	if (e == ENT_OK) {
+		s = entry_probe(c, dfd, c->cache, c->root_uid, kind_names[r->kind], r, &st);
+		if (s == ENTRY_VALID) {
+			close(dfd);
+			p = entry_path(c->cache, r, "");
+			if (!p) {
+				req_finish(c, r, CONV_E_NOMEM, NULL);
+				return true;
+			}
+			c->st.cache_hits++;
 			req_finish(c, r, CONV_E_OK, p);
 			return true;
 		}
-		free(p);
-	}
-
-	if (c->neg_ttl_s > 0) {
-		p = entry_path(c->cache, r, ".missing");
-		if (!p) {
-			req_finish(c, r, CONV_E_NOMEM, NULL);
+		if (s == ENTRY_EMPTY && c->neg_ttl_s > 0 && is_fresh(&st, c->neg_ttl_s)) {
+			/*
+			 * An empty entry is the debuginfod client's own negative entry
+			 * (a cache shared through DEBUGINFOD_CACHE_PATH): honour it.
+			 */
+			close(dfd);
+			c->st.negative_hits++;
+			set_msg(&r->msg, "%s/%s: recently not found (debuginfod negative entry)", r->hex,
+				kind_names[r->kind]);
+			req_finish(c, r, CONV_E_NOTFOUND, NULL);
 			return true;
 		}
-		if (stat(p, &st) == 0 && is_fresh(&st, c->neg_ttl_s)) {
-			free(p);
+		/* another user's file, or a link: left, and replaced by the download's rename */
+		if (s == ENTRY_UNTRUSTED)
+			note_untrusted(c, r);
+		if (s == ENTRY_BAD || s == ENTRY_EMPTY)
+			remove_entry(c, r, dfd, s); /* and fetched again */
+	}
+
+	if (sys_lookup(c, r, &p)) {
+		if (dfd >= 0)
+			close(dfd);
+		c->st.system_cache_hits++;
+		req_finish(c, r, CONV_E_OK, p);
+		return true;
+	}
+
+	snprintf(missing, sizeof(missing), "%s.missing", kind_names[r->kind]);
+	if (dfd >= 0 && c->neg_ttl_s > 0 && fstatat(dfd, missing, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode) || !owner_trusted(c, st.st_uid, c->root_uid)) {
+			note_untrusted(c, r); /* ignored; a new one is renamed over it */
+		} else if (is_fresh(&st, c->neg_ttl_s)) {
+			close(dfd);
 			c->st.negative_hits++;
 			set_msg(&r->msg, "%s/%s: not found on any server within the last %lds",
 				r->hex, kind_names[r->kind], c->neg_ttl_s);
 			req_finish(c, r, CONV_E_NOTFOUND, NULL);
 			return true;
 		}
-		free(p);
 	}
+	if (dfd >= 0)
+		close(dfd);
 
+	if (e == ENT_UNTRUSTED) {
+		finish_untrusted(c, r, why);
+		return true;
+	}
 	if (c->offline || !c->multi) {
 		c->st.not_found++;
 		set_msg(&r->msg, "%s/%s: not cached and %s", r->hex, kind_names[r->kind],
@@ -728,24 +1012,31 @@ static bool lookup_caches(struct dfd_client *c, struct dfd_req *r)
 	return false;
 }
 
-/* Remembers "every server said 404" so the next run does not ask again. */
-static void write_negative(struct dfd_client *c, const struct dfd_req *r)
+/*
+ * Remembers "every server said 404" so the next run does not ask again: a
+ * new file renamed over KIND.missing (its date is the entry's), never an
+ * existing one opened.
+ */
+static void write_negative(struct dfd_client *c, struct dfd_req *r)
 {
-	char *dir = NULL;
-	char *p = entry_path(c->cache, r, ".missing");
-	int fd;
+	char why[160], name[32];
+	char *tmp = NULL;
+	int dfd, err, fd, slot;
 
-	if (p && entry_dir(c, r, &dir) == 0) {
-		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			(void)fchmod(fd, c->dir_mode & 0666);
-			/* O_TRUNC of an empty file need not touch mtime, which is the entry's date. */
-			futimens(fd, NULL);
-			close(fd);
-		}
+	if (entry_open(c, r, true, &dfd, &err, why, sizeof(why)) != ENT_OK)
+		return;
+	fd = tmp_make(c, r, dfd, &tmp, &slot);
+	if (fd >= 0) {
+		const char *base = strrchr(tmp, '/') + 1;
+
+		(void)fchmod(fd, c->dir_mode & 0666);
+		snprintf(name, sizeof(name), "%s.missing", kind_names[r->kind]);
+		if (close(fd) != 0 || renameat(dfd, base, dfd, name) != 0)
+			unlinkat(dfd, base, 0);
+		cleanup_drop(slot);
 	}
-	free(dir);
-	free(p);
+	free(tmp);
+	close(dfd);
 }
 
 /* ---- transfers ---- */
@@ -818,8 +1109,12 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	struct dfd_xfer *x = ud;
 	struct dfd_client *c = x->c;
 	size_t len = size * n;
+	long code = 0;
 
 	x->answered = true; /* file:// has no headers */
+	cu.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 300 && code < 400)
+		return len; /* a redirect's own body: what it points to is followed by xfer_follow */
 	if (c->in_flight + len > c->max_in_flight && !xfer_is_oldest(c, x)) {
 		/* libcurl keeps these bytes and hands them over again once resumed */
 		if (!x->paused) {
@@ -893,45 +1188,51 @@ static void xfer_free(struct dfd_xfer *x)
 	if (x->fd >= 0)
 		close(x->fd);
 	if (x->tmp)
-		unlink(x->tmp);
+		unlinkat(x->dfd, strrchr(x->tmp, '/') + 1, 0);
 	cleanup_drop(x->cleanup);
+	if (x->dfd >= 0)
+		close(x->dfd);
 	free(x->tmp);
 	free(x->url);
 	free(x);
+}
+
+/* The whole transfer's limit: its own, or what is left before the deadline if less. */
+static long xfer_time_ms(const struct dfd_client *c)
+{
+	long left = ms_left(c);
+
+	/* 0 would mean no limit at all: a transfer started at the deadline still ends */
+	if (left < 1)
+		left = 1;
+	return left < c->max_time_s * 1000L ? left : c->max_time_s * 1000L;
 }
 
 static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 {
 	CURL *e = x->easy;
 	bool ok = true;
-	/* 0 would mean no limit at all: a transfer started at the deadline still ends */
-	long left = ms_left(c);
 
-	if (left < 1)
-		left = 1;
 #define SET(opt, val) ok = ok && cu.easy_setopt(e, opt, val) == CURLE_OK
 	SET(CURLOPT_URL, x->url);
 	SET(CURLOPT_PRIVATE, x);
 	SET(CURLOPT_ERRORBUFFER, x->errbuf);
 	SET(CURLOPT_NOSIGNAL, 1L);
-	/* file:// is accepted from the user (hermetic mirrors); a redirect may only go to http(s). */
+	/* file:// is accepted from the user (hermetic mirrors) */
 #if LIBCURL_VERSION_NUM >= 0x075500
 	SET(CURLOPT_PROTOCOLS_STR, "http,https,file");
-	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
 	SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS | CURLPROTO_FILE));
-	SET(CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	SET(CURLOPT_FOLLOWLOCATION, 1L);
-	SET(CURLOPT_MAXREDIRS, DFD_MAX_REDIRS);
+	/* redirects are followed by xfer_follow, only to the server's own origin */
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
 	/* Error bodies (404 pages) never reach the file; the status decides. */
 	SET(CURLOPT_FAILONERROR, 1L);
 	SET(CURLOPT_USERAGENT, "conv (debuginfod client)");
 	SET(CURLOPT_CONNECTTIMEOUT, c->timeout_s);
 	SET(CURLOPT_LOW_SPEED_LIMIT, DFD_LOW_SPEED_BPS);
 	SET(CURLOPT_LOW_SPEED_TIME, c->timeout_s);
-	/* the whole transfer: its own limit, or what is left before the deadline if less */
-	SET(CURLOPT_TIMEOUT_MS, left < c->max_time_s * 1000L ? left : c->max_time_s * 1000L);
+	SET(CURLOPT_TIMEOUT_MS, xfer_time_ms(c));
 	if (c->max_size) {
 		curl_off_t m = c->max_size > (uint64_t)INT64_MAX ? (curl_off_t)INT64_MAX
 								 : (curl_off_t)c->max_size;
@@ -955,7 +1256,8 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 {
 	struct dfd_xfer *x = calloc(1, sizeof(*x));
-	char *dir = NULL;
+	char why[160];
+	enum ent_open eo;
 	unsigned slot;
 	int e;
 
@@ -963,30 +1265,35 @@ static enum conv_err xfer_start(struct dfd_client *c, struct dfd_req *r)
 		return CONV_E_NOMEM;
 	x->c = c;
 	x->r = r;
+	x->dfd = -1;
 	x->fd = -1;
 	x->cleanup = -1;
-	if ((e = entry_dir(c, r, &dir)) != 0) {
+	eo = entry_open(c, r, true, &x->dfd, &e, why, sizeof(why));
+	if (eo == ENT_UNTRUSTED) {
+		/* made by another user since the caches were looked at */
+		note_untrusted(c, r);
+		set_msg(&r->msg, "cache entry %s/%s %s: not trusted, not used", c->cache, r->hex, why);
+		xfer_free(x);
+		return CONV_E_IO;
+	}
+	if (eo != ENT_OK) {
 		if (e == ENOMEM)
 			goto nomem;
 		set_msg(&r->msg, "cannot create cache directory %s/%s: %s", c->cache, r->hex, strerror(e));
-		free(dir);
 		xfer_free(x);
 		return CONV_E_IO;
 	}
 	if (!r->swept)
-		sweep_tmp(dir, r->locked ? kind_names[r->kind] : NULL);
+		sweep_tmp(c, x->dfd, r->locked ? kind_names[r->kind] : NULL);
 	r->swept = true;
-	x->tmp = str_printf("%s/.conv-%s.XXXXXX", dir, kind_names[r->kind]);
-	free(dir);
-	if (!x->tmp)
-		goto nomem;
 	/* removed if a signal stops conv mid-download */
-	x->fd = cleanup_mkostemp(x->tmp, O_CLOEXEC, &x->cleanup);
+	x->fd = tmp_make(c, r, x->dfd, &x->tmp, &x->cleanup);
 	if (x->fd < 0) {
-		set_msg(&r->msg, "cannot create a file in the cache: %s: %s", x->tmp,
-			strerror(errno));
-		free(x->tmp);
-		x->tmp = NULL;
+		e = errno;
+		if (e == ENOMEM)
+			goto nomem;
+		set_msg(&r->msg, "cannot create a file in the cache: %s/%s: %s", c->cache, r->hex,
+			strerror(e));
 		xfer_free(x);
 		return CONV_E_IO;
 	}
@@ -1137,10 +1444,12 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 	size_t len = 0;
 	char hex[2 * BUILDID_MAX + 1];
 	enum conv_err err;
-	char *final, *missing;
+	char *final, missing[32], proc[40];
+	const char *name = kind_names[r->kind], *tp = fd_name(x->fd, proc, sizeof(proc), x->tmp);
 	int fd;
 
-	err = buildid_from_path(x->tmp, id, &len, NULL);
+	/* the file written, through its descriptor */
+	err = buildid_from_path(tp, id, &len, NULL);
 	if (err != CONV_E_OK || len != r->bid_len || memcmp(id, r->bid, len) != 0) {
 		c->st.bad_build_id++;
 		if (err == CONV_E_OK) {
@@ -1153,7 +1462,7 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 		}
 		return CONV_E_FORMAT;
 	}
-	if (!buildid_elf_intact(x->tmp)) {
+	if (!buildid_elf_intact(tp)) {
 		c->st.bad_build_id++;
 		snprintf(msg, msg_size, "%s: sent an ELF file cut short (its headers point past its end)",
 			 x->url);
@@ -1161,7 +1470,7 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 	}
 	fd = x->fd;
 	x->fd = -1;
-	(void)fchmod(fd, c->dir_mode & 0666);
+	(void)fchmod(fd, c->dir_mode & 0666); /* made by this process (O_EXCL) */
 	/* on the disk before it is renamed into place: a crash must not leave a named but empty entry */
 	if (fsync(fd) != 0) {
 		int e = errno;
@@ -1175,25 +1484,22 @@ static enum conv_err xfer_commit(struct dfd_client *c, struct dfd_xfer *x, char 
 		return CONV_E_IO;
 	}
 	final = entry_path(c->cache, r, "");
-	missing = entry_path(c->cache, r, ".missing");
-	if (!final || !missing) {
-		free(final);
-		free(missing);
+	if (!final) {
 		snprintf(msg, msg_size, "out of memory");
 		return CONV_E_NOMEM;
 	}
-	if (rename(x->tmp, final) != 0) {
+	/* over whatever is there: a link or another user's file is replaced, never followed */
+	if (renameat(x->dfd, strrchr(x->tmp, '/') + 1, x->dfd, name) != 0) {
 		snprintf(msg, msg_size, "cannot rename into %s: %s", final, strerror(errno));
 		free(final);
-		free(missing);
 		return CONV_E_IO;
 	}
 	free(x->tmp);
 	x->tmp = NULL; /* renamed: xfer_free() must not unlink it */
 	cleanup_drop(x->cleanup);
 	x->cleanup = -1;
-	unlink(missing);
-	free(missing);
+	snprintf(missing, sizeof(missing), "%s.missing", name);
+	unlinkat(x->dfd, missing, 0);
 	*path = final;
 	c->st.fetched++;
 	return CONV_E_OK;
@@ -1404,22 +1710,124 @@ static void req_next_server(struct dfd_client *c, struct dfd_req *r, enum conv_e
 	req_finish(c, r, r->worst, NULL);
 }
 
-/* Sorts out one finished transfer: commit, next server, or the request's end. */
+/* One part of a URL as libcurl parses it (default port filled in), malloc'd; NULL: none. */
+static char *url_part(CURLU *u, CURLUPart part)
+{
+	char *v = NULL, *dup;
+
+	if (cu.url_get(u, part, &v, part == CURLUPART_PORT ? CURLU_DEFAULT_PORT : 0) != CURLUE_OK)
+		return NULL;
+	dup = v ? strdup(v) : NULL;
+	cu.free(v);
+	return dup;
+}
+
+/* Scheme, host, port and IPv6 zone of url, by libcurl's parser; false if it cannot parse it. */
+static bool url_origin(const char *url, char *parts[4])
+{
+	static const CURLUPart which[4] = { CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT,
+					    CURLUPART_ZONEID };
+	CURLU *u = cu.url();
+	bool ok;
+
+	memset(parts, 0, 4 * sizeof(*parts));
+	if (!u)
+		return false;
+	ok = cu.url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK;
+	for (int i = 0; ok && i < 4; i++)
+		parts[i] = url_part(u, which[i]);
+	cu.url_cleanup(u);
+	return ok && parts[0] && parts[1] && parts[2];
+}
+
+bool dfd_same_origin(const char *server, const char *url)
+{
+	char *a[4], *b[4];
+	bool same;
+
+	pthread_once(&cu_once, cu_load);
+	if (cu_error[0])
+		return false;
+	same = url_origin(server, a) && url_origin(url, b) && !strcasecmp(a[0], b[0]) &&
+	       !strcasecmp(a[1], b[1]) && !strcmp(a[2], b[2]) &&
+	       (a[3] ? b[3] && !strcmp(a[3], b[3]) : !b[3]);
+	for (int i = 0; i < 4; i++) {
+		free(a[i]);
+		free(b[i]);
+	}
+	return same;
+}
+
+/*
+ * A 3xx answer: its target is asked next, on the same handle, when it is on
+ * the server's own scheme, host and port (a server must not make conv ask
+ * another machine, an internal address, or anything over plain http after
+ * https), at most DFD_MAX_REDIRS times a transfer. Returns 1 when the
+ * transfer goes on, 0 when the answer had no target (an HTTP error then),
+ * -1 when it is refused (msg says where it pointed).
+ */
+static int xfer_follow(struct dfd_client *c, struct dfd_xfer *x, char *msg, size_t msg_size)
+{
+	const char *server = c->urls[x->r->server];
+	char *loc = NULL, *next;
+	bool ok = true;
+
+	if (cu.easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
+		return 0;
+	if (!dfd_same_origin(server, loc)) {
+		snprintf(msg, msg_size, "%s: redirected to %.200s: not followed (not %s's scheme, host and port)",
+			 x->url, loc, server);
+		return -1;
+	}
+	if (x->redirects >= DFD_MAX_REDIRS) {
+		snprintf(msg, msg_size, "%s: more than %ld redirects (the last to %.200s)", x->url,
+			 DFD_MAX_REDIRS, loc);
+		return -1;
+	}
+	next = strdup(loc); /* loc belongs to the handle until its next transfer */
+	if (!next) {
+		snprintf(msg, msg_size, "out of memory following a redirect");
+		return -1;
+	}
+	cu.multi_remove_handle(c->multi, x->easy);
+	ok = cu.easy_setopt(x->easy, CURLOPT_URL, next) == CURLE_OK &&
+	     cu.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, xfer_time_ms(c)) == CURLE_OK;
+	free(x->url);
+	x->url = next;
+	x->redirects++;
+	x->total = 0;
+	if (!ok || cu.multi_add_handle(c->multi, x->easy) != CURLM_OK) {
+		snprintf(msg, msg_size, "%s: cannot follow the redirect (out of memory)", x->url);
+		return -1;
+	}
+	return 1;
+}
+
+/* Sorts out one finished transfer: a redirect followed, commit, next server, or the request's end. */
 static void xfer_done(struct dfd_client *c, struct dfd_xfer *x, CURLcode res)
 {
 	struct dfd_req *r = x->r;
 	enum conv_err out;
-	enum dfd_down down;
+	enum dfd_down down = DFD_UP;
 	long code = 0, os_errno = 0;
 	char *path = NULL;
-	char msg[256], why[160] = "";
+	char msg[512], why[160] = "";
+	int follow = 0;
 
+	msg[0] = '\0';
 	cu.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
 	cu.easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno);
+	if (res == CURLE_OK && code >= 300 && code < 400 && (follow = xfer_follow(c, x, msg, sizeof(msg))) > 0)
+		return;
 	xfer_release(c, x);
-	msg[0] = '\0';
-	out = xfer_outcome(c, x, res, code, &path, msg, sizeof(msg));
-	down = out == CONV_E_NET ? xfer_down(c, x, res, os_errno, why, sizeof(why)) : DFD_UP;
+	if (follow < 0) {
+		c->st.errors++;
+		out = CONV_E_NET; /* this request's: the server is there, and asked again for others */
+	} else {
+		out = xfer_outcome(c, x, res, code, &path, msg, sizeof(msg));
+		if (out == CONV_E_NET)
+			down = xfer_down(c, x, res, os_errno, why, sizeof(why));
+	}
 	xfer_free(x);
 	server_give_up(c, r->server, down, why);
 
@@ -1715,6 +2123,9 @@ enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct 
 	c->min_free = o->min_free ? o->min_free : DFD_DEFAULT_MIN_FREE;
 	c->progress = o->progress;
 	c->progress_ctx = o->progress_ctx;
+	c->root_fd = -1;
+	c->sys_fd = -1;
+	c->euid = geteuid();
 
 	if ((err = set_urls(c, o, diag)) || (err = set_caches(c, o, diag)))
 		goto fail;
@@ -1795,6 +2206,10 @@ void dfd_free(struct dfd_client *c)
 	for (size_t i = 0; i < c->nr_urls; i++)
 		free(c->urls[i]);
 	free(c->urls);
+	if (c->root_fd >= 0)
+		close(c->root_fd);
+	if (c->sys_fd >= 0)
+		close(c->sys_fd);
 	free(c->cache);
 	free(c->sys_cache);
 	free(c);

@@ -24,7 +24,23 @@
  * Downloads go to a temporary file CACHE/HEX/.conv-KIND.XXXXXX and are
  * renamed into place only after verification, so no reader ever sees a
  * partial or wrong file. When every server answered 404, KIND.missing is
- * written so that the next run does not ask again for negative_ttl_s.
+ * written (a temporary file renamed into place) so that the next run does
+ * not ask again for negative_ttl_s.
+ *
+ * A cache may be shared with other users, and conv may run as root: every
+ * entry is reached through descriptors of the cache root and the entry's
+ * directory without following a symbolic link; only directories and files
+ * of this user, root or the cache root's owner are trusted (a directory
+ * also only when others cannot replace its files: not writable by them, or
+ * sticky); only files conv has just made are written or chmod'ed. An entry
+ * directory that is not trusted ends its requests CONV_E_IO ("not trusted,
+ * not used": nothing is read or stored there); a file that is not trusted
+ * in a trusted directory is passed over and replaced by the download. Both
+ * are counted in dfd_stats.untrusted.
+ *
+ * A redirect is followed only to the server's own scheme, host and port
+ * (dfd_same_origin), at most 5 times a transfer; any other fails that
+ * transfer (CONV_E_NET, the message says where it pointed).
  *
  * One thread uses a client at a time. The library never prints: progress is
  * reported through an optional callback, outcomes through dfd_stats().
@@ -131,7 +147,7 @@ struct dfd_stats {
 	uint64_t not_found;             /* requests that ended NOTFOUND otherwise (404 everywhere,
 					   no servers, offline miss) */
 	uint64_t errors;                /* transfers that failed: connection, timeout, HTTP 5xx,
-					   truncated body, redirect loop */
+					   truncated body, too many redirects or one elsewhere */
 	uint64_t bytes;                 /* body bytes received, including discarded bodies */
 	uint64_t bad_build_id;          /* transfers whose body was not ELF or had another build-id */
 	uint64_t too_large;             /* transfers refused (406) or aborted over max_size */
@@ -143,6 +159,9 @@ struct dfd_stats {
 	uint64_t servers_down;          /* servers given up (see dfd_server_at) */
 	uint64_t skipped;               /* requests a server given up was not asked (a transfer
 					   of one it had not answered yet is cut: in errors) */
+	uint64_t untrusted;             /* requests whose cache entry (its directory, file, lock
+					   or negative entry, in either cache) was passed over as
+					   not trusted: another user's, a link, not a regular file */
 };
 
 /* Why a server was given up for the rest of the run. */
@@ -203,7 +222,8 @@ bool dfd_poll(struct dfd_client *c, int timeout_ms);
  *   CONV_E_FORMAT    a server sent a non-ELF file or another build-id
  *   CONV_E_NET       connection, timeout, HTTP error, truncated body
  *   CONV_E_IO        the cache directory cannot be written, or its file system
- *                    has too little free space (min_free)
+ *                    has too little free space (min_free), or the entry's
+ *                    directory there is not trusted (see above)
  *   CONV_E_INVAL, CONV_E_NOMEM as for dfd_request()
  * When several servers failed differently the first of LIMIT, FORMAT, NET
  * in this order wins (the most actionable for the user); diag (if not NULL)
@@ -224,5 +244,14 @@ size_t dfd_server_count(const struct dfd_client *c);
 
 /* Server i (< dfd_server_count) in the order asked, or NULL; updated as transfers end. */
 const struct dfd_server *dfd_server_at(const struct dfd_client *c, size_t i);
+
+/*
+ * Whether url has server's scheme, host and port (the only redirects
+ * followed), as libcurl parses them: scheme and host in any case, a port
+ * left out is the scheme's default, user info and path play no part, an
+ * IPv6 literal's zone must match. False when either cannot be parsed or
+ * libcurl cannot be loaded.
+ */
+bool dfd_same_origin(const char *server, const char *url);
 
 #endif

@@ -302,6 +302,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	json_kv_u64(&j, "bytes", cs ? cs->sym.dfd_bytes : 0);
 	json_kv_u64(&j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
 	json_kv_u64(&j, "skipped", cs ? cs->sym.dfd_skipped : 0);
+	json_kv_u64(&j, "untrusted", cs ? cs->sym.dfd_untrusted : 0);
 	json_key(&j, "servers_given_up");
 	json_arr_begin(&j);
 	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {

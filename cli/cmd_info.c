@@ -247,6 +247,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_kv_u64(j, "bytes", ss->dfd_bytes);
 	json_kv_u64(j, "not_asked", ss->dfd_not_asked);
 	json_kv_u64(j, "skipped", ss->dfd_skipped);
+	json_kv_u64(j, "untrusted", ss->dfd_untrusted);
 	json_key(j, "servers_given_up");
 	json_arr_begin(j);
 	for (size_t i = 0; i < ss->dfd_servers; i++) {
@@ -827,8 +828,8 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 				dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
 					    ss->frames_by_src[s2]);
 		if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors ||
-		    ss->dfd_not_asked) {
-			char counts[160];
+		    ss->dfd_not_asked || ss->dfd_untrusted) {
+			char counts[224];
 
 			cli_dfd_counts(counts, sizeof(counts), ss, st->offline);
 			dbuf_printf(out, "\ndebuginfod:    %s", counts);

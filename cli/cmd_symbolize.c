@@ -201,6 +201,7 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	json_kv_u64(&j, "cache_hits", st->dfd_cache_hits);
 	json_kv_u64(&j, "not_found", st->dfd_not_found);
 	json_kv_u64(&j, "errors", st->dfd_errors);
+	json_kv_u64(&j, "untrusted", st->dfd_untrusted);
 	json_obj_end(&j);
 	json_key(&j, "unresolved_objects");
 	json_arr_begin(&j);

@@ -212,7 +212,7 @@ static void put_facts(struct line *l, const struct summary *s)
 		put(l, LABEL_COLS);
 	}
 	if (cs->sym.dfd_fetched || cs->sym.dfd_cache_hits || cs->sym.dfd_not_found ||
-	    cs->sym.dfd_errors || cs->sym.dfd_not_asked) {
+	    cs->sym.dfd_errors || cs->sym.dfd_not_asked || cs->sym.dfd_untrusted) {
 		cli_dfd_counts(b, sizeof(b), &cs->sym, s->offline);
 		add(l, "  debuginfod  %s", b);
 		put(l, LABEL_COLS);

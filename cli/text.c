@@ -265,17 +265,21 @@ void cli_progress_clear_on_signal(void)
 void cli_dfd_counts(char *buf, size_t n, const struct symjob_stats *st, bool offline)
 {
 	char b[32];
+	int k;
 
-	if (!st->dfd_servers) {
-		snprintf(buf, n, "no server asked (%s): %" PRIu64 " from cache, %" PRIu64 " not cached",
-			 offline ? "--offline" : "none configured", st->dfd_cache_hits,
-			 st->dfd_not_asked + st->dfd_not_found);
-		return;
-	}
-	snprintf(buf, n, "%" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
-		 " not found, %" PRIu64 " %s", st->dfd_fetched, cli_size(st->dfd_bytes, b, sizeof(b)),
-		 st->dfd_cache_hits, st->dfd_not_found, st->dfd_errors,
-		 cli_plural(st->dfd_errors, "error", "errors"));
+	if (!st->dfd_servers)
+		k = snprintf(buf, n, "no server asked (%s): %" PRIu64 " from cache, %" PRIu64 " not cached",
+			     offline ? "--offline" : "none configured", st->dfd_cache_hits,
+			     st->dfd_not_asked + st->dfd_not_found);
+	else
+		k = snprintf(buf, n, "%" PRIu64 " fetched (%s), %" PRIu64 " from cache, %" PRIu64
+			     " not found, %" PRIu64 " %s", st->dfd_fetched, cli_size(st->dfd_bytes, b, sizeof(b)),
+			     st->dfd_cache_hits, st->dfd_not_found, st->dfd_errors,
+			     cli_plural(st->dfd_errors, "error", "errors"));
+	/* another user's entries in a shared cache, passed over (debuginfod.h) */
+	if (st->dfd_untrusted && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, ", %" PRIu64 " cache %s not trusted", st->dfd_untrusted,
+			 cli_plural(st->dfd_untrusted, "entry", "entries"));
 }
 
 void cli_dfd_down(char *buf, size_t n, const char *url, const char *why, uint64_t skipped)
@@ -290,7 +294,7 @@ void cli_dfd_down(char *buf, size_t n, const char *url, const char *why, uint64_
 void cli_dfd_progress(const char **pre, char *post, size_t n, const struct symjob_progress *p,
 		      bool offline)
 {
-	char counts[160], b1[32], b2[32];
+	char counts[224], b1[32], b2[32];
 	unsigned left = p->active + p->queued;
 
 	/* the summary's own words and counters: the two cannot disagree */

@@ -216,6 +216,7 @@ static void copy_sym_stats(struct resym_stats *st, const struct symjob *sj)
 	st->dfd_cache_hits = s->dfd_cache_hits;
 	st->dfd_not_found = s->dfd_not_found;
 	st->dfd_errors = s->dfd_errors;
+	st->dfd_untrusted = s->dfd_untrusted;
 }
 
 /* What the pass over the profile keeps while the symbolizer works. */

@@ -46,6 +46,7 @@ struct resym_stats {
 	uint64_t by_src[SYMSRC__COUNT]; /* named locations by where their names came from */
 	uint64_t objects, objects_found;
 	uint64_t dfd_fetched, dfd_cache_hits, dfd_not_found, dfd_errors;
+	uint64_t dfd_untrusted; /* cache entries passed over as not trusted (debuginfod.h) */
 	struct resym_missing *missing;
 	size_t nr_missing;
 };

@@ -130,6 +130,7 @@ static void copy_dfd_stats(struct symjob *j)
 	j->st.dfd_bytes = ds->bytes;
 	j->st.dfd_servers_down = ds->servers_down;
 	j->st.dfd_skipped = ds->skipped;
+	j->st.dfd_untrusted = ds->untrusted;
 }
 
 static void dfd_progress_cb(void *ctx, const struct dfd_progress *p)

@@ -82,6 +82,7 @@ struct symjob_stats {
 	uint64_t dfd_servers;        /* servers that could be asked: 0 offline or none configured */
 	uint64_t dfd_servers_down;   /* of those, given up (symjob_dfd_server says which, why) */
 	uint64_t dfd_skipped;        /* requests a server given up was then not asked */
+	uint64_t dfd_untrusted;      /* requests whose cache entry was passed over as not trusted */
 };
 
 /* An object whose debug info was not found, with how many frames it had. */
