@@ -487,7 +487,10 @@ static enum ent_open dir_open_at(const struct dfd_client *c, int root, uid_t roo
 		if (errno == ENOENT && !create)
 			return ENT_ABSENT;
 		if (errno == ELOOP || errno == ENOTDIR) {
-			snprintf(why, n, "%s", errno == ELOOP ? "is a symbolic link" : "is not a directory");
+			/* O_DIRECTORY | O_NOFOLLOW on a link says ENOTDIR */
+			bool link = fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+
+			snprintf(why, n, "%s", link ? "is a symbolic link" : "is not a directory");
 			return ENT_UNTRUSTED;
 		}
 		return ENT_ERROR;

@@ -27,6 +27,7 @@ from the environment (FAKE_DEBUGINFOD_FAULTS="ID=KIND[:ARG] ...") or at run time
     bighead[:N]      a response header line of N bytes (default 1 MiB), then the file
     redirect         302 to /__file/HEX/KIND, which serves the file
     redirect_loop    302 to the same path, forever
+    redirect_to:URL  302 to URL (absolute or not), "{id}" and "{kind}" in it replaced by the request's
     delay:S          sleep S seconds, then answer normally
 
 Control and inspection (not counted as requests):
@@ -273,6 +274,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(302, b"", extra=(("Location", self.path),))
         if name == "redirect":
             return self.reply(302, b"", extra=(("Location", "/__file/%s/%s" % (hexid, kind)),))
+        if name == "redirect_to":
+            return self.reply(302, b"", extra=(("Location", arg.replace("{id}", hexid).replace("{kind}", kind)),))
         if name == "garbage":
             return self.send_body(b"NOT-AN-ELF-FILE\n" * 256, "garbage")
         if name == "huge":

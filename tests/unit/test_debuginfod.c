@@ -1998,6 +1998,297 @@ static void test_answers_then_silent(void **state)
 	srv_reset(&g.srv);
 }
 
+/* ---- redirects and a hostile cache ---- */
+
+/* The origin comparison every redirect goes through. */
+static void test_same_origin(void **state)
+{
+	static const struct {
+		const char *server, *url;
+		bool same;
+	} cases[] = {
+		{ "http://127.0.0.1:8002", "http://127.0.0.1:8002/buildid/ab/debuginfo", true },
+		{ "http://127.0.0.1:8002", "HTTP://127.0.0.1:8002/x", true },
+		{ "http://Debuginfod.Example.ORG", "http://debuginfod.example.org/x", true },
+		{ "http://debuginfod.example.org", "http://debuginfod.example.org:80/x", true },
+		{ "https://debuginfod.example.org/prefix", "https://debuginfod.example.org:443/other", true },
+		{ "http://127.0.0.1:8002", "http://user:pw@127.0.0.1:8002/x", true },
+		{ "http://u@127.0.0.1:8002", "http://127.0.0.1:8002/x", true },
+		{ "http://[::1]:8002", "http://[::1]:8002/x", true },
+		{ "http://[::1]", "http://[::1]:80/x", true },
+		{ "http://127.0.0.1:8002", "http://127.0.0.1:8003/x", false },
+		{ "http://127.0.0.1:8002", "http://127.0.0.2:8002/x", false },
+		{ "http://127.0.0.1:8002", "http://localhost:8002/x", false },
+		{ "https://h.example", "http://h.example/x", false },
+		{ "https://h.example:8443", "http://h.example:8443/x", false },
+		{ "http://h.example", "https://h.example/x", false },
+		{ "http://h.example", "http://h.example:443/x", false },
+		{ "https://h.example", "https://h.example:80/x", false },
+		/* what precedes '@' is user info, not the host */
+		{ "http://127.0.0.1:8002", "http://127.0.0.1:8002@evil.example/x", false },
+		{ "http://127.0.0.1:8002", "http://evil.example#@127.0.0.1:8002/", false },
+		{ "http://[::1]:8002", "http://[::2]:8002/x", false },
+		{ "http://[::1]:8002", "http://127.0.0.1:8002/x", false },
+		{ "http://[fe80::1%25eth0]:8002", "http://[fe80::1%25eth0]:8002/x", true },
+		{ "http://[fe80::1%25eth0]:8002", "http://[fe80::1%25eth1]:8002/x", false },
+		{ "http://[fe80::1%25eth0]:8002", "http://[fe80::1]:8002/x", false },
+		{ "http://h.example", "file:///etc/passwd", false },
+		{ "http://h.example", "ftp://h.example/x", false },
+		{ "http://h.example", "not a url", false },
+		{ "http://h.example", "", false },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool same = dfd_same_origin(cases[i].server, cases[i].url);
+
+		if (same != cases[i].same)
+			print_error("%s vs %s: %s, want %s\n", cases[i].server, cases[i].url,
+				    same ? "same" : "other", cases[i].same ? "same" : "other");
+		assert_int_equal(same, cases[i].same);
+	}
+}
+
+/* A listening socket on 127.0.0.1 that nothing is meant to connect to; its port in *port. */
+static int listener(unsigned *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* Connections made to listener fd so far (accepted and closed). */
+static unsigned connections(int fd)
+{
+	unsigned n = 0;
+	int c;
+
+	while ((c = accept(fd, NULL, NULL)) >= 0) {
+		close(c);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A redirect to another port of 127.0.0.1 (a listener there) is refused
+ * without a connection to it, the message saying where it pointed; one to
+ * the server's own origin, written out in full, is followed.
+ */
+static void test_redirect_origin(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], arg[256], p[PATH_MAX], want[128];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path = NULL;
+	unsigned port;
+	int lfd = listener(&port);
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	strf(arg, sizeof(arg), "http://127.0.0.1:%u/__file/{id}/{kind}", port);
+	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
+	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
+	print_message("redirect elsewhere: %s\n", d.msg);
+	strf(want, sizeof(want), "redirected to http://127.0.0.1:%u/__file/%s/debuginfo", port, g.a.hex);
+	assert_non_null(strstr(d.msg, want));
+	assert_non_null(strstr(d.msg, "not followed"));
+	assert_int_equal(dfd_stats(c)->errors, 1);
+	assert_int_equal(dfd_stats(c)->fetched, 0);
+	assert_int_equal(dfd_server_at(c, 0)->down, DFD_UP); /* the server is there */
+	dfd_free(c);
+	assert_int_equal(connections(lfd), 0);
+	assert_int_equal(srv_path(&g.srv, g.a.hex, "debuginfo"), 1);
+	entry(p, sizeof(p), cache, g.a.hex, "debuginfo");
+	assert_false(exists(p));
+	assert_int_equal(tmp_files_left(cache), 0);
+
+	/* the server's own origin, in full: followed */
+	srv_reset(&g.srv);
+	strf(arg, sizeof(arg), "%s/__file/{id}/{kind}", g.srv.url);
+	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
+	assert_true(same_file(path, g.a.path));
+	assert_int_equal(dfd_stats(c)->fetched, 1);
+	assert_int_equal(dfd_stats(c)->errors, 0);
+	dfd_free(c);
+	assert_int_equal(srv_stat(&g.srv, "requests"), 2); /* the request and its target */
+	assert_int_equal(connections(lfd), 0);
+	close(lfd);
+	srv_reset(&g.srv);
+}
+
+struct victim {
+	char path[PATH_MAX];
+	char data[64];
+};
+
+static void victim_make(struct victim *v, const char *dir, const char *name)
+{
+	strf(v->path, sizeof(v->path), "%s/%s", dir, name);
+	strf(v->data, sizeof(v->data), "victim %s: must stay as it is\n", name);
+	write_file(v->path, v->data, strlen(v->data));
+	assert_int_equal(chmod(v->path, 0600), 0);
+}
+
+static void victim_check(const struct victim *v)
+{
+	struct stat st;
+	struct dbuf b;
+
+	assert_int_equal(lstat(v->path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_true(read_all(v->path, &b));
+	assert_int_equal(b.len, strlen(v->data));
+	assert_memory_equal(b.data, v->data, b.len);
+	dbuf_release(&b);
+}
+
+static void plant_link(const char *target, const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	strf(p, sizeof(p), "%s/%s", dir, name);
+	assert_int_equal(symlink(target, p), 0);
+}
+
+/*
+ * Links planted in a cache others write (1777): the lock, the negative
+ * entry and the file itself pointing at files of the user running conv,
+ * and an entry directory that is a link to a directory holding a valid
+ * file. Nothing they point at changes; the links are replaced or left, the
+ * linked directory is never used. (As root, with another user's files:
+ * tests/conformance/test_cache_hostile.py.)
+ */
+static void test_hostile_links(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	const char *kinds[] = { "debuginfo", "executable" };
+	char cache[PATH_MAX], vdir[PATH_MAX], sdir[PATH_MAX], dir[PATH_MAX], p[PATH_MAX], hex[64];
+	struct victim lock, missing, file, inside;
+	struct dfd_opts o;
+	struct dfd_client *c;
+	struct conv_diag d = { 0 };
+	const char *path = NULL;
+	struct stat st;
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	fresh_dir(vdir, sizeof(vdir), "victims");
+	mkdirs(vdir);
+	assert_int_equal(chmod(vdir, 0700), 0);
+	victim_make(&lock, vdir, "lock");
+	victim_make(&missing, vdir, "missing");
+	victim_make(&file, vdir, "file");
+	fresh_dir(sdir, sizeof(sdir), "secret");
+	mkdirs(sdir);
+	assert_int_equal(chmod(sdir, 0700), 0);
+	strf(p, sizeof(p), "%s/debuginfo", sdir);
+	copy_file(g.b.path, p);
+	assert_int_equal(chmod(p, 0600), 0);
+	victim_make(&inside, sdir, "executable.missing");
+
+	fresh_dir(cache, sizeof(cache), "cache");
+	mkdirs(cache);
+	assert_int_equal(chmod(cache, 01777), 0);
+	/* a's entry: every name conv opens, a link */
+	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	mkdirs(dir);
+	for (int k = 0; k < 2; k++) {
+		char name[64];
+
+		strf(name, sizeof(name), ".lock-%s", kinds[k]);
+		plant_link(lock.path, dir, name);
+		strf(name, sizeof(name), "%s.missing", kinds[k]);
+		plant_link(missing.path, dir, name);
+		plant_link(file.path, dir, kinds[k]);
+	}
+	/* b's entry: a link to a directory with b's debug file in it */
+	plant_link(sdir, cache, g.b.hex);
+	/* an unknown build-id's: the marker a 404 writes, a link */
+	buildid_hex(unknown_id, sizeof(unknown_id), hex);
+	strf(p, sizeof(p), "%s/%s", cache, hex);
+	mkdirs(p);
+	plant_link(missing.path, p, "debuginfo.missing");
+
+	opts_init(&o, urls, 1, cache);
+	c = client(&o);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(fetch(c, &g.a, k ? DFD_EXECUTABLE : DFD_DEBUGINFO, &path), CONV_E_OK);
+		assert_true(same_file(path, g.a.path));
+		assert_int_equal(lstat(path, &st), 0);
+		assert_true(S_ISREG(st.st_mode)); /* the link replaced, not followed */
+		assert_int_equal(st.st_mode & 0777, 0666); /* the cache's access: made by conv */
+	}
+	assert_int_equal(dfd_stats(c)->fetched, 2);
+	assert_int_equal(dfd_stats(c)->cache_hits, 0);
+	assert_int_equal(dfd_stats(c)->untrusted, 2);
+	assert_int_equal(dfd_wait(c, g.b.id, g.b.len, DFD_DEBUGINFO, &path, &d), CONV_E_IO);
+	print_message("linked entry directory: %s\n", d.msg);
+	assert_non_null(strstr(d.msg, "is a symbolic link"));
+	assert_non_null(strstr(d.msg, "not trusted"));
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->untrusted, 4);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	assert_int_equal(dfd_stats(c)->negative_hits, 0);
+	dfd_free(c);
+	/* b was not asked for: nothing can be stored for it */
+	assert_int_equal(srv_path(&g.srv, g.b.hex, "debuginfo"), 0);
+	strf(p, sizeof(p), "%s/%s/debuginfo.missing", cache, hex);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode)); /* a new marker renamed over the link */
+
+	/* offline, the linked directory's valid file is still not a hit */
+	o.offline = true;
+	c = client(&o);
+	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_IO);
+	assert_int_equal(fetch(c, &g.b, DFD_EXECUTABLE, &path), CONV_E_IO);
+	assert_int_equal(dfd_stats(c)->cache_hits, 0);
+	assert_int_equal(dfd_stats(c)->negative_hits, 0);
+	dfd_free(c);
+
+	victim_check(&lock);
+	victim_check(&missing);
+	victim_check(&file);
+	victim_check(&inside);
+	strf(p, sizeof(p), "%s/debuginfo", sdir);
+	assert_true(same_file(p, g.b.path));
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	{
+		DIR *dd = opendir(sdir);
+		struct dirent *e;
+		unsigned n = 0;
+
+		assert_non_null(dd);
+		while ((e = readdir(dd)) != NULL)
+			n += e->d_name[0] != '.' || (e->d_name[1] && strcmp(e->d_name, ".."));
+		closedir(dd);
+		assert_int_equal(n, 2); /* nothing added there (no lock, no temporary file) */
+	}
+	srv_reset(&g.srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest fake[] = {
@@ -2021,6 +2312,9 @@ int main(void)
 		cmocka_unit_test(test_huge_seconds),
 		cmocka_unit_test(test_busy_deadline),
 		cmocka_unit_test(test_free_unlocks),
+		cmocka_unit_test(test_same_origin),
+		cmocka_unit_test(test_redirect_origin),
+		cmocka_unit_test(test_hostile_links),
 		/* last: their silent answers leave the fake server's threads asleep for a while */
 		cmocka_unit_test(test_silent_given_up),
 		cmocka_unit_test(test_dead_beside_live),
