@@ -503,8 +503,8 @@ static bool loc_try_in_dir(struct loc_ctx *c, const char *rdir, const char *fmt,
  * out of DIR). Without one it is taken unverified, so it must be DIR's own:
  * the recorded path is the recording author's, and DIR/../../x or a symlink
  * in DIR leading out would reach any file here. Such a candidate is
- * resolved (realpath) and tried by its resolved name, only when that lies
- * inside rdir, DIR's resolved name.
+ * resolved (realpath) and tried only when that lies inside rdir, DIR's
+ * resolved name (under the name built, which callers show and open again).
  */
 static bool loc_try_in_dir(struct loc_ctx *c, const char *rdir, const char *fmt, ...)
 {
@@ -528,7 +528,7 @@ static bool loc_try_in_dir(struct loc_ctx *c, const char *rdir, const char *fmt,
 		c->st.outside_dir++;
 		return false;
 	}
-	return loc_try(c, real, LOC_DEBUG_DIR, &w);
+	return loc_try(c, path, LOC_DEBUG_DIR, &w);
 }
 
 /*

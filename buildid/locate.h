@@ -115,8 +115,8 @@ struct loc_result {
  * binary's when both have one) and, in each debug dir, DIR/<recorded path>
  * and DIR/<basename> (the user named the folder) are tried, each only when
  * it resolves to a file inside DIR (no `..` or symlink out of it: the
- * recording names the path; counted as outside_dir), and returned by its
- * resolved name; needs an absolute orig_path.
+ * recording names the path; counted as outside_dir); needs an absolute
+ * orig_path.
  *
  * Returns CONV_E_OK with *out filled; CONV_E_NOTFOUND when no candidate
  * qualified; CONV_E_LIMIT when none qualified and some candidate path was too
