@@ -28,10 +28,11 @@ same recording: /usr/lib/libin.so, a regular file in DIR with function INSIDE, a
 with a build-id whose DIR/.build-id entries are symlinks out of DIR to the file (verified by its
 note). `conv -d DIR` (pprof, JFR, folded) and `conv symbolize -d DIR` on a `conv -n` pprof of it:
   * SECRET appears in no output; INSIDE and VERIFIED (the controls) appear in every one;
-  * `conv --stats` counts the objects left without names.
+  * `conv --stats` lists the three escapes as unresolved objects, each saying it leads out of DIR.
 Every conv run is under a timeout of 60 s ($CONV_TEST_TIMEOUT). Python 3 standard library only.
 """
 import gzip
+import json
 import os
 import re
 import shutil
@@ -333,6 +334,13 @@ for f in files:
     t.check("conv -d DIR %s: a file inside DIR still names its frames" % name, INSIDE.encode() in b)
     t.check("conv -d DIR %s: a build-id tree linking out of DIR still works (verified)" % name,
             VERIFIED.encode() in b)
+
+if os.path.exists(stats):
+    unres = json.load(open(stats)).get("unresolved_objects", [])
+    t.check("conv --stats: the three escapes are unresolved, each saying it leads out of DIR",
+            len(unres) == 3 and all("out of DIR" in u.get("reason", "") for u in unres), unres)
+else:
+    t.check("conv --stats written", False)
 
 # conv symbolize -d on a pprof without names
 bare = os.path.join(case, "bare.pb.gz")
