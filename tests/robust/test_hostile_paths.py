@@ -29,6 +29,10 @@ with a build-id whose DIR/.build-id entries are symlinks out of DIR to the file 
 note). `conv -d DIR` (pprof, JFR, folded) and `conv symbolize -d DIR` on a `conv -n` pprof of it:
   * SECRET appears in no output; INSIDE and VERIFIED (the controls) appear in every one;
   * `conv --stats` lists the three escapes as unresolved objects, each saying it leads out of DIR.
+Debug files (case 2 too): a -d DIR build-id tree (verified) holds a shared object whose
+.gnu_debugaltlink names a FIFO (libdw would open a dwz alternate by itself) and one built with
+-gsplit-dwarf whose .dwo was replaced by a FIFO (libdw opens split units by itself): conv finishes,
+names both objects' functions and (strace) opens neither FIFO.
 Every conv run is under a timeout of 60 s ($CONV_TEST_TIMEOUT). Python 3 standard library only.
 """
 import gzip
@@ -358,4 +362,62 @@ if os.path.exists(bare):
         t.check("conv symbolize -d DIR: the secret outside DIR is not read", SECRET.encode() not in b)
         t.check("conv symbolize -d DIR: a file inside DIR names its frames", INSIDE.encode() in b)
         t.check("conv symbolize -d DIR: a verified build-id link out of DIR works", VERIFIED.encode() in b)
+
+# ---- debug files that name FIFOs: a dwz alternate (.gnu_debugaltlink) and a split unit (.dwo) ----
+dbg = os.path.join(WORK, "dbgfiles")
+dd = os.path.join(dbg, "dir")
+os.makedirs(dd)
+ALT_FN, SPLIT_FN = "altlinked_fn_corge", "split_fn_grault"
+alt_so, split_so = os.path.join(dbg, "libalt.so"), os.path.join(dbg, "libsplit.so")
+alt_fifo = os.path.join(dbg, "alt.fifo")
+os.mkfifo(alt_fifo)
+ok = gcc(body % ALT_FN, alt_so + ".in", "-Wl,--build-id=sha1")
+if ok:
+    sec = os.path.join(dbg, "altlink.bin")
+    with open(sec, "wb") as f:
+        f.write(alt_fifo.encode() + b"\0" + bytes(range(1, 21)))  # name, then the alternate's build-id
+    ok = subprocess.run(["objcopy", "--add-section", ".gnu_debugaltlink=" + sec, alt_so + ".in", alt_so],
+                        capture_output=True, timeout=60).returncode == 0
+# -gsplit-dwarf: the skeleton names x.dwo beside it and under its comp_dir (here); a FIFO takes its place
+with open(os.path.join(dbg, "x.c"), "w") as f:
+    f.write(body % SPLIT_FN)
+ok = ok and subprocess.run(["gcc", "-g", "-gsplit-dwarf", "-fPIC", "-O1", "-c", "x.c", "-o", "x.o"], cwd=dbg,
+                           capture_output=True, timeout=120).returncode == 0
+ok = ok and subprocess.run(["gcc", "-shared", "-Wl,--build-id=sha1", "-o", split_so, "x.o"], cwd=dbg,
+                           capture_output=True, timeout=120).returncode == 0
+if not ok or not os.path.exists(os.path.join(dbg, "x.dwo")):
+    t.skip("debug files naming FIFOs", "objcopy or gcc -gsplit-dwarf failed here")
+else:
+    os.unlink(os.path.join(dbg, "x.dwo"))
+    os.mkfifo(os.path.join(dbg, "x.dwo"))
+    recs, bids = [comm("dbgfiles", 1000)], []
+    for i, (so, rpath, fnend) in enumerate(((alt_so, "/usr/lib/libalt.so", "_corge"),
+                                            (split_so, "/usr/lib/libsplit.so", "_grault"))):
+        bid = note_build_id(so)
+        for suffix in ("", ".debug"):
+            p = os.path.join(dd, ".build-id", bid[:1].hex(), bid[1:].hex() + suffix)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            os.symlink(so, p)
+        (vaddr, off), syms = text_segment(so)
+        fn = [x for x in syms if x.endswith(fnend)][0]
+        at = 0x7f2000000000 + i * 0x1000000 + (vaddr & ~0xfff)
+        recs.append(mmap2(at, 0x1000, off & ~0xfff, rpath, 2000 + i, 7000 + i))
+        recs += [sample(at + syms[fn] - (vaddr & ~0xfff), 3000 + 10 * i + k) for k in range(2)]
+        bids.append((bid, rpath))
+    dbg_data = os.path.join(dbg, "dbgfiles.data")
+    with open(dbg_data, "wb") as f:
+        f.write(perf_data(recs, "elsewhere.invalid", "0.0-other", bids))
+    argv = [CONV, "-q", "--offline", "-d", dd, "--folded", os.path.join(dbg, "out.folded"), dbg_data]
+    rc, msg = run(argv)
+    t.check("conv -d DIR: debug files naming FIFOs (dwz alternate, .dwo) do not make it wait", rc in (0, 3),
+            "exit %s: %s" % (rc, msg[-300:]))
+    if rc in (0, 3):
+        b = open(os.path.join(dbg, "out.folded"), "rb").read()
+        t.check("conv -d DIR: both objects still named (symbol tables)",
+                ALT_FN.encode() in b and SPLIT_FN.encode() in b, b[:300])
+        if have_strace:
+            trace = os.path.join(dbg, "conv.trace")
+            run(argv, strace_to=trace)
+            bad = opened_without_o_path(trace, [alt_fifo, os.path.join(dbg, "x.dwo")])
+            t.check("conv -d DIR: the FIFOs a debug file names are not opened (strace)", not bad, bad[:4])
 t.finish()
