@@ -14,6 +14,7 @@
 #include "core/cursor.h"
 #include "core/hex.h"
 #include "core/io.h"
+#include "core/ropen.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -128,13 +129,13 @@ enum conv_err buildid_from_mem(const void *image, size_t size, uint8_t *out, siz
 enum conv_err buildid_from_path(const char *path, uint8_t *out, size_t *len,
 				struct conv_diag *diag)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ropen_regular(path, false);
 	Elf *elf;
 	enum conv_err err;
 
 	if (fd < 0)
 		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "cannot open %s: %s", path,
-				 strerror(errno));
+				 ropen_strerror(errno));
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
@@ -154,7 +155,7 @@ static bool range_in(uint64_t off, uint64_t size, uint64_t file)
 
 bool buildid_elf_intact(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ropen_regular(path, false);
 	struct stat st;
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
@@ -224,7 +225,7 @@ enum conv_err buildid_from_notes_file(const char *path, uint8_t *out, size_t *le
 {
 	uint8_t buf[64 * 1024];
 	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ropen_regular(path, false);
 
 	if (fd < 0)
 		return CONV_E_IO;

@@ -18,7 +18,8 @@ struct conv_diag;
 /*
  * Reads the NT_GNU_BUILD_ID note of the ELF file at path. Go's own build-id
  * note (type 4, owner "Go") is not a GNU build-id and is ignored.
- * CONV_E_NOTFOUND: no GNU build-id; CONV_E_IO: cannot open; CONV_E_LIBELF: not ELF.
+ * CONV_E_NOTFOUND: no GNU build-id; CONV_E_IO: cannot open, or not a regular
+ * file (only one is ever opened: core/ropen.h); CONV_E_LIBELF: not ELF.
  */
 enum conv_err buildid_from_path(const char *path, uint8_t *out, size_t *len,
 				struct conv_diag *diag);

@@ -18,6 +18,8 @@
 
 #include "buildid/buildid.h"
 
+#include "core/ropen.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -147,7 +149,7 @@ static bool loc_file_crc(const char *path, uint32_t *crc)
 {
 	unsigned char buf[16384];
 	uLong acc = crc32(0L, Z_NULL, 0);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ropen_regular(path, false);
 
 	if (fd < 0)
 		return false;
@@ -211,7 +213,7 @@ static void loc_read_link(Elf *elf, Elf_Scn *scn, struct loc_elf *inf)
  */
 static bool loc_inspect(const char *path, struct loc_elf *inf)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ropen_regular(path, false);
 	Elf *elf;
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
@@ -298,9 +300,18 @@ static bool loc_check(struct loc_ctx *c, const char *path, const struct loc_want
 	size_t glen = 0;
 	enum conv_err e;
 
-	/* stat() follows symlinks; only regular files: a FIFO would block the open */
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+	/*
+	 * stat() follows symlinks; only regular files: a FIFO's open would
+	 * block, a device's would run its driver. The opens below check again
+	 * (ropen_regular): the name may be replaced meanwhile.
+	 */
+	if (stat(path, &st) != 0)
 		return false;
+	if (!S_ISREG(st.st_mode)) {
+		if (!S_ISDIR(st.st_mode))
+			c->st.not_regular++;
+		return false;
+	}
 	c->st.probed++;
 	*verified = false;
 	e = buildid_from_path(path, got, &glen, NULL);
@@ -483,28 +494,67 @@ static bool loc_debug_dir(struct loc_ctx *c, const char *dir)
 	return c->len > 0 && loc_dir_by_path(c, dir, dl);
 }
 
+static bool loc_try_in_dir(struct loc_ctx *c, const char *rdir, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * A candidate under a -d DIR built from the recorded path. With a build-id
+ * the file proves itself wherever it lies (a build-id tree may well link
+ * out of DIR). Without one it is taken unverified, so it must be DIR's own:
+ * the recorded path is the recording author's, and DIR/../../x or a symlink
+ * in DIR leading out would reach any file here. Such a candidate is
+ * resolved (realpath) and tried only when that lies inside rdir, DIR's
+ * resolved name (under the name built, which callers show and open again).
+ */
+static bool loc_try_in_dir(struct loc_ctx *c, const char *rdir, const char *fmt, ...)
+{
+	char path[LOC_PATH_SIZE], real[PATH_MAX];
+	struct loc_want w = loc_want_bid(c);
+	size_t rl;
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = loc_vpath(c, path, fmt, ap);
+	va_end(ap);
+	if (!ok)
+		return false;
+	if (c->len > 0)
+		return loc_try(c, path, LOC_DEBUG_DIR, &w);
+	if (!rdir || !realpath(path, real))
+		return false;
+	rl = strlen(rdir);
+	if (strcmp(rdir, "/") && (strncmp(real, rdir, rl) || (real[rl] != '/' && real[rl] != '\0'))) {
+		c->st.outside_dir++;
+		return false;
+	}
+	return loc_try(c, path, LOC_DEBUG_DIR, &w);
+}
+
 /*
  * d. A sysroot (an unpacked image) or a flat folder of files: DIR/<recorded
  * path>, DIR/<basename>. Without a build-id (path-only mode) this is the
  * only place besides the recorded path where a file is taken unverified:
- * the user named the folder (-d), as perfparser's app path is named.
+ * the user named the folder (-d), as perfparser's app path is named; only
+ * files inside it qualify then (loc_try_in_dir).
  */
 static bool loc_dir_by_path(struct loc_ctx *c, const char *dir, int dl)
 {
 	const char *base;
+	char *rdir = NULL;
+	bool done;
 
 	if (!c->orig_abs)
 		return false;
 	base = strrchr(c->orig, '/') + 1;
-	if (!c->binary && loc_try_fmt(c, LOC_DEBUG_DIR, "%.*s%s.debug", dl, dir, c->orig))
-		return true;
-	if (loc_try_fmt(c, LOC_DEBUG_DIR, "%.*s%s", dl, dir, c->orig))
-		return true;
-	if (!*base)
+	if (c->len == 0 && !(rdir = realpath(dir, NULL)))
 		return false;
-	if (!c->binary && loc_try_fmt(c, LOC_DEBUG_DIR, "%.*s/%s.debug", dl, dir, base))
-		return true;
-	return loc_try_fmt(c, LOC_DEBUG_DIR, "%.*s/%s", dl, dir, base);
+	done = (!c->binary && loc_try_in_dir(c, rdir, "%.*s%s.debug", dl, dir, c->orig)) ||
+	       loc_try_in_dir(c, rdir, "%.*s%s", dl, dir, c->orig) ||
+	       (*base && !c->binary && loc_try_in_dir(c, rdir, "%.*s/%s.debug", dl, dir, base)) ||
+	       (*base && loc_try_in_dir(c, rdir, "%.*s/%s", dl, dir, base));
+	free(rdir);
+	return done;
 }
 
 static const char *loc_system_dir(const struct loc_opts *o)
@@ -644,6 +694,8 @@ static void loc_add_stats(struct loc_stats *to, const struct loc_stats *from)
 	to->debug_only += from->debug_only;
 	to->unreadable += from->unreadable;
 	to->path_too_long += from->path_too_long;
+	to->not_regular += from->not_regular;
+	to->outside_dir += from->outside_dir;
 }
 
 /* Path-only mode's look in the user's folders (-d), in order. */

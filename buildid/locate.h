@@ -4,7 +4,8 @@
  * copy of the runtime binary whose program headers give the address mapping.
  *
  * Every candidate is checked before it is returned: it must be a regular ELF
- * file (symlinks are followed) whose GNU build-id equals the one asked for.
+ * file (symlinks are followed; nothing else is ever opened, core/ropen.h)
+ * whose GNU build-id equals the one asked for.
  * The only exception is a .gnu_debuglink target without a build-id note,
  * which is accepted on its CRC32 alone (what GDB and libdwfl do). A candidate
  * that fails a check is skipped and counted in the optional struct loc_stats.
@@ -27,7 +28,8 @@
  *         directly, right after b for the same ROOT ("[vdso]" and other
  *         pseudo names included)
  *      d. DIR as a sysroot: DIR/<recorded path>.debug, DIR/<recorded path>;
- *         as a flat folder: DIR/<basename>.debug, DIR/<basename>
+ *         as a flat folder: DIR/<basename>.debug, DIR/<basename> (without a
+ *         build-id to verify them, only files that resolve inside DIR)
  *   2. the system directory (/usr/lib/debug): SYS/.build-id/NN/REST.debug
  *   3. perf's cache (~/.debug), laid out as in 1b and 1c
  *   4. the .gnu_debuglink of the recorded binary (when its build-id matches):
@@ -87,6 +89,9 @@ struct loc_stats {
 				    eu-strip -f) refused: its program headers are not the runtime's */
 	uint64_t unreadable;     /* exists but cannot be opened or is not ELF */
 	uint64_t path_too_long;  /* a candidate path did not fit in 4096 bytes: not tried */
+	uint64_t not_regular;    /* a FIFO, device or socket where a file was looked for: not opened */
+	uint64_t outside_dir;    /* path-only mode: DIR/<recorded path> or DIR/<basename> resolves
+				    outside DIR (`..`, a symlink out): not taken unverified */
 };
 
 struct loc_result {
@@ -108,8 +113,10 @@ struct loc_result {
  * build-id: only the recorded path (unverified; with use_original_path), its
  * .gnu_debuglink (CRC verified, and its build-id checked against the
  * binary's when both have one) and, in each debug dir, DIR/<recorded path>
- * and DIR/<basename> (the user named the folder) are tried; needs an
- * absolute orig_path.
+ * and DIR/<basename> (the user named the folder) are tried, each only when
+ * it resolves to a file inside DIR (no `..` or symlink out of it: the
+ * recording names the path; counted as outside_dir); needs an absolute
+ * orig_path.
  *
  * Returns CONV_E_OK with *out filled; CONV_E_NOTFOUND when no candidate
  * qualified; CONV_E_LIMIT when none qualified and some candidate path was too

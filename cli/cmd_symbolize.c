@@ -16,6 +16,7 @@
 
 #include "core/dbuf.h"
 #include "core/json.h"
+#include "core/ropen.h"
 #include "jfredit/jfredit.h"
 #include "pipeline/resym.h"
 #include "pprofedit/pprofedit.h"
@@ -81,12 +82,13 @@ struct input {
 /* Maps the whole file (at most MAX_INPUT bytes); 0, or an exit code (said). */
 static int map_input(const char *path, struct input *in)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a regular file only: a FIFO's open would block, a device's would run its driver */
+	int fd = ropen_regular(path, false);
 	struct stat st;
 
 	memset(in, 0, sizeof(*in));
 	if (fd < 0 || fstat(fd, &st)) {
-		fprintf(stderr, "conv symbolize: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "conv symbolize: %s: %s\n", path, ropen_strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return CLI_EXIT_INPUT;

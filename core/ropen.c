@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,4 +80,9 @@ int ropen_regular(const char *path, bool nofollow)
 		return -1;
 	}
 	return ropen_check(fd, &st);
+}
+
+const char *ropen_strerror(int err)
+{
+	return err == EINVAL ? "not a regular file" : strerror(err);
 }

@@ -24,4 +24,7 @@
  */
 int ropen_regular(const char *path, bool nofollow);
 
+/* strerror() for ropen_regular's errno, EINVAL reading "not a regular file". */
+const char *ropen_strerror(int err);
+
 #endif

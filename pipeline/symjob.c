@@ -62,6 +62,7 @@ struct sj_obj {
 	const char *path;   /* as recorded */
 	uint32_t map;       /* the first mapping of it (user objects) */
 	bool by_path;       /* no build-id, the file at the path is it (procmap_path_is_identity) */
+	bool outside_dir;   /* a -d DIR file for its path lay outside DIR (loc_stats.outside_dir) */
 	bool vdso;          /* mapped as the vDSO */
 	int mem_fd;         /* >= 0: the running vDSO's image, opened as /proc/self/fd/N */
 	struct hidx offs;   /* f_off -> addr id */
@@ -295,6 +296,7 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 	struct located *l = &ob->loc;
 	struct loc_opts lo = { 0 };
 	struct loc_result r;
+	uint64_t outside = j->lstats.outside_dir;
 
 	lo.debug_dirs = j->o.debug_dirs;
 	lo.nr_debug_dirs = j->o.nr_debug_dirs;
@@ -319,6 +321,7 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 		l->have_debug = true;
 		l->src = SYMSRC_LOCAL; /* an image on this machine, like a local binary */
 	}
+	ob->outside_dir = j->lstats.outside_dir != outside;
 	if (j->dfd && ob->bid_len) {
 		if (!l->have_debug || !l->debug_has_dwarf)
 			l->dfd_debug = dfd_request(j->dfd, ob->bid, ob->bid_len, DFD_DEBUGINFO) ==
@@ -1045,6 +1048,9 @@ static const char *no_bid_reason(const struct symjob *j, const struct sj_obj *ob
 
 	if (ob->by_path)
 		return "no symbols in the file at its recorded path: -d DIR with its debug file";
+	if (ob->outside_dir)
+		return "no build-id recorded, and -d DIR/<its path> leads out of DIR (`..` or a symlink): "
+		       "not read without a build-id to prove it";
 	switch (m ? m->path_check : PM_PATH_UNTRIED) {
 	case PM_PATH_ELSEWHERE:
 		return "no build-id recorded, and the recording does not name this machine: -d DIR with "

@@ -43,6 +43,7 @@
 #include "core/cursor.h"
 #include "core/hex.h"
 #include "core/hmap.h"
+#include "core/ropen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -816,18 +817,18 @@ out:
 static enum conv_err read_file(const char *path, unsigned flags, uint8_t **out, size_t *out_len,
 			       struct conv_diag *diag)
 {
-	int oflags = O_RDONLY | O_CLOEXEC | O_NONBLOCK; /* never block on a FIFO */
 	struct stat sb;
 	uint8_t *buf;
 	size_t size, got = 0;
-	int fd;
+	/* only a regular file is opened: a FIFO's open blocks, a device's runs its driver */
+	int fd = ropen_regular(path, !(flags & JIT_LOAD_ANY_OWNER));
 
-	if (!(flags & JIT_LOAD_ANY_OWNER))
-		oflags |= O_NOFOLLOW;
-	fd = open(path, oflags);
 	if (fd < 0) {
 		int e = errno;
 
+		if (e == EINVAL)
+			return conv_fail(diag, CONV_E_UNSUPPORTED, UINT64_MAX, "%s: not a regular file",
+					 path);
 		if (e == ENOENT || e == ENOTDIR)
 			return conv_fail(diag, CONV_E_NOTFOUND, UINT64_MAX, "%s: %s", path,
 					 strerror(e));

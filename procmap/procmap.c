@@ -12,6 +12,7 @@
 
 #include "buildid/buildid.h"
 #include "core/hmap.h"
+#include "core/ropen.h"
 #include "procmap/jitmap.h"
 #include "core/strtab.h"
 #include "reader/perf_abi.h"
@@ -503,7 +504,8 @@ static void mapping_check_file(struct procmap *pm, struct pm_mapping *m)
 	size_t len = 0;
 	struct stat st;
 	enum conv_err err;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a regular file only: the recording names the path (a FIFO, /dev/watchdog) */
+	int fd = ropen_regular(m->path, false);
 
 	if (fd < 0) {
 		m->path_check = errno == ENOENT || errno == ENOTDIR ? PM_PATH_MISSING : PM_PATH_UNREADABLE;

@@ -6,6 +6,7 @@
 #include "symbolize/kallsyms.h"
 
 #include "core/hex.h"
+#include "core/ropen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -188,7 +189,8 @@ enum conv_err kallsyms_parse(struct kallsyms *k, const char *text, size_t len)
 
 enum conv_err kallsyms_load(struct kallsyms *k, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a regular file only (/proc/kallsyms is one): the path may be a recording's */
+	int fd = ropen_regular(path, false);
 	struct stat st;
 	char *buf;
 	size_t len = 0, cap = 1u << 20;

@@ -40,7 +40,10 @@ void kallsyms_release(struct kallsyms *k);
  * addresses 0).
  */
 enum conv_err kallsyms_parse(struct kallsyms *k, const char *text, size_t len);
-/* Reads and parses a file (capped at 256 MiB), replacing what k held. */
+/*
+ * Reads and parses a file (capped at 256 MiB), replacing what k held. Only
+ * a regular file is opened (core/ropen.h): anything else is CONV_E_IO.
+ */
 enum conv_err kallsyms_load(struct kallsyms *k, const char *path);
 /* The symbol covering addr (the last one at or below it), or NULL past the last text symbol. */
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr);

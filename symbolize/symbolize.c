@@ -29,6 +29,7 @@
 #include "core/arena.h"
 #include "core/elfseg.h"
 #include "core/hmap.h"
+#include "core/ropen.h"
 #include "core/strtab.h"
 #include "core/vec.h"
 
@@ -40,8 +41,11 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <libdeflate.h>
 #include <zstd.h>
@@ -379,15 +383,86 @@ static int cu_ent_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/*
+ * The directory of the open debug file, as libdw takes it for the files the
+ * DWARF names beside it (the file's resolved name up to its last '/').
+ */
+static bool file_dir(int fd, char *dir, size_t cap)
+{
+	char proc[40], real[PATH_MAX];
+	char *slash;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!realpath(proc, real) || real[0] != '/' || !(slash = strrchr(real, '/')))
+		return false;
+	slash[1] = '\0';
+	return (size_t)snprintf(dir, cap, "%s", real) < cap;
+}
+
+/* dir/file as libdw builds it (__libdw_filepath): file if absolute, dir if absolute, else under debugdir. */
+static bool libdw_path(char *out, size_t cap, const char *debugdir, const char *dir, const char *file)
+{
+	int n;
+
+	if (file[0] == '/')
+		n = snprintf(out, cap, "%s", file);
+	else if (dir && dir[0] == '/')
+		n = snprintf(out, cap, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", file);
+	else if (debugdir)
+		n = snprintf(out, cap, "%s%s%s%s", debugdir, dir ? dir : "",
+			     dir && *dir && dir[strlen(dir) - 1] != '/' ? "/" : "", file);
+	else
+		return false;
+	return n >= 0 && (size_t)n < cap;
+}
+
+/* Whether the path names nothing, or a regular file: what libdw may open without harm. */
+static bool harmless_to_open(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
+/*
+ * A skeleton unit's split unit (.dwo) is opened by libdw itself, when asked
+ * for the unit's sub-DIE, with a blocking open() of the name the DWARF gives
+ * (absolute, beside the debug file or under DW_AT_comp_dir): a debug file
+ * conv did not make could name a FIFO or a device. libdw is asked only when
+ * none of its places holds anything but a regular file (or nothing).
+ */
+static bool split_unit_harmless(struct sym_file *f, Dwarf_Die *cudie, char *debugdir, size_t cap,
+				int *have_dir)
+{
+	Dwarf_Attribute a;
+	const char *dwo, *comp;
+	char path[PATH_MAX];
+
+	if (!dwarf_attr(cudie, DW_AT_dwo_name, &a) && !dwarf_attr(cudie, DW_AT_GNU_dwo_name, &a))
+		return true; /* libdw looks for nothing */
+	if (!(dwo = dwarf_formstring(&a)))
+		return true;
+	if (!*have_dir)
+		*have_dir = file_dir(f->fd, debugdir, cap) ? 1 : -1;
+	if (libdw_path(path, sizeof(path), *have_dir > 0 ? debugdir : NULL, NULL, dwo) &&
+	    !harmless_to_open(path))
+		return false;
+	comp = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
+	return !comp || !libdw_path(path, sizeof(path), *have_dir > 0 ? debugdir : NULL, comp, dwo) ||
+	       harmless_to_open(path);
+}
+
 /* Indexes every CU by its address ranges (not .debug_aranges: often missing). */
 static void index_cus(struct sym_file *f)
 {
-	Dwarf_CU *cu = NULL;
+	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Die cudie, subdie;
 	uint8_t unit_type;
 	size_t cap_cus = 0, cap_idx = 0;
+	char debugdir[PATH_MAX];
+	int have_dir = 0;
 
-	while (dwarf_get_units(f->dw, cu, &cu, NULL, &unit_type, &cudie, &subdie) == 0) {
+	for (; dwarf_get_units(f->dw, cu, &next, NULL, &unit_type, &cudie, NULL) == 0; cu = next) {
 		struct cu_info *ci;
 		ptrdiff_t off = 0;
 		Dwarf_Addr base, lo, hi;
@@ -395,6 +470,11 @@ static void index_cus(struct sym_file *f)
 
 		if (unit_type == DW_UT_type || unit_type == DW_UT_split_type)
 			continue;
+		/* the same unit again, now with its split unit looked up (see split_unit_harmless) */
+		if (unit_type != DW_UT_skeleton ||
+		    !split_unit_harmless(f, &cudie, debugdir, sizeof(debugdir), &have_dir) ||
+		    dwarf_get_units(f->dw, cu, &next, NULL, NULL, NULL, &subdie) != 0)
+			subdie = cudie;
 		if (f->nr_cus == cap_cus) {
 			size_t nc = cap_cus ? cap_cus * 2 : 64;
 			struct cu_info *p = realloc(f->cus, nc * sizeof(*p));
@@ -435,6 +515,8 @@ static void index_cus(struct sym_file *f)
 	f->st.cus = f->nr_cus;
 }
 
+static void alt_open_here(struct sym_file *f);
+
 enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const char *runtime_path,
 			    struct conv_diag *diag)
 {
@@ -450,13 +532,13 @@ enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const
 	hmap_init(&f->inl_idx);
 	hmap_init(&f->name_idx);
 	elf_version(EV_CURRENT);
-	f->fd = open(debug_path, O_RDONLY | O_CLOEXEC);
+	f->fd = ropen_regular(debug_path, false);
 	if (f->fd < 0) {
 		int e = errno;
 
 		sym_file_close(f);
 		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "cannot open %s: %s", debug_path,
-				 strerror(e));
+				 ropen_strerror(e));
 	}
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
@@ -465,10 +547,12 @@ enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const
 	}
 	prepare_sections(f);
 	f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
-	if (f->dw)
+	if (f->dw) {
+		alt_open_here(f); /* before any DIE: libdw would look for it by itself */
 		index_cus(f);
+	}
 	if (runtime_path) {
-		f->rfd = open(runtime_path, O_RDONLY | O_CLOEXEC);
+		f->rfd = ropen_regular(runtime_path, false);
 		if (f->rfd >= 0)
 			f->relf = elf_begin(f->rfd, ELF_C_READ_MMAP, NULL);
 		if (f->relf && elf_kind(f->relf) == ELF_K_ELF)
@@ -1784,17 +1868,64 @@ bool sym_file_missing_alt(struct sym_file *f, const uint8_t **bid, size_t *len)
 
 enum conv_err sym_file_set_alt(struct sym_file *f, const char *path)
 {
+	enum conv_err e = CONV_E_OK;
+
 	if (!f->dw || f->alt)
 		return CONV_E_INVAL;
-	f->afd = open(path, O_RDONLY | O_CLOEXEC);
+	f->afd = ropen_regular(path, false);
 	if (f->afd < 0)
 		return CONV_E_IO;
 	f->aelf = elf_begin(f->afd, ELF_C_READ_MMAP, NULL);
 	if (!f->aelf)
-		return CONV_E_LIBELF;
-	f->alt = dwarf_begin_elf(f->aelf, DWARF_C_READ, NULL);
-	if (!f->alt)
-		return CONV_E_LIBDW;
+		e = CONV_E_LIBELF;
+	else if (!(f->alt = dwarf_begin_elf(f->aelf, DWARF_C_READ, NULL)))
+		e = CONV_E_LIBDW;
+	if (e != CONV_E_OK) {
+		/* a later call may try another file */
+		if (f->aelf)
+			elf_end(f->aelf);
+		close(f->afd);
+		f->aelf = NULL;
+		f->afd = -1;
+		return e;
+	}
 	dwarf_setalt(f->dw, f->alt);
 	return CONV_E_OK;
+}
+
+/*
+ * A dwz file's alternate (.gnu_debugaltlink) is looked for by libdw itself,
+ * on the first DIE that refers to it, at /usr/lib/debug/.build-id/NN/REST.debug
+ * and at the name the file gives (absolute, or beside the file), with a
+ * blocking open() of whatever is there: a debug file conv did not make could
+ * name a FIFO or a device. The same two places are tried here, through
+ * ropen_regular, and when neither holds the file libdw is given its own mark
+ * of a search made and failed ((Dwarf *)-1, what dwarf_getalt leaves after
+ * one; dwarf_end frees only an alternate libdw opened), so that it never
+ * looks; sym_file_set_alt may still give it one the caller found.
+ */
+static void alt_open_here(struct sym_file *f)
+{
+	const char *name;
+	const void *id;
+	char path[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = dwelf_dwarf_gnu_debugaltlink(f->dw, &name, &id);
+
+	if (n <= 0)
+		return;
+	if (n >= 3 && n <= 64) {
+		const uint8_t *b = id;
+		int k = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", b[0]);
+
+		for (ssize_t i = 1; i < n; i++)
+			k += snprintf(path + k, sizeof(path) - (size_t)k, "%02x", b[i]);
+		snprintf(path + k, sizeof(path) - (size_t)k, ".debug");
+		if (sym_file_set_alt(f, path) == CONV_E_OK)
+			return;
+	}
+	if (name && *name &&
+	    libdw_path(path, sizeof(path), file_dir(f->fd, dir, sizeof(dir)) ? dir : NULL, NULL, name) &&
+	    sym_file_set_alt(f, path) == CONV_E_OK)
+		return;
+	dwarf_setalt(f->dw, (Dwarf *)-1);
 }

@@ -8,6 +8,7 @@
 
 #include "core/arena.h"
 #include "core/hmap.h"
+#include "core/ropen.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -70,7 +71,7 @@ enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *bi
 	hmap_init(&c->rules);
 	arena_init(&c->arena, 0);
 	elf_version(EV_CURRENT);
-	c->fd = open(binary, O_RDONLY | O_CLOEXEC);
+	c->fd = ropen_regular(binary, false);
 	if (c->fd < 0) {
 		uw_cfi_close(c);
 		return CONV_E_IO;
@@ -88,7 +89,7 @@ enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *bi
 	}
 	c->eh = dwarf_getcfi_elf(c->elf);
 	if (debug) {
-		c->dbg_fd = open(debug, O_RDONLY | O_CLOEXEC);
+		c->dbg_fd = ropen_regular(debug, false);
 		if (c->dbg_fd >= 0)
 			c->dbg = dwarf_begin(c->dbg_fd, DWARF_C_READ);
 		if (c->dbg)

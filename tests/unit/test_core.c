@@ -1,4 +1,4 @@
-/* Unit tests of core/: cursor bounds and byte order, dbuf caps, arena, JSON escaping. */
+/* Unit tests of core/: cursor bounds and byte order, dbuf caps, arena, JSON escaping, ropen. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/io.h"
+#include "core/ropen.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 static void test_cursor_reads(void **state)
 {
@@ -536,6 +541,89 @@ static void test_io_out(void **state)
 	close(pfd[1]);
 }
 
+/* ropen_regular's answer for path: the errno it failed with, or 0 after checking the descriptor. */
+static int ropen_errno(const char *path, bool nofollow)
+{
+	char got[8] = { 0 };
+	int fd, fl;
+
+	errno = 0;
+	fd = ropen_regular(path, nofollow);
+	if (fd < 0)
+		return errno ? errno : -1;
+	fl = fcntl(fd, F_GETFL);
+	assert_int_equal(fl & O_ACCMODE, O_RDONLY);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(read(fd, got, sizeof(got) - 1), 5);
+	assert_string_equal(got, "hello");
+	close(fd);
+	return 0;
+}
+
+/* Only regular files are opened; FIFOs, devices, sockets and directories are refused without waiting. */
+static void test_ropen_regular(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], p[4200], q[4200];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, sfd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/ropen.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	alarm(20); /* a FIFO's blocking open would wait for ever: fail instead */
+
+	snprintf(p, sizeof(p), "%s/file", dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello", 5), 5);
+	close(fd);
+	assert_int_equal(ropen_errno(p, false), 0);
+	assert_int_equal(ropen_errno(p, true), 0);
+
+	snprintf(q, sizeof(q), "%s/link", dir);
+	assert_int_equal(symlink("file", q), 0);
+	assert_int_equal(ropen_errno(q, false), 0);
+	assert_int_equal(ropen_errno(q, true), ELOOP);
+
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(ropen_errno(p, false), EINVAL);
+	assert_int_equal(ropen_errno(p, true), EINVAL);
+	snprintf(q, sizeof(q), "%s/fifolink", dir);
+	assert_int_equal(symlink("fifo", q), 0);
+	assert_int_equal(ropen_errno(q, false), EINVAL);
+	assert_int_equal(ropen_errno(q, true), ELOOP);
+
+	assert_int_equal(ropen_errno("/dev/null", false), EINVAL);
+	assert_int_equal(ropen_errno("/dev/null", true), EINVAL);
+	assert_int_equal(ropen_errno(dir, false), EINVAL);
+
+	snprintf(p, sizeof(p), "%s/sock", dir);
+	sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(sfd >= 0);
+	assert_true(strlen(p) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, p, strlen(p) + 1);
+	assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(ropen_errno(p, false), EINVAL);
+	close(sfd);
+
+	snprintf(p, sizeof(p), "%s/missing", dir);
+	assert_int_equal(ropen_errno(p, false), ENOENT);
+	snprintf(p, sizeof(p), "%s/file/below", dir);
+	assert_int_equal(ropen_errno(p, false), ENOTDIR);
+	assert_string_equal(ropen_strerror(EINVAL), "not a regular file");
+	assert_string_equal(ropen_strerror(ENOENT), strerror(ENOENT));
+	alarm(0);
+
+	for (const char *const *n = (const char *const[]){ "file", "link", "fifo", "fifolink", "sock", NULL };
+	     *n; n++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, *n);
+		unlink(p);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_io_flush),
 		cmocka_unit_test(test_io_out),
+		cmocka_unit_test(test_ropen_regular),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1168,6 +1168,69 @@ static void test_path_only_mode(void **state)
 	}
 }
 
+/*
+ * Path-only mode's -d DIR candidates must lie inside DIR: a recorded path
+ * with ../ and a symlink in DIR leading out are refused (counted), a
+ * symlink that stays inside is followed, and with a build-id a build-id
+ * tree's link out of DIR is still taken (the file proves itself). A FIFO
+ * where a file is looked for is never opened.
+ */
+static void test_debug_dir_confined(void **state)
+{
+	char d[PATH_MAX], dd[PATH_MAX], secret[PATH_MAX], p[PATH_MAX], orig[PATH_MAX];
+	const char *dirs[1];
+	struct loc_opts o;
+	struct loc_result r;
+	struct loc_stats st = { 0 };
+
+	(void)state;
+	NEED_TOOLS();
+	case_dir(d, "confined");
+	strf(dd, sizeof(dd), "%s/given", d);
+	mkdirs(dd);
+	strf(secret, sizeof(secret), "%s/outside/secret.so", d);
+	copy_file(g.n_full.path, secret, NULL);
+	opts_none(&o);
+	dirs[0] = dd;
+	o.debug_dirs = dirs;
+	o.nr_debug_dirs = 1;
+	/* DIR/../outside/secret.so as DIR/<recorded path> */
+	assert_int_equal(find(true, &o, &g.n_full, "/../outside/secret.so", &r, &st), CONV_E_NOTFOUND);
+	assert_int_equal(find(false, &o, &g.n_full, "/../outside/secret.so", &r, &st), CONV_E_NOTFOUND);
+	assert_int_equal(st.outside_dir, 2); /* DIR/<path> for the binary and the debug info */
+	assert_int_equal(st.probed, 0);
+	/* DIR/<basename>, a symlink out of DIR */
+	memset(&st, 0, sizeof(st));
+	strf(p, sizeof(p), "%s/lib.so", dd);
+	link_to(secret, p);
+	assert_int_equal(find(true, &o, &g.n_full, "/usr/lib/lib.so", &r, &st), CONV_E_NOTFOUND);
+	assert_int_equal(st.outside_dir, 1);
+	assert_int_equal(st.probed, 0);
+	/* a symlink that stays in DIR is followed */
+	strf(p, sizeof(p), "%s/inside/real.so", dd);
+	copy_file(g.n_full.path, p, NULL);
+	strf(p, sizeof(p), "%s/in.so", dd);
+	link_to("inside/real.so", p);
+	assert_int_equal(find(true, &o, &g.n_full, "/usr/lib/in.so", &r, NULL), CONV_E_OK);
+	assert_string_equal(r.path, p);
+	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	/* a FIFO in DIR is counted, not opened (the open would wait for a writer) */
+	memset(&st, 0, sizeof(st));
+	strf(p, sizeof(p), "%s/fifo.so", dd);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(find(true, &o, &g.n_full, "/usr/lib/fifo.so", &r, &st), CONV_E_NOTFOUND);
+	assert_int_equal(st.not_regular, 1);
+	assert_int_equal(st.probed, 0);
+	/* with a build-id: DIR/.build-id/NN/REST.debug linking out of DIR is proven by the note */
+	strf(orig, sizeof(orig), "%s/elsewhere/a.dbg", d);
+	copy_file(g.a_dbg.path, orig, NULL);
+	id_path(p, dd, &g.a_full, ".debug");
+	link_to(orig, p);
+	assert_int_equal(find(false, &o, &g.a_full, "/../outside/a", &r, NULL), CONV_E_OK);
+	assert_string_equal(r.path, p);
+	assert_true(r.build_id_verified);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1193,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_path_too_long),
 		cmocka_unit_test(test_path_only_mode),
+		cmocka_unit_test(test_debug_dir_confined),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
