@@ -17,6 +17,7 @@
 #include "core/dbuf.h"
 #include "core/io.h"
 #include "core/json.h"
+#include "core/ropen.h"
 #include "jfrwriter/jfr.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
@@ -1230,6 +1231,19 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 	return cli_paths_check(&ps, "conv", inputs);
 }
 
+/* The symbolizer refuses anything but a regular file there; say so before the run, not as "no kernel symbols". */
+static bool cli_kallsyms_readable(const char *path)
+{
+	int fd = ropen_regular(path, false);
+
+	if (fd < 0) {
+		fprintf(stderr, "conv: --kallsyms %s: %s\n", path, ropen_strerror(errno));
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static struct cvopts c; /* big lists: not on the stack */
@@ -1538,8 +1552,7 @@ int cmd_convert(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (c.co.sj.kallsyms && access(c.co.sj.kallsyms, R_OK)) {
-		fprintf(stderr, "conv: --kallsyms %s: %s\n", c.co.sj.kallsyms, strerror(errno));
+	if (c.co.sj.kallsyms && !cli_kallsyms_readable(c.co.sj.kallsyms)) {
 		rc = CLI_EXIT_INPUT;
 		goto done;
 	}

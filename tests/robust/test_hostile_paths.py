@@ -281,6 +281,10 @@ for data in (nodes_data, nobid_data, table_data):
         if tag == os.path.basename(nodes_data):
             t.check("conv symbolize on %s: refused as not a regular file" % os.path.basename(p),
                     rc == 2 and "not a regular file" in msg, "exit %s: %s" % (rc, msg[-300:]))
+# --kallsyms naming a FIFO: said before the run, not "no kernel symbols" after it
+rc, msg = run([CONV, "--offline", "--kallsyms", fifo, "-o", os.path.join(WORK, "k"), nodes_data])
+t.check("--kallsyms FIFO: refused as not a regular file", rc == 2 and "not a regular file" in msg,
+        "exit %s: %s" % (rc, msg[-300:]))
 t.check("the nodes are unchanged", node_state() == before)
 srv.close()
 
