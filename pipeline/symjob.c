@@ -71,7 +71,7 @@ struct sj_obj {
 	int mem_fd;         /* >= 0: the running vDSO's image, opened as /proc/self/fd/N */
 	uint32_t *addrs;    /* addr ids of this object */
 	size_t nr_addrs, cap_addrs;
-	struct strtab strs; /* result strings (filled by one worker; set up with its first string) */
+	struct strtab *strs; /* result strings (filled by one worker), made with the first one */
 	struct sym_frame *frames; /* result frames of all its addresses */
 	size_t nr_frames;
 	enum symsrc src;
@@ -217,7 +217,9 @@ void symjob_free(struct symjob *j)
 		if (j->objs[i].mem_fd >= 0)
 			close(j->objs[i].mem_fd);
 		free(j->objs[i].addrs);
-		strtab_release(&j->objs[i].strs);
+		if (j->objs[i].strs)
+			strtab_release(j->objs[i].strs);
+		free(j->objs[i].strs);
 		free(j->objs[i].frames);
 	}
 	free(j->objs);
@@ -508,7 +510,7 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	ob->by_path = by_path;
 	ob->vdso = m->kind == PM_KIND_VDSO;
 	ob->mem_fd = -1;
-	/* ob->strs stays zeroed until a worker keeps a string: most objects of a big input have none */
+	/* no ob->strs until a worker keeps a string: most objects of a big input have none */
 	if (!v)
 		hmap_put(&j->obj_by_key, h, j->nr_objs);
 	if (kind == OBJ_USER && !j->o.no_symbolize)
@@ -595,7 +597,9 @@ static uint32_t add_addr(struct symjob *j, uint32_t mapping, uint64_t f_off, enu
 			return v;
 	if (j->nr_addrs >= SYMJOB_NONE - 1 ||
 	    !vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
-	    !vec_reserve((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
+	    /* an object's first address exactly: many objects have one or two */
+	    !(ob->cap_addrs ? vec_reserve : vec_reserve_exact)((void **)&ob->addrs, &ob->cap_addrs,
+								 ob->nr_addrs + 1, sizeof(*ob->addrs)))
 		return SYMJOB_NONE;
 	a = &j->addrs[j->nr_addrs];
 	memset(a, 0, sizeof(*a));
@@ -665,9 +669,13 @@ static const char *keep_str(struct sj_obj *ob, struct str_memo *m, const char *s
 
 	if (m && m->src[i] == s)
 		return m->dst[i];
-	if (!ob->strs.count)
-		strtab_init(&ob->strs);
-	d = strtab_get(&ob->strs, strtab_intern_cstr(&ob->strs, s));
+	if (!ob->strs) {
+		ob->strs = malloc(sizeof(*ob->strs));
+		if (!ob->strs)
+			return "";
+		strtab_init(ob->strs);
+	}
+	d = strtab_get(ob->strs, strtab_intern_cstr(ob->strs, s));
 	if (m) {
 		m->src[i] = s;
 		m->dst[i] = d;
