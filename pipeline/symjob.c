@@ -84,7 +84,13 @@ struct sj_obj {
 struct symjob {
 	struct symjob_opts o;
 	const struct procmap *pm;
-	struct hmap obj_by_key; /* hash of (build-id or path) -> obj index (verified) */
+	/*
+	 * hash of (build-id or path) -> obj indexes, compared by obj_matches:
+	 * equal hashes are kept side by side, so objects whose keys collide
+	 * (build-ids are the input's to choose) cost a comparison each, not a
+	 * search of every object
+	 */
+	struct hidx obj_idx;
 	struct sj_obj *objs;
 	size_t nr_objs, cap_objs;
 	uint32_t *obj_of_map; /* mapping id -> object index (SYMJOB_NONE: no file; MAP_UNSEEN) */
@@ -177,7 +183,7 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 	if (o)
 		j->o = *o;
 	j->pm = pm;
-	hmap_init(&j->obj_by_key);
+	hidx_init(&j->obj_idx);
 	hidx_init(&j->addr_idx);
 	kallsyms_init(&j->ks);
 	strtab_init(&j->mstrs);
@@ -228,7 +234,7 @@ void symjob_free(struct symjob *j)
 	free(j->missing);
 	free(j->unres);
 	free(j->order);
-	hmap_release(&j->obj_by_key);
+	hidx_release(&j->obj_idx);
 	free(j->obj_of_map);
 	kallsyms_release(&j->ks);
 	strtab_release(&j->mstrs);
@@ -237,15 +243,9 @@ void symjob_free(struct symjob *j)
 	free(j);
 }
 
-static uint64_t key_hash(const uint8_t *p, size_t n)
+static uint64_t key_hash(const void *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
+	return hmap_fingerprint(p, n).lo;
 }
 
 static bool obj_matches(const struct symjob *j, const struct sj_obj *ob, enum obj_kind kind,
@@ -466,7 +466,8 @@ static void request_vmlinux(struct symjob *j)
 static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 {
 	enum obj_kind kind;
-	uint64_t h, *v;
+	uint64_t h;
+	struct hidx_iter it;
 	struct sj_obj *ob;
 	bool by_path = false;
 
@@ -478,7 +479,7 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 			return SYMJOB_NONE;
 		by_path = m->kind == PM_KIND_FILE && procmap_path_is_identity(m);
 		h = m->build_id_size ? key_hash(m->build_id, m->build_id_size)
-				     : key_hash((const uint8_t *)m->path, strlen(m->path)) ^
+				     : key_hash(m->path, strlen(m->path)) ^
 					       (by_path ? 2 ^ (m->ino * 0x9e3779b97f4a7c15ull) : 1);
 		break;
 	case PM_KIND_KERNEL:
@@ -489,16 +490,13 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	default:
 		return SYMJOB_NONE;
 	}
-	v = hmap_get(&j->obj_by_key, h);
-	if (v && obj_matches(j, &j->objs[*v], kind, m))
-		return (uint32_t)*v;
-	if (v) {
-		/* hash collision: search linearly (rare) */
-		for (size_t i = 0; i < j->nr_objs; i++)
-			if (obj_matches(j, &j->objs[i], kind, m))
-				return (uint32_t)i;
-	}
-	if (!vec_reserve((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)))
+	for (uint32_t v = hidx_first(&j->obj_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&j->obj_idx, &it))
+		if (obj_matches(j, &j->objs[v], kind, m))
+			return v;
+	if (j->nr_objs >= SYMJOB_NONE - 1 ||
+	    !vec_reserve((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)) ||
+	    !hidx_add(&j->obj_idx, h, (uint32_t)j->nr_objs))
 		return SYMJOB_NONE;
 	ob = &j->objs[j->nr_objs];
 	memset(ob, 0, sizeof(*ob));
@@ -511,8 +509,6 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	ob->vdso = m->kind == PM_KIND_VDSO;
 	ob->mem_fd = -1;
 	/* no ob->strs until a worker keeps a string: most objects of a big input have none */
-	if (!v)
-		hmap_put(&j->obj_by_key, h, j->nr_objs);
 	if (kind == OBJ_USER && !j->o.no_symbolize)
 		locate(j, ob);
 	else if (kind == OBJ_USER)
