@@ -11,6 +11,7 @@
 #include "buildid/buildid.h"
 #include "buildid/debuginfod.h"
 #include "core/dbuf.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/json.h"
 #include "pipeline/host.h"
@@ -43,6 +44,7 @@ struct info_bid {
 struct info_state {
 	struct info_bid *bids; /* distinct MMAP2 inline build-ids */
 	size_t nr_bids, cap_bids;
+	struct hidx bid_idx;   /* hash of (build-id, file name) -> index in bids */
 	uint64_t bids_dropped;
 	struct procmap *pm;
 	bool want_dso;
@@ -482,8 +484,14 @@ static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
 {
 	const struct rdr_mmap *m = &ev->u.mmap;
 	const char *name = m->filename ? m->filename : "";
+	size_t name_len = strlen(name);
+	/* hashed, not compared with every earlier one: a recording may hold any number */
+	uint64_t h = hmap_mix(hmap_fingerprint(m->build_id, m->build_id_size).lo,
+			      hmap_fingerprint(name, name_len).lo);
+	struct hidx_iter it;
 
-	for (size_t i = 0; i < st->nr_bids; i++)
+	for (uint32_t i = hidx_first(&st->bid_idx, h, &it); i != HIDX_NONE;
+	     i = hidx_next(&st->bid_idx, &it))
 		if (st->bids[i].size == m->build_id_size &&
 		    !memcmp(st->bids[i].id, m->build_id, m->build_id_size) &&
 		    !strcmp(st->bids[i].filename, name))
@@ -505,8 +513,13 @@ static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
 	memcpy(st->bids[st->nr_bids].id, m->build_id, 20);
 	st->bids[st->nr_bids].filename = strdup(name);
 	st->bids[st->nr_bids].offset = ev->offset;
-	if (st->bids[st->nr_bids].filename)
-		st->nr_bids++;
+	if (!st->bids[st->nr_bids].filename)
+		return;
+	if (!hidx_add(&st->bid_idx, h, (uint32_t)st->nr_bids)) {
+		free(st->bids[st->nr_bids].filename);
+		return;
+	}
+	st->nr_bids++;
 }
 
 static const char *bid_source_name(enum rdr_bid_source s)
@@ -1086,6 +1099,7 @@ int cmd_info(int argc, char **argv)
 		return CLI_EXIT_INPUT;
 	}
 	tally_init(&st.dso);
+	hidx_init(&st.bid_idx);
 	tally_init(&st.jit);
 	procmap_add_build_ids(st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
 	for (;;) {
@@ -1154,6 +1168,7 @@ int cmd_info(int argc, char **argv)
 	for (size_t i = 0; i < st.nr_bids; i++)
 		free(st.bids[i].filename);
 	free(st.bids);
+	hidx_release(&st.bid_idx);
 	tally_release(&st.dso);
 	tally_release(&st.jit);
 	unwinding_free(st.uw);

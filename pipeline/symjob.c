@@ -44,9 +44,14 @@ struct sj_addr {
 	struct symjob_result res;
 };
 
+/*
+ * The files found for an object. Their paths are kept in the job's path
+ * table, each once and as long as it is: an input names as many objects as
+ * it has bytes for (an MMAP2 record and a sample each), so what an object
+ * keeps must stay near the size of those records.
+ */
 struct located {
-	char debug[4096];
-	char runtime[4096];
+	const char *debug, *runtime; /* in symjob.paths; valid when have_debug, have_runtime */
 	bool have_debug, have_runtime;
 	bool debug_has_dwarf;
 	bool dfd_debug, dfd_exec; /* requested from debuginfod */
@@ -65,10 +70,9 @@ struct sj_obj {
 	bool outside_dir;   /* a -d DIR file for its path lay outside DIR (loc_stats.outside_dir) */
 	bool vdso;          /* mapped as the vDSO */
 	int mem_fd;         /* >= 0: the running vDSO's image, opened as /proc/self/fd/N */
-	struct hidx offs;   /* f_off -> addr id */
 	uint32_t *addrs;    /* addr ids of this object */
 	size_t nr_addrs, cap_addrs;
-	struct strtab strs; /* result strings (filled by one worker) */
+	struct strtab *strs; /* result strings (filled by one worker), made with the first one */
 	struct sym_frame *frames; /* result frames of all its addresses */
 	size_t nr_frames;
 	enum symsrc src;
@@ -81,13 +85,25 @@ struct sj_obj {
 struct symjob {
 	struct symjob_opts o;
 	const struct procmap *pm;
-	struct hmap obj_by_key; /* hash of (build-id or path) -> obj index (verified) */
+	/*
+	 * hash of (build-id or path) -> obj indexes, compared by obj_matches:
+	 * equal hashes are kept side by side, so objects whose keys collide
+	 * (build-ids are the input's to choose) cost a comparison each, not a
+	 * search of every object
+	 */
+	struct hidx obj_idx;
 	struct sj_obj *objs;
 	size_t nr_objs, cap_objs;
 	uint32_t *obj_of_map; /* mapping id -> object index (SYMJOB_NONE: no file; MAP_UNSEEN) */
 	size_t cap_obj_of_map;
 	struct sj_addr *addrs;
 	size_t nr_addrs, cap_addrs;
+	/*
+	 * (object, key, mode) -> addr id: one table for all objects, not one
+	 * each, whose first slots (half a KiB) an input naming many objects
+	 * with an address or two each would pay per object.
+	 */
+	struct hidx addr_idx;
 	struct kallsyms ks;
 	bool ks_loaded;
 	uint64_t ks_shift; /* recorded kernel address - kallsyms address */
@@ -96,6 +112,7 @@ struct symjob {
 	struct symjob_missing *unres; /* objects with unresolved frames */
 	size_t nr_unres;
 	struct strtab mstrs; /* strings of missing entries */
+	struct strtab paths; /* located files' paths (the reading thread's until symjob_start) */
 	atomic_size_t next_obj; /* in order[] */
 	bool started, finished; /* symjob_start, symjob_finish were called */
 	pthread_t th[SYMJOB_MAX_THREADS];
@@ -168,9 +185,11 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 	if (o)
 		j->o = *o;
 	j->pm = pm;
-	hmap_init(&j->obj_by_key);
+	hidx_init(&j->obj_idx);
+	hidx_init(&j->addr_idx);
 	kallsyms_init(&j->ks);
 	strtab_init(&j->mstrs);
+	strtab_init(&j->paths);
 	if (!j->o.no_symbolize) {
 		struct dfd_opts d = { 0 };
 		enum conv_err err;
@@ -205,33 +224,30 @@ void symjob_free(struct symjob *j)
 	for (size_t i = 0; i < j->nr_objs; i++) {
 		if (j->objs[i].mem_fd >= 0)
 			close(j->objs[i].mem_fd);
-		hidx_release(&j->objs[i].offs);
 		free(j->objs[i].addrs);
-		strtab_release(&j->objs[i].strs);
+		if (j->objs[i].strs)
+			strtab_release(j->objs[i].strs);
+		free(j->objs[i].strs);
 		free(j->objs[i].frames);
 	}
 	free(j->objs);
 	free(j->addrs);
+	hidx_release(&j->addr_idx);
 	free(j->missing);
 	free(j->unres);
 	free(j->order);
-	hmap_release(&j->obj_by_key);
+	hidx_release(&j->obj_idx);
 	free(j->obj_of_map);
 	kallsyms_release(&j->ks);
 	strtab_release(&j->mstrs);
+	strtab_release(&j->paths);
 	dfd_free(j->dfd);
 	free(j);
 }
 
-static uint64_t key_hash(const uint8_t *p, size_t n)
+static uint64_t key_hash(const void *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
+	return hmap_fingerprint(p, n).lo;
 }
 
 static bool obj_matches(const struct symjob *j, const struct sj_obj *ob, enum obj_kind kind,
@@ -267,24 +283,34 @@ static enum symsrc src_of(enum loc_source s)
 	}
 }
 
+/* path kept in the job's path table; NULL when out of memory (the file is then not used). */
+static const char *keep_path(struct symjob *j, const char *path)
+{
+	uint32_t id = strtab_intern_cstr(&j->paths, path);
+
+	return id == STRTAB_NONE ? NULL : strtab_get(&j->paths, id);
+}
+
 /*
  * The running kernel's vDSO stands in for a recorded one with its build-id:
  * perf keeps a copy only in its ~/.debug cache (none with record -N), and
  * this process maps the very image. Its .dynsym is the vDSO's whole symbol
  * table, so it counts as found (not as a stand-in for missing debug info).
  */
-static bool locate_running_vdso(struct sj_obj *ob)
+static bool locate_running_vdso(struct symjob *j, struct sj_obj *ob)
 {
 	struct located *l = &ob->loc;
+	char path[40];
 	int fd;
 
 	if (!ob->vdso || !ob->bid_len ||
 	    buildid_running_vdso_fd(ob->bid, ob->bid_len, &fd) != CONV_E_OK)
 		return false;
 	ob->mem_fd = fd;
-	snprintf(l->runtime, sizeof(l->runtime), "/proc/self/fd/%d", fd);
-	l->have_runtime = true;
-	return true;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	l->runtime = keep_path(j, path);
+	l->have_runtime = l->runtime != NULL;
+	return l->have_runtime;
 }
 
 /*
@@ -307,17 +333,17 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 	 * when it has none, the file itself (by_path).
 	 */
 	lo.use_original_path = ob->bid_len > 0 || ob->by_path;
-	if (loc_find_debug(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
-		snprintf(l->debug, sizeof(l->debug), "%s", r.path);
+	if (loc_find_debug(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK &&
+	    (l->debug = keep_path(j, r.path)) != NULL) {
 		l->have_debug = true;
 		l->debug_has_dwarf = r.has_debug_info;
 		l->src = src_of(r.source);
 	}
-	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
-		snprintf(l->runtime, sizeof(l->runtime), "%s", r.path);
+	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK &&
+	    (l->runtime = keep_path(j, r.path)) != NULL) {
 		l->have_runtime = true;
-	} else if (locate_running_vdso(ob) && !l->have_debug) {
-		snprintf(l->debug, sizeof(l->debug), "%s", l->runtime);
+	} else if (locate_running_vdso(j, ob) && !l->have_debug) {
+		l->debug = l->runtime;
 		l->have_debug = true;
 		l->src = SYMSRC_LOCAL; /* an image on this machine, like a local binary */
 	}
@@ -334,7 +360,7 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 	}
 	/* no symbols file: the binary's own .dynsym still names exported functions */
 	if (!l->have_debug && l->have_runtime) {
-		snprintf(l->debug, sizeof(l->debug), "%s", l->runtime);
+		l->debug = l->runtime;
 		l->have_debug = true;
 		l->dynsym_only = true;
 		l->src = SYMSRC_LOCAL;
@@ -353,11 +379,11 @@ static void locate_runtime(struct symjob *j, struct sj_obj *ob)
 	lo.debug_dirs = j->o.debug_dirs;
 	lo.nr_debug_dirs = j->o.nr_debug_dirs;
 	lo.use_original_path = ob->bid_len > 0 || ob->by_path; /* as in locate() */
-	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK) {
-		snprintf(ob->loc.runtime, sizeof(ob->loc.runtime), "%s", r.path);
+	if (loc_find_binary(&lo, ob->bid, ob->bid_len, ob->path, &r, &j->lstats, NULL) == CONV_E_OK &&
+	    (ob->loc.runtime = keep_path(j, r.path)) != NULL) {
 		ob->loc.have_runtime = true;
 	} else {
-		locate_running_vdso(ob);
+		locate_running_vdso(j, ob);
 	}
 }
 
@@ -385,20 +411,22 @@ static void fetched(struct symjob *j, struct sj_obj *ob)
 		else if (e == CONV_E_NOTFOUND)
 			ob->dfd_reason = "debuginfod: not found on any server";
 	}
-	if (l->dfd_debug && e == CONV_E_OK && (!l->have_debug || !l->debug_has_dwarf)) {
-		snprintf(l->debug, sizeof(l->debug), "%s", path);
+	if (l->dfd_debug && e == CONV_E_OK && (!l->have_debug || !l->debug_has_dwarf) &&
+	    (path = keep_path(j, path)) != NULL) {
+		l->debug = path;
 		l->have_debug = true;
 		l->debug_has_dwarf = true;
 		l->dynsym_only = false;
 		l->src = SYMSRC_DEBUGINFOD;
 	}
 	if (l->dfd_exec &&
-	    dfd_wait(j->dfd, ob->bid, ob->bid_len, DFD_EXECUTABLE, &path, NULL) == CONV_E_OK) {
-		snprintf(l->runtime, sizeof(l->runtime), "%s", path);
+	    dfd_wait(j->dfd, ob->bid, ob->bid_len, DFD_EXECUTABLE, &path, NULL) == CONV_E_OK &&
+	    (path = keep_path(j, path)) != NULL) {
+		l->runtime = path;
 		l->have_runtime = true;
 		/* an executable with symbols is better than nothing when no debug info came */
 		if (!l->have_debug || (!l->debug_has_dwarf && l->src != SYMSRC_DEBUGINFOD)) {
-			snprintf(l->debug, sizeof(l->debug), "%s", path);
+			l->debug = path;
 			l->have_debug = true;
 			l->src = SYMSRC_DEBUGINFOD;
 		}
@@ -442,7 +470,8 @@ static void request_vmlinux(struct symjob *j)
 static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 {
 	enum obj_kind kind;
-	uint64_t h, *v;
+	uint64_t h;
+	struct hidx_iter it;
 	struct sj_obj *ob;
 	bool by_path = false;
 
@@ -454,7 +483,7 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 			return SYMJOB_NONE;
 		by_path = m->kind == PM_KIND_FILE && procmap_path_is_identity(m);
 		h = m->build_id_size ? key_hash(m->build_id, m->build_id_size)
-				     : key_hash((const uint8_t *)m->path, strlen(m->path)) ^
+				     : key_hash(m->path, strlen(m->path)) ^
 					       (by_path ? 2 ^ (m->ino * 0x9e3779b97f4a7c15ull) : 1);
 		break;
 	case PM_KIND_KERNEL:
@@ -465,16 +494,13 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	default:
 		return SYMJOB_NONE;
 	}
-	v = hmap_get(&j->obj_by_key, h);
-	if (v && obj_matches(j, &j->objs[*v], kind, m))
-		return (uint32_t)*v;
-	if (v) {
-		/* hash collision: search linearly (rare) */
-		for (size_t i = 0; i < j->nr_objs; i++)
-			if (obj_matches(j, &j->objs[i], kind, m))
-				return (uint32_t)i;
-	}
-	if (!vec_reserve((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)))
+	for (uint32_t v = hidx_first(&j->obj_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&j->obj_idx, &it))
+		if (obj_matches(j, &j->objs[v], kind, m))
+			return v;
+	if (j->nr_objs >= SYMJOB_NONE - 1 ||
+	    !vec_reserve((void **)&j->objs, &j->cap_objs, j->nr_objs + 1, sizeof(*j->objs)) ||
+	    !hidx_add(&j->obj_idx, h, (uint32_t)j->nr_objs))
 		return SYMJOB_NONE;
 	ob = &j->objs[j->nr_objs];
 	memset(ob, 0, sizeof(*ob));
@@ -486,10 +512,7 @@ static uint32_t obj_for(struct symjob *j, const struct pm_mapping *m)
 	ob->by_path = by_path;
 	ob->vdso = m->kind == PM_KIND_VDSO;
 	ob->mem_fd = -1;
-	hidx_init(&ob->offs);
-	strtab_init(&ob->strs);
-	if (!v)
-		hmap_put(&j->obj_by_key, h, j->nr_objs);
+	/* no ob->strs until a worker keeps a string: most objects of a big input have none */
 	if (kind == OBJ_USER && !j->o.no_symbolize)
 		locate(j, ob);
 	else if (kind == OBJ_USER)
@@ -536,8 +559,9 @@ uint32_t symjob_object_files(struct symjob *j, uint32_t mapping, const char **ru
 	l = &j->objs[oi].loc;
 	if (!l->have_runtime && l->dfd_exec &&
 	    dfd_wait(j->dfd, j->objs[oi].bid, j->objs[oi].bid_len, DFD_EXECUTABLE, &path, NULL) ==
-		    CONV_E_OK) {
-		snprintf(l->runtime, sizeof(l->runtime), "%s", path);
+		    CONV_E_OK &&
+	    (path = keep_path(j, path)) != NULL) {
+		l->runtime = path;
 		l->have_runtime = true;
 	}
 	*runtime = l->have_runtime ? l->runtime : NULL;
@@ -566,14 +590,16 @@ static uint32_t add_addr(struct symjob *j, uint32_t mapping, uint64_t f_off, enu
 	ob = &j->objs[oi];
 	/* kernel objects are keyed by the runtime address itself */
 	key = ob->kind == OBJ_KERNEL ? f_off - m->pgoff + m->start : f_off;
-	h = hmap_mix(hmap_hash(key), mode);
-	for (uint32_t v = hidx_first(&ob->offs, h, &it); v != HIDX_NONE;
-	     v = hidx_next(&ob->offs, &it))
-		if (j->addrs[v].f_off == key && j->addrs[v].mode == mode)
+	h = hmap_mix(hmap_mix(hmap_hash(key), mode), oi);
+	for (uint32_t v = hidx_first(&j->addr_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&j->addr_idx, &it))
+		if (j->addrs[v].f_off == key && j->addrs[v].mode == mode && j->addrs[v].obj == oi)
 			return v;
 	if (j->nr_addrs >= SYMJOB_NONE - 1 ||
 	    !vec_reserve((void **)&j->addrs, &j->cap_addrs, j->nr_addrs + 1, sizeof(*j->addrs)) ||
-	    !vec_reserve((void **)&ob->addrs, &ob->cap_addrs, ob->nr_addrs + 1, sizeof(*ob->addrs)))
+	    /* an object's first address exactly: many objects have one or two */
+	    !(ob->cap_addrs ? vec_reserve : vec_reserve_exact)((void **)&ob->addrs, &ob->cap_addrs,
+								 ob->nr_addrs + 1, sizeof(*ob->addrs)))
 		return SYMJOB_NONE;
 	a = &j->addrs[j->nr_addrs];
 	memset(a, 0, sizeof(*a));
@@ -581,7 +607,7 @@ static uint32_t add_addr(struct symjob *j, uint32_t mapping, uint64_t f_off, enu
 	a->f_off = key;
 	a->pgoff = m->pgoff;
 	a->mode = (uint8_t)mode;
-	if (!hidx_add(&ob->offs, h, (uint32_t)j->nr_addrs))
+	if (!hidx_add(&j->addr_idx, h, (uint32_t)j->nr_addrs))
 		return SYMJOB_NONE;
 	ob->addrs[ob->nr_addrs++] = (uint32_t)j->nr_addrs;
 	return (uint32_t)j->nr_addrs++;
@@ -643,7 +669,13 @@ static const char *keep_str(struct sj_obj *ob, struct str_memo *m, const char *s
 
 	if (m && m->src[i] == s)
 		return m->dst[i];
-	d = strtab_get(&ob->strs, strtab_intern_cstr(&ob->strs, s));
+	if (!ob->strs) {
+		ob->strs = malloc(sizeof(*ob->strs));
+		if (!ob->strs)
+			return "";
+		strtab_init(ob->strs);
+	}
+	d = strtab_get(ob->strs, strtab_intern_cstr(ob->strs, s));
 	if (m) {
 		m->src[i] = s;
 		m->dst[i] = d;

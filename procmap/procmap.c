@@ -204,7 +204,13 @@ static bool space_insert(struct pm_space *s, uint64_t start, uint64_t end, uint3
 		}
 	}
 	add = (left.map != PM_NO_MAPPING) + (map != PM_NO_MAPPING) + (right.map != PM_NO_MAPPING);
-	if (!vec_reserve((void **)&s->v, &s->cap, s->n - (j - i) + add, sizeof(*s->v)))
+	/*
+	 * A space's first intervals exactly: vec_reserve's 16 would be 384
+	 * bytes for each process of a profile's mappings (one process each,
+	 * conv symbolize) or of a recording with many one-mapping processes.
+	 */
+	if (!(s->cap ? vec_reserve : vec_reserve_exact)((void **)&s->v, &s->cap,
+							  s->n - (j - i) + add, sizeof(*s->v)))
 		return false;
 	if (s->n > j) /* nothing to move in an empty space (v may still be NULL) */
 		memmove(s->v + i + add, s->v + j, (s->n - j) * sizeof(*s->v));
