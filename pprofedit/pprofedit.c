@@ -7,11 +7,43 @@
 #include "core/strtab.h"
 #include "core/vec.h"
 
+#include <inttypes.h>
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5, F_STRING = 6 };
+
+/* What a field copied as it is goes into the output's buffer at a time. */
+#define COPY_STEP ((size_t)256 << 10)
+
+size_t ppe_inflate_cap(size_t len, size_t max_len)
+{
+	size_t cap = len > SIZE_MAX / PPE_INFLATE_RATIO ? SIZE_MAX : len * PPE_INFLATE_RATIO;
+
+	if (cap < PPE_INFLATE_FLOOR)
+		cap = PPE_INFLATE_FLOOR;
+	return cap < max_len ? cap : max_len;
+}
+
+const uint8_t *ppe_str_bytes(const struct ppe_profile *p, uint64_t idx, size_t *len)
+{
+	if (idx >= p->nr_strs) {
+		*len = 0;
+		return (const uint8_t *)"";
+	}
+	*len = p->str_lens[idx];
+	return p->strs[idx];
+}
+
+enum conv_err ppe_edit_fits(const struct ppe_profile *p, const struct ppe_edit *e, struct conv_diag *diag)
+{
+	if (e->nr_functions && p->max_function_id > UINT64_MAX - e->nr_functions)
+		return conv_fail(diag, CONV_E_LIMIT, UINT64_MAX,
+				 "a function id of %" PRIu64 " leaves no room above it for the %zu new functions' ids",
+				 p->max_function_id, e->nr_functions);
+	return CONV_E_OK;
+}
 
 /* Whether buf starts as a gzip member does. */
 static bool ppe_is_gzip(const uint8_t *buf, size_t len)
@@ -49,8 +81,10 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 						  &in_used, &out_n);
 		if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
 			if (alloc >= max_len)
-				err = conv_fail(diag, CONV_E_LIMIT, in, "inflates to more than %zu bytes",
-						max_len);
+				err = conv_fail(diag, CONV_E_LIMIT, in,
+						"gzip: inflates to more than %zu bytes from %zu (a profile "
+						"inflates %u times its size at most, %u MiB whatever its size)",
+						max_len, len, PPE_INFLATE_RATIO, (unsigned)(PPE_INFLATE_FLOOR >> 20));
 			want = alloc > max_len / 2 ? max_len : alloc * 2;
 			continue;
 		}
@@ -96,49 +130,77 @@ static bool skip_value(struct cur *c, unsigned wt)
 	}
 }
 
-/* The top-level fields, in order; counts of the tables. */
-static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
+/* One top-level field at *pos (false at the end or when malformed: diag says, when given). */
+static bool field_read(const uint8_t *buf, size_t len, size_t *pos, struct ppe_field *f, enum conv_err *err,
+		       struct conv_diag *diag)
 {
 	struct cur c;
-	size_t cap = 0;
+	size_t off = *pos;
+	uint64_t key;
 
-	cur_init(&c, p->buf, p->len, false);
-	while (cur_remaining(&c)) {
-		size_t off = c.pos;
-		uint64_t key = cur_uleb128_long(&c);
-		struct ppe_field *f;
+	*err = CONV_E_OK;
+	if (off >= len)
+		return false;
+	cur_init(&c, buf, len, false);
+	c.pos = off;
+	key = cur_uleb128_long(&c);
+	if (!cur_ok(&c) || (key >> 3) == 0 || (key >> 3) > UINT32_MAX) {
+		*err = conv_fail(diag, CONV_E_FORMAT, off, "not a protobuf field");
+		return false;
+	}
+	memset(f, 0, sizeof(*f));
+	f->number = (uint32_t)(key >> 3);
+	f->off = off;
+	if ((key & 7) == PPROF_WT_LEN) {
+		uint64_t n = cur_uleb128_long(&c);
 
-		if (!cur_ok(&c) || (key >> 3) == 0 || (key >> 3) > UINT32_MAX)
-			return conv_fail(diag, CONV_E_FORMAT, off, "not a protobuf field");
-		if (!vec_reserve((void **)&p->fields, &cap, p->nr_fields + 1, sizeof(*p->fields)))
-			return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
-		f = &p->fields[p->nr_fields];
-		memset(f, 0, sizeof(*f));
-		f->number = (uint32_t)(key >> 3);
-		f->off = off;
-		if ((key & 7) == PPROF_WT_LEN) {
-			uint64_t n = cur_uleb128_long(&c);
-
-			if (!cur_ok(&c) || n > cur_remaining(&c))
-				return conv_fail(diag, CONV_E_FORMAT, off, "field %u runs past the end",
-						 f->number);
-			f->val_off = c.pos;
-			f->val_len = (size_t)n;
-			cur_skip(&c, (size_t)n);
-		} else if (!skip_value(&c, (unsigned)(key & 7))) {
-			return conv_fail(diag, CONV_E_FORMAT, off, "field %u: bad value", f->number);
+		if (!cur_ok(&c) || n > cur_remaining(&c)) {
+			*err = conv_fail(diag, CONV_E_FORMAT, off, "field %u runs past the end", f->number);
+			return false;
 		}
-		if ((f->number == F_MAPPING || f->number == F_LOCATION || f->number == F_FUNCTION ||
-		     f->number == F_STRING) && (key & 7) != PPROF_WT_LEN)
-			return conv_fail(diag, CONV_E_FORMAT, off, "field %u is not a message", f->number);
-		f->len = c.pos - off;
-		p->nr_mappings += f->number == F_MAPPING;
-		p->nr_locations += f->number == F_LOCATION;
-		p->nr_functions += f->number == F_FUNCTION;
-		p->nr_strs += f->number == F_STRING;
+		f->val_off = c.pos;
+		f->val_len = (size_t)n;
+		cur_skip(&c, (size_t)n);
+	} else if (!skip_value(&c, (unsigned)(key & 7))) {
+		*err = conv_fail(diag, CONV_E_FORMAT, off, "field %u: bad value", f->number);
+		return false;
+	}
+	if ((f->number == F_MAPPING || f->number == F_LOCATION || f->number == F_FUNCTION ||
+	     f->number == F_STRING) && (key & 7) != PPROF_WT_LEN) {
+		*err = conv_fail(diag, CONV_E_FORMAT, off, "field %u is not a message", f->number);
+		return false;
+	}
+	f->len = c.pos - off;
+	*pos = c.pos;
+	return true;
+}
+
+bool ppe_field_next(const struct ppe_profile *p, size_t *pos, struct ppe_field *f)
+{
+	enum conv_err err;
+
+	return field_read(p->buf, p->len, pos, f, &err, NULL);
+}
+
+/*
+ * Counts the top-level fields and the tables' entries. The fields are not
+ * kept (each is walked again where it is needed): a field can be two bytes,
+ * its description was forty.
+ */
+static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
+{
+	struct ppe_field f;
+	size_t pos = 0;
+	enum conv_err err = CONV_E_OK;
+
+	while (field_read(p->buf, p->len, &pos, &f, &err, diag)) {
+		p->nr_mappings += f.number == F_MAPPING;
+		p->nr_locations += f.number == F_LOCATION;
+		p->nr_functions += f.number == F_FUNCTION;
+		p->nr_strs += f.number == F_STRING;
 		p->nr_fields++;
 	}
-	return CONV_E_OK;
+	return err;
 }
 
 /*
@@ -280,8 +342,11 @@ static enum conv_err parse_tables(struct ppe_profile *p, struct conv_diag *diag)
 	p->functions = calloc(p->nr_functions ? p->nr_functions : 1, sizeof(*p->functions));
 	if (!p->strs || !p->str_lens || !p->mappings || !p->locations || !p->functions)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
-	for (size_t i = 0; i < p->nr_fields; i++) {
-		const struct ppe_field *f = &p->fields[i];
+	struct ppe_field field;
+	size_t pos = 0;
+
+	while (ppe_field_next(p, &pos, &field)) {
+		const struct ppe_field *f = &field;
 		struct cur c;
 		bool ok = true;
 
@@ -324,7 +389,7 @@ enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, s
 	p->len = len;
 	if (ppe_is_gzip(buf, len)) {
 		p->gzipped = true;
-		err = gunzip(p, buf, len, max_len, diag);
+		err = gunzip(p, buf, len, ppe_inflate_cap(len, max_len), diag);
 	}
 	if (!err)
 		err = scan_fields(p, diag);
@@ -338,7 +403,6 @@ enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, s
 void ppe_release(struct ppe_profile *p)
 {
 	free(p->owned);
-	free(p->fields);
 	free(p->strs);
 	free(p->str_lens);
 	free(p->mappings);
@@ -489,15 +553,26 @@ static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edi
 	dbuf_init(&msg, 0);
 	dbuf_init(&ln, 0);
 	strtab_init(&t);
-	for (size_t i = 0; i < p->nr_fields && !s->failed; i++) {
-		const struct ppe_field *f = &p->fields[i];
+	struct ppe_field field;
+	size_t pos = 0;
 
-		if (f->number == F_MAPPING && e->map_flags[mi])
+	while (!s->failed && ppe_field_next(p, &pos, &field)) {
+		const struct ppe_field *f = &field;
+
+		if (f->number == F_MAPPING && e->map_flags[mi]) {
 			write_mapping(&s->buf, &msg, p, f, &p->mappings[mi], e->map_flags[mi]);
-		else if (f->number == F_LOCATION && e->loc_nr[li])
+		} else if (f->number == F_LOCATION && e->loc_nr[li]) {
 			write_location(&s->buf, &msg, &ln, p, f, e, li);
-		else
-			dbuf_append(&s->buf, p->buf + f->off, f->len);
+		} else {
+			/* a large field in steps: the sink's buffer stays a step, not the field */
+			for (size_t done = 0; done < f->len && !s->failed;) {
+				size_t n = f->len - done < COPY_STEP ? f->len - done : COPY_STEP;
+
+				dbuf_append(&s->buf, p->buf + f->off + done, n);
+				done += n;
+				pprof_sink_maybe_flush(s);
+			}
+		}
 		mi += f->number == F_MAPPING;
 		li += f->number == F_LOCATION;
 		pprof_sink_maybe_flush(s);
@@ -517,7 +592,15 @@ static enum conv_err write_to(const struct ppe_profile *p, const struct ppe_edit
 			      struct dbuf *out, int fd, struct io_flush *flush, uint64_t *bytes, int *io_errno)
 {
 	struct pprof_sink s;
-	enum conv_err err = pprof_sink_init(&s, gzip ? 6 : -1, out, fd, flush);
+	enum conv_err err;
+
+	if (bytes)
+		*bytes = 0;
+	if (io_errno)
+		*io_errno = 0;
+	if (ppe_edit_fits(p, e, NULL))
+		return CONV_E_LIMIT;
+	err = pprof_sink_init(&s, gzip ? 6 : -1, out, fd, flush);
 
 	if (err == CONV_E_OK)
 		err = write_all(p, e, &s);
