@@ -11,6 +11,7 @@
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5, F_STRING = 6 };
 
@@ -61,13 +62,29 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 
 	if (!d)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	/*
+	 * The whole cap as address space at once, touched only as it fills:
+	 * growing by realloc re-inflated members and copied, twice the memory
+	 * at the end (a bomb refused at 64 MiB peaked at 130 MB). Where it
+	 * cannot be had, the buffer grows as before.
+	 */
+	{
+		void *m = mmap(NULL, max_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
+
+		if (m != MAP_FAILED) {
+			p->mapped = m;
+			p->mapped_len = max_len;
+			alloc = max_len;
+		}
+	}
 	while (in < len && !err) {
 		size_t in_used = 0, out_n = 0;
 		enum libdeflate_result r;
 
 		if (want > max_len)
 			want = max_len;
-		if (alloc < want) {
+		if (alloc < want && !p->mapped) {
 			uint8_t *n = realloc(p->owned, want);
 
 			if (!n) {
@@ -77,8 +94,8 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 			p->owned = n;
 			alloc = want;
 		}
-		r = libdeflate_gzip_decompress_ex(d, buf + in, len - in, p->owned + used, alloc - used,
-						  &in_used, &out_n);
+		r = libdeflate_gzip_decompress_ex(d, buf + in, len - in, (p->mapped ? p->mapped : p->owned) + used,
+						  alloc - used, &in_used, &out_n);
 		if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
 			if (alloc >= max_len)
 				err = conv_fail(diag, CONV_E_LIMIT, in,
@@ -96,7 +113,7 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 		in += in_used;
 	}
 	libdeflate_free_decompressor(d);
-	p->buf = p->owned;
+	p->buf = p->mapped ? p->mapped : p->owned;
 	p->len = used;
 	return err;
 }
@@ -128,6 +145,37 @@ static bool skip_value(struct cur *c, unsigned wt)
 		cur_fail(c);
 		return false;
 	}
+}
+
+/*
+ * The next subfield of a message: its number, wire type and value (a varint,
+ * or a length-delimited value's cursor in *sub); false at the end or on an
+ * error (c failed then).
+ */
+static bool next_sub(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, struct cur *sub)
+{
+	uint64_t key;
+
+	if (!cur_remaining(c))
+		return false;
+	key = cur_uleb128_long(c);
+	*num = (uint32_t)(key >> 3);
+	*wt = (unsigned)(key & 7);
+	*v = 0;
+	if (*wt == PPROF_WT_VARINT) {
+		*v = cur_uleb128_long(c);
+	} else if (*wt == PPROF_WT_LEN) {
+		uint64_t n = cur_uleb128_long(c);
+
+		if (!cur_ok(c) || n > cur_remaining(c)) {
+			cur_fail(c);
+			return false;
+		}
+		*sub = cur_sub(c, (size_t)n);
+	} else {
+		skip_value(c, *wt);
+	}
+	return cur_ok(c);
 }
 
 /* One top-level field at *pos (false at the end or when malformed: diag says, when given). */
@@ -187,13 +235,25 @@ bool ppe_field_next(const struct ppe_profile *p, size_t *pos, struct ppe_field *
  * kept (each is walked again where it is needed): a field can be two bytes,
  * its description was forty.
  */
-static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
+static enum conv_err scan_fields(struct ppe_profile *p, size_t *nr_lines, struct conv_diag *diag)
 {
 	struct ppe_field f;
 	size_t pos = 0;
 	enum conv_err err = CONV_E_OK;
 
+	*nr_lines = 0;
 	while (field_read(p->buf, p->len, &pos, &f, &err, diag)) {
+		if (f.number == F_LOCATION) {
+			/* its lines, so that the table is allocated once (a malformed one fails later) */
+			struct cur c, sub;
+			uint32_t n;
+			unsigned wt;
+			uint64_t v;
+
+			cur_init(&c, p->buf + f.val_off, f.val_len, false);
+			while (next_sub(&c, &n, &wt, &v, &sub))
+				*nr_lines += wt == PPROF_WT_LEN && n == 4;
+		}
 		p->nr_mappings += f.number == F_MAPPING;
 		p->nr_locations += f.number == F_LOCATION;
 		p->nr_functions += f.number == F_FUNCTION;
@@ -201,37 +261,6 @@ static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
 		p->nr_fields++;
 	}
 	return err;
-}
-
-/*
- * The next subfield of a message: its number, wire type and value (a varint,
- * or a length-delimited value's cursor in *sub); false at the end or on an
- * error (c failed then).
- */
-static bool next_sub(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, struct cur *sub)
-{
-	uint64_t key;
-
-	if (!cur_remaining(c))
-		return false;
-	key = cur_uleb128_long(c);
-	*num = (uint32_t)(key >> 3);
-	*wt = (unsigned)(key & 7);
-	*v = 0;
-	if (*wt == PPROF_WT_VARINT) {
-		*v = cur_uleb128_long(c);
-	} else if (*wt == PPROF_WT_LEN) {
-		uint64_t n = cur_uleb128_long(c);
-
-		if (!cur_ok(c) || n > cur_remaining(c)) {
-			cur_fail(c);
-			return false;
-		}
-		*sub = cur_sub(c, (size_t)n);
-	} else {
-		skip_value(c, *wt);
-	}
-	return cur_ok(c);
 }
 
 static bool parse_mapping(struct ppe_mapping *m, struct cur c)
@@ -331,16 +360,17 @@ static bool parse_location(struct ppe_profile *p, struct ppe_location *l, struct
 }
 
 /* Each table's entries, from the fields scan_fields found. */
-static enum conv_err parse_tables(struct ppe_profile *p, struct conv_diag *diag)
+static enum conv_err parse_tables(struct ppe_profile *p, size_t nr_lines, struct conv_diag *diag)
 {
-	size_t ms = 0, ls = 0, fs = 0, ss = 0, cap_lines = 0;
+	size_t ms = 0, ls = 0, fs = 0, ss = 0, cap_lines = nr_lines ? nr_lines : 1;
 
 	p->strs = calloc(p->nr_strs ? p->nr_strs : 1, sizeof(*p->strs));
 	p->str_lens = calloc(p->nr_strs ? p->nr_strs : 1, sizeof(*p->str_lens));
 	p->mappings = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*p->mappings));
 	p->locations = calloc(p->nr_locations ? p->nr_locations : 1, sizeof(*p->locations));
 	p->functions = calloc(p->nr_functions ? p->nr_functions : 1, sizeof(*p->functions));
-	if (!p->strs || !p->str_lens || !p->mappings || !p->locations || !p->functions)
+	p->lines = malloc(cap_lines * sizeof(*p->lines));
+	if (!p->strs || !p->str_lens || !p->mappings || !p->locations || !p->functions || !p->lines)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	struct ppe_field field;
 	size_t pos = 0;
@@ -379,10 +409,33 @@ static enum conv_err parse_tables(struct ppe_profile *p, struct conv_diag *diag)
 	return CONV_E_OK;
 }
 
+/*
+ * Whether the tables fit in PPE_TABLE_RATIO times the protobuf (or
+ * PPE_TABLE_FLOOR): each entry costs 16 to 56 bytes, and a message can be
+ * two; CONV_E_LIMIT (diag says) when not.
+ */
+static enum conv_err check_tables(const struct ppe_profile *p, size_t nr_lines, struct conv_diag *diag)
+{
+	double need = (double)p->nr_strs * (sizeof(*p->strs) + sizeof(*p->str_lens)) +
+		      (double)p->nr_mappings * sizeof(*p->mappings) +
+		      (double)p->nr_locations * sizeof(*p->locations) +
+		      (double)p->nr_functions * sizeof(*p->functions) + (double)nr_lines * sizeof(*p->lines);
+	double room = (double)p->len * PPE_TABLE_RATIO + (double)PPE_TABLE_FLOOR;
+
+	if (need > room)
+		return conv_fail(diag, CONV_E_LIMIT, UINT64_MAX,
+				 "%zu strings, %zu mappings, %zu locations, %zu lines and %zu functions in %zu "
+				 "bytes: their tables would take %.0f bytes, more than %u times the profile",
+				 p->nr_strs, p->nr_mappings, p->nr_locations, nr_lines, p->nr_functions, p->len,
+				 need, PPE_TABLE_RATIO);
+	return CONV_E_OK;
+}
+
 enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, size_t max_len,
 			struct conv_diag *diag)
 {
 	enum conv_err err = CONV_E_OK;
+	size_t nr_lines = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->buf = buf;
@@ -392,9 +445,11 @@ enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, s
 		err = gunzip(p, buf, len, ppe_inflate_cap(len, max_len), diag);
 	}
 	if (!err)
-		err = scan_fields(p, diag);
+		err = scan_fields(p, &nr_lines, diag);
 	if (!err)
-		err = parse_tables(p, diag);
+		err = check_tables(p, nr_lines, diag);
+	if (!err)
+		err = parse_tables(p, nr_lines, diag);
 	if (err)
 		ppe_release(p);
 	return err;
@@ -403,6 +458,8 @@ enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, s
 void ppe_release(struct ppe_profile *p)
 {
 	free(p->owned);
+	if (p->mapped)
+		munmap(p->mapped, p->mapped_len);
 	free(p->strs);
 	free(p->str_lens);
 	free(p->mappings);
