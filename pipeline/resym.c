@@ -133,16 +133,15 @@ static bool kernel_runs_here(const struct ppe_profile *p)
 		return false;
 	for (size_t i = 0; i < p->nr_mappings; i++) {
 		const struct ppe_mapping *m = &p->mappings[i];
-
 		const uint8_t *raw;
 		size_t raw_len;
 
 		ppe_str(p, m->filename, path, sizeof(path));
 		ppe_str(p, m->build_id, bid, sizeof(bid));
 		raw = ppe_str_bytes(p, m->build_id, &raw_len);
-		if (m->start >= KERNEL_HALF && bytes_are_build_id(raw, raw_len) && !strncmp(path, "[kernel.kallsyms]", 17) &&
-		    buildid_from_hex(bid, rec, sizeof(rec), &rec_len) && rec_len == run_len &&
-		    !memcmp(rec, run, run_len))
+		if (m->start >= KERNEL_HALF && !strncmp(path, "[kernel.kallsyms]", 17) &&
+		    bytes_are_build_id(raw, raw_len) && buildid_from_hex(bid, rec, sizeof(rec), &rec_len) &&
+		    rec_len == run_len && !memcmp(rec, run, run_len))
 			return true;
 	}
 	return false;
