@@ -159,6 +159,10 @@ static void print_summary(const char *in, const char *out, uint64_t bytes, const
 	fprintf(stderr, "%s, %" PRIu64 " left without a name, %" PRIu64 " named before, %" PRIu64
 			" in no mapping with a file\n",
 		first ? "" : ")", st->candidates - st->named, st->named_before, st->unmapped);
+	if (st->bad_build_ids)
+		fprintf(stderr, "  %" PRIu64 " %s (a NUL or non-hex byte, odd length or too long): taken as none\n",
+			st->bad_build_ids, cli_plural(st->bad_build_ids, "build-id string that is not a build-id",
+							 "build-id strings that are not build-ids"));
 	for (size_t i = 0; i < st->nr_missing && (verbose || i < 3); i++)
 		fprintf(stderr, "  unresolved  %s (%s%s): %" PRIu64 " %s: %s\n", st->missing[i].path,
 			st->missing[i].build_id[0] ? "build-id " : "no build-id", st->missing[i].build_id,
@@ -191,6 +195,7 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	json_kv_u64(&j, "left_unnamed", st->candidates - st->named);
 	json_kv_u64(&j, "named_before", st->named_before);
 	json_kv_u64(&j, "unmapped", st->unmapped);
+	json_kv_u64(&j, "bad_build_ids", st->bad_build_ids);
 	json_key(&j, "sources");
 	json_obj_begin(&j);
 	for (int s = 0; s < SYMSRC__COUNT; s++)

@@ -9,6 +9,7 @@
 #include "core/vec.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -174,34 +175,73 @@ static enum jfe_prim prim_of(const char *name)
 	return JFE_STRUCT;
 }
 
-static bool skip_type(const struct jfe_chunk *ch, struct cur *c, uint64_t type, int depth);
+/* Why a walk failed, for the error a pool entry gets: an array of elements that take no bytes. */
+struct why {
+	bool zero_array;
+	size_t at;     /* the array's count, in the walked cursor */
+	uint64_t type; /* of its elements */
+	uint64_t count;
+};
 
-static bool skip_elem(const struct jfe_chunk *ch, struct cur *c, const struct jfe_field *fd, int depth)
+static bool skip_type(const struct jfe_chunk *ch, struct cur *c, uint64_t type, int depth, struct why *w);
+
+static bool skip_elem(const struct jfe_chunk *ch, struct cur *c, const struct jfe_field *fd, int depth,
+		      struct why *w)
 {
 	if (fd->cp) {
 		(void)jv(c);
 		return cur_ok(c);
 	}
-	return skip_type(ch, c, fd->type, depth + 1);
+	return skip_type(ch, c, fd->type, depth + 1, w);
 }
 
-static bool skip_field(const struct jfe_chunk *ch, struct cur *c, const struct jfe_field *fd, int depth)
+/*
+ * Whether an array of n elements of field fd's type can be in the bytes
+ * left: each takes one byte at least, and none are allowed of a type that
+ * takes none (their count alone would decide the work).
+ */
+static bool array_count_ok(const struct jfe_chunk *ch, struct cur *c, const struct jfe_field *fd, uint64_t n,
+			   size_t at, struct why *w)
 {
+	const struct jfe_type *t = fd->cp ? NULL : jfe_type_of(ch, fd->type);
+
+	if (n && t && t->zero) {
+		if (w) {
+			w->zero_array = true;
+			w->at = at;
+			w->type = fd->type;
+			w->count = n;
+		}
+		cur_fail(c);
+		return false;
+	}
+	return count_ok(c, n);
+}
+
+static bool skip_field(const struct jfe_chunk *ch, struct cur *c, const struct jfe_field *fd, int depth,
+		       struct why *w)
+{
+	size_t at = c->pos;
 	uint64_t n;
 
 	if (!fd->array)
-		return skip_elem(ch, c, fd, depth);
+		return skip_elem(ch, c, fd, depth, w);
 	n = jv(c);
-	if (!count_ok(c, n))
+	if (!array_count_ok(ch, c, fd, n, at, w))
 		return false;
 	for (uint64_t i = 0; i < n; i++)
-		if (!skip_elem(ch, c, fd, depth))
+		if (!skip_elem(ch, c, fd, depth, w))
 			return false;
 	return true;
 }
 
-/* Skips a value of type `type`; false (c failed) when its bytes do not hold one. */
-static bool skip_type(const struct jfe_chunk *ch, struct cur *c, uint64_t type, int depth)
+/*
+ * Skips a value of type `type`; false (c failed) when its bytes do not hold
+ * one. Only the fields that take bytes are visited: each visit takes a byte
+ * or fails (nested at most MAX_DEPTH deep), so a walk's work follows the
+ * bytes it walks, whatever the types declare.
+ */
+static bool skip_type(const struct jfe_chunk *ch, struct cur *c, uint64_t type, int depth, struct why *w)
 {
 	const struct jfe_type *t = jfe_type_of(ch, type);
 
@@ -227,8 +267,8 @@ static bool skip_type(const struct jfe_chunk *ch, struct cur *c, uint64_t type, 
 	case JFE_STRUCT:
 		break;
 	}
-	for (uint32_t i = 0; i < t->nr_fields; i++)
-		if (!skip_field(ch, c, &ch->fields[t->first_field + i], depth))
+	for (uint32_t i = 0; i < t->nr_nz; i++)
+		if (!skip_field(ch, c, &ch->fields[ch->nz[t->first_nz + i]], depth, w))
 			return false;
 	return true;
 }
@@ -319,6 +359,104 @@ static bool parse_element(struct meta *m, struct cur *c, enum elem_kind where, i
 	return cur_ok(c);
 }
 
+static uint64_t field_key(size_t type_index, const char *name)
+{
+	return hmap_mix(hmap_hash(type_index), hmap_fingerprint(name, strlen(name)).lo);
+}
+
+/* The index of a type in the chunk's types, through its id; SIZE_MAX when it has none. */
+static size_t type_index(const struct jfe_chunk *ch, uint64_t id)
+{
+	const struct jfe_type *t = jfe_type_of(ch, id);
+
+	return t ? (size_t)(t - ch->types) : SIZE_MAX;
+}
+
+/*
+ * What walking values needs from the types, in time linear in them: which
+ * types are zero (found upwards from the structs without fields: a struct
+ * becomes zero when the last of its fields does), each type's fields that
+ * take bytes, and the fields by (type, name). False: no memory.
+ */
+static bool types_finish(struct jfe_chunk *ch)
+{
+	size_t nt = ch->nr_types, nf = ch->nr_fields, nq = 0, fill = 0;
+	uint32_t *need = calloc(nt + 1, sizeof(*need));
+	uint32_t *start = calloc(nt + 2, sizeof(*start)); /* per type: where the structs holding it start in owner */
+	uint32_t *owner = malloc((nf + 1) * sizeof(*owner));
+	uint32_t *queue = malloc((nt + 1) * sizeof(*queue));
+	bool ok = need && start && owner && queue && nf < UINT32_MAX && nt < UINT32_MAX;
+
+	ch->nz = malloc((nf + 1) * sizeof(*ch->nz));
+	ok = ok && ch->nz;
+	/* a struct waits for its fields; one with an array, reference, primitive or unknown type never becomes zero */
+	for (size_t i = 0; ok && i < nt; i++) {
+		const struct jfe_type *t = &ch->types[i];
+
+		need[i] = t->prim == JFE_STRUCT ? t->nr_fields : UINT32_MAX;
+		for (uint32_t k = 0; t->prim == JFE_STRUCT && k < t->nr_fields; k++) {
+			const struct jfe_field *fd = &ch->fields[t->first_field + k];
+			size_t ti = type_index(ch, fd->type);
+
+			if (fd->array || fd->cp || ti == SIZE_MAX || ch->types[ti].prim != JFE_STRUCT)
+				need[i] = UINT32_MAX;
+			else
+				start[ti + 1]++;
+		}
+	}
+	for (size_t i = 0; ok && i < nt; i++)
+		start[i + 1] += start[i];
+	/* owner[start[t] .. start[t + 1]): the structs with a field of type t (queue: where each is filled to) */
+	for (size_t i = 0; ok && i < nt; i++)
+		queue[i] = start[i];
+	for (size_t i = 0; ok && i < nt; i++) {
+		const struct jfe_type *t = &ch->types[i];
+
+		for (uint32_t k = 0; t->prim == JFE_STRUCT && k < t->nr_fields; k++) {
+			const struct jfe_field *fd = &ch->fields[t->first_field + k];
+			size_t ti = type_index(ch, fd->type);
+
+			if (!fd->array && !fd->cp && ti != SIZE_MAX && ch->types[ti].prim == JFE_STRUCT)
+				owner[queue[ti]++] = (uint32_t)i;
+		}
+	}
+	for (size_t i = 0; ok && i < nt; i++)
+		if (need[i] == 0)
+			queue[nq++] = (uint32_t)i;
+	for (size_t q = 0; ok && q < nq; q++) {
+		size_t z = queue[q];
+
+		ch->types[z].zero = true;
+		for (uint32_t k = start[z]; k < start[z + 1]; k++)
+			if (need[owner[k]] != UINT32_MAX && --need[owner[k]] == 0)
+				queue[nq++] = owner[k];
+	}
+	for (size_t i = 0; ok && i < nt; i++) {
+		struct jfe_type *t = &ch->types[i];
+
+		t->first_nz = (uint32_t)fill;
+		for (uint32_t k = t->nr_fields; k-- > 0 && ok;) {
+			size_t fi = t->first_field + k;
+
+			ok = hmap_put(&ch->field_idx, field_key(i, strtab_get(&ch->names, ch->fields[fi].name)), fi + 1);
+		}
+		for (uint32_t k = 0; k < t->nr_fields && ok; k++) {
+			struct jfe_field *fd = &ch->fields[t->first_field + k];
+			size_t ti = type_index(ch, fd->type);
+
+			fd->zero = !fd->array && !fd->cp && ti != SIZE_MAX && ch->types[ti].zero;
+			if (!fd->zero)
+				ch->nz[fill++] = t->first_field + k;
+		}
+		t->nr_nz = (uint32_t)fill - t->first_nz;
+	}
+	free(need);
+	free(start);
+	free(owner);
+	free(queue);
+	return ok;
+}
+
 /* The metadata record at the chunk's metadata offset: its strings, then its element tree. */
 static enum conv_err parse_metadata(const struct jfe_file *f, struct jfe_chunk *ch, struct conv_diag *diag)
 {
@@ -364,6 +502,8 @@ static enum conv_err parse_metadata(const struct jfe_file *f, struct jfe_chunk *
 	for (size_t i = 0; i < ch->nr_types; i++)
 		if (!hmap_put(&ch->type_idx, hmap_hash(ch->types[i].id), i + 1))
 			return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	if (!types_finish(ch))
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
 	return CONV_E_OK;
 }
 
@@ -399,6 +539,14 @@ static enum conv_err parse_records(const struct jfe_file *f, struct jfe_chunk *c
 	return CONV_E_OK;
 }
 
+/* A type's name for a message ("?" when the chunk has no such type). */
+static const char *type_name(const struct jfe_chunk *ch, uint64_t id)
+{
+	const struct jfe_type *t = jfe_type_of(ch, id);
+
+	return t ? strtab_get(&ch->names, t->name) : "?";
+}
+
 static uint64_t entry_hash(uint64_t type, uint64_t key)
 {
 	return hmap_mix(hmap_hash(type), key);
@@ -432,8 +580,15 @@ static enum conv_err parse_checkpoint(const struct jfe_file *f, struct jfe_chunk
 			struct jfe_entry *e;
 			uint64_t key = jv(&c);
 			size_t start = c.pos;
+			struct why w;
 
-			if (!skip_type(ch, &c, type, 0))
+			w.zero_array = false;
+			if (!skip_type(ch, &c, type, 0, &w) && w.zero_array)
+				return conv_fail(diag, CONV_E_FORMAT, r->off + w.at,
+						 "chunk at %zu: checkpoint: a pool entry of type %s with an array of "
+						 "%" PRIu64 " elements of type %" PRIu64 " (%s), which take no bytes",
+						 ch->off, type_name(ch, type), w.count, w.type, type_name(ch, w.type));
+			if (!cur_ok(&c))
 				return conv_fail(diag, CONV_E_FORMAT, r->off + start,
 						 "checkpoint: a pool entry its type does not describe");
 			if (!vec_reserve((void **)&ch->entries, cap, ch->nr_entries + 1, sizeof(*e)))
@@ -505,6 +660,7 @@ static enum conv_err parse_chunk(const struct jfe_file *f, struct jfe_chunk *ch,
 		return conv_fail(diag, CONV_E_FORMAT, ch->off, "a chunk header whose sizes or offsets are past the chunk");
 	strtab_init(&ch->names);
 	hmap_init(&ch->type_idx);
+	hmap_init(&ch->field_idx);
 	hidx_init(&ch->entry_idx);
 	err = parse_metadata(f, ch, diag);
 	if (!err)
@@ -556,6 +712,8 @@ void jfe_release(struct jfe_file *f)
 		free(ch->types);
 		free(ch->fields);
 		hmap_release(&ch->type_idx);
+		free(ch->nz);
+		hmap_release(&ch->field_idx);
 		free(ch->records);
 		free(ch->entries);
 		hidx_release(&ch->entry_idx);
@@ -566,34 +724,53 @@ void jfe_release(struct jfe_file *f)
 
 /* ---- values ---- */
 
+/* The first field of t named name, SIZE_MAX when t has none. */
+static size_t field_named(const struct jfe_chunk *ch, const struct jfe_type *t, const char *name)
+{
+	uint64_t *v = hmap_get(&ch->field_idx, field_key((size_t)(t - ch->types), name));
+	size_t i = v ? (size_t)*v - 1 : SIZE_MAX;
+
+	if (i != SIZE_MAX && i >= t->first_field && i - t->first_field < t->nr_fields &&
+	    !strcmp(strtab_get(&ch->names, ch->fields[i].name), name))
+		return i;
+	/* (two names of one type sharing a 64-bit hash: the one put last is found by its own) */
+	for (uint32_t k = 0; v && k < t->nr_fields; k++)
+		if (!strcmp(strtab_get(&ch->names, ch->fields[t->first_field + k].name), name))
+			return t->first_field + k;
+	return SIZE_MAX;
+}
+
 bool jfe_value_field(const struct jfe_value *v, const char *name, struct jfe_value *out,
 		     const struct jfe_field **field)
 {
 	const struct jfe_chunk *ch = v->c;
+	const struct jfe_field *fd;
 	struct cur c;
+	size_t fi, start;
 
 	if (v->key || !v->t || v->t->prim != JFE_STRUCT)
 		return false;
+	fi = field_named(ch, v->t, name);
+	if (fi == SIZE_MAX)
+		return false;
 	cur_init(&c, v->f->buf + v->off, v->end - v->off, false);
-	for (uint32_t i = 0; i < v->t->nr_fields; i++) {
-		const struct jfe_field *fd = &ch->fields[v->t->first_field + i];
-		size_t start = c.pos;
-
-		if (!skip_field(ch, &c, fd, 0))
+	/* the fields before it that take bytes, then its own */
+	for (uint32_t i = 0; i < v->t->nr_nz && ch->nz[v->t->first_nz + i] < fi; i++)
+		if (!skip_field(ch, &c, &ch->fields[ch->nz[v->t->first_nz + i]], 0, NULL))
 			return false;
-		if (!strcmp(strtab_get(&ch->names, fd->name), name)) {
-			out->f = v->f;
-			out->c = ch;
-			out->t = jfe_type_of(ch, fd->type);
-			out->key = fd->cp && !fd->array;
-			out->off = v->off + start;
-			out->end = v->off + c.pos;
-			if (field)
-				*field = fd;
-			return out->t != NULL;
-		}
-	}
-	return false;
+	fd = &ch->fields[fi];
+	start = c.pos;
+	if (!skip_field(ch, &c, fd, 0, NULL))
+		return false;
+	out->f = v->f;
+	out->c = ch;
+	out->t = jfe_type_of(ch, fd->type);
+	out->key = fd->cp && !fd->array;
+	out->off = v->off + start;
+	out->end = v->off + c.pos;
+	if (field)
+		*field = fd;
+	return out->t != NULL;
 }
 
 bool jfe_value_u64(const struct jfe_value *v, uint64_t *out)
@@ -667,7 +844,7 @@ bool jfe_array_begin(const struct jfe_value *v, const struct jfe_field *field, s
 	a->left = jv(&c);
 	a->pos = c.pos;
 	*count = a->left;
-	return cur_ok(&c);
+	return array_count_ok(v->c, &c, field, a->left, 0, NULL);
 }
 
 bool jfe_array_next(struct jfe_array *a, struct jfe_value *elem, uint64_t *key)
@@ -683,7 +860,7 @@ bool jfe_array_next(struct jfe_array *a, struct jfe_value *elem, uint64_t *key)
 	start = c.pos;
 	if (a->field->cp)
 		*key = jv(&c);
-	else if (!skip_type(v->c, &c, a->field->type, 0))
+	else if (!skip_type(v->c, &c, a->field->type, 0, NULL))
 		return false;
 	if (!cur_ok(&c))
 		return false;
@@ -781,8 +958,9 @@ static void write_value(struct dbuf *b, const struct jfe_chunk *ch, uint64_t typ
 		b->err = true;
 		return;
 	}
-	for (uint32_t i = 0; i < t->nr_fields; i++)
-		write_field(b, ch, &ch->fields[t->first_field + i], ov, n, depth);
+	/* a field that takes no bytes writes none */
+	for (uint32_t i = 0; i < t->nr_nz; i++)
+		write_field(b, ch, &ch->fields[ch->nz[t->first_nz + i]], ov, n, depth);
 }
 
 /* The new pool entries a file's edit needs, with file-wide keys. */
@@ -798,23 +976,46 @@ struct adds {
 	uint64_t sym_base, class_base, method_base;
 };
 
-/* The largest key of any pool of the type named `name`, in every chunk. */
-static uint64_t max_key(const struct jfe_file *f, const char *name)
+/* The largest key of any pool of the type named `name`, in every chunk; *where: its chunk's offset. */
+static uint64_t max_key(const struct jfe_file *f, const char *name, size_t *where)
 {
 	uint64_t m = 0;
 
+	*where = 0;
 	for (size_t ci = 0; ci < f->nr_chunks; ci++) {
 		const struct jfe_chunk *c = &f->chunks[ci];
 		const struct jfe_type *t = jfe_type_named(c, name);
 
 		for (size_t i = 0; t && i < c->nr_entries; i++)
-			if (c->entries[i].type == t->id && c->entries[i].key > m)
+			if (c->entries[i].type == t->id && c->entries[i].key > m) {
 				m = c->entries[i].key;
+				*where = c->entries[i].off;
+			}
 	}
 	return m;
 }
 
-static bool adds_build(struct adds *a, const struct jfe_file *f, const struct jfe_edit *e)
+/*
+ * The first of n new keys above every key of the pools of type `name`
+ * (*base); CONV_E_LIMIT when they would pass 2^64 - 1: a key is never
+ * wrapped onto 0 or onto the recording's own.
+ */
+static enum conv_err new_keys(const struct jfe_file *f, const char *name, uint64_t n, uint64_t *base,
+			      struct conv_diag *diag)
+{
+	size_t where;
+	uint64_t m = max_key(f, name, &where);
+
+	*base = m + 1;
+	if (n && m > UINT64_MAX - n)
+		return conv_fail(diag, CONV_E_LIMIT, where,
+				 "a %s pool key of %" PRIu64 " leaves no room above it for the %" PRIu64
+				 " new keys the names need",
+				 name, m, n);
+	return CONV_E_OK;
+}
+
+static bool adds_build(struct adds *a, const struct jfe_edit *e)
 {
 	struct hidx idx; /* the methods by their four ids */
 	struct hidx_iter it;
@@ -823,9 +1024,6 @@ static bool adds_build(struct adds *a, const struct jfe_file *f, const struct jf
 	memset(a, 0, sizeof(*a));
 	strtab_init(&a->syms);
 	strtab_init(&a->classes);
-	a->sym_base = max_key(f, "jdk.types.Symbol") + 1;
-	a->class_base = max_key(f, "java.lang.Class") + 1;
-	a->method_base = max_key(f, "jdk.types.Method") + 1;
 	a->frame_method = malloc((e->nr_frames ? e->nr_frames : 1) * sizeof(*a->frame_method));
 	/* class 0 is "", named by symbol 0 */
 	if (!a->frame_method ||
@@ -865,6 +1063,18 @@ static bool adds_build(struct adds *a, const struct jfe_file *f, const struct jf
 	}
 	hidx_release(&idx);
 	return i == e->nr_frames;
+}
+
+/* The new entries' keys, once their numbers are known; CONV_E_LIMIT (diag) when a pool has no room left. */
+static enum conv_err adds_place(struct adds *a, const struct jfe_file *f, struct conv_diag *diag)
+{
+	enum conv_err err = new_keys(f, "jdk.types.Symbol", a->syms.count, &a->sym_base, diag);
+
+	if (!err)
+		err = new_keys(f, "java.lang.Class", a->classes.count, &a->class_base, diag);
+	if (!err)
+		err = new_keys(f, "jdk.types.Method", a->nr_methods, &a->method_base, diag);
+	return err;
 }
 
 static void adds_release(struct adds *a)
@@ -1007,11 +1217,11 @@ static bool rewrite_stack(const struct chunk_edit *ce, const struct jfe_entry *e
 		struct cur c;
 
 		cur_init(&c, ce->f->buf + v.off, v.end - v.off, false);
-		for (uint32_t i = 0; i < v.t->nr_fields; i++) {
-			const struct jfe_field *fd = &ce->c->fields[v.t->first_field + i];
+		for (uint32_t i = 0; i < v.t->nr_nz; i++) {
+			const struct jfe_field *fd = &ce->c->fields[ce->c->nz[v.t->first_nz + i]];
 			size_t start = c.pos;
 
-			if (!skip_field(ce->c, &c, fd, 0))
+			if (!skip_field(ce->c, &c, fd, 0, NULL))
 				break;
 			if (fd == ff) {
 				jfr_put_varint(out, n);
@@ -1128,7 +1338,7 @@ static bool write_checkpoint(const struct chunk_edit *ce, uint32_t ri, struct db
 			uint64_t key = jv(&c);
 			size_t vstart = c.pos;
 
-			if (!skip_type(ce->c, &c, type, 0))
+			if (!skip_type(ce->c, &c, type, 0, NULL))
 				break;
 			if (ce->stack && type == ce->stack->id) {
 				/* this entry where it is, also when a later checkpoint defines its key again */
@@ -1373,9 +1583,15 @@ enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, i
 
 	*bytes = 0;
 	*io_errno = 0;
-	if (!adds_build(&a, f, e)) {
+	if (!adds_build(&a, e)) {
 		adds_release(&a);
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	}
+	/* (nothing is added without frames: no key is needed then) */
+	err = e->nr_frames ? adds_place(&a, f, diag) : CONV_E_OK;
+	if (err) {
+		adds_release(&a);
+		return err;
 	}
 	io_out_init(&s, fd, flush);
 	dbuf_init(&scratch, 0);

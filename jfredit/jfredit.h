@@ -38,6 +38,7 @@ struct jfe_field {
 	uint32_t name; /* in the chunk's names */
 	uint64_t type;
 	bool cp, array;
+	bool zero; /* encodes in no bytes: neither array nor pool reference, of a zero type */
 };
 
 struct jfe_type {
@@ -45,7 +46,15 @@ struct jfe_type {
 	uint32_t name;
 	enum jfe_prim prim;
 	bool simple;
+	/*
+	 * a struct whose fields are all zero (none, or structs of such types):
+	 * its values take no bytes, so an array of them is refused (a count of
+	 * them costs nothing to write and all the more to walk)
+	 */
+	bool zero;
 	uint32_t first_field, nr_fields; /* in the chunk's fields */
+	/* its fields that take bytes (the only ones a walk visits): in the chunk's nz */
+	uint32_t first_nz, nr_nz;
 };
 
 struct jfe_record {
@@ -70,6 +79,8 @@ struct jfe_chunk {
 	struct jfe_field *fields;
 	size_t nr_fields;
 	struct hmap type_idx; /* type id -> index + 1 */
+	uint32_t *nz;         /* per type, its fields that take bytes (indexes into fields), in order */
+	struct hmap field_idx; /* (type index, field name) -> the first such field's index + 1 */
 	/*
 	 * the metadata and checkpoint records, in file order (events are not
 	 * kept: memory follows the pools, not the events; jfe_record_next walks
@@ -92,7 +103,8 @@ struct jfe_file {
 
 /*
  * Parses a recording (buf must outlive f). Errors: CONV_E_FORMAT (diag:
- * what, at which file offset), CONV_E_NOMEM.
+ * what, at which file offset; an array whose elements take no bytes is
+ * refused, naming its type), CONV_E_NOMEM.
  */
 enum conv_err jfe_parse(struct jfe_file *f, const uint8_t *buf, size_t len, struct conv_diag *diag);
 void jfe_release(struct jfe_file *f);
@@ -192,7 +204,8 @@ struct io_flush;
  * re-encoded (their delta chain and sizes change), and each chunk header's
  * size and offsets follow. *bytes: bytes written. Errors: CONV_E_NOMEM,
  * CONV_E_IO (*io_errno), CONV_E_FORMAT (a chunk whose types lack what a
- * replacement needs: diag says).
+ * replacement needs: diag says), CONV_E_LIMIT (a pool whose largest key
+ * leaves no room above it for the new keys: they are never wrapped).
  */
 enum conv_err jfe_write_fd(const struct jfe_file *f, const struct jfe_edit *e, int fd, struct io_flush *flush,
 			   uint64_t *bytes, int *io_errno, struct conv_diag *diag);

@@ -32,6 +32,27 @@ static bool is_build_id(const char *s)
 }
 
 /*
+ * Whether len bytes are a build-id whole: hex digits only (no NUL inside,
+ * which a C string would be cut at, asking the server for another build-id
+ * and making its cache entry), an even number of them, at most a mapping's.
+ */
+static bool bytes_are_build_id(const uint8_t *s, size_t len)
+{
+	if (!len || len % 2 || len / 2 > sizeof(((struct rdr_event *)0)->u.mmap.build_id))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isxdigit(s[i]))
+			return false;
+	return true;
+}
+
+/* A decoded JFR string (NUL-terminated in s) that is a build-id whole: no NUL before its end. */
+static bool dbuf_is_build_id(const struct dbuf *s)
+{
+	return s->len && bytes_are_build_id(s->data, s->len - 1) && strlen((const char *)s->data) == s->len - 1;
+}
+
+/*
  * An object as an MMAP2 record of a process of its own (the kernel's in
  * kernel space), build-id from hex bid when not NULL or empty. Returns the
  * process model's mapping id, NO_ID when it was not taken.
@@ -69,14 +90,26 @@ static uint32_t feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint
 	return (uint32_t)before;
 }
 
-/* Mapping i of the profile (pid i + 1); NO_ID when it has neither file nor build-id. */
-static uint32_t feed_mapping(struct procmap *pm, const struct ppe_profile *p, size_t i)
+/*
+ * Mapping i of the profile (pid i + 1); NO_ID when it has neither file nor
+ * build-id. A build_id string that is not one whole is taken as none
+ * (counted in *bad).
+ */
+static uint32_t feed_mapping(struct procmap *pm, const struct ppe_profile *p, size_t i, uint64_t *bad)
 {
 	const struct ppe_mapping *m = &p->mappings[i];
 	char path[4096], bid[130];
+	const uint8_t *raw;
+	size_t raw_len;
 
 	ppe_str(p, m->filename, path, sizeof(path));
-	ppe_str(p, m->build_id, bid, sizeof(bid));
+	raw = ppe_str_bytes(p, m->build_id, &raw_len);
+	if (raw_len && !bytes_are_build_id(raw, raw_len)) {
+		(*bad)++;
+		bid[0] = 0;
+	} else {
+		ppe_str(p, m->build_id, bid, sizeof(bid));
+	}
 	if ((!path[0] && !bid[0]) || m->limit <= m->start)
 		return NO_ID;
 	return feed_mmap(pm, (uint32_t)(i + 1), m->start, m->limit - m->start, m->offset, path, bid,
@@ -100,12 +133,15 @@ static bool kernel_runs_here(const struct ppe_profile *p)
 		return false;
 	for (size_t i = 0; i < p->nr_mappings; i++) {
 		const struct ppe_mapping *m = &p->mappings[i];
+		const uint8_t *raw;
+		size_t raw_len;
 
 		ppe_str(p, m->filename, path, sizeof(path));
 		ppe_str(p, m->build_id, bid, sizeof(bid));
+		raw = ppe_str_bytes(p, m->build_id, &raw_len);
 		if (m->start >= KERNEL_HALF && !strncmp(path, "[kernel.kallsyms]", 17) &&
-		    buildid_from_hex(bid, rec, sizeof(rec), &rec_len) && rec_len == run_len &&
-		    !memcmp(rec, run, run_len))
+		    bytes_are_build_id(raw, raw_len) && buildid_from_hex(bid, rec, sizeof(rec), &rec_len) &&
+		    rec_len == run_len && !memcmp(rec, run, run_len))
 			return true;
 	}
 	return false;
@@ -238,7 +274,7 @@ static bool register_locations(struct pass *ps, const struct resym_opts *o, stru
 	for (size_t i = 0; i < p->nr_mappings; i++) {
 		if (p->mappings[i].id && !hmap_put(&ps->map_idx, hmap_hash(p->mappings[i].id), i + 1))
 			return false;
-		ps->pm_ids[i] = feed_mapping(ps->pm, p, i);
+		ps->pm_ids[i] = feed_mapping(ps->pm, p, i, &st->bad_build_ids);
 	}
 	for (size_t li = 0; li < p->nr_locations; li++) {
 		const struct ppe_location *l = &p->locations[li];
@@ -325,6 +361,10 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 	if (!have_edit || !collect(&ps, &e, st) || !copy_missing(st, ps.sj))
 		goto out;
 	copy_sym_stats(st, ps.sj);
+	/* new function ids go above the profile's: refused when they would wrap */
+	err = ppe_edit_fits(p, &e, diag);
+	if (err)
+		goto out;
 	/* the new names are the symbolizer's strings: written before it goes */
 	err = ppe_write_fd(p, &e, gzip, fd, o->flush, bytes, io_errno);
 out:
@@ -382,6 +422,7 @@ struct jpass {
 	struct jobj *objs;
 	size_t nr_objs, cap_objs;
 	char release[256]; /* the recorded kernel release (jdk.OSInformation), "" unknown */
+	uint64_t bad_build_ids; /* strings in build-id places that are not one whole */
 };
 
 /* A string field of a value, through its pool when it is a reference: into out (NUL-terminated), false when none. */
@@ -435,8 +476,12 @@ static bool jfr_libraries(struct jpass *jp, struct dbuf *s)
 					jp->release[0] = 0;
 				continue;
 			}
-			if (!jfr_str(&ev, "buildId", s) || !is_build_id((const char *)s->data))
+			if (!jfr_str(&ev, "buildId", s))
 				continue;
+			if (!dbuf_is_build_id(s)) {
+				jp->bad_build_ids += s->len > 1;
+				continue;
+			}
 			snprintf(bid, sizeof(bid), "%s", (const char *)s->data);
 			o = jobj_of(jp, bid);
 			if (o == UINT32_MAX)
@@ -501,6 +546,13 @@ static bool jfr_methods(struct jpass *jp, struct dbuf *s)
 			m.chunk = (uint32_t)ci;
 			m.key = e->key;
 			d = (const char *)desc.data;
+			/* a NUL inside a name or descriptor would cut it into another: no such method is named */
+			if (strlen((const char *)s->data) + 1 != s->len || strlen(d) + 1 != desc.len)
+				continue;
+			if (!strcmp((const char *)s->data, "<remote>") && !dbuf_is_build_id(&cls)) {
+				jp->bad_build_ids += cls.len > 1;
+				continue;
+			}
 			if (!strcmp((const char *)s->data, "<remote>") && is_build_id((const char *)cls.data)) {
 				m.obj = jobj_of(jp, (const char *)cls.data);
 				if (remote_elf_va(d, &m.value)) {
@@ -622,6 +674,7 @@ enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, in
 	if (!jfr_libraries(&jp, &s) || !jfr_methods(&jp, &s))
 		goto out;
 	st->locations = jp.nr_m;
+	st->bad_build_ids = jp.bad_build_ids;
 	pm = procmap_new(&o->pm);
 	if (!pm)
 		goto out;

@@ -43,6 +43,11 @@ struct resym_stats {
 	uint64_t candidates; /* without lines (or all, forced) in a mapping with a file or build-id */
 	uint64_t named;      /* of the candidates, given lines now */
 	uint64_t unmapped;   /* no mapping, or one with neither file nor build-id */
+	/*
+	 * build-id strings that are not one (a NUL or other non-hex byte, an
+	 * odd length, too long): taken as no build-id
+	 */
+	uint64_t bad_build_ids;
 	uint64_t by_src[SYMSRC__COUNT]; /* named locations by where their names came from */
 	uint64_t objects, objects_found;
 	uint64_t dfd_fetched, dfd_cache_hits, dfd_not_found, dfd_errors;

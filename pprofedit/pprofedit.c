@@ -7,11 +7,44 @@
 #include "core/strtab.h"
 #include "core/vec.h"
 
+#include <inttypes.h>
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { F_MAPPING = 3, F_LOCATION = 4, F_FUNCTION = 5, F_STRING = 6 };
+
+/* What a field copied as it is goes into the output's buffer at a time. */
+#define COPY_STEP ((size_t)256 << 10)
+
+size_t ppe_inflate_cap(size_t len, size_t max_len)
+{
+	size_t cap = len > SIZE_MAX / PPE_INFLATE_RATIO ? SIZE_MAX : len * PPE_INFLATE_RATIO;
+
+	if (cap < PPE_INFLATE_FLOOR)
+		cap = PPE_INFLATE_FLOOR;
+	return cap < max_len ? cap : max_len;
+}
+
+const uint8_t *ppe_str_bytes(const struct ppe_profile *p, uint64_t idx, size_t *len)
+{
+	if (idx >= p->nr_strs) {
+		*len = 0;
+		return (const uint8_t *)"";
+	}
+	*len = p->str_lens[idx];
+	return p->strs[idx];
+}
+
+enum conv_err ppe_edit_fits(const struct ppe_profile *p, const struct ppe_edit *e, struct conv_diag *diag)
+{
+	if (e->nr_functions && p->max_function_id > UINT64_MAX - e->nr_functions)
+		return conv_fail(diag, CONV_E_LIMIT, UINT64_MAX,
+				 "a function id of %" PRIu64 " leaves no room above it for the %zu new functions' ids",
+				 p->max_function_id, e->nr_functions);
+	return CONV_E_OK;
+}
 
 /* Whether buf starts as a gzip member does. */
 static bool ppe_is_gzip(const uint8_t *buf, size_t len)
@@ -29,13 +62,29 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 
 	if (!d)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
+	/*
+	 * The whole cap as address space at once, touched only as it fills:
+	 * growing by realloc re-inflated members and copied, twice the memory
+	 * at the end (a bomb refused at 64 MiB peaked at 130 MB). Where it
+	 * cannot be had, the buffer grows as before.
+	 */
+	{
+		void *m = mmap(NULL, max_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
+
+		if (m != MAP_FAILED) {
+			p->mapped = m;
+			p->mapped_len = max_len;
+			alloc = max_len;
+		}
+	}
 	while (in < len && !err) {
 		size_t in_used = 0, out_n = 0;
 		enum libdeflate_result r;
 
 		if (want > max_len)
 			want = max_len;
-		if (alloc < want) {
+		if (alloc < want && !p->mapped) {
 			uint8_t *n = realloc(p->owned, want);
 
 			if (!n) {
@@ -45,12 +94,14 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 			p->owned = n;
 			alloc = want;
 		}
-		r = libdeflate_gzip_decompress_ex(d, buf + in, len - in, p->owned + used, alloc - used,
-						  &in_used, &out_n);
+		r = libdeflate_gzip_decompress_ex(d, buf + in, len - in, (p->mapped ? p->mapped : p->owned) + used,
+						  alloc - used, &in_used, &out_n);
 		if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
 			if (alloc >= max_len)
-				err = conv_fail(diag, CONV_E_LIMIT, in, "inflates to more than %zu bytes",
-						max_len);
+				err = conv_fail(diag, CONV_E_LIMIT, in,
+						"gzip: inflates to more than %zu bytes from %zu (a profile "
+						"inflates %u times its size at most, %u MiB whatever its size)",
+						max_len, len, PPE_INFLATE_RATIO, (unsigned)(PPE_INFLATE_FLOOR >> 20));
 			want = alloc > max_len / 2 ? max_len : alloc * 2;
 			continue;
 		}
@@ -62,7 +113,7 @@ static enum conv_err gunzip(struct ppe_profile *p, const uint8_t *buf, size_t le
 		in += in_used;
 	}
 	libdeflate_free_decompressor(d);
-	p->buf = p->owned;
+	p->buf = p->mapped ? p->mapped : p->owned;
 	p->len = used;
 	return err;
 }
@@ -96,51 +147,6 @@ static bool skip_value(struct cur *c, unsigned wt)
 	}
 }
 
-/* The top-level fields, in order; counts of the tables. */
-static enum conv_err scan_fields(struct ppe_profile *p, struct conv_diag *diag)
-{
-	struct cur c;
-	size_t cap = 0;
-
-	cur_init(&c, p->buf, p->len, false);
-	while (cur_remaining(&c)) {
-		size_t off = c.pos;
-		uint64_t key = cur_uleb128_long(&c);
-		struct ppe_field *f;
-
-		if (!cur_ok(&c) || (key >> 3) == 0 || (key >> 3) > UINT32_MAX)
-			return conv_fail(diag, CONV_E_FORMAT, off, "not a protobuf field");
-		if (!vec_reserve((void **)&p->fields, &cap, p->nr_fields + 1, sizeof(*p->fields)))
-			return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
-		f = &p->fields[p->nr_fields];
-		memset(f, 0, sizeof(*f));
-		f->number = (uint32_t)(key >> 3);
-		f->off = off;
-		if ((key & 7) == PPROF_WT_LEN) {
-			uint64_t n = cur_uleb128_long(&c);
-
-			if (!cur_ok(&c) || n > cur_remaining(&c))
-				return conv_fail(diag, CONV_E_FORMAT, off, "field %u runs past the end",
-						 f->number);
-			f->val_off = c.pos;
-			f->val_len = (size_t)n;
-			cur_skip(&c, (size_t)n);
-		} else if (!skip_value(&c, (unsigned)(key & 7))) {
-			return conv_fail(diag, CONV_E_FORMAT, off, "field %u: bad value", f->number);
-		}
-		if ((f->number == F_MAPPING || f->number == F_LOCATION || f->number == F_FUNCTION ||
-		     f->number == F_STRING) && (key & 7) != PPROF_WT_LEN)
-			return conv_fail(diag, CONV_E_FORMAT, off, "field %u is not a message", f->number);
-		f->len = c.pos - off;
-		p->nr_mappings += f->number == F_MAPPING;
-		p->nr_locations += f->number == F_LOCATION;
-		p->nr_functions += f->number == F_FUNCTION;
-		p->nr_strs += f->number == F_STRING;
-		p->nr_fields++;
-	}
-	return CONV_E_OK;
-}
-
 /*
  * The next subfield of a message: its number, wire type and value (a varint,
  * or a length-delimited value's cursor in *sub); false at the end or on an
@@ -170,6 +176,91 @@ static bool next_sub(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, st
 		skip_value(c, *wt);
 	}
 	return cur_ok(c);
+}
+
+/* One top-level field at *pos (false at the end or when malformed: diag says, when given). */
+static bool field_read(const uint8_t *buf, size_t len, size_t *pos, struct ppe_field *f, enum conv_err *err,
+		       struct conv_diag *diag)
+{
+	struct cur c;
+	size_t off = *pos;
+	uint64_t key;
+
+	*err = CONV_E_OK;
+	if (off >= len)
+		return false;
+	cur_init(&c, buf, len, false);
+	c.pos = off;
+	key = cur_uleb128_long(&c);
+	if (!cur_ok(&c) || (key >> 3) == 0 || (key >> 3) > UINT32_MAX) {
+		*err = conv_fail(diag, CONV_E_FORMAT, off, "not a protobuf field");
+		return false;
+	}
+	memset(f, 0, sizeof(*f));
+	f->number = (uint32_t)(key >> 3);
+	f->off = off;
+	if ((key & 7) == PPROF_WT_LEN) {
+		uint64_t n = cur_uleb128_long(&c);
+
+		if (!cur_ok(&c) || n > cur_remaining(&c)) {
+			*err = conv_fail(diag, CONV_E_FORMAT, off, "field %u runs past the end", f->number);
+			return false;
+		}
+		f->val_off = c.pos;
+		f->val_len = (size_t)n;
+		cur_skip(&c, (size_t)n);
+	} else if (!skip_value(&c, (unsigned)(key & 7))) {
+		*err = conv_fail(diag, CONV_E_FORMAT, off, "field %u: bad value", f->number);
+		return false;
+	}
+	if ((f->number == F_MAPPING || f->number == F_LOCATION || f->number == F_FUNCTION ||
+	     f->number == F_STRING) && (key & 7) != PPROF_WT_LEN) {
+		*err = conv_fail(diag, CONV_E_FORMAT, off, "field %u is not a message", f->number);
+		return false;
+	}
+	f->len = c.pos - off;
+	*pos = c.pos;
+	return true;
+}
+
+bool ppe_field_next(const struct ppe_profile *p, size_t *pos, struct ppe_field *f)
+{
+	enum conv_err err;
+
+	return field_read(p->buf, p->len, pos, f, &err, NULL);
+}
+
+/*
+ * Counts the top-level fields and the tables' entries. The fields are not
+ * kept (each is walked again where it is needed): a field can be two bytes,
+ * its description was forty.
+ */
+static enum conv_err scan_fields(struct ppe_profile *p, size_t *nr_lines, struct conv_diag *diag)
+{
+	struct ppe_field f;
+	size_t pos = 0;
+	enum conv_err err = CONV_E_OK;
+
+	*nr_lines = 0;
+	while (field_read(p->buf, p->len, &pos, &f, &err, diag)) {
+		if (f.number == F_LOCATION) {
+			/* its lines, so that the table is allocated once (a malformed one fails later) */
+			struct cur c, sub;
+			uint32_t n;
+			unsigned wt;
+			uint64_t v;
+
+			cur_init(&c, p->buf + f.val_off, f.val_len, false);
+			while (next_sub(&c, &n, &wt, &v, &sub))
+				*nr_lines += wt == PPROF_WT_LEN && n == 4;
+		}
+		p->nr_mappings += f.number == F_MAPPING;
+		p->nr_locations += f.number == F_LOCATION;
+		p->nr_functions += f.number == F_FUNCTION;
+		p->nr_strs += f.number == F_STRING;
+		p->nr_fields++;
+	}
+	return err;
 }
 
 static bool parse_mapping(struct ppe_mapping *m, struct cur c)
@@ -269,19 +360,23 @@ static bool parse_location(struct ppe_profile *p, struct ppe_location *l, struct
 }
 
 /* Each table's entries, from the fields scan_fields found. */
-static enum conv_err parse_tables(struct ppe_profile *p, struct conv_diag *diag)
+static enum conv_err parse_tables(struct ppe_profile *p, size_t nr_lines, struct conv_diag *diag)
 {
-	size_t ms = 0, ls = 0, fs = 0, ss = 0, cap_lines = 0;
+	size_t ms = 0, ls = 0, fs = 0, ss = 0, cap_lines = nr_lines ? nr_lines : 1;
 
 	p->strs = calloc(p->nr_strs ? p->nr_strs : 1, sizeof(*p->strs));
 	p->str_lens = calloc(p->nr_strs ? p->nr_strs : 1, sizeof(*p->str_lens));
 	p->mappings = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*p->mappings));
 	p->locations = calloc(p->nr_locations ? p->nr_locations : 1, sizeof(*p->locations));
 	p->functions = calloc(p->nr_functions ? p->nr_functions : 1, sizeof(*p->functions));
-	if (!p->strs || !p->str_lens || !p->mappings || !p->locations || !p->functions)
+	p->lines = malloc(cap_lines * sizeof(*p->lines));
+	if (!p->strs || !p->str_lens || !p->mappings || !p->locations || !p->functions || !p->lines)
 		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
-	for (size_t i = 0; i < p->nr_fields; i++) {
-		const struct ppe_field *f = &p->fields[i];
+	struct ppe_field field;
+	size_t pos = 0;
+
+	while (ppe_field_next(p, &pos, &field)) {
+		const struct ppe_field *f = &field;
 		struct cur c;
 		bool ok = true;
 
@@ -314,22 +409,47 @@ static enum conv_err parse_tables(struct ppe_profile *p, struct conv_diag *diag)
 	return CONV_E_OK;
 }
 
+/*
+ * Whether the tables fit in PPE_TABLE_RATIO times the protobuf (or
+ * PPE_TABLE_FLOOR): each entry costs 16 to 56 bytes, and a message can be
+ * two; CONV_E_LIMIT (diag says) when not.
+ */
+static enum conv_err check_tables(const struct ppe_profile *p, size_t nr_lines, struct conv_diag *diag)
+{
+	double need = (double)p->nr_strs * (sizeof(*p->strs) + sizeof(*p->str_lens)) +
+		      (double)p->nr_mappings * sizeof(*p->mappings) +
+		      (double)p->nr_locations * sizeof(*p->locations) +
+		      (double)p->nr_functions * sizeof(*p->functions) + (double)nr_lines * sizeof(*p->lines);
+	double room = (double)p->len * PPE_TABLE_RATIO + (double)PPE_TABLE_FLOOR;
+
+	if (need > room)
+		return conv_fail(diag, CONV_E_LIMIT, UINT64_MAX,
+				 "%zu strings, %zu mappings, %zu locations, %zu lines and %zu functions in %zu "
+				 "bytes: their tables would take %.0f bytes, more than %u times the profile",
+				 p->nr_strs, p->nr_mappings, p->nr_locations, nr_lines, p->nr_functions, p->len,
+				 need, PPE_TABLE_RATIO);
+	return CONV_E_OK;
+}
+
 enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, size_t max_len,
 			struct conv_diag *diag)
 {
 	enum conv_err err = CONV_E_OK;
+	size_t nr_lines = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->buf = buf;
 	p->len = len;
 	if (ppe_is_gzip(buf, len)) {
 		p->gzipped = true;
-		err = gunzip(p, buf, len, max_len, diag);
+		err = gunzip(p, buf, len, ppe_inflate_cap(len, max_len), diag);
 	}
 	if (!err)
-		err = scan_fields(p, diag);
+		err = scan_fields(p, &nr_lines, diag);
 	if (!err)
-		err = parse_tables(p, diag);
+		err = check_tables(p, nr_lines, diag);
+	if (!err)
+		err = parse_tables(p, nr_lines, diag);
 	if (err)
 		ppe_release(p);
 	return err;
@@ -338,7 +458,8 @@ enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, s
 void ppe_release(struct ppe_profile *p)
 {
 	free(p->owned);
-	free(p->fields);
+	if (p->mapped)
+		munmap(p->mapped, p->mapped_len);
 	free(p->strs);
 	free(p->str_lens);
 	free(p->mappings);
@@ -489,15 +610,26 @@ static enum conv_err write_all(const struct ppe_profile *p, const struct ppe_edi
 	dbuf_init(&msg, 0);
 	dbuf_init(&ln, 0);
 	strtab_init(&t);
-	for (size_t i = 0; i < p->nr_fields && !s->failed; i++) {
-		const struct ppe_field *f = &p->fields[i];
+	struct ppe_field field;
+	size_t pos = 0;
 
-		if (f->number == F_MAPPING && e->map_flags[mi])
+	while (!s->failed && ppe_field_next(p, &pos, &field)) {
+		const struct ppe_field *f = &field;
+
+		if (f->number == F_MAPPING && e->map_flags[mi]) {
 			write_mapping(&s->buf, &msg, p, f, &p->mappings[mi], e->map_flags[mi]);
-		else if (f->number == F_LOCATION && e->loc_nr[li])
+		} else if (f->number == F_LOCATION && e->loc_nr[li]) {
 			write_location(&s->buf, &msg, &ln, p, f, e, li);
-		else
-			dbuf_append(&s->buf, p->buf + f->off, f->len);
+		} else {
+			/* a large field in steps: the sink's buffer stays a step, not the field */
+			for (size_t done = 0; done < f->len && !s->failed;) {
+				size_t n = f->len - done < COPY_STEP ? f->len - done : COPY_STEP;
+
+				dbuf_append(&s->buf, p->buf + f->off + done, n);
+				done += n;
+				pprof_sink_maybe_flush(s);
+			}
+		}
 		mi += f->number == F_MAPPING;
 		li += f->number == F_LOCATION;
 		pprof_sink_maybe_flush(s);
@@ -517,7 +649,15 @@ static enum conv_err write_to(const struct ppe_profile *p, const struct ppe_edit
 			      struct dbuf *out, int fd, struct io_flush *flush, uint64_t *bytes, int *io_errno)
 {
 	struct pprof_sink s;
-	enum conv_err err = pprof_sink_init(&s, gzip ? 6 : -1, out, fd, flush);
+	enum conv_err err;
+
+	if (bytes)
+		*bytes = 0;
+	if (io_errno)
+		*io_errno = 0;
+	if (ppe_edit_fits(p, e, NULL))
+		return CONV_E_LIMIT;
+	err = pprof_sink_init(&s, gzip ? 6 : -1, out, fd, flush);
 
 	if (err == CONV_E_OK)
 		err = write_all(p, e, &s);

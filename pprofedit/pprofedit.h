@@ -53,8 +53,9 @@ struct ppe_profile {
 	const uint8_t *buf; /* the protobuf (the caller's, or gunzipped: owned then) */
 	size_t len;
 	uint8_t *owned;
-	struct ppe_field *fields;
-	size_t nr_fields;
+	uint8_t *mapped; /* or the gunzipped protobuf in its own mapping (of mapped_len bytes) */
+	size_t mapped_len;
+	size_t nr_fields; /* top-level fields (walked with ppe_field_next, not kept) */
 	const uint8_t **strs; /* string_table: pointers into buf, not NUL-terminated */
 	size_t *str_lens;
 	size_t nr_strs;
@@ -71,17 +72,44 @@ struct ppe_profile {
 };
 
 /*
- * Parses buf (gzip members are inflated first, at most max_len bytes;
- * buf must outlive p otherwise). Errors: CONV_E_FORMAT (diag: what, at
- * which offset of the protobuf), CONV_E_LIMIT (inflates past max_len),
- * CONV_E_NOMEM.
+ * A gzipped profile inflates to at most PPE_INFLATE_RATIO times its size,
+ * or PPE_INFLATE_FLOOR bytes when that is more: real profiles inflate 1.2
+ * to 5 times (Go's runtime/pprof, go tool pprof -proto, conv's own), a
+ * deflate bomb up to ~1000; a profile's memory is its inflated size and
+ * more, so the ratio stays below the 10 times an input may cost.
+ */
+#define PPE_INFLATE_RATIO 8u
+#define PPE_INFLATE_FLOOR ((size_t)64 << 20)
+
+/*
+ * The tables a profile's strings, mappings, locations, lines and functions
+ * take are at most PPE_TABLE_RATIO times its protobuf's size (or
+ * PPE_TABLE_FLOOR bytes): real profiles' take 0.6 to 1.6 times; two-byte
+ * messages (an empty string, an empty mapping) 8 to 28 times.
+ */
+#define PPE_TABLE_RATIO 4u
+#define PPE_TABLE_FLOOR ((size_t)32 << 20)
+
+/* The inflation cap for an input of len bytes: ppe_parse's, at most max_len. */
+size_t ppe_inflate_cap(size_t len, size_t max_len);
+
+/*
+ * Parses buf (gzip members are inflated first, at most ppe_inflate_cap(len,
+ * max_len) bytes; buf must outlive p otherwise). Errors: CONV_E_FORMAT
+ * (diag: what, at which offset of the protobuf), CONV_E_LIMIT (inflates
+ * past the cap, or tables past PPE_TABLE_RATIO: diag says), CONV_E_NOMEM.
  */
 enum conv_err ppe_parse(struct ppe_profile *p, const uint8_t *buf, size_t len, size_t max_len,
 			struct conv_diag *diag);
 void ppe_release(struct ppe_profile *p);
 
+/* The top-level field at *pos (start at 0), *pos moved past it; false at the end. */
+bool ppe_field_next(const struct ppe_profile *p, size_t *pos, struct ppe_field *f);
+
 /* A string of the profile, copied NUL-terminated into out (truncated to n - 1). */
 void ppe_str(const struct ppe_profile *p, uint64_t idx, char *out, size_t n);
+/* A string's bytes as the profile has them (NULs and all): "" for an index past the table. */
+const uint8_t *ppe_str_bytes(const struct ppe_profile *p, uint64_t idx, size_t *len);
 
 /* New lines for locations: what ppe_write puts in. */
 struct ppe_new_function {
@@ -110,6 +138,13 @@ struct ppe_edit {
 #define PPE_HAS_LINE_NUMBERS 4u
 #define PPE_HAS_INLINE_FRAMES 8u
 
+/*
+ * Whether e's new functions' ids (after the profile's largest) fit in 64
+ * bits: CONV_E_LIMIT (diag says) when they would wrap to the reserved 0.
+ * ppe_write and ppe_write_fd refuse such an edit (CONV_E_LIMIT) too.
+ */
+enum conv_err ppe_edit_fits(const struct ppe_profile *p, const struct ppe_edit *e, struct conv_diag *diag);
+
 /* An empty edit for p (no location changed); false when out of memory. */
 bool ppe_edit_init(struct ppe_edit *e, const struct ppe_profile *p);
 void ppe_edit_release(struct ppe_edit *e);
@@ -118,7 +153,8 @@ struct io_flush;
 
 /*
  * Writes p with e applied to out, gzipped when gzip is true (a gzip member
- * per 256 KiB of protobuf, as conv's pprof writer does). CONV_E_NOMEM.
+ * per 256 KiB of protobuf, as conv's pprof writer does). CONV_E_NOMEM,
+ * CONV_E_LIMIT (ppe_edit_fits).
  */
 enum conv_err ppe_write(const struct ppe_profile *p, const struct ppe_edit *e, bool gzip,
 			struct dbuf *out);

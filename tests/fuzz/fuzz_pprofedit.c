@@ -27,7 +27,6 @@ volatile uint64_t fuzz_sink;
 static void check_rewrite(const struct ppe_profile *in, const struct dbuf *out, size_t nr_new_strs)
 {
 	struct ppe_profile p;
-	size_t oi = 0;
 
 	FUZZ_CHECK(ppe_parse(&p, out->data, out->len, MAX_INFLATED, NULL) == CONV_E_OK);
 	FUZZ_CHECK(p.nr_mappings == in->nr_mappings && p.nr_locations == in->nr_locations);
@@ -49,11 +48,12 @@ static void check_rewrite(const struct ppe_profile *in, const struct dbuf *out, 
 			   in->max_function_id + 1 + in->nr_locations);
 	}
 	/* other fields: the same bytes, in the same order (the new ones come last) */
-	for (size_t i = 0; i < in->nr_fields; i++) {
-		const struct ppe_field *a = &in->fields[i], *b;
+	FUZZ_CHECK(p.nr_fields >= in->nr_fields);
+	for (size_t i = 0, ipos = 0, opos = 0; i < in->nr_fields; i++) {
+		struct ppe_field fa, fb;
+		const struct ppe_field *a = &fa, *b = &fb;
 
-		FUZZ_CHECK(oi < p.nr_fields);
-		b = &p.fields[oi++];
+		FUZZ_CHECK(ppe_field_next(in, &ipos, &fa) && ppe_field_next(&p, &opos, &fb));
 		FUZZ_CHECK(a->number == b->number);
 		if (a->number != 3 && a->number != 4)
 			FUZZ_CHECK(a->len == b->len && !memcmp(in->buf + a->off, p.buf + b->off, a->len));
@@ -101,6 +101,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nr_strs = p.nr_locations ? 3 : 0; /* "f", "caller", "x.c" */
 	dbuf_init(&out, 0);
 	dbuf_init(&gz, 0);
+	/* a largest function id that leaves no room for the new ones: refused, never wrapped */
+	if (ppe_edit_fits(&p, &e, NULL) != CONV_E_OK) {
+		FUZZ_CHECK(ppe_write(&p, &e, false, &out) == CONV_E_LIMIT);
+		dbuf_release(&out);
+		dbuf_release(&gz);
+		ppe_edit_release(&e);
+		ppe_release(&p);
+		return 0;
+	}
 	FUZZ_CHECK(ppe_write(&p, &e, false, &out) == CONV_E_OK);
 	check_rewrite(&p, &out, nr_strs);
 	FUZZ_CHECK(ppe_write(&p, &e, true, &gz) == CONV_E_OK);

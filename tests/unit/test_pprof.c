@@ -14,6 +14,7 @@
 
 #include "core/dbuf.h"
 #include "model/profile.h"
+#include "pprofedit/pprofedit.h"
 #include "pprofwriter/pprof.h"
 
 #include <errno.h>
@@ -430,6 +431,158 @@ static void test_sample_label_sets(void **state)
 	prof_release(&b);
 }
 
+/* ---- conv symbolize's reader and rewriter (pprofedit) against hostile profiles ---- */
+
+static void pb_varint(struct dbuf *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		dbuf_putc(b, (char)(v | 0x80));
+		v >>= 7;
+	}
+	dbuf_putc(b, (char)v);
+}
+
+/* A profile of one function (id fid), one location without lines, and the strings "" and "f". */
+static void edit_profile(struct dbuf *b, uint64_t fid)
+{
+	struct dbuf m;
+
+	dbuf_init(&m, 0);
+	pb_varint(&m, 1 << 3);
+	pb_varint(&m, 1); /* Location.id */
+	pb_varint(&m, 3 << 3);
+	pb_varint(&m, 0x1000); /* address */
+	pb_varint(b, 4 << 3 | 2);
+	pb_varint(b, m.len);
+	dbuf_append(b, m.data, m.len);
+	dbuf_reset(&m);
+	pb_varint(&m, 1 << 3);
+	pb_varint(&m, fid); /* Function.id */
+	pb_varint(&m, 2 << 3);
+	pb_varint(&m, 1);
+	pb_varint(b, 5 << 3 | 2);
+	pb_varint(b, m.len);
+	dbuf_append(b, m.data, m.len);
+	dbuf_append(b, "\x32\x00\x32\x01" "f", 5);
+	dbuf_release(&m);
+}
+
+static void test_edit_ids_never_wrap(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		uint64_t fid = k ? UINT64_MAX - 1 : UINT64_MAX;
+		struct ppe_profile p, q;
+		struct ppe_edit e;
+		struct ppe_new_function nf = { "g", "g", "g.c", 0 };
+		struct ppe_new_line nl = { 0, 3, 0 };
+		struct conv_diag d;
+		struct dbuf b, out;
+
+		dbuf_init(&b, 0);
+		dbuf_init(&out, 0);
+		edit_profile(&b, fid);
+		assert_int_equal(ppe_parse(&p, b.data, b.len, (size_t)1 << 30, NULL), CONV_E_OK);
+		assert_true(p.max_function_id == fid);
+		assert_true(ppe_edit_init(&e, &p));
+		e.functions = &nf;
+		e.nr_functions = 1;
+		e.lines = &nl;
+		e.nr_lines = 1;
+		e.loc_nr[0] = 1;
+		memset(&d, 0, sizeof(d));
+		if (!k) {
+			/* the new id would be 2^64 = 0, the id pprof reserves */
+			assert_int_equal(ppe_edit_fits(&p, &e, &d), CONV_E_LIMIT);
+			assert_non_null(strstr(d.msg, "no room above it"));
+			assert_int_equal(ppe_write(&p, &e, false, &out), CONV_E_LIMIT);
+		} else {
+			assert_int_equal(ppe_edit_fits(&p, &e, &d), CONV_E_OK);
+			assert_int_equal(ppe_write(&p, &e, false, &out), CONV_E_OK);
+			assert_int_equal(ppe_parse(&q, out.data, out.len, (size_t)1 << 30, NULL), CONV_E_OK);
+			assert_int_equal(q.nr_functions, 2);
+			assert_true(q.max_function_id == UINT64_MAX);
+			assert_true(q.lines[q.locations[0].first_line].function_id == UINT64_MAX);
+			ppe_release(&q);
+		}
+		e.functions = NULL;
+		e.lines = NULL;
+		ppe_edit_release(&e);
+		ppe_release(&p);
+		dbuf_release(&b);
+		dbuf_release(&out);
+	}
+}
+
+static void test_inflate_cap(void **state)
+{
+	(void)state;
+	assert_true(ppe_inflate_cap(1000, (size_t)4 << 30) == PPE_INFLATE_FLOOR);
+	assert_true(ppe_inflate_cap((size_t)100 << 20, (size_t)4 << 30) == ((size_t)100 << 20) * PPE_INFLATE_RATIO);
+	assert_true(ppe_inflate_cap((size_t)1 << 30, (size_t)4 << 30) == (size_t)4 << 30);
+	assert_true(ppe_inflate_cap(SIZE_MAX / 2, SIZE_MAX) == SIZE_MAX);
+}
+
+/* 1 MiB past the floor of one string, gzipped: refused at the floor, with the inflation error. */
+static void test_inflate_bomb(void **state)
+{
+	size_t n = PPE_INFLATE_FLOOR + ((size_t)1 << 20), cap = compressBound(n) + 64;
+	uint8_t *raw = calloc(n + 16, 1), *gz = malloc(cap);
+	struct ppe_profile p;
+	struct conv_diag d;
+	z_stream z;
+	size_t h = 0;
+	(void)state;
+
+	assert_non_null(raw);
+	assert_non_null(gz);
+	raw[h++] = 0x32;
+	raw[h++] = 0;
+	raw[h++] = 0x32;
+	for (size_t v = n - 16;; v >>= 7) {
+		raw[h++] = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+		if (v < 0x80)
+			break;
+	}
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = raw;
+	z.avail_in = (uInt)(h + n - 16);
+	z.next_out = gz;
+	z.avail_out = (uInt)cap;
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(ppe_parse(&p, gz, z.total_out, (size_t)4 << 30, &d), CONV_E_LIMIT);
+	assert_non_null(strstr(d.msg, "inflates to more than"));
+	deflateEnd(&z);
+	free(raw);
+	free(gz);
+}
+
+/* Empty strings (two bytes each, sixteen in the table): refused for the tables' size. */
+static void test_tables_bounded(void **state)
+{
+	size_t n = (size_t)40 << 20;
+	uint8_t *raw = malloc(n);
+	struct ppe_profile p;
+	struct conv_diag d;
+	(void)state;
+
+	assert_non_null(raw);
+	for (size_t i = 0; i < n; i += 2) {
+		raw[i] = 0x32;
+		raw[i + 1] = 0;
+	}
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(ppe_parse(&p, raw, n, (size_t)4 << 30, &d), CONV_E_LIMIT);
+	assert_non_null(strstr(d.msg, "tables would take"));
+	/* a tenth of that is within the floor */
+	assert_int_equal(ppe_parse(&p, raw, n / 10, (size_t)4 << 30, NULL), CONV_E_OK);
+	assert_true(p.nr_strs == n / 20);
+	ppe_release(&p);
+	free(raw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +593,10 @@ int main(void)
 		cmocka_unit_test(test_adopt_stacks),
 		cmocka_unit_test(test_adopt_stacks_refused),
 		cmocka_unit_test(test_value_types),
+		cmocka_unit_test(test_edit_ids_never_wrap),
+		cmocka_unit_test(test_inflate_cap),
+		cmocka_unit_test(test_inflate_bomb),
+		cmocka_unit_test(test_tables_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
