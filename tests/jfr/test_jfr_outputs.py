@@ -17,7 +17,9 @@ Per file, with `CONV -q --offline --jit-dir EMPTY --pprof P --jfr J FILE`
 (the Java recording: the default --jit-dir /tmp, where its JVM wrote its map):
   * jfr summary, jfr print --stack-depth 64 and jfr print --json
     --stack-depth 64 exit 0 within a timeout, print no error or exception
-    text, and the JSON parses (when under 64 MiB);
+    text, and the JSON parses (when under 64 MiB); the jfr tool's own code
+    (jdk.jfr.internal.tool.Main) runs in a JVM that stays for every call
+    (JfrCollapse.java --serve), not in one JVM per call;
   * the JFR event type names of the file's perf events are distinct;
   * the number of jdk.ExecutionSample and of each perf.<Name> event in
     jfr summary equals conv info's sample count of that perf event (the
@@ -78,7 +80,9 @@ import glob
 import gzip
 import json
 import os
+import queue
 import re
+import select
 import shutil
 import struct
 import subprocess
@@ -512,22 +516,78 @@ BAD_STDOUT = re.compile(r"^(jfr (summary|print|metadata)\b.*|Exception in thread
                         r"\s+at (java|jdk|sun)\.[\w$.]+\(.*)$", re.M)
 
 
+class JfrServer:
+    """The jfr tool in one JVM that stays (JfrCollapse.java --serve): a call is a line with its
+    stdout and stderr files and its arguments, the answer its exit status. A call that outlives
+    its timeout kills the JVM; the next call starts another."""
+
+    def __init__(self, tag):
+        self.tag, self.p, self.n = tag, None, 0
+
+    def run(self, args, timeout, out_path=None):
+        """(exit status or None on a timeout, stdout bytes (b"" with out_path), stderr bytes)."""
+        self.n += 1
+        out = out_path or os.path.join(WORK, "jfr-%s-%d.out" % (self.tag, self.n))
+        err = os.path.join(WORK, "jfr-%s-%d.err" % (self.tag, self.n))
+        fields = [out, err] + list(args)
+        assert not any("\t" in a or "\n" in a for a in fields)
+        if self.p is None:
+            self.p = subprocess.Popen(["java", "--add-exports", "jdk.jfr/jdk.jfr.internal.tool=ALL-UNNAMED",
+                                       COLLAPSE, "--serve"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        status = None
+        try:
+            self.p.stdin.write(("\t".join(fields) + "\n").encode())
+            self.p.stdin.flush()
+            deadline = time.monotonic() + timeout
+            fd = self.p.stdout.fileno()
+            buf = b""
+            while b"\n" not in buf:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    break
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                buf += chunk
+            m = re.match(rb"# TOOL (-?\d+)\n", buf)
+            status = int(m.group(1)) if m else None
+        except OSError:
+            pass
+        if status is None:
+            self.close()
+        with open(err, "rb") as f:
+            e = f.read()
+        o = b""
+        if not out_path:
+            with open(out, "rb") as f:
+                o = f.read()
+            os.unlink(out)
+        os.unlink(err)
+        return status, o, e
+
+    def close(self):
+        if self.p:
+            self.p.kill()
+            self.p.wait()
+            self.p = None
+
+
+JFR_SERVERS = queue.Queue()
+
+
 def jfr_tool(args, out_path=None):
     """(ok, detail, stdout bytes or None) of a jfr command; stdout to out_path if given."""
+    srv = JFR_SERVERS.get()
     try:
-        if out_path:
-            with open(out_path, "wb") as o:
-                r = sh(["jfr"] + args, timeout=JFR_TIMEOUT, stdout=o)
-            out = b""
-        else:
-            r = sh(["jfr"] + args, timeout=JFR_TIMEOUT)
-            out = r.stdout
-    except subprocess.TimeoutExpired:
+        rc, out, err = srv.run(args, JFR_TIMEOUT, out_path)
+    finally:
+        JFR_SERVERS.put(srv)
+    if rc is None:
         return False, "timed out after %ds" % JFR_TIMEOUT, None
-    err = r.stderr.decode(errors="replace")
-    if r.returncode != 0 or BAD_STDERR.search(err):
-        return False, "exit %d, stderr %r, stdout %r" % (r.returncode, err[-400:],
-                                                         tail(out)), None
+    err = err.decode(errors="replace")
+    if rc != 0 or BAD_STDERR.search(err):
+        return False, "exit %d, stderr %r, stdout %r" % (rc, err[-400:], tail(out)), None
     if not out_path and BAD_STDOUT.search(out.decode(errors="replace")):
         return False, "error text on stdout: %r" % tail(out), None
     return True, "", out
@@ -731,6 +791,13 @@ def main():
     if jit_data:
         inputs.append(jit_data)
 
+    # the jfr tool: as many JVMs as calls run at once (below), each for every call it gets
+    workers = max(2, min(4, os.cpu_count() or 2))
+    servers = [JfrServer(str(i)) for i in range(workers)]
+    for srv in servers:
+        JFR_SERVERS.put(srv)
+    atexit.register(lambda: [srv.close() for srv in servers])
+
     # ---- convert everything (both outputs, then again for determinism)
     jobs = []  # dict(name, f, pp, jf, info, names, primary)
     for i, f in enumerate(inputs):
@@ -789,7 +856,7 @@ def main():
     def tools_chunked(j):
         return jfr_prints(j["chunked"][1])
 
-    with concurrent.futures.ThreadPoolExecutor(max(2, min(4, os.cpu_count() or 2))) as ex:
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
         fut = {id(j): ex.submit(tools, j) for j in jobs}
         futc = {id(j): ex.submit(tools_chunked, j) for j in chunked if j.get("chunked")}
         coll_paths = [j["jf"] for j in jobs] + [j["chunked"][1] for j in chunked if j.get("chunked")]
