@@ -82,7 +82,6 @@ import json
 import os
 import queue
 import re
-import select
 import shutil
 import struct
 import subprocess
@@ -92,6 +91,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import pprofdec  # noqa: E402
 import vdso  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jfrtool  # noqa: E402
 
 
 def _args():
@@ -516,63 +517,6 @@ BAD_STDOUT = re.compile(r"^(jfr (summary|print|metadata)\b.*|Exception in thread
                         r"\s+at (java|jdk|sun)\.[\w$.]+\(.*)$", re.M)
 
 
-class JfrServer:
-    """The jfr tool in one JVM that stays (JfrCollapse.java --serve): a call is a line with its
-    stdout and stderr files and its arguments, the answer its exit status. A call that outlives
-    its timeout kills the JVM; the next call starts another."""
-
-    def __init__(self, tag):
-        self.tag, self.p, self.n = tag, None, 0
-
-    def run(self, args, timeout, out_path=None):
-        """(exit status or None on a timeout, stdout bytes (b"" with out_path), stderr bytes)."""
-        self.n += 1
-        out = out_path or os.path.join(WORK, "jfr-%s-%d.out" % (self.tag, self.n))
-        err = os.path.join(WORK, "jfr-%s-%d.err" % (self.tag, self.n))
-        fields = [out, err] + list(args)
-        assert not any("\t" in a or "\n" in a for a in fields)
-        if self.p is None:
-            self.p = subprocess.Popen(["java", "--add-exports", "jdk.jfr/jdk.jfr.internal.tool=ALL-UNNAMED",
-                                       COLLAPSE, "--serve"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        status = None
-        try:
-            self.p.stdin.write(("\t".join(fields) + "\n").encode())
-            self.p.stdin.flush()
-            deadline = time.monotonic() + timeout
-            fd = self.p.stdout.fileno()
-            buf = b""
-            while b"\n" not in buf:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([fd], [], [], left)[0]:
-                    break
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    break
-                buf += chunk
-            m = re.match(rb"# TOOL (-?\d+)\n", buf)
-            status = int(m.group(1)) if m else None
-        except OSError:
-            pass
-        if status is None:
-            self.close()
-        with open(err, "rb") as f:
-            e = f.read()
-        o = b""
-        if not out_path:
-            with open(out, "rb") as f:
-                o = f.read()
-            os.unlink(out)
-        os.unlink(err)
-        return status, o, e
-
-    def close(self):
-        if self.p:
-            self.p.kill()
-            self.p.wait()
-            self.p = None
-
-
 JFR_SERVERS = queue.Queue()
 
 
@@ -793,7 +737,7 @@ def main():
 
     # the jfr tool: as many JVMs as calls run at once (below), each for every call it gets
     workers = max(2, min(4, os.cpu_count() or 2))
-    servers = [JfrServer(str(i)) for i in range(workers)]
+    servers = [jfrtool.JfrServer(WORK, str(i)) for i in range(workers)]
     for srv in servers:
         JFR_SERVERS.put(srv)
     atexit.register(lambda: [srv.close() for srv in servers])
