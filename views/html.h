@@ -10,6 +10,17 @@
  * under a pixel even zoomed in 100 times on a 2000-pixel-wide window, and
  * the bench/ recordings' pages (224 k and 544 k distinct stacks) keep 26 k
  * and 53 k nodes: 1.0 and 1.7 MB, drawn in 0.1-0.2 s (bench/README.md).
+ *
+ * A recording can still make more nodes than a browser can take in (a
+ * page's cost is its nodes: parsed, laid out, each drawn one a box), so a
+ * view holds at most VIEW_HTML_MAX_NODES entries and VIEW_HTML_MAX_DEPTH
+ * frames of a stack. Frames deeper than that become one box
+ * "... N more frames" on their last kept caller; when the nodes do not fit,
+ * the widest are kept (the leftmost first among equals) and a parent's
+ * children left out become one box "other" after its kept ones. A box has
+ * the value of what it stands for, so every parent's value still adds up,
+ * and the page says what the caps left out; the folded stacks and the
+ * pprof are never capped.
  */
 #ifndef CONV_VIEWS_HTML_H
 #define CONV_VIEWS_HTML_H
@@ -23,6 +34,8 @@
 struct io_flush;
 
 #define VIEW_HTML_MIN_SHARE 200000
+#define VIEW_HTML_MAX_NODES 100000
+#define VIEW_HTML_MAX_DEPTH 1024
 
 struct view_html_opts {
 	const char *title, *subtitle;

@@ -238,7 +238,8 @@ bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth)
 	v = w->st[--w->nr];
 	first = w->nr;
 	/* the children (in name order, from view_tree_build), the first on top: popped first */
-	for (uint32_t c = w->t->nodes[v.node].child; c != UINT32_MAX; c = w->t->nodes[c].sibling) {
+	for (uint32_t c = w->max_depth && v.depth >= w->max_depth ? UINT32_MAX : w->t->nodes[v.node].child;
+	     c != UINT32_MAX; c = w->t->nodes[c].sibling) {
 		if (view_value(w->t, c, w->col) < w->min)
 			continue;
 		if (!vec_reserve((void **)&w->st, &w->cap, w->nr + 1, sizeof(*w->st))) {

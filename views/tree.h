@@ -121,7 +121,8 @@ const char *view_object(const char *path);
  * A walk over the tree in preorder, each node's children in name order
  * (as view_tree_build links them), over the nodes whose value in column
  * col is at least min: the order of folded lines and of a flame graph's
- * frames.
+ * frames. With max_depth set (after init; 0: no limit), the walk does
+ * not go below the nodes at that depth.
  */
 struct view_walk_item {
 	uint32_t node, depth;
@@ -131,6 +132,7 @@ struct view_walk {
 	const struct view_tree *t;
 	size_t col;
 	int64_t min;
+	uint32_t max_depth;
 	struct view_walk_item *st; /* to visit; the first by name on top */
 	size_t nr, cap;
 	bool nomem;

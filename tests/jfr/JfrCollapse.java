@@ -25,6 +25,16 @@
  * method name, class or frame type prints "# ERROR ..." and makes the exit
  * status 1; so does a file the parser rejects (the exception is printed, and
  * the next file is read). Counts are aggregated per (event type, stack).
+ *
+ * java --add-exports jdk.jfr/jdk.jfr.internal.tool=ALL-UNNAMED JfrCollapse.java --serve
+ * runs the JDK's jfr tool (jdk.jfr.internal.tool.Main, what the jfr launcher
+ * runs) once per line of its input, in this one JVM: a line is
+ *     <stdout file> TAB <stderr file> TAB <jfr argument> [TAB <jfr argument>...]
+ * and when the tool is done it prints "# TOOL <exit status>". The tool ends
+ * with System.exit whatever happens; a security manager turns the first exit
+ * of a run into its status, and whatever the tool prints after it (its catch-all
+ * handler takes the trap for an internal error) goes nowhere. A JVM per call
+ * was ~150 starts of the JDK for the corpus.
  */
 import java.io.BufferedWriter;
 import java.io.FileOutputStream;
@@ -182,7 +192,64 @@ public class JfrCollapse {
         out.write("# END " + file + " " + samples + " " + stacks.size() + "\n");
     }
 
-    public static void main(String[] args) throws IOException {
+    /* The first System.exit of a tool run: its status. */
+    private static final class ExitTrap extends SecurityException {
+        private static final long serialVersionUID = 1L;
+        ExitTrap() { super("jfr tool exit"); }
+    }
+    private static volatile Integer exitStatus;
+    private static final java.io.PrintStream NOWHERE =
+        new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+
+    @SuppressWarnings("removal")
+    private static void serve() throws Exception {
+        java.io.PrintStream out = System.out, err = System.err;
+        java.lang.reflect.Method tool =
+            Class.forName("jdk.jfr.internal.tool.Main").getMethod("main", String[].class);
+        System.setSecurityManager(new SecurityManager() {
+            @Override public void checkPermission(java.security.Permission p) { }
+            @Override public void checkPermission(java.security.Permission p, Object ctx) { }
+            @Override public void checkExit(int status) {
+                if (exitStatus == null) {
+                    exitStatus = status;
+                    System.setOut(NOWHERE);
+                    System.setErr(NOWHERE);
+                }
+                throw new ExitTrap();
+            }
+        });
+        java.io.BufferedReader in = new java.io.BufferedReader(
+            new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null; ) {
+            String[] f = line.split("\t", -1);
+            int status;
+            try (java.io.PrintStream o = new java.io.PrintStream(new FileOutputStream(f[0]));
+                 java.io.PrintStream e = new java.io.PrintStream(new FileOutputStream(f[1]), true)) {
+                exitStatus = null;
+                System.setOut(o);
+                System.setErr(e);
+                try {
+                    tool.invoke(null, (Object) java.util.Arrays.copyOfRange(f, 2, f.length));
+                } catch (java.lang.reflect.InvocationTargetException x) {
+                    if (!(x.getCause() instanceof ExitTrap))
+                        x.getCause().printStackTrace(e);
+                } finally {
+                    status = exitStatus != null ? exitStatus : 1;
+                    System.setOut(out);
+                    System.setErr(err);
+                    o.flush();
+                }
+            }
+            out.println("# TOOL " + status);
+            out.flush();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 1 && args[0].equals("--serve")) {
+            serve();
+            return;
+        }
         Writer out = new BufferedWriter(new OutputStreamWriter(
             new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8), 1 << 16);
         for (String f : args)

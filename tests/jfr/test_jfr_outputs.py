@@ -17,7 +17,9 @@ Per file, with `CONV -q --offline --jit-dir EMPTY --pprof P --jfr J FILE`
 (the Java recording: the default --jit-dir /tmp, where its JVM wrote its map):
   * jfr summary, jfr print --stack-depth 64 and jfr print --json
     --stack-depth 64 exit 0 within a timeout, print no error or exception
-    text, and the JSON parses (when under 64 MiB);
+    text, and the JSON parses (when under 64 MiB); the jfr tool's own code
+    (jdk.jfr.internal.tool.Main) runs in a JVM that stays for every call
+    (JfrCollapse.java --serve), not in one JVM per call;
   * the JFR event type names of the file's perf events are distinct;
   * the number of jdk.ExecutionSample and of each perf.<Name> event in
     jfr summary equals conv info's sample count of that perf event (the
@@ -78,6 +80,7 @@ import glob
 import gzip
 import json
 import os
+import queue
 import re
 import shutil
 import struct
@@ -88,6 +91,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import pprofdec  # noqa: E402
 import vdso  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jfrtool  # noqa: E402
 
 
 def _args():
@@ -512,22 +517,21 @@ BAD_STDOUT = re.compile(r"^(jfr (summary|print|metadata)\b.*|Exception in thread
                         r"\s+at (java|jdk|sun)\.[\w$.]+\(.*)$", re.M)
 
 
+JFR_SERVERS = queue.Queue()
+
+
 def jfr_tool(args, out_path=None):
     """(ok, detail, stdout bytes or None) of a jfr command; stdout to out_path if given."""
+    srv = JFR_SERVERS.get()
     try:
-        if out_path:
-            with open(out_path, "wb") as o:
-                r = sh(["jfr"] + args, timeout=JFR_TIMEOUT, stdout=o)
-            out = b""
-        else:
-            r = sh(["jfr"] + args, timeout=JFR_TIMEOUT)
-            out = r.stdout
-    except subprocess.TimeoutExpired:
+        rc, out, err = srv.run(args, JFR_TIMEOUT, out_path)
+    finally:
+        JFR_SERVERS.put(srv)
+    if rc is None:
         return False, "timed out after %ds" % JFR_TIMEOUT, None
-    err = r.stderr.decode(errors="replace")
-    if r.returncode != 0 or BAD_STDERR.search(err):
-        return False, "exit %d, stderr %r, stdout %r" % (r.returncode, err[-400:],
-                                                         tail(out)), None
+    err = err.decode(errors="replace")
+    if rc != 0 or BAD_STDERR.search(err):
+        return False, "exit %d, stderr %r, stdout %r" % (rc, err[-400:], tail(out)), None
     if not out_path and BAD_STDOUT.search(out.decode(errors="replace")):
         return False, "error text on stdout: %r" % tail(out), None
     return True, "", out
@@ -731,6 +735,13 @@ def main():
     if jit_data:
         inputs.append(jit_data)
 
+    # the jfr tool: as many JVMs as calls run at once (below), each for every call it gets
+    workers = max(2, min(4, os.cpu_count() or 2))
+    servers = [jfrtool.JfrServer(WORK, str(i)) for i in range(workers)]
+    for srv in servers:
+        JFR_SERVERS.put(srv)
+    atexit.register(lambda: [srv.close() for srv in servers])
+
     # ---- convert everything (both outputs, then again for determinism)
     jobs = []  # dict(name, f, pp, jf, info, names, primary)
     for i, f in enumerate(inputs):
@@ -789,7 +800,7 @@ def main():
     def tools_chunked(j):
         return jfr_prints(j["chunked"][1])
 
-    with concurrent.futures.ThreadPoolExecutor(max(2, min(4, os.cpu_count() or 2))) as ex:
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
         fut = {id(j): ex.submit(tools, j) for j in jobs}
         futc = {id(j): ex.submit(tools_chunked, j) for j in chunked if j.get("chunked")}
         coll_paths = [j["jf"] for j in jobs] + [j["chunked"][1] for j in chunked if j.get("chunked")]

@@ -31,7 +31,8 @@ For every cut, `CONV -q --offline --stats=S -o OUT CUT` must:
     length, so it then looks complete and nothing need be reported); both outputs exist with the sizes --stats gives, `go tool pprof
     -raw` reads the pprof (per-event sample sums equal --stats) and `jfr
     summary` the JFR (jdk.ExecutionSample plus perf.* events equal
-    samples_total), each when installed;
+    samples_total; the jfr tool's code run in one JVM for all cuts,
+    tests/jfr/jfrtool.py), each when installed;
   * with --strict: exit 3 where the plain run gave 0 with problems (0
     without), 2 where it gave 2.
 
@@ -58,6 +59,8 @@ import sys
 CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "jfr"))
+import jfrtool  # noqa: E402
 TIMEOUT = 120
 passed = failed = skipped = 0
 
@@ -113,9 +116,20 @@ def pprof_sums(path):
             if c.split("/")[0].endswith("_samples")}, ""
 
 
+# jfr summary of every cut in one JVM that stays (tests/jfr/jfrtool.py): a JDK started per
+# cut was most of this test's time
+JFR_SERVER = None
+
+
 def jfr_samples(path):
     """jdk.ExecutionSample + perf.* (but perf.LostSamples) counts from jfr summary, or None."""
-    rc, out, err = sh([JFR, "summary", path], timeout=60)
+    if JFR_SERVER:
+        rc, out, err = JFR_SERVER.run(["summary", path], 60)
+        if rc is None:
+            return None, "jfr summary: timeout after 60s"
+        out, err = out.decode(errors="replace"), err.decode(errors="replace")
+    else:
+        rc, out, err = sh([JFR, "summary", path], timeout=60)
     if rc != 0 or "Exception" in out + err:
         return None, (out + err)[-300:]
     n = 0
@@ -326,9 +340,11 @@ def table(label, intact, rows):
 
 
 def main():
-    global GENV
+    global GENV, JFR_SERVER
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
+    if JFR and shutil.which("java"):
+        JFR_SERVER = jfrtool.JfrServer(WORK, "summary")
     empty = os.path.join(WORK, "empty")
     os.makedirs(empty, exist_ok=True)
     GENV = dict(os.environ, HOME=empty, PPROF_BINARY_PATH=empty, GOCACHE=os.path.join(WORK, "gocache"))
@@ -429,6 +445,8 @@ def main():
                 name, rc, doc["samples_total"], sum(intact.values()),
                 "; ".join("@%d %s" % (p["offset"], p["message"][:50]) for p in probs)))
     shutil.rmtree(cutdir, ignore_errors=True)
+    if JFR_SERVER:
+        JFR_SERVER.close()
     print("\n%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 77 if not passed else 0
 

@@ -4,7 +4,8 @@
  * unnamed frames, the column chosen), the top functions (self, total
  * counted once per stack, inline functions listed), and the flame graph's
  * data (the template's marker replaced, "</" unable to end the script,
- * nodes under 1/VIEW_HTML_MIN_SHARE of the total left out).
+ * nodes under 1/VIEW_HTML_MIN_SHARE of the total left out, the depth and
+ * node caps and what the page says they left out).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include "views/top.h"
 #include "views/tree.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +288,123 @@ static void test_html_prune(void **state)
 	prof_release(&p);
 }
 
+/* The numbers of the JSON array that follows key in s (at most cap of them); how many there are. */
+static size_t json_u64s(const char *s, const char *key, uint64_t *out, size_t cap)
+{
+	const char *c = strstr(s, key);
+	size_t n = 0;
+
+	assert_non_null(c);
+	c += strlen(key);
+	while (*c && *c != ']') {
+		char *end;
+		uint64_t v = strtoull(c, &end, 10);
+
+		assert_true(end > c);
+		if (n < cap)
+			out[n] = v;
+		n++;
+		c = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+/*
+ * Both caps at once: 120 stacks of 1100 frames under main, each its own
+ * from the second frame on (131 880 nodes), one of them 1000 samples.
+ * The page keeps the first 1024 frames of a stack (the rest in "... more
+ * frames" boxes), then the widest nodes, the heavy stack whole; what the
+ * caps leave out is counted and in boxes, and the folded stacks keep it all.
+ */
+static void test_html_caps(void **state)
+{
+	struct prof p;
+	struct view_tree t;
+	size_t types[1] = { 0 };
+	struct view_html_opts o = { "t", "s", 0, NULL, NULL };
+	uint32_t pool[200], mn, *locs = malloc(1100 * sizeof(*locs));
+	uint64_t *d = malloc((VIEW_HTML_MAX_NODES + 1) * sizeof(*d));
+	uint64_t om[6], maxd = 0, box_nodes = 0, lines = 0, deepest = 0, whole = 0, semis = 0;
+	size_t nd, nb;
+	FILE *f = tmpfile();
+	char name[32], *s, *c;
+
+	(void)state;
+	assert_non_null(locs);
+	assert_non_null(d);
+	build(&p);
+	mn = loc_of(&p, "main", 0x1100);
+	for (unsigned i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "f%03u", i);
+		pool[i] = loc_of(&p, name, 0x2000 + 16 * i);
+	}
+	for (unsigned st = 0; st < 120; st++) {
+		for (unsigned k = 0; k < 1100; k++)
+			locs[1099 - k] = k ? pool[(st + k) % 200] : mn;
+		add(&p, st == 119 ? 1000 : 1, locs, 1100);
+	}
+	assert_int_equal(view_tree_build(&t, &p, types, 1), CONV_E_OK);
+	assert_int_equal(view_write_html(&t, &o, fileno(f), NULL, NULL, NULL), CONV_E_OK);
+	s = slurp(f);
+	nd = json_u64s(s, "\"d\":[", d, VIEW_HTML_MAX_NODES + 1);
+	assert_true(nd <= VIEW_HTML_MAX_NODES);
+	for (size_t i = 0; i < nd; i++)
+		maxd = d[i] > maxd ? d[i] : maxd;
+	/* 1024 frames and the box above them */
+	assert_int_equal(maxd, VIEW_HTML_MAX_DEPTH);
+	c = strstr(s, "\"narrow\":[");
+	assert_non_null(c);
+	assert_int_equal(sscanf(c, "\"narrow\":[%" SCNu64 ",%" SCNu64 "],\"cap\":[%" SCNu64 ",%" SCNu64
+				   "],\"deep\":[%" SCNu64 ",%" SCNu64 "],\"deepest\":%" SCNu64,
+				&om[0], &om[1], &om[2], &om[3], &om[4], &om[5], &deepest),
+			 7);
+	assert_int_equal(deepest, 1100);
+	assert_true(om[2] > 0 && om[4] > 0);
+	/* boxes: [entry, nodes, frames]; the heavy stack's ends 76 frames deeper, in a box of its 76 nodes */
+	assert_non_null(strstr(s, ",76,76]"));
+	c = strstr(s, "\"boxes\":[");
+	assert_non_null(c);
+	nb = 0;
+	for (c += 9; *c == '['; nb++) {
+		uint64_t e, n, fr;
+
+		assert_int_equal(sscanf(c, "[%" SCNu64 ",%" SCNu64 ",%" SCNu64 "]", &e, &n, &fr), 3);
+		box_nodes += n;
+		c = strchr(c, ']') + 1;
+		if (*c == ',')
+			c++;
+	}
+	assert_int_equal(box_nodes, om[2] + om[4]);
+	/* the call tree's nodes: kept, or counted where they were left out */
+	assert_int_equal(nd - nb + om[0] + om[2] + om[4], t.nr_nodes - 1);
+	/* the heavy stack's value is in main's: 1000 + 119 + 12 */
+	assert_non_null(strstr(s, "\"v\":[1131,"));
+	free(s);
+	fclose(f);
+	/* the folded stacks: every stack whole */
+	f = tmpfile();
+	assert_int_equal(view_write_folded(&t, 0, fileno(f), NULL, NULL, NULL), CONV_E_OK);
+	s = slurp(f);
+	for (c = s; *c; c++) {
+		if (*c == ';')
+			semis++;
+		if (*c == '\n') {
+			lines++;
+			if (semis == 1099)
+				whole++;
+			semis = 0;
+		}
+	}
+	assert_int_equal(lines, 126);
+	assert_int_equal(whole, 120);
+	free(s);
+	fclose(f);
+	free(locs);
+	free(d);
+	view_tree_release(&t);
+	prof_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_html_prune),
+		cmocka_unit_test(test_html_caps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

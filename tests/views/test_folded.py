@@ -26,6 +26,7 @@ Exit 1 on a failure, 77 (skipped) when nothing could be checked.
 """
 import argparse
 import collections
+import concurrent.futures
 import glob
 import os
 import re
@@ -115,20 +116,6 @@ def sort_key(stack):
     return [s.encode("utf-8", "surrogateescape") for s in stack]
 
 
-def compare(name, folded, prof, col):
-    exp = expected(prof, col)
-    got, order, nlines = read_folded(folded)
-    t.check("%s: one line per distinct stack" % name, nlines == len(got), "%d lines, %d stacks" % (nlines, len(got)))
-    t.check("%s: lines sorted by frames" % name, order == sorted(order, key=sort_key))
-    missing = [k for k in exp if got.get(k) != exp[k]]
-    extra = [k for k in got if k not in exp]
-    return t.check("%s: counts equal the pprof's per stack (%d stacks, %d samples)" %
-                 (name, len(exp), sum(exp.values())), not missing and not extra,
-                 "%d differ or missing, %d extra; first: %r got %r want %r" %
-                 (len(missing), len(extra), (missing or extra)[0] if missing or extra else None,
-                  got.get((missing or extra or [None])[0]), exp.get((missing or extra or [None])[0])))
-
-
 CYCLES = ("cycles", "cpu-cycles", "ref-cycles")
 
 
@@ -166,8 +153,36 @@ if A.part != "fixtures" and os.path.isdir(CORPUS):
                 if fh.read(8) in (b"PERFILE2", b"2ELIFREP", b"PERFFILE"):
                     files.append(f)
 
-stacks_checked = 0
-for i, f in enumerate(files):
+class Checks:
+    """One recording's checks, made on a worker thread and counted (in the files' order) on the
+    main one: testlib's counts are not for threads."""
+
+    def __init__(self):
+        self.results, self.stacks, self.refused = [], 0, False
+
+    def check(self, name, cond, detail=""):
+        self.results.append((name, bool(cond), detail))
+        return bool(cond)
+
+
+def compare_into(c, name, folded, prof, col):
+    exp = expected(prof, col)
+    got, order, nlines = read_folded(folded)
+    c.check("%s: one line per distinct stack" % name, nlines == len(got), "%d lines, %d stacks" % (nlines, len(got)))
+    c.check("%s: lines sorted by frames" % name, order == sorted(order, key=sort_key))
+    missing = [k for k in exp if got.get(k) != exp[k]]
+    extra = [k for k in got if k not in exp]
+    ok = c.check("%s: counts equal the pprof's per stack (%d stacks, %d samples)" %
+                 (name, len(exp), sum(exp.values())), not missing and not extra,
+                 "%d differ or missing, %d extra; first: %r got %r want %r" %
+                 (len(missing), len(extra), (missing or extra)[0] if missing or extra else None,
+                  got.get((missing or extra or [None])[0]), exp.get((missing or extra or [None])[0])))
+    return ok, len(exp)
+
+
+def check_file(i, f):
+    """The conversions of one recording and their checks (conv runs one after the other)."""
+    c = Checks()
     name = os.path.relpath(f, os.path.dirname(REPO))
     for mode in ("symbols", "-n"):
         base = os.path.join(WORK, "o%d%s" % (i, mode))
@@ -180,20 +195,21 @@ for i, f in enumerate(files):
             ours = not os.path.relpath(f, REPO).startswith("..")
             err = r.stderr.decode(errors="replace")
             if ours or not (r.returncode == 2 or (r.returncode == 4 and "no event to show" in err)):
-                t.check("%s %s: conv converts it (exit 0 or 3)%s" % (name, mode, "" if ours else
+                c.check("%s %s: conv converts it (exit 0 or 3)%s" % (name, mode, "" if ours else
                         ", or refuses it as unreadable (2) or without events (4)"),
                         False, "exit %d: %s" % (r.returncode, err[-300:]))
             else:
-                skipped += 1
+                c.refused = True
             break
         prof = pprofdec.read(base + ".pb.gz")
         col = first_col(prof)
-        if compare("%s %s" % (name, mode), base + ".folded", prof, col):
-            stacks_checked += len(expected(prof, col))
+        ok, n = compare_into(c, "%s %s" % (name, mode), base + ".folded", prof, col)
+        if ok:
+            c.stacks += n
         if mode == "symbols":
             r2 = sh([CONV, "-q"] + opts + ["--folded", base + ".again", f])
-            t.check("%s: byte-identical on a second run" % name,
-                  r2.returncode in (0, 3) and open(base + ".folded", "rb").read() == open(base + ".again", "rb").read())
+            c.check("%s: byte-identical on a second run" % name,
+                    r2.returncode in (0, 3) and open(base + ".folded", "rb").read() == open(base + ".again", "rb").read())
             # the weighted column of each event with samples
             for k in range(0, len(prof["types"]), 2):
                 ev = prof["types"][k][0]
@@ -203,8 +219,20 @@ for i, f in enumerate(files):
                     continue
                 out = base + ".w%d.folded" % k
                 r3 = sh([CONV, "-q"] + opts + ["--folded", out, "--folded-value", ev[:-len("_samples")], f])
-                if t.check("%s: --folded-value %s runs" % (name, ev[:-8]), r3.returncode in (0, 3), r3.stderr.decode()[-300:]):
-                    compare("%s --folded-value %s" % (name, ev[:-8]), out, prof, k + 1)
+                if c.check("%s: --folded-value %s runs" % (name, ev[:-8]), r3.returncode in (0, 3), r3.stderr.decode()[-300:]):
+                    compare_into(c, "%s --folded-value %s" % (name, ev[:-8]), out, prof, k + 1)
+    return c
+
+
+# Two recordings at a time: the test is conv runs one after another (~240 on the corpus, each
+# ~0.25 s of CPU under ASan), and started first in the suite it overlaps the serial tests' tail.
+stacks_checked = 0
+with concurrent.futures.ThreadPoolExecutor(2) as ex:
+    for c in ex.map(check_file, range(len(files)), files):
+        for name, cond, detail in c.results:
+            t.check(name, cond, detail)
+        stacks_checked += c.stacks
+        skipped += c.refused
 if not files or t.passed + t.failed == 0:
     t.skip_all("no recording to check")
 print("%d stacks checked; %d recordings refused as a whole" % (stacks_checked, skipped))
