@@ -3,7 +3,7 @@
 with the input's size and time linearly in it, whatever the count.
 
 usage: test_hostile_objects.py CONV WORKDIR
-       test_hostile_objects.py --make perf|pprof N PATH   (writes one input, for bench/)
+       test_hostile_objects.py --make perf|pprof|pprof-bare N PATH   (writes one input, for bench/)
 
 Inputs crafted here:
   * perf.data (samples/perf.data's header, attrs and records, then ours):
@@ -15,7 +15,9 @@ Inputs crafted here:
   * perf.data for `conv info`'s own list of MMAP2 build-ids: 2N MMAP2 records
     with inline build-ids and nothing else;
   * pprof (gzipped, written by hand from profile.proto): N mappings with
-    distinct file names and build-ids, one location and one sample in each.
+    distinct file names and build-ids, one location and one sample in each;
+  * a bare pprof: N mappings with short distinct build-ids, no file, no
+    location (the issue's shape: ~16 bytes a mapping gzipped).
 
 Checks (every conv run under a timeout, in a fresh child whose ru_maxrss is
 conv's own, measured as tests/conformance/test_memory.py does):
@@ -36,6 +38,10 @@ conv's own, measured as tests/conformance/test_memory.py does):
     model, the symbolizer's object and its debuginfod requests keep ~2.7 KB
     for it (measured with massif at 10 k mappings); the fixed 16 KiB an object that this test was
     written against are 120 x;
+  * memory, pprof (conv symbolize), not under ASan: peak RSS < 10 x the
+    input's size + 100 MB (the issue's bound) at N_BIG mappings (60 k: the
+    bound is ~120 MB; conv before symbolizing in batches kept ~2.4 KB a
+    mapping, ~165 MB here), both pprof shapes;
   * under AddressSanitizer (conv linked with it) every allocation carries
     redzones and shadow: there only the growth is checked, with 2 x the
     factor (ASan's growth here was 1.25-1.3 x the Release build's), and the
@@ -57,6 +63,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 
 N_SMALL = int(os.environ.get("CONV_OBJECTS_N", "10000"))
+N_BIG = int(os.environ.get("CONV_OBJECTS_N_BIG", "60000"))
 TIME_SLACK_S = 1.0
 
 
@@ -170,15 +177,22 @@ def field(num, v):
     return varint(num << 3 | 2) + varint(len(v)) + v
 
 
-def make_pprof(n):
-    """A gzipped pprof with n mappings (distinct files and build-ids), a location and a sample each."""
+def make_pprof(n, locations=True):
+    """A gzipped pprof with n mappings (distinct files and build-ids), a location and a sample each;
+    locations False: the mappings alone, each a short distinct build-id and no file (the issue's
+    16 MB profile of 10^6 mappings was of this shape: ~16 bytes a mapping)."""
     strings = [b"", b"samples", b"count"]
     parts = [field(1, field(1, 1) + field(2, 2))]
     for i in range(n):
         fi = len(strings)
+        start = 0x400000 + i * 0x10000
+        if not locations:
+            strings.append(b"%08x" % i)
+            parts.append(field(3, field(1, i + 1) + field(2, start) + field(3, start + 0x10000)
+                               + field(6, fi)))
+            continue
         strings.append(obj_path(i))
         strings.append(obj_bid(i, 3).hex().encode())
-        start = 0x400000 + i * 0x10000
         parts.append(field(3, field(1, i + 1) + field(2, start) + field(3, start + 0x10000)
                            + field(5, fi) + field(6, fi + 1)))
         parts.append(field(4, field(1, i + 1) + field(2, i + 1) + field(3, start + 0x100)))
@@ -202,7 +216,7 @@ def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--make":
         kind, n, path = sys.argv[2], int(sys.argv[3]), sys.argv[4]
         with open(path, "wb") as f:
-            f.write(make_perf(n) if kind == "perf" else make_pprof(n))
+            f.write(make_perf(n) if kind == "perf" else make_pprof(n, kind == "pprof"))
         return 0
     import testlib as t
 
@@ -244,6 +258,7 @@ def main():
     inputs = {}
     for n in sizes:
         for kind, make, ext in (("perf", make_perf, ".data"), ("pprof", make_pprof, ".pb.gz"),
+                                ("pprof-bare", lambda n: make_pprof(n, False), ".pb.gz"),
                                 ("mmap2", lambda n: make_perf(2 * n, True), ".data")):
             p = os.path.join(work, "%s-%d%s" % (kind, n, ext))
             with open(p, "wb") as f:
@@ -260,6 +275,8 @@ def main():
                                                      inputs["mmap2", n]]),
             ("conv symbolize", pprof, [conv, "symbolize", "-q", "--offline", "-o", base + "-sym.pb.gz",
                                        pprof]),
+            ("conv symbolize bare", inputs["pprof-bare", n],
+             [conv, "symbolize", "-q", "--offline", "-o", base + "-bare.pb.gz", inputs["pprof-bare", n]]),
         )
 
     res = {}
@@ -297,10 +314,11 @@ def main():
                 want = {obj_path(i).decode() for i in range(0, n, max(1, n // 97))}
                 t.check("conv, %d objects: the pprof names the objects' files" % n, want <= files,
                         sorted(want - files)[:3])
-            if name == "conv symbolize":
+            if name.startswith("conv symbolize"):
                 import pprofdec
-                prof = pprofdec.read(os.path.join(work, "out-%d-sym.pb.gz" % n))
-                t.check("conv symbolize, %d objects: every mapping kept" % n,
+                prof = pprofdec.read(os.path.join(work, "out-%d-%s.pb.gz"
+                                                  % (n, "sym" if name == "conv symbolize" else "bare")))
+                t.check("%s, %d objects: every mapping kept" % (name, n),
                         len(prof["maps"]) == n, len(prof["maps"]))
 
     print()
@@ -318,7 +336,7 @@ def main():
                 b["cpu"] < 8 * a["cpu"] + TIME_SLACK_S)
         ra, rb = a["maxrss_kb"] * 1024.0, b["maxrss_kb"] * 1024.0
         grow = rb - ra
-        if name == "conv symbolize":
+        if name.startswith("conv symbolize"):
             factor, base = 30, b["raw"] - a["raw"]
             what = "decompressed input"
         else:
@@ -329,7 +347,7 @@ def main():
         t.check("%s: RSS growth %.1f MB from %d to %d objects < %d x %.1f MB more %s"
                 % (name, grow / 1e6, sizes[0], sizes[1], factor, base / 1e6, what),
                 grow < factor * base)
-        if name == "conv symbolize":
+        if name.startswith("conv symbolize"):
             continue
         if not asan:
             t.check("%s, %d objects: peak RSS %.1f MB < 10 x %.1f MB + 100 MB"
@@ -337,6 +355,26 @@ def main():
         else:
             t.skip("%s: peak RSS < 10 x input + 100 MB" % name,
                    "conv is an ASan build (redzones, shadow): the growth is checked instead")
+
+    # the issue's bound for conv symbolize, at a count where the old per-object cost exceeds it
+    for kind, tag in (("pprof", "sym"), ("pprof-bare", "bare")):
+        if asan:
+            t.skip("conv symbolize %s, %d objects: peak RSS < 10 x input + 100 MB" % (kind, N_BIG),
+                   "conv is an ASan build (redzones, shadow): the growth is checked instead")
+            continue
+        p = os.path.join(work, "%s-%d.pb.gz" % (kind, N_BIG))
+        with open(p, "wb") as f:
+            f.write(make_pprof(N_BIG, kind == "pprof"))
+        out = os.path.join(work, "big-%s.pb.gz" % tag)
+        r = run([conv, "symbolize", "-q", "--offline", "-o", out, p], "big-" + tag)
+        size, rss = os.path.getsize(p), r["maxrss_kb"] * 1024.0
+        print("conv symbolize %s, %d objects: %.2f MB, RSS %.1f MB, %.2f s CPU"
+              % (kind, N_BIG, size / 1e6, rss / 1e6, r["cpu"]))
+        if not t.check("conv symbolize %s, %d objects: exits 0 within %gs" % (kind, N_BIG, mem.TIMEOUT_S),
+                       r["exit"] == 0 and not r["timed_out"], r["stderr"][-400:]):
+            continue
+        t.check("conv symbolize %s, %d objects: peak RSS %.1f MB < 10 x %.2f MB + 100 MB"
+                % (kind, N_BIG, rss / 1e6, size / 1e6), rss < 10 * size + 100e6)
     t.finish()
 
 
