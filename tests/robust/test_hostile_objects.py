@@ -34,14 +34,16 @@ conv's own, measured as tests/conformance/test_memory.py does):
     this test was written against, is 70 x);
   * memory, pprof (conv symbolize): RSS(4N) - RSS(N) < 30 x the growth of the
     decompressed profile. Not 10 x the gzipped size: a mapping is ~35 bytes
-    gzipped and ~140 decompressed, while the profile's reader, the process
-    model, the symbolizer's object and its debuginfod requests keep ~2.7 KB
-    for it (measured with massif at 10 k mappings); the fixed 16 KiB an object that this test was
-    written against are 120 x;
+    gzipped and ~140 decompressed, and the profile's tables and the
+    unresolved list keep ~200 bytes more for it (the process model, the
+    symbolizer's object and its debuginfod requests, ~2.4 KB, are bounded
+    by symbolizing 4096 mappings at a time); the fixed 16 KiB an object that
+    this test was written against are 120 x;
   * memory, pprof (conv symbolize), not under ASan: peak RSS < 10 x the
-    input's size + 100 MB (the issue's bound) at N_BIG mappings (60 k: the
-    bound is ~120 MB; conv before symbolizing in batches kept ~2.4 KB a
-    mapping, ~165 MB here), both pprof shapes;
+    input's size + 100 MB (the issue's bound) at N_BIG mappings (70 k: the
+    bound is ~124 MB; conv before symbolizing in batches kept ~2.4 KB a
+    mapping, ~190 MB here), both pprof shapes; there the --stats JSON lists
+    65536 unresolved objects and counts the rest (and their locations);
   * under AddressSanitizer (conv linked with it) every allocation carries
     redzones and shadow: there only the growth is checked, with 2 x the
     factor (ASan's growth here was 1.25-1.3 x the Release build's), and the
@@ -63,7 +65,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 
 N_SMALL = int(os.environ.get("CONV_OBJECTS_N", "10000"))
-N_BIG = int(os.environ.get("CONV_OBJECTS_N_BIG", "60000"))
+N_BIG = int(os.environ.get("CONV_OBJECTS_N_BIG", "70000"))
+MISSING_LISTED = 65536  # RESYM_MISSING_MAX (pipeline/resym.h)
 TIME_SLACK_S = 1.0
 
 
@@ -366,7 +369,8 @@ def main():
         with open(p, "wb") as f:
             f.write(make_pprof(N_BIG, kind == "pprof"))
         out = os.path.join(work, "big-%s.pb.gz" % tag)
-        r = run([conv, "symbolize", "-q", "--offline", "-o", out, p], "big-" + tag)
+        stats = os.path.join(work, "big-%s.json" % tag)
+        r = run([conv, "symbolize", "-q", "--offline", "--stats=" + stats, "-o", out, p], "big-" + tag)
         size, rss = os.path.getsize(p), r["maxrss_kb"] * 1024.0
         print("conv symbolize %s, %d objects: %.2f MB, RSS %.1f MB, %.2f s CPU"
               % (kind, N_BIG, size / 1e6, rss / 1e6, r["cpu"]))
@@ -375,6 +379,21 @@ def main():
             continue
         t.check("conv symbolize %s, %d objects: peak RSS %.1f MB < 10 x %.2f MB + 100 MB"
                 % (kind, N_BIG, rss / 1e6, size / 1e6), rss < 10 * size + 100e6)
+        try:
+            with open(stats) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            t.check("conv symbolize %s: --stats JSON" % kind, False, e)
+            continue
+        listed = len(doc.get("unresolved_objects", []))
+        want = (MISSING_LISTED, N_BIG - MISSING_LISTED) if kind == "pprof" else (0, 0)
+        got = (listed, doc.get("unresolved_objects_not_listed", 0))
+        t.check("conv symbolize %s, %d objects: %d unresolved objects listed, %d counted (want %d, %d)"
+                % ((kind, N_BIG) + got + want), got == want)
+        t.check("conv symbolize %s: every unnamed location accounted for in the list and the count" % kind,
+                sum(o["locations"] for o in doc.get("unresolved_objects", []))
+                + doc.get("unresolved_locations_not_listed", 0) == doc.get("left_unnamed"),
+                doc.get("left_unnamed"))
     t.finish()
 
 
