@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* User space ends below this on the 64-bit machines perf records (x86_64, arm64). */
 #define KERNEL_HALF 0x8000000000000000ull
@@ -325,8 +326,21 @@ static void add_sym_stats(struct resym_stats *st, const struct symjob *sj)
  * would cost gigabytes whatever its size; batches bound that, and real
  * profiles (a few hundred to a few thousand mappings) are one batch, as
  * before. Mappings that no location to be named is in are not fed at all.
+ * The batches share one deadline for debuginfod (the option's, from the
+ * first batch's start), so that a slow server costs it once, not once a
+ * batch; past it a batch gets a second (time linear in the batches).
  */
 #define RESYM_BATCH_MAPPINGS 4096u
+/* dfd_opts.deadline_s's default (buildid/debuginfod.h) */
+#define RESYM_DEFAULT_DEADLINE_S 300
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* What the pass over the profile keeps while the symbolizer works. */
 struct pass {
@@ -337,6 +351,7 @@ struct pass {
 	uint32_t *pm_ids;      /* per mapping: the process model's id in that batch, NO_ID none */
 	uint32_t *addr_ids;    /* per location: symjob address id, SYMJOB_NONE none */
 	uint32_t *loc_map;     /* per location: mapping index + 1, 0 none */
+	double start_s;        /* when the first batch began (now_s) */
 	struct hidx seen;      /* the new functions, by hash */
 	struct strtab names;   /* their strings */
 	struct missing_store ms;
@@ -395,6 +410,7 @@ static enum conv_err run_batch(struct pass *ps, const struct resym_opts *o, uint
 	const struct ppe_profile *p = ps->p;
 	struct procmap *pm = procmap_new(&o->pm);
 	struct symjob *sj = NULL;
+	struct symjob_opts sjo = o->sj;
 	size_t start = *li, end = start, nr = 0, mi;
 	uint32_t *mine = NULL;
 	enum conv_err err = CONV_E_NOMEM;
@@ -418,7 +434,13 @@ static enum conv_err run_batch(struct pass *ps, const struct resym_opts *o, uint
 	qsort(mine, nr, sizeof(*mine), cmp_u32);
 	for (size_t i = 0; i < nr; i++)
 		ps->pm_ids[mine[i]] = feed_mapping(pm, p, mine[i]);
-	err = symjob_new(&sj, &o->sj, pm, diag);
+	if (batch > 1) {
+		long total = o->sj.deadline_s > 0 ? o->sj.deadline_s : RESYM_DEFAULT_DEADLINE_S;
+		long left = total - (long)(now_s() - ps->start_s);
+
+		sjo.deadline_s = left > 1 ? left : 1;
+	}
+	err = symjob_new(&sj, &sjo, pm, diag);
 	if (err)
 		goto out;
 	for (size_t l = start; l < end; l++) {
@@ -505,6 +527,7 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 	if (!have_edit)
 		goto out;
 	kernel_here = kernel_runs_here(p);
+	ps.start_s = now_s();
 	/* at least one batch: the symbolizer's options are checked (diag) even when nothing is to be named */
 	do {
 		err = run_batch(&ps, o, ++batch, kernel_here, &e, &li, st, diag);
