@@ -293,10 +293,9 @@ static bool missing_add(struct missing_store *ms, struct resym_stats *st, const 
 		    !hidx_add(&ms->idx, h, (uint32_t)st->nr_missing))
 			return false;
 		o = &st->missing[st->nr_missing++];
-		/* (char *: the list's type; the strings are the table's, freed with it) */
-		o->build_id = (char *)strtab_get(st->strs, ids[0]);
-		o->path = (char *)strtab_get(st->strs, ids[1]);
-		o->reason = (char *)strtab_get(st->strs, ids[2]);
+		o->build_id = strtab_get(st->strs, ids[0]);
+		o->path = strtab_get(st->strs, ids[1]);
+		o->reason = strtab_get(st->strs, ids[2]);
 		o->locations = m->frames;
 	}
 	return true;

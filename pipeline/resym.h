@@ -39,7 +39,7 @@ struct resym_opts {
 
 /* An object whose frames stay without names, and why. */
 struct resym_missing {
-	char *build_id, *path, *reason;
+	const char *build_id, *path, *reason; /* in resym_stats.strs */
 	uint64_t locations;
 };
 
