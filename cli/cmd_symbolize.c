@@ -169,7 +169,11 @@ static void print_summary(const char *in, const char *out, uint64_t bytes, const
 			st->missing[i].locations, cli_plural(st->missing[i].locations, "location", "locations"),
 			st->missing[i].reason);
 	if (st->nr_missing > 3 && !verbose)
-		fprintf(stderr, "              and %zu more (-v lists them)\n", st->nr_missing - 3);
+		fprintf(stderr, "              and %" PRIu64 " more (-v lists them)\n",
+			st->nr_missing - 3 + st->missing_more);
+	if (st->missing_more && verbose)
+		fprintf(stderr, "              and %" PRIu64 " more not listed (%" PRIu64 " %s)\n", st->missing_more,
+			st->missing_more_locations, cli_plural(st->missing_more_locations, "location", "locations"));
 	if (out && jfr)
 		fprintf(stderr, "  wrote       %s (%s)   jfr print --stack-depth 64 %s\n", out,
 			cli_size(bytes, b, sizeof(b)), out);
@@ -221,6 +225,10 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	if (st->missing_more) {
+		json_kv_u64(&j, "unresolved_objects_not_listed", st->missing_more);
+		json_kv_u64(&j, "unresolved_locations_not_listed", st->missing_more_locations);
+	}
 	json_key(&j, "outputs");
 	json_arr_begin(&j);
 	if (out) {

@@ -4,6 +4,7 @@
 #include "core/dbuf.h"
 #include "core/hidx.h"
 #include "core/hmap.h"
+#include "core/strtab.h"
 #include "jfredit/jfredit.h"
 #include "jfrwriter/jfr.h"
 #include "pipeline/host.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* User space ends below this on the 64-bit machines perf records (x86_64, arm64). */
 #define KERNEL_HALF 0x8000000000000000ull
@@ -90,26 +92,26 @@ static uint32_t feed_mmap(struct procmap *pm, uint32_t pid, uint64_t start, uint
 	return (uint32_t)before;
 }
 
-/*
- * Mapping i of the profile (pid i + 1); NO_ID when it has neither file nor
- * build-id. A build_id string that is not one whole is taken as none
- * (counted in *bad).
- */
-static uint32_t feed_mapping(struct procmap *pm, const struct ppe_profile *p, size_t i, uint64_t *bad)
+/* Whether mapping m's build_id string is one whole (or empty): one that is not is taken as none. */
+static bool mapping_bid_ok(const struct ppe_profile *p, const struct ppe_mapping *m)
+{
+	size_t raw_len;
+	const uint8_t *raw = ppe_str_bytes(p, m->build_id, &raw_len);
+
+	return !raw_len || bytes_are_build_id(raw, raw_len);
+}
+
+/* Mapping i of the profile (pid i + 1); NO_ID when it has neither file nor build-id. */
+static uint32_t feed_mapping(struct procmap *pm, const struct ppe_profile *p, size_t i)
 {
 	const struct ppe_mapping *m = &p->mappings[i];
 	char path[4096], bid[130];
-	const uint8_t *raw;
-	size_t raw_len;
 
 	ppe_str(p, m->filename, path, sizeof(path));
-	raw = ppe_str_bytes(p, m->build_id, &raw_len);
-	if (raw_len && !bytes_are_build_id(raw, raw_len)) {
-		(*bad)++;
-		bid[0] = 0;
-	} else {
+	if (mapping_bid_ok(p, m))
 		ppe_str(p, m->build_id, bid, sizeof(bid));
-	}
+	else
+		bid[0] = 0;
 	if ((!path[0] && !bid[0]) || m->limit <= m->start)
 		return NO_ID;
 	return feed_mmap(pm, (uint32_t)(i + 1), m->start, m->limit - m->start, m->offset, path, bid,
@@ -147,11 +149,18 @@ static bool kernel_runs_here(const struct ppe_profile *p)
 	return false;
 }
 
-/* The profile's mapping index of a mapping id (0: none), through idx (id -> index + 1). */
-static size_t mapping_index(const struct hmap *idx, uint64_t id)
+/*
+ * The profile's mapping index of a mapping id (0: none): the id itself when
+ * the mappings are numbered 1, 2, ... in order (dense, as writers number
+ * them), else through idx (id -> index + 1).
+ */
+static size_t mapping_index(const struct ppe_profile *p, bool dense, const struct hmap *idx, uint64_t id)
 {
-	uint64_t *v = id ? hmap_get(idx, hmap_hash(id)) : NULL;
+	uint64_t *v;
 
+	if (dense)
+		return id && id <= p->nr_mappings ? (size_t)id : 0;
+	v = id ? hmap_get(idx, hmap_hash(id)) : NULL;
 	return v ? (size_t)*v : 0;
 }
 
@@ -161,8 +170,11 @@ static uint64_t str_key(uint64_t h, const char *str)
 }
 
 /* A new function's index in e, the same for equal ones (seen: every function by its hash). */
-static uint32_t edit_function(struct ppe_edit *e, struct hidx *seen, const struct sym_frame *sf)
+static uint32_t edit_function(struct ppe_edit *e, struct hidx *seen, struct strtab *names,
+			      const struct sym_frame *sf)
 {
+	uint32_t ids[3];
+
 	uint64_t h = str_key(str_key(str_key(sf->start_line, sf->function), sf->system_name), sf->file);
 	struct hidx_iter it;
 	struct ppe_new_function *f;
@@ -177,17 +189,23 @@ static uint32_t edit_function(struct ppe_edit *e, struct hidx *seen, const struc
 	    !vec_reserve((void **)&e->functions, &e->cap_functions, e->nr_functions + 1, sizeof(*f)) ||
 	    !hidx_add(seen, h, (uint32_t)e->nr_functions))
 		return NO_ID;
+	/* copied: the symbolizer that made them goes before the profile is written */
+	ids[0] = strtab_intern_cstr(names, sf->function);
+	ids[1] = strtab_intern_cstr(names, sf->system_name);
+	ids[2] = strtab_intern_cstr(names, sf->file);
+	if (ids[0] == STRTAB_NONE || ids[1] == STRTAB_NONE || ids[2] == STRTAB_NONE)
+		return NO_ID;
 	f = &e->functions[e->nr_functions];
-	f->name = sf->function;
-	f->system_name = sf->system_name;
-	f->filename = sf->file;
+	f->name = strtab_get(names, ids[0]);
+	f->system_name = strtab_get(names, ids[1]);
+	f->filename = strtab_get(names, ids[2]);
 	f->start_line = sf->start_line;
 	return (uint32_t)e->nr_functions++;
 }
 
 /* Location li's new lines from its symbolizer result, and its mapping's flags; false when out of memory. */
-static bool edit_location(struct ppe_edit *e, struct hidx *seen, size_t li, size_t mi,
-			  const struct symjob_result *r)
+static bool edit_location(struct ppe_edit *e, struct hidx *seen, struct strtab *names, size_t li,
+			  size_t mi, const struct symjob_result *r)
 {
 	unsigned flags = PPE_HAS_FUNCTIONS;
 
@@ -197,7 +215,7 @@ static bool edit_location(struct ppe_edit *e, struct hidx *seen, size_t li, size
 	e->loc_nr[li] = r->nr;
 	for (uint32_t k = 0; k < r->nr; k++) {
 		struct ppe_new_line *nl = &e->lines[e->nr_lines++];
-		uint32_t f = edit_function(e, seen, &r->frames[k]);
+		uint32_t f = edit_function(e, seen, names, &r->frames[k]);
 
 		if (f == NO_ID)
 			return false;
@@ -216,109 +234,264 @@ static bool edit_location(struct ppe_edit *e, struct hidx *seen, size_t li, size
 	return true;
 }
 
-static char *dup_or_empty(const char *s)
+/*
+ * The unresolved objects' list as it is built: strings interned in the
+ * stats' own table (one copy of each distinct string, not three allocations
+ * an object), an object met in several batches listed once, where it was
+ * first met. Past RESYM_MISSING_MAX objects it is only counted: a profile
+ * naming a million objects would keep ~170 bytes a listed one, more than
+ * the profile's own size allows (issue 32), and no one reads such a list.
+ */
+struct missing_store {
+	struct hidx idx; /* (build-id, path, reason) -> index into st->missing */
+	size_t cap;
+};
+
+static uint64_t missing_key(const char *bid, const char *path, const char *reason)
 {
-	return strdup(s ? s : "");
+	return str_key(str_key(str_key(0, bid), path), reason);
 }
 
-static bool copy_missing(struct resym_stats *st, const struct symjob *sj)
+/* Appends sj's unresolved objects to st->missing (sj NULL: none); false when out of memory. */
+static bool missing_add(struct missing_store *ms, struct resym_stats *st, const struct symjob *sj)
 {
-	size_t n = symjob_unresolved_count(sj);
+	size_t n = sj ? symjob_unresolved_count(sj) : 0;
 
-	st->missing = calloc(n ? n : 1, sizeof(*st->missing));
-	if (!st->missing)
-		return false;
+	if (!st->strs) {
+		st->strs = malloc(sizeof(*st->strs));
+		if (!st->strs)
+			return false;
+		strtab_init(st->strs);
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct symjob_missing *m = symjob_unresolved_at(sj, i);
-		struct resym_missing *o = &st->missing[st->nr_missing++];
+		const char *bid = m->build_id ? m->build_id : "", *path = m->path ? m->path : "";
+		const char *reason = m->reason ? m->reason : "";
+		uint64_t h = missing_key(bid, path, reason);
+		struct resym_missing *o = NULL;
+		struct hidx_iter it;
+		uint32_t ids[3];
 
-		o->build_id = dup_or_empty(m->build_id);
-		o->path = dup_or_empty(m->path);
-		o->reason = dup_or_empty(m->reason);
-		o->locations = m->frames;
-		if (!o->build_id || !o->path || !o->reason)
+		for (uint32_t v = hidx_first(&ms->idx, h, &it); v != HIDX_NONE && !o; v = hidx_next(&ms->idx, &it))
+			if (!strcmp(st->missing[v].build_id, bid) && !strcmp(st->missing[v].path, path) &&
+			    !strcmp(st->missing[v].reason, reason))
+				o = &st->missing[v];
+		if (o) {
+			o->locations += m->frames;
+			continue;
+		}
+		if (st->nr_missing >= RESYM_MISSING_MAX) {
+			st->missing_more++;
+			st->missing_more_locations += m->frames;
+			continue;
+		}
+		ids[0] = strtab_intern_cstr(st->strs, bid);
+		ids[1] = strtab_intern_cstr(st->strs, path);
+		ids[2] = strtab_intern_cstr(st->strs, reason);
+		if (ids[0] == STRTAB_NONE || ids[1] == STRTAB_NONE || ids[2] == STRTAB_NONE ||
+		    !vec_reserve((void **)&st->missing, &ms->cap, st->nr_missing + 1, sizeof(*st->missing)) ||
+		    !hidx_add(&ms->idx, h, (uint32_t)st->nr_missing))
 			return false;
+		o = &st->missing[st->nr_missing++];
+		o->build_id = strtab_get(st->strs, ids[0]);
+		o->path = strtab_get(st->strs, ids[1]);
+		o->reason = strtab_get(st->strs, ids[2]);
+		o->locations = m->frames;
 	}
 	return true;
 }
 
-static void copy_sym_stats(struct resym_stats *st, const struct symjob *sj)
+/* Adds sj's counts to st's (a profile symbolized in batches sums them). */
+static void add_sym_stats(struct resym_stats *st, const struct symjob *sj)
 {
 	const struct symjob_stats *s = symjob_stats(sj);
 
-	st->objects = s->objects;
-	st->objects_found = s->objects_found;
-	st->dfd_fetched = s->dfd_fetched;
-	st->dfd_cache_hits = s->dfd_cache_hits;
-	st->dfd_not_found = s->dfd_not_found;
-	st->dfd_errors = s->dfd_errors;
-	st->dfd_untrusted = s->dfd_untrusted;
+	st->objects += s->objects;
+	st->objects_found += s->objects_found;
+	st->dfd_fetched += s->dfd_fetched;
+	st->dfd_cache_hits += s->dfd_cache_hits;
+	st->dfd_not_found += s->dfd_not_found;
+	st->dfd_errors += s->dfd_errors;
+	st->dfd_untrusted += s->dfd_untrusted;
+}
+
+/*
+ * A profile's objects are symbolized a batch at a time: the locations in
+ * order, cut where the next would bring a batch's mappings past this many;
+ * each batch's mappings become a process model of their own and a
+ * symbolizer of their own, freed before the next. The symbolizer and the
+ * process model keep a few KB an object (its record, paths, debuginfod's
+ * requests, the lookups' state), so that a profile naming very many objects
+ * would cost gigabytes whatever its size; batches bound that, and real
+ * profiles (a few hundred to a few thousand mappings) are one batch, as
+ * before. Mappings that no location to be named is in are not fed at all.
+ * The batches share one deadline for debuginfod (the option's, from the
+ * first batch's start), so that a slow server costs it once, not once a
+ * batch; past it a batch gets a second (time linear in the batches).
+ */
+#define RESYM_BATCH_MAPPINGS 4096u
+/* dfd_opts.deadline_s's default (buildid/debuginfod.h) */
+#define RESYM_DEFAULT_DEADLINE_S 300
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* What the pass over the profile keeps while the symbolizer works. */
 struct pass {
 	const struct ppe_profile *p;
-	struct procmap *pm;
-	struct symjob *sj;
-	struct hmap map_idx;   /* mapping id -> index + 1 */
-	uint32_t *pm_ids;      /* per mapping: the process model's id, NO_ID none */
+	bool dense;            /* mapping ids 1..n in order: no index */
+	struct hmap map_idx;   /* mapping id -> index + 1 (not dense) */
+	uint32_t *map_batch;   /* per mapping: the batch (1-based) it was fed in, 0 none yet */
+	uint32_t *pm_ids;      /* per mapping: the process model's id in that batch, NO_ID none */
 	uint32_t *addr_ids;    /* per location: symjob address id, SYMJOB_NONE none */
-	size_t *loc_map;       /* per location: mapping index + 1, 0 none */
+	uint32_t *loc_map;     /* per location: mapping index + 1, 0 none */
+	double start_s;        /* when the first batch began (now_s) */
+	struct hidx seen;      /* the new functions, by hash */
+	struct strtab names;   /* their strings */
+	struct missing_store ms;
 };
 
-/* Registers every candidate location with the symbolizer; false when out of memory. */
-static bool register_locations(struct pass *ps, const struct resym_opts *o, struct resym_stats *st)
+/* The mapping index of every location and whether it is a candidate (ps->addr_ids: 0 yes, NONE no). */
+static bool classify_locations(struct pass *ps, const struct resym_opts *o, struct resym_stats *st)
 {
 	const struct ppe_profile *p = ps->p;
 
+	ps->dense = true;
 	for (size_t i = 0; i < p->nr_mappings; i++) {
+		if (p->mappings[i].id != i + 1)
+			ps->dense = false;
+		if (!mapping_bid_ok(p, &p->mappings[i]))
+			st->bad_build_ids++;
+	}
+	for (size_t i = 0; !ps->dense && i < p->nr_mappings; i++)
 		if (p->mappings[i].id && !hmap_put(&ps->map_idx, hmap_hash(p->mappings[i].id), i + 1))
 			return false;
-		ps->pm_ids[i] = feed_mapping(ps->pm, p, i, &st->bad_build_ids);
-	}
 	for (size_t li = 0; li < p->nr_locations; li++) {
 		const struct ppe_location *l = &p->locations[li];
-		size_t mi = mapping_index(&ps->map_idx, l->mapping_id);
+		size_t mi = mapping_index(p, ps->dense, &ps->map_idx, l->mapping_id);
 		const struct ppe_mapping *m = mi ? &p->mappings[mi - 1] : NULL;
 
 		ps->addr_ids[li] = SYMJOB_NONE;
-		ps->loc_map[li] = mi;
+		ps->loc_map[li] = (uint32_t)mi;
 		if (l->nr_lines && !o->force) {
 			st->named_before++;
 			continue;
 		}
-		if (!m || ps->pm_ids[mi - 1] == NO_ID || l->address < m->start || l->address >= m->limit) {
+		if (!m || l->address < m->start || l->address >= m->limit) {
 			st->unmapped++;
 			continue;
 		}
-		st->candidates++;
-		ps->addr_ids[li] = symjob_add(ps->sj, ps->pm_ids[mi - 1], l->address - m->start + m->offset);
-		/* counted per location: what the unresolved objects' list says */
-		if (ps->addr_ids[li] != SYMJOB_NONE)
-			symjob_hit(ps->sj, ps->addr_ids[li], 1);
+		ps->addr_ids[li] = 0;
 	}
 	return true;
 }
 
-/* The new lines of every location the symbolizer named; false when out of memory. */
-static bool collect(struct pass *ps, struct ppe_edit *e, struct resym_stats *st)
+static int cmp_u32(const void *a, const void *b)
 {
-	struct hidx seen;
-	bool ok = true;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	hidx_init(&seen);
-	for (size_t li = 0; li < ps->p->nr_locations && ok; li++) {
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One batch from location *li on: feeds its mappings (in the profile's
+ * order, as one model of them all was fed), registers its candidates,
+ * symbolizes them and takes their lines, strings copied; *li moved past it.
+ */
+static enum conv_err run_batch(struct pass *ps, const struct resym_opts *o, uint32_t batch, bool kernel_here,
+			       struct ppe_edit *e, size_t *li, struct resym_stats *st, struct conv_diag *diag)
+{
+	const struct ppe_profile *p = ps->p;
+	struct procmap *pm = procmap_new(&o->pm);
+	struct symjob *sj = NULL;
+	struct symjob_opts sjo = o->sj;
+	size_t start = *li, end = start, nr = 0, mi;
+	uint32_t *mine = NULL;
+	enum conv_err err = CONV_E_NOMEM;
+
+	mine = malloc(RESYM_BATCH_MAPPINGS * sizeof(*mine));
+	if (!pm || !mine)
+		goto out;
+	/* the batch's locations: up to the first whose mapping would be one too many */
+	for (; end < p->nr_locations; end++) {
+		if (ps->addr_ids[end] == SYMJOB_NONE)
+			continue;
+		mi = ps->loc_map[end] - 1;
+		if (ps->map_batch[mi] == batch)
+			continue;
+		if (nr == RESYM_BATCH_MAPPINGS)
+			break;
+		ps->map_batch[mi] = batch;
+		mine[nr++] = (uint32_t)mi;
+	}
+	*li = end;
+	qsort(mine, nr, sizeof(*mine), cmp_u32);
+	for (size_t i = 0; i < nr; i++)
+		ps->pm_ids[mine[i]] = feed_mapping(pm, p, mine[i]);
+	if (batch > 1) {
+		long total = o->sj.deadline_s > 0 ? o->sj.deadline_s : RESYM_DEFAULT_DEADLINE_S;
+		long left = total - (long)(now_s() - ps->start_s);
+
+		sjo.deadline_s = left > 1 ? left : 1;
+	}
+	err = symjob_new(&sj, &sjo, pm, diag);
+	if (err)
+		goto out;
+	for (size_t l = start; l < end; l++) {
+		const struct ppe_location *loc = &p->locations[l];
+		const struct ppe_mapping *m;
+
+		if (ps->addr_ids[l] == SYMJOB_NONE)
+			continue;
+		mi = ps->loc_map[l] - 1;
+		m = &p->mappings[mi];
+		if (ps->pm_ids[mi] == NO_ID) {
+			ps->addr_ids[l] = SYMJOB_NONE;
+			st->unmapped++;
+			continue;
+		}
+		st->candidates++;
+		ps->addr_ids[l] = symjob_add(sj, ps->pm_ids[mi], loc->address - m->start + m->offset);
+		/* counted per location: what the unresolved objects' list says */
+		if (ps->addr_ids[l] != SYMJOB_NONE)
+			symjob_hit(sj, ps->addr_ids[l], 1);
+	}
+	if (kernel_here) {
+		procmap_set_running_kernel(pm, true);
+		symjob_set_running_kernel(sj, true);
+	}
+	procmap_finish(pm);
+	err = symjob_run(sj, diag);
+	if (err)
+		goto out;
+	err = CONV_E_NOMEM;
+	for (size_t l = start; l < end; l++) {
 		const struct symjob_result *r =
-			ps->addr_ids[li] == SYMJOB_NONE ? NULL : symjob_get(ps->sj, ps->addr_ids[li]);
+			ps->addr_ids[l] == SYMJOB_NONE ? NULL : symjob_get(sj, ps->addr_ids[l]);
 
 		if (!r || !r->nr)
 			continue;
-		ok = edit_location(e, &seen, li, ps->loc_map[li], r);
+		if (!edit_location(e, &ps->seen, &ps->names, l, ps->loc_map[l], r))
+			goto out;
 		st->named++;
 		st->by_src[r->src < SYMSRC__COUNT ? r->src : SYMSRC_UNRESOLVED]++;
 	}
-	hidx_release(&seen);
-	return ok;
+	if (!missing_add(&ps->ms, st, sj))
+		goto out;
+	add_sym_stats(st, sj);
+	err = CONV_E_OK;
+out:
+	if (sj)
+		symjob_free(sj);
+	if (pm)
+		procmap_free(pm);
+	free(mine);
+	return err;
 }
 
 enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *o, bool gzip, int fd,
@@ -327,7 +500,9 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 	struct pass ps;
 	struct ppe_edit e;
 	enum conv_err err = CONV_E_NOMEM;
-	bool have_edit = false;
+	bool have_edit = false, kernel_here;
+	uint32_t batch = 0;
+	size_t li = 0;
 
 	memset(st, 0, sizeof(*st));
 	memset(&ps, 0, sizeof(ps));
@@ -336,45 +511,44 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 	st->locations = p->nr_locations;
 	ps.p = p;
 	hmap_init(&ps.map_idx);
-	ps.pm = procmap_new(&o->pm);
+	hidx_init(&ps.seen);
+	hidx_init(&ps.ms.idx);
+	strtab_init(&ps.names);
+	ps.map_batch = calloc(p->nr_mappings ? p->nr_mappings : 1, sizeof(*ps.map_batch));
 	ps.pm_ids = malloc((p->nr_mappings ? p->nr_mappings : 1) * sizeof(*ps.pm_ids));
 	ps.addr_ids = malloc((p->nr_locations ? p->nr_locations : 1) * sizeof(*ps.addr_ids));
 	ps.loc_map = malloc((p->nr_locations ? p->nr_locations : 1) * sizeof(*ps.loc_map));
-	if (!ps.pm || !ps.pm_ids || !ps.addr_ids || !ps.loc_map)
+	if (!ps.map_batch || !ps.pm_ids || !ps.addr_ids || !ps.loc_map || p->nr_mappings >= UINT32_MAX)
 		goto out;
-	err = symjob_new(&ps.sj, &o->sj, ps.pm, diag);
-	if (err)
+	if (!classify_locations(&ps, o, st))
 		goto out;
-	err = CONV_E_NOMEM;
-	if (!register_locations(&ps, o, st))
-		goto out;
-	if (kernel_runs_here(p)) {
-		procmap_set_running_kernel(ps.pm, true);
-		symjob_set_running_kernel(ps.sj, true);
-	}
-	procmap_finish(ps.pm);
-	err = symjob_run(ps.sj, diag);
-	if (err)
-		goto out;
-	err = CONV_E_NOMEM;
 	have_edit = ppe_edit_init(&e, p);
-	if (!have_edit || !collect(&ps, &e, st) || !copy_missing(st, ps.sj))
+	if (!have_edit)
 		goto out;
-	copy_sym_stats(st, ps.sj);
+	kernel_here = kernel_runs_here(p);
+	ps.start_s = now_s();
+	/* at least one batch: the symbolizer's options are checked (diag) even when nothing is to be named */
+	do {
+		err = run_batch(&ps, o, ++batch, kernel_here, &e, &li, st, diag);
+	} while (!err && li < p->nr_locations);
+	if (err)
+		goto out;
+	err = CONV_E_NOMEM;
+	if (!st->strs && !missing_add(&ps.ms, st, NULL))
+		goto out;
 	/* new function ids go above the profile's: refused when they would wrap */
 	err = ppe_edit_fits(p, &e, diag);
 	if (err)
 		goto out;
-	/* the new names are the symbolizer's strings: written before it goes */
 	err = ppe_write_fd(p, &e, gzip, fd, o->flush, bytes, io_errno);
 out:
 	if (have_edit)
 		ppe_edit_release(&e);
-	if (ps.sj)
-		symjob_free(ps.sj);
-	if (ps.pm)
-		procmap_free(ps.pm);
 	hmap_release(&ps.map_idx);
+	hidx_release(&ps.seen);
+	hidx_release(&ps.ms.idx);
+	strtab_release(&ps.names);
+	free(ps.map_batch);
 	free(ps.pm_ids);
 	free(ps.addr_ids);
 	free(ps.loc_map);
@@ -387,12 +561,12 @@ out:
 
 void resym_stats_release(struct resym_stats *st)
 {
-	for (size_t i = 0; i < st->nr_missing; i++) {
-		free(st->missing[i].build_id);
-		free(st->missing[i].path);
-		free(st->missing[i].reason);
-	}
+	/* the list's strings are in st->strs */
 	free(st->missing);
+	if (st->strs) {
+		strtab_release(st->strs);
+		free(st->strs);
+	}
 	memset(st, 0, sizeof(*st));
 }
 
@@ -662,10 +836,13 @@ enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, in
 	struct procmap *pm = NULL;
 	struct symjob *sj = NULL;
 	struct dbuf s;
+	struct missing_store ms;
 	enum conv_err err = CONV_E_NOMEM;
 
 	memset(st, 0, sizeof(*st));
 	memset(&jp, 0, sizeof(jp));
+	memset(&ms, 0, sizeof(ms));
+	hidx_init(&ms.idx);
 	memset(&e, 0, sizeof(e));
 	*bytes = 0;
 	*io_errno = 0;
@@ -692,9 +869,9 @@ enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, in
 	if (err)
 		goto out;
 	err = CONV_E_NOMEM;
-	if (!jfr_collect(&jp, sj, &e, st) || !copy_missing(st, sj))
+	if (!jfr_collect(&jp, sj, &e, st) || !missing_add(&ms, st, sj))
 		goto out;
-	copy_sym_stats(st, sj);
+	add_sym_stats(st, sj);
 	err = jfe_write_fd(f, &e, fd, o->flush, bytes, io_errno, diag);
 out:
 	free(e.repl);
@@ -705,6 +882,7 @@ out:
 		procmap_free(pm);
 	free(jp.m);
 	free(jp.objs);
+	hidx_release(&ms.idx);
 	dbuf_release(&s);
 	if (err == CONV_E_NOMEM && diag && !diag->msg[0])
 		conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");

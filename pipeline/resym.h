@@ -6,7 +6,9 @@
  * debuginfod), and the profile is written back with everything else as it
  * was (pprofedit). The profile's mappings become the mappings of a process
  * model of their own (procmap), one process each, so that the symbolizer
- * sees them as it sees a recording's.
+ * sees them as it sees a recording's; a profile naming very many objects is
+ * symbolized a few thousand mappings at a time (resym.c), so that memory
+ * follows the profile's size.
  */
 #ifndef CONV_PIPELINE_RESYM_H
 #define CONV_PIPELINE_RESYM_H
@@ -20,6 +22,7 @@
 #include <stdint.h>
 
 struct ppe_profile;
+struct strtab;
 struct jfe_file;
 
 struct io_flush;
@@ -31,9 +34,12 @@ struct resym_opts {
 	struct io_flush *flush; /* the output's background flusher (core/io.h); may be NULL */
 };
 
+/* The unresolved objects listed at most (resym_stats.missing): past it they are counted. */
+#define RESYM_MISSING_MAX 65536u
+
 /* An object whose frames stay without names, and why. */
 struct resym_missing {
-	char *build_id, *path, *reason;
+	const char *build_id, *path, *reason; /* in resym_stats.strs */
 	uint64_t locations;
 };
 
@@ -52,8 +58,15 @@ struct resym_stats {
 	uint64_t objects, objects_found;
 	uint64_t dfd_fetched, dfd_cache_hits, dfd_not_found, dfd_errors;
 	uint64_t dfd_untrusted; /* cache entries passed over as not trusted (debuginfod.h) */
+	/* the first RESYM_MISSING_MAX unresolved objects, in the order they were met */
 	struct resym_missing *missing;
 	size_t nr_missing;
+	struct strtab *strs; /* the missing list's strings (each distinct one once) */
+	/*
+	 * unresolved objects past the list and their locations (an object of
+	 * a profile symbolized in batches counted once per batch it is in)
+	 */
+	uint64_t missing_more, missing_more_locations;
 };
 
 /*

@@ -3,7 +3,7 @@
 with the input's size and time linearly in it, whatever the count.
 
 usage: test_hostile_objects.py CONV WORKDIR
-       test_hostile_objects.py --make perf|pprof N PATH   (writes one input, for bench/)
+       test_hostile_objects.py --make perf|pprof|pprof-bare N PATH   (writes one input, for bench/)
 
 Inputs crafted here:
   * perf.data (samples/perf.data's header, attrs and records, then ours):
@@ -15,7 +15,9 @@ Inputs crafted here:
   * perf.data for `conv info`'s own list of MMAP2 build-ids: 2N MMAP2 records
     with inline build-ids and nothing else;
   * pprof (gzipped, written by hand from profile.proto): N mappings with
-    distinct file names and build-ids, one location and one sample in each.
+    distinct file names and build-ids, one location and one sample in each;
+  * a bare pprof: N mappings with short distinct build-ids, no file, no
+    location (the issue's shape: ~16 bytes a mapping gzipped).
 
 Checks (every conv run under a timeout, in a fresh child whose ru_maxrss is
 conv's own, measured as tests/conformance/test_memory.py does):
@@ -32,10 +34,20 @@ conv's own, measured as tests/conformance/test_memory.py does):
     this test was written against, is 70 x);
   * memory, pprof (conv symbolize): RSS(4N) - RSS(N) < 30 x the growth of the
     decompressed profile. Not 10 x the gzipped size: a mapping is ~35 bytes
-    gzipped and ~140 decompressed, while the profile's reader, the process
-    model, the symbolizer's object and its debuginfod requests keep ~2.7 KB
-    for it (measured with massif at 10 k mappings); the fixed 16 KiB an object that this test was
-    written against are 120 x;
+    gzipped and ~140 decompressed, and the profile's tables and the
+    unresolved list keep ~200 bytes more for it (the process model, the
+    symbolizer's object and its debuginfod requests, ~2.4 KB, are bounded
+    by symbolizing 4096 mappings at a time); the fixed 16 KiB an object that
+    this test was written against are 120 x;
+  * memory, pprof (conv symbolize), not under ASan: peak RSS < 10 x the
+    input's size + 100 MB (the issue's bound) at N_BIG mappings (70 k: the
+    bound is ~124 MB; conv before symbolizing in batches kept ~2.4 KB a
+    mapping, ~190 MB here), both pprof shapes; there the --stats JSON lists
+    65536 unresolved objects and counts the rest (and their locations);
+  * batches: samples/perf.data's `conv -n` pprof with 5000 mappings of
+    other objects (a location each) placed before its own locations, whose
+    objects are so symbolized in a later batch: every location named as in
+    the profile symbolized alone (skipped when nothing is named here);
   * under AddressSanitizer (conv linked with it) every allocation carries
     redzones and shadow: there only the growth is checked, with 2 x the
     factor (ASan's growth here was 1.25-1.3 x the Release build's), and the
@@ -57,6 +69,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 
 N_SMALL = int(os.environ.get("CONV_OBJECTS_N", "10000"))
+N_BIG = int(os.environ.get("CONV_OBJECTS_N_BIG", "70000"))
+MISSING_LISTED = 65536  # RESYM_MISSING_MAX (pipeline/resym.h)
 TIME_SLACK_S = 1.0
 
 
@@ -170,15 +184,22 @@ def field(num, v):
     return varint(num << 3 | 2) + varint(len(v)) + v
 
 
-def make_pprof(n):
-    """A gzipped pprof with n mappings (distinct files and build-ids), a location and a sample each."""
+def make_pprof(n, locations=True):
+    """A gzipped pprof with n mappings (distinct files and build-ids), a location and a sample each;
+    locations False: the mappings alone, each a short distinct build-id and no file (the issue's
+    16 MB profile of 10^6 mappings was of this shape: ~16 bytes a mapping)."""
     strings = [b"", b"samples", b"count"]
     parts = [field(1, field(1, 1) + field(2, 2))]
     for i in range(n):
         fi = len(strings)
+        start = 0x400000 + i * 0x10000
+        if not locations:
+            strings.append(b"%08x" % i)
+            parts.append(field(3, field(1, i + 1) + field(2, start) + field(3, start + 0x10000)
+                               + field(6, fi)))
+            continue
         strings.append(obj_path(i))
         strings.append(obj_bid(i, 3).hex().encode())
-        start = 0x400000 + i * 0x10000
         parts.append(field(3, field(1, i + 1) + field(2, start) + field(3, start + 0x10000)
                            + field(5, fi) + field(6, fi + 1)))
         parts.append(field(4, field(1, i + 1) + field(2, i + 1) + field(3, start + 0x100)))
@@ -186,6 +207,32 @@ def make_pprof(n):
     for s in strings:
         parts.append(field(6, s))
     return gzip.compress(b"".join(parts), 6)
+
+
+def pad_pprof(data, n):
+    """A profile (gzipped or not) with n mappings of distinct objects before its own locations, a
+    location each (ids above its own), gzipped: its own are symbolized in a later batch."""
+    import pprofdec
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    nstr = max_map = max_loc = 0
+    for f, _wt, v in pprofdec.fields(data):
+        if f == 6:
+            nstr += 1
+        elif f in (3, 4):
+            d = {k: x for k, _, x in pprofdec.fields(v)}
+            if f == 3:
+                max_map = max(max_map, d.get(1, 0))
+            else:
+                max_loc = max(max_loc, d.get(1, 0))
+    locs, maps, strs = [], [], []
+    for i in range(n):
+        start = 0x7e0000000000 + i * 0x10000
+        maps.append(field(3, field(1, max_map + 1 + i) + field(2, start) + field(3, start + 0x10000)
+                          + field(5, nstr + 2 * i) + field(6, nstr + 2 * i + 1)))
+        strs.append(field(6, obj_path(i)) + field(6, obj_bid(i, 4).hex().encode()))
+        locs.append(field(4, field(1, max_loc + 1 + i) + field(2, max_map + 1 + i) + field(3, start + 0x100)))
+    return gzip.compress(b"".join(locs) + data + b"".join(maps) + b"".join(strs), 6)
 
 
 # ---- the test ----
@@ -202,7 +249,7 @@ def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--make":
         kind, n, path = sys.argv[2], int(sys.argv[3]), sys.argv[4]
         with open(path, "wb") as f:
-            f.write(make_perf(n) if kind == "perf" else make_pprof(n))
+            f.write(make_perf(n) if kind == "perf" else make_pprof(n, kind == "pprof"))
         return 0
     import testlib as t
 
@@ -244,6 +291,7 @@ def main():
     inputs = {}
     for n in sizes:
         for kind, make, ext in (("perf", make_perf, ".data"), ("pprof", make_pprof, ".pb.gz"),
+                                ("pprof-bare", lambda n: make_pprof(n, False), ".pb.gz"),
                                 ("mmap2", lambda n: make_perf(2 * n, True), ".data")):
             p = os.path.join(work, "%s-%d%s" % (kind, n, ext))
             with open(p, "wb") as f:
@@ -260,6 +308,8 @@ def main():
                                                      inputs["mmap2", n]]),
             ("conv symbolize", pprof, [conv, "symbolize", "-q", "--offline", "-o", base + "-sym.pb.gz",
                                        pprof]),
+            ("conv symbolize bare", inputs["pprof-bare", n],
+             [conv, "symbolize", "-q", "--offline", "-o", base + "-bare.pb.gz", inputs["pprof-bare", n]]),
         )
 
     res = {}
@@ -297,10 +347,11 @@ def main():
                 want = {obj_path(i).decode() for i in range(0, n, max(1, n // 97))}
                 t.check("conv, %d objects: the pprof names the objects' files" % n, want <= files,
                         sorted(want - files)[:3])
-            if name == "conv symbolize":
+            if name.startswith("conv symbolize"):
                 import pprofdec
-                prof = pprofdec.read(os.path.join(work, "out-%d-sym.pb.gz" % n))
-                t.check("conv symbolize, %d objects: every mapping kept" % n,
+                prof = pprofdec.read(os.path.join(work, "out-%d-%s.pb.gz"
+                                                  % (n, "sym" if name == "conv symbolize" else "bare")))
+                t.check("%s, %d objects: every mapping kept" % (name, n),
                         len(prof["maps"]) == n, len(prof["maps"]))
 
     print()
@@ -318,7 +369,7 @@ def main():
                 b["cpu"] < 8 * a["cpu"] + TIME_SLACK_S)
         ra, rb = a["maxrss_kb"] * 1024.0, b["maxrss_kb"] * 1024.0
         grow = rb - ra
-        if name == "conv symbolize":
+        if name.startswith("conv symbolize"):
             factor, base = 30, b["raw"] - a["raw"]
             what = "decompressed input"
         else:
@@ -329,7 +380,7 @@ def main():
         t.check("%s: RSS growth %.1f MB from %d to %d objects < %d x %.1f MB more %s"
                 % (name, grow / 1e6, sizes[0], sizes[1], factor, base / 1e6, what),
                 grow < factor * base)
-        if name == "conv symbolize":
+        if name.startswith("conv symbolize"):
             continue
         if not asan:
             t.check("%s, %d objects: peak RSS %.1f MB < 10 x %.1f MB + 100 MB"
@@ -337,6 +388,69 @@ def main():
         else:
             t.skip("%s: peak RSS < 10 x input + 100 MB" % name,
                    "conv is an ASan build (redzones, shadow): the growth is checked instead")
+
+    # a profile's own objects, named in a later batch (after 5000 others), named as alone
+    import pprofdec
+    plain = os.path.join(work, "plain.pb.gz")
+    r = run([conv, "-q", "-n", "--offline", "-o", os.path.join(work, "plain"),
+             os.path.join(REPO, "samples", "perf.data")], "plain")
+    if t.check("conv -n samples/perf.data exits 0", r["exit"] == 0 and os.path.isfile(plain), r["stderr"][-400:]):
+        padded = os.path.join(work, "padded.pb.gz")
+        with open(plain, "rb") as f, open(padded, "wb") as g:
+            g.write(pad_pprof(f.read(), 5000))
+        outs = {}
+        for tag, inp in (("plain", plain), ("padded", padded)):
+            outs[tag] = os.path.join(work, tag + "-sym.pb.gz")
+            r = run([conv, "symbolize", "-q", "--offline", "-o", outs[tag], inp], tag + "-sym")
+            t.check("conv symbolize %s exits 0" % tag, r["exit"] == 0, r["stderr"][-400:])
+        if all(os.path.isfile(o) for o in outs.values()):
+            a, b = pprofdec.read(outs["plain"]), pprofdec.read(outs["padded"])
+            named = [lid for lid in a["locs"] if pprofdec.frame_names(a, lid)]
+            diff = [lid for lid in a["locs"]
+                    if lid not in b["locs"] or pprofdec.frame_names(a, lid) != pprofdec.frame_names(b, lid)]
+            if named:
+                t.check("conv symbolize: the profile's %d named locations (of %d) named alike in a later "
+                        "batch, after 5000 other objects" % (len(named), len(a["locs"])), not diff, diff[:5])
+            else:
+                t.skip("conv symbolize: names in a later batch",
+                       "no debug info here for samples/perf.data's objects: nothing named")
+
+    # the issue's bound for conv symbolize, at a count where the old per-object cost exceeds it
+    for kind, tag in (("pprof", "sym"), ("pprof-bare", "bare")):
+        if asan:
+            t.skip("conv symbolize %s, %d objects: peak RSS < 10 x input + 100 MB" % (kind, N_BIG),
+                   "conv is an ASan build (redzones, shadow): the growth is checked instead")
+            continue
+        p = os.path.join(work, "%s-%d.pb.gz" % (kind, N_BIG))
+        with open(p, "wb") as f:
+            f.write(make_pprof(N_BIG, kind == "pprof"))
+        out = os.path.join(work, "big-%s.pb.gz" % tag)
+        stats = os.path.join(work, "big-%s.json" % tag)
+        r = run([conv, "symbolize", "-q", "--offline", "--stats=" + stats, "-o", out, p], "big-" + tag)
+        size, rss = os.path.getsize(p), r["maxrss_kb"] * 1024.0
+        print("conv symbolize %s, %d objects: %.2f MB, RSS %.1f MB, %.2f s CPU"
+              % (kind, N_BIG, size / 1e6, rss / 1e6, r["cpu"]))
+        if not t.check("conv symbolize %s, %d objects: exits 0 within %gs" % (kind, N_BIG, mem.TIMEOUT_S),
+                       r["exit"] == 0 and not r["timed_out"], r["stderr"][-400:]):
+            continue
+        t.check("conv symbolize %s, %d objects: peak RSS %.1f MB < 10 x %.2f MB + 100 MB"
+                % (kind, N_BIG, rss / 1e6, size / 1e6), rss < 10 * size + 100e6)
+        try:
+            with open(stats) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            t.check("conv symbolize %s: --stats JSON" % kind, False, e)
+            continue
+        listed = len(doc.get("unresolved_objects", []))
+        want = ((min(N_BIG, MISSING_LISTED), max(0, N_BIG - MISSING_LISTED)) if kind == "pprof"
+                else (0, 0))
+        got = (listed, doc.get("unresolved_objects_not_listed", 0))
+        t.check("conv symbolize %s, %d objects: %d unresolved objects listed, %d counted (want %d, %d)"
+                % ((kind, N_BIG) + got + want), got == want)
+        t.check("conv symbolize %s: every unnamed location accounted for in the list and the count" % kind,
+                sum(o["locations"] for o in doc.get("unresolved_objects", []))
+                + doc.get("unresolved_locations_not_listed", 0) == doc.get("left_unnamed"),
+                doc.get("left_unnamed"))
     t.finish()
 
 
