@@ -5,6 +5,7 @@
  */
 #include "model/profile.h"
 
+#include "core/satadd.h"
 #include "core/vec.h"
 #include "model/events.h"
 
@@ -258,7 +259,7 @@ static void add_values(const struct prof *p, const int64_t *values, int64_t *v)
 		uint32_t slot = prof_type_slot(p, t);
 
 		if (slot != PROF_NONE)
-			v[slot] += values[t];
+			v[slot] = satadd_i64(v[slot], values[t]);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include "pipeline/tpfields.h"
 #include "pipeline/unwinding.h"
 
+#include "core/satadd.h"
 #include "core/vec.h"
 
 #include "buildid/buildid.h"
@@ -1076,7 +1077,7 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	k->stack = stack;
 	k->thread = thread;
 	k->count = 1;
-	k->weight = s->period ? s->period : 1;
+	k->weight = satadd_u63(0, s->period ? s->period : 1);
 	ki = rawkey_add(c, k, id, known);
 	if (ki == UINT32_MAX)
 		return CONV_E_NOMEM;
@@ -1321,7 +1322,7 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		struct rawkey *e = &c->keys[found];
 
 		e->count++;
-		e->weight += s->period ? s->period : 1;
+		e->weight = satadd_u63(e->weight, s->period ? s->period : 1);
 		k.thread = e->thread;
 		k.stack = e->stack;
 		procmap_count_sample(ps->pm, (uint32_t)(c->threads[e->thread] >> 32));

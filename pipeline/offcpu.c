@@ -1,5 +1,6 @@
 #include "pipeline/offcpu.h"
 
+#include "core/satadd.h"
 #include "core/hmap.h"
 #include "core/vec.h"
 
@@ -62,9 +63,9 @@ static bool offcpu_charge(struct offcpu *o, uint32_t key, uint32_t label, uint64
 		t = &o->totals[*slot];
 	}
 	t->n++;
-	t->ns += ns;
+	t->ns = satadd_u63(t->ns, ns);
 	o->st.intervals++;
-	o->st.ns += ns;
+	o->st.ns = satadd_u63(o->st.ns, ns);
 	return true;
 }
 

@@ -1,5 +1,6 @@
 #include "views/html.h"
 
+#include "core/satadd.h"
 #include "core/io.h"
 #include "core/json.h"
 #include "core/vec.h"
@@ -147,7 +148,7 @@ static bool pview_fill(struct pview *pv, const struct view_tree *t, size_t col, 
 			continue;
 		}
 		kind->nodes++;
-		kind->value += v;
+		kind->value = satadd_i64(kind->value, v);
 		cut = depth;
 		cut_kind = kind;
 		cut_box = NO_BOX;
@@ -164,7 +165,7 @@ static bool pview_fill(struct pview *pv, const struct view_tree *t, size_t col, 
 			parent->box = (uint32_t)pv->nr_boxes++;
 		}
 		cut_box = parent->box;
-		pv->boxes[cut_box].value += v;
+		pv->boxes[cut_box].value = satadd_i64(pv->boxes[cut_box].value, v);
 		pv->boxes[cut_box].nodes++;
 		if (pv->boxes[cut_box].deep && !pv->boxes[cut_box].frames)
 			pv->boxes[cut_box].frames = 1;

@@ -1,5 +1,7 @@
 #include "views/top.h"
 
+#include "core/satadd.h"
+
 #include "model/profile.h"
 #include "views/tree.h"
 
@@ -157,7 +159,7 @@ static void count_stacks(const struct prof *p, const struct count_in *in, struct
 		t->all += v;
 		leaf = locs[self_index(p, locs, n, in->waits)];
 		if (in->key[leaf] != NO_FUNCTION) {
-			acc[in->key[leaf]].self += v;
+			acc[in->key[leaf]].self = satadd_i64(acc[in->key[leaf]].self, v);
 			in->self_loc[leaf] = true;
 			for (uint32_t i = in->inl_first[leaf]; i < in->inl_first[leaf + 1]; i++)
 				note_inlined(&acc[in->key[leaf]], in->inl_names[i]);
@@ -170,7 +172,7 @@ static void count_stacks(const struct prof *p, const struct count_in *in, struct
 			a = &acc[in->key[locs[i]]];
 			if (a->stamp != s + 1) {
 				a->stamp = (uint32_t)s + 1;
-				a->total += v;
+				a->total = satadd_i64(a->total, v);
 			}
 		}
 	}

@@ -1,5 +1,6 @@
 #include "views/tree.h"
 
+#include "core/satadd.h"
 #include "core/hmap.h"
 #include "core/vec.h"
 #include "model/profile.h"
@@ -332,7 +333,7 @@ static void add_values(struct view_tree *t, uint32_t node, const int64_t *v)
 	int64_t *d = t->values + (size_t)node * t->nr_cols;
 
 	for (size_t c = 0; c < t->nr_cols; c++)
-		d[c] += v[c];
+		d[c] = satadd_i64(d[c], v[c]);
 }
 
 /* A child while its parent's children are put in order. */
@@ -419,7 +420,8 @@ int64_t *view_stack_values(const struct prof *p, const size_t *types, size_t nr_
 		const struct prof_sample *s = &p->samples[i];
 
 		for (size_t c = 0; c < nr_cols; c++)
-			sv[(size_t)s->stack * nr_cols + c] += prof_sample_value(p, s, types[c]);
+			sv[(size_t)s->stack * nr_cols + c] =
+				satadd_i64(sv[(size_t)s->stack * nr_cols + c], prof_sample_value(p, s, types[c]));
 	}
 	return sv;
 }
