@@ -284,9 +284,9 @@ try:
         deadline = float(extra[extra.index("--symbolize-deadline") + 1]) if "--symbolize-deadline" in extra else 300
         check(name + ": done within the deadline + 5 s (%.1f s)" % wall, wall < deadline + 5, wall)
         if not good:
-            cap = (1 << 20) + 16384 if "--max-download" in extra else 10 ** 6
-            check(name + ": the rejected download received %d bytes, under %d" % (dfd.get("bytes", 0), cap),
-                  dfd.get("bytes", 0) < cap, dfd)
+            cap = (1 << 20) + 16384 if "--max-download" in extra else 10 ** 6 - 1
+            check(name + ": the rejected download received %d bytes, at most %d" % (dfd.get("bytes", 0), cap),
+                  dfd.get("bytes", 0) <= cap, dfd)
         if kind == "stall":  # --timeout is about silence: the stall is given up on, not waited out
             check(name + ": given up before the server's %d s stall ended" % STALL_S, wall < STALL_S,
                   "%.1f s" % wall)
