@@ -51,12 +51,7 @@ as_root = os.geteuid() == 0
 if as_root and not shutil.which("setpriv"):
     t.skip_all("running as root and no setpriv to drop to nobody")
 if as_root:
-    # nobody must reach the work directory: a checkout under a 0700 directory (mktemp -d) keeps it out
-    up = os.path.dirname(os.path.abspath(WORK))
-    while up != "/":
-        if os.path.isdir(up) and not os.stat(up).st_mode & 0o001:
-            t.skip_all("nobody cannot enter %s (mode %o), above the work directory" % (up, os.stat(up).st_mode & 0o7777))
-        up = os.path.dirname(up)
+    t.skip_unless_others_reach(WORK)
 if os.path.exists(WORK):
     for d, _, _ in os.walk(WORK):
         os.chmod(d, 0o755)

@@ -52,6 +52,7 @@ NOBODY = 65534
 
 if os.geteuid() != 0:
     t.skip_all("needs root (root's conv over a cache another user planted)")
+t.skip_unless_others_reach(WORK)
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)

@@ -4,6 +4,7 @@
     t.check("name", cond, detail)     # prints "ok   name" or "FAIL name  -- detail"; returns cond
     t.skip("name", "why")             # one check that cannot be made here: counted as skipped
     t.skip_all("why")                 # prints the SKIP line CTest expects and exits 77 (1 after a FAIL)
+    t.skip_unless_others_reach(WORK)  # skip_all when another user cannot enter WORK's parents
     t.finish()                        # prints "N passed, M failed[, K skipped]" and exits 1 on a failure,
                                       # 77 when every check was skipped
     server, url = t.fake_debuginfod(DIR, faults=("*=drip:0.1:2048",))
@@ -43,6 +44,17 @@ def skip_all(why):
     """Exits 77 (skipped) for the rest; a check that already failed keeps the test failed (exit 1)."""
     print("SKIP: %s\n%d passed, %d failed, 1 skipped" % (why, passed, failed), flush=True)
     sys.exit(1 if failed else 77)
+
+
+def skip_unless_others_reach(path, who="nobody"):
+    """Skips the test when another user cannot enter path's parents (a checkout under a 0700
+    directory, as mktemp -d makes): tests that act as that user need to reach their work directory."""
+    up = os.path.dirname(os.path.abspath(path))
+    while up != "/":
+        if os.path.isdir(up) and not os.stat(up).st_mode & 0o001:
+            skip_all("%s cannot enter %s (mode %o), above the work directory"
+                     % (who, up, os.stat(up).st_mode & 0o7777))
+        up = os.path.dirname(up)
 
 
 def finish():
