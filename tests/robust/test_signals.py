@@ -8,7 +8,7 @@ downloads are in flight, temp files in the cache). One undisturbed run gives
 the run's length T and the reference outputs. Then 50 runs (a fixed seed:
 the same points every time) get SIGTERM (40), SIGINT (5) or SIGHUP (5) at a
 random point in [0, T] after conv has started (its --stats temp file is
-there). Each must:
+there), two runs at a time (each with a TMPDIR of its own). Each must:
   * exit 128 + the signal (or 0 when it finished first: counted);
   * leave no temp file: no `*.tmp.*` beside the outputs, no `.conv-*` in the
     cache, no conv-out.* or conv-events.* in TMPDIR;
@@ -23,6 +23,7 @@ complete --stats file.
 
 usage: test_signals.py CONV WORKDIR
 """
+import concurrent.futures
 import json
 import os
 import random
@@ -59,7 +60,7 @@ try:
     env.pop("DEBUGINFOD_URLS", None)
 
     def run(d, sig=None, at=0.0, symbolize=None):
-        os.makedirs(d, exist_ok=True)
+        os.makedirs(os.path.join(d, "tmp"), exist_ok=True)
         cache = os.path.join(d, "cache")
         cmd = [CONV, "-q", "--debuginfod", url, "--cache-dir", cache, "--stats=" + os.path.join(d, "st.json"),
                "-o", os.path.join(d, "out"), big]
@@ -68,7 +69,7 @@ try:
                    "--stats=" + os.path.join(d, "st.json"), "-o", os.path.join(d, "out" + symbolize[1]),
                    symbolize[0]]
         pr = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              env=env)
+                              env=dict(env, TMPDIR=os.path.join(d, "tmp")))
         # times count from when conv runs its main (its --stats temp file exists): a signal before
         # the process has even started is the kernel's business, not conv's; and the undisturbed
         # run's length is measured the same way, so that the points fall inside a run on a fast
@@ -88,7 +89,7 @@ try:
         left = [f for f in os.listdir(d) if ".tmp." in f]
         for root, _, files in os.walk(os.path.join(d, "cache")):
             left += [os.path.join(root, f) for f in files if f.startswith(".conv-")]
-        return left + os.listdir(tmpdir)
+        return left + os.listdir(os.path.join(d, "tmp"))
 
     def stats_ok(name, d, inp, rc, sig, outs):
         """The input's one record: exit_code rc and the signal; or, for a signal that came
@@ -126,10 +127,13 @@ try:
     print("undisturbed run: %.2f s (the shortest of 3)" % T)
     rnd = random.Random(20261128)
     killed = finished = 0
+    points = [rnd.uniform(0, T) for _ in RUNS]
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    done = list(pool.map(lambda i: run(os.path.join(WORK, "run%02d" % i), RUNS[i], points[i]), range(len(RUNS))))
     for i, sig in enumerate(RUNS):
         d = os.path.join(WORK, "run%02d" % i)
-        at = rnd.uniform(0, T)
-        rc, _, err = run(d, sig, at)
+        at = points[i]
+        rc, _, err = done[i]
         name = "run %d (%s at %.2f s)" % (i, sig.name, at)
         if rc == 0:
             finished += 1
@@ -144,8 +148,6 @@ try:
                     not os.path.exists(path) or open(path, "rb").read() == want,
                     os.path.getsize(path) if os.path.exists(path) else None)
         stats_ok(name, d, big, rc, sig, [os.path.join(d, "out" + k) for k in (".pb.gz", ".jfr")])
-        for f in os.listdir(tmpdir):
-            os.unlink(os.path.join(tmpdir, f))
         shutil.rmtree(d, ignore_errors=True)
     print("%d runs: %d stopped by the signal, %d finished first" % (len(RUNS), killed, finished))
     t.check("most runs were stopped (the points fall inside the run)", killed >= len(RUNS) // 2, killed)
@@ -163,10 +165,13 @@ try:
         want = open(os.path.join(sref, "out" + ext), "rb").read()
         print("conv symbolize %s undisturbed: %.2f s (the shortest of 3)" % (ext, T))
         skilled = 0
+        points = [rnd.uniform(0, T) for _ in range(10)]
+        done = list(pool.map(lambda i: run(os.path.join(WORK, "srun%02d" % i), signal.SIGTERM, points[i],
+                                           symbolize=(inp, ext)), range(10)))
         for i in range(10):
             d = os.path.join(WORK, "srun%02d" % i)
-            at = rnd.uniform(0, T)
-            rc, _, err = run(d, signal.SIGTERM, at, symbolize=(inp, ext))
+            at = points[i]
+            rc, _, err = done[i]
             name = "symbolize %s run %d (SIGTERM at %.2f s)" % (ext, i, at)
             if rc:
                 skilled += 1
@@ -177,8 +182,6 @@ try:
             t.check(name + ": output absent or complete", not os.path.exists(path) or open(path, "rb").read() == want,
                     os.path.getsize(path) if os.path.exists(path) else None)
             stats_ok(name, d, inp, rc, signal.SIGTERM, [path])
-            for f in os.listdir(tmpdir):
-                os.unlink(os.path.join(tmpdir, f))
             shutil.rmtree(d, ignore_errors=True)
         print("conv symbolize %s: 10 runs, %d stopped by the signal" % (ext, skilled))
         t.check("conv symbolize %s: most runs were stopped" % ext, skilled >= 5, skilled)
