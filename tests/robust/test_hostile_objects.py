@@ -67,6 +67,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
+import pprofdec  # noqa: E402
 
 N_SMALL = int(os.environ.get("CONV_OBJECTS_N", "10000"))
 N_BIG = int(os.environ.get("CONV_OBJECTS_N_BIG", "70000"))
@@ -164,24 +165,9 @@ def make_perf(n, only_mmap2_bids=False):
     return bytes(body)
 
 
-# ---- pprof ----
+# ---- pprof (pprofdec encodes) ----
 
-def varint(x):
-    out = bytearray()
-    while True:
-        c = x & 0x7F
-        x >>= 7
-        if x:
-            out.append(c | 0x80)
-        else:
-            out.append(c)
-            return bytes(out)
-
-
-def field(num, v):
-    if isinstance(v, int):
-        return varint(num << 3) + varint(v)
-    return varint(num << 3 | 2) + varint(len(v)) + v
+varint, field = pprofdec.varint, pprofdec.field
 
 
 def make_pprof(n, locations=True):
@@ -212,7 +198,6 @@ def make_pprof(n, locations=True):
 def pad_pprof(data, n):
     """A profile (gzipped or not) with n mappings of distinct objects before its own locations, a
     location each (ids above its own), gzipped: its own are symbolized in a later batch."""
-    import pprofdec
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     nstr = max_map = max_loc = 0
@@ -341,14 +326,12 @@ def main():
                 t.check("%s, %d objects: %d build-ids listed (table and MMAP2)" % (name, n, nb),
                         nb >= n, nb)
             if name == "conv":
-                import pprofdec
                 prof = pprofdec.read(os.path.join(work, "out-%d.pb.gz" % n))
                 files = {m["file"] for m in prof["maps"].values()}
                 want = {obj_path(i).decode() for i in range(0, n, max(1, n // 97))}
                 t.check("conv, %d objects: the pprof names the objects' files" % n, want <= files,
                         sorted(want - files)[:3])
             if name.startswith("conv symbolize"):
-                import pprofdec
                 prof = pprofdec.read(os.path.join(work, "out-%d-%s.pb.gz"
                                                   % (n, "sym" if name == "conv symbolize" else "bare")))
                 t.check("%s, %d objects: every mapping kept" % (name, n),
@@ -390,7 +373,6 @@ def main():
                    "conv is an ASan build (redzones, shadow): the growth is checked instead")
 
     # a profile's own objects, named in a later batch (after 5000 others), named as alone
-    import pprofdec
     plain = os.path.join(work, "plain.pb.gz")
     r = run([conv, "-q", "-n", "--offline", "-o", os.path.join(work, "plain"),
              os.path.join(REPO, "samples", "perf.data")], "plain")

@@ -44,6 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TESTS, "tools"))
 sys.path.insert(0, os.path.join(TESTS, "jfr"))
+import pprofdec  # noqa: E402
 import testlib as t  # noqa: E402
 import gen_remote_jfr as G  # noqa: E402
 
@@ -156,16 +157,7 @@ def jfr_cases():
 
 # ---- pprof ----
 
-def pv(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+pv = pprofdec.varint
 
 
 def pint(num, v):
@@ -274,7 +266,6 @@ def pprof_ids(binary):
         ok = t.check("pprof %s: written (exit 0)" % what, r["rc"] == 0 and os.path.exists(out),
                      r["stderr"][-300:])
         if ok:
-            import pprofdec
             prof = pprofdec.read(out)
             names = [prof["funcs"][f][0] for f, _ in prof["locs"][ids[1]][2]] if ids[1] in prof["locs"] else []
             t.check("pprof %s: the location named hot, no function id 0" % what,

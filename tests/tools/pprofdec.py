@@ -13,8 +13,28 @@ A profile that breaks the .proto's rules the decoder relies on (a string index
 past the table, a mapping, location or function id that is 0 or repeated)
 raises ValueError. Standard library only; written from the .proto, not from
 conv's writer.
+
+For tests that craft profiles: varint(x) and field(num, v) encode (v an int: a
+varint field; bytes: a length-delimited one).
 """
 import gzip
+
+
+def varint(x):
+    out = bytearray()
+    while True:
+        c = x & 0x7F
+        x >>= 7
+        if not x:
+            out.append(c)
+            return bytes(out)
+        out.append(c | 0x80)
+
+
+def field(num, v):
+    if isinstance(v, int):
+        return varint(num << 3) + varint(v)
+    return varint(num << 3 | 2) + varint(len(v)) + v
 
 
 def _varint(b, i):
