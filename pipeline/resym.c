@@ -399,6 +399,21 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /*
+ * Symbolizes what was fed to pm and sj; kernel_here: this machine's kallsyms
+ * name the kernel's frames (the recorded release runs here, as in a conversion).
+ */
+static enum conv_err symbolize_fed(struct procmap *pm, struct symjob *sj, bool kernel_here,
+				   struct conv_diag *diag)
+{
+	if (kernel_here) {
+		procmap_set_running_kernel(pm, true);
+		symjob_set_running_kernel(sj, true);
+	}
+	procmap_finish(pm);
+	return symjob_run(sj, diag);
+}
+
+/*
  * One batch from location *li on: feeds its mappings (in the profile's
  * order, as one model of them all was fed), registers its candidates,
  * symbolizes them and takes their lines, strings copied; *li moved past it.
@@ -461,12 +476,7 @@ static enum conv_err run_batch(struct pass *ps, const struct resym_opts *o, uint
 		if (ps->addr_ids[l] != SYMJOB_NONE)
 			symjob_hit(sj, ps->addr_ids[l], 1);
 	}
-	if (kernel_here) {
-		procmap_set_running_kernel(pm, true);
-		symjob_set_running_kernel(sj, true);
-	}
-	procmap_finish(pm);
-	err = symjob_run(sj, diag);
+	err = symbolize_fed(pm, sj, kernel_here, diag);
 	if (err)
 		goto out;
 	err = CONV_E_NOMEM;
@@ -860,12 +870,7 @@ enum conv_err resym_jfr(const struct jfe_file *f, const struct resym_opts *o, in
 		goto out;
 	jfr_register(&jp, pm, sj, st);
 	/* this machine's kallsyms name the kernel's frames when the recorded release runs here, as in a conversion */
-	if (host_runs_kernel(jp.release[0] ? jp.release : NULL)) {
-		procmap_set_running_kernel(pm, true);
-		symjob_set_running_kernel(sj, true);
-	}
-	procmap_finish(pm);
-	err = symjob_run(sj, diag);
+	err = symbolize_fed(pm, sj, host_runs_kernel(jp.release[0] ? jp.release : NULL), diag);
 	if (err)
 		goto out;
 	err = CONV_E_NOMEM;
