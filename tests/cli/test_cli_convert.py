@@ -1458,12 +1458,15 @@ if script:
         check("terminal: progress lines rewritten with \\r ESC[K", "\r\x1b[K" in out and "conv: " in out,
               repr(out[:300]))
         # (the line may wrap after its first words: the summary fits the terminal's width)
-        summ = [l for l in (l.split("\x1b[K")[-1] for l in out.splitlines()) if l.startswith(MAIN + ": ")]
+        # a long checkout path wraps too, mid-name: continuation lines are joined before names are looked for
+        text = "\n".join(l.split("\x1b[K")[-1] for l in out.splitlines())
+        spaced, joined = re.sub(r"\n +", " ", text), re.sub(r"\n +", "", text)
+        summ = [l for l in spaced.splitlines() if l.startswith(MAIN + ": ")]
         check("terminal: summary starts with the input name and its samples",
               summ and summ[0].startswith("%s: %d samples" % (MAIN, MAIN_N)), summ)
         check("terminal: summary has frames and 'wrote' with both outputs",
-              "frames" in out and "wrote" in out and os.path.join(d, "t.pb.gz") in out and
-              os.path.join(d, "t.jfr") in out, repr(out[-400:]))
+              "frames" in out and "wrote" in out and os.path.join(d, "t.pb.gz") in joined and
+              os.path.join(d, "t.jfr") in joined, repr(out[-400:]))
         check("terminal: progress cleared before the summary (ESC[K right before it)",
               re.search(r"\r\x1b\[K" + re.escape(MAIN + ": "), out) is not None, repr(out[:400]))
         for q in ("-q", "--quiet"):

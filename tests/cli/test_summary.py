@@ -148,6 +148,11 @@ def has_truncated_frames(pb):
     return any(n.startswith("[truncated") for n, *_ in prof["funcs"].values())
 
 
+def written(lines, path):
+    """path among the words of lines, also when a long path was wrapped mid-name onto the next lines."""
+    return path in words(lines) or path in "".join(ln.strip() for ln in lines)
+
+
 def check_summary(name, data, outbase):
     rc, raw = on_pty([CONV, "--offline", "-o", outbase, data])
     lines = screen_lines(raw)
@@ -167,7 +172,7 @@ def check_summary(name, data, outbase):
     after = lines[w[0] + 1:] if w else []
     t.check("%s: what was written comes last" % name,
             w and all(ln.startswith("     ") or not ln.strip() for ln in after) and
-            outbase + ".pb.gz" in words(lines[w[0]:]) and outbase + ".jfr" in words(lines[w[0]:]),
+            written(lines[w[0]:], outbase + ".pb.gz") and written(lines[w[0]:], outbase + ".jfr"),
             lines[-8:])
     return lines
 
