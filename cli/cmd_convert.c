@@ -21,6 +21,7 @@
 #include "jfrwriter/jfr.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
+#include "pipeline/evname.h"
 #include "pprofwriter/pprof.h"
 #include "reader/reader.h"
 #include "views/folded.h"
@@ -414,7 +415,7 @@ static bool refuse_events(const struct cvopts *c, const char *in, const struct r
 
 		/* the filter's own matcher: the refusal and the filter cannot disagree */
 		for (size_t a = 0; a < info->nr_attrs && !found; a++)
-			found = convert_event_matches(info->attrs[a].name, c->events[i]);
+			found = evname_matches(info->attrs[a].name, c->events[i]);
 		if (found)
 			continue;
 		names[0] = 0;
@@ -626,7 +627,7 @@ static bool folded_type(const struct cvopts *c, const char *in, const struct pro
 	}
 	for (size_t i = 0; i < p->nr_events_desc; i++) {
 		/* an event by name as -e takes it, or by its value's name in the pprof ("off_cpu") */
-		if (convert_event_matches(strtab_get(&p->strs, p->events_desc[i].full_name),
+		if (evname_matches(strtab_get(&p->strs, p->events_desc[i].full_name),
 					  c->folded_value) ||
 		    (2 * i + 1 < p->nr_types &&
 		     !strcmp(strtab_get(&p->strs, p->types[2 * i + 1].type), c->folded_value))) {

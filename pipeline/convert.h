@@ -7,6 +7,7 @@
 #define CONV_PIPELINE_CONVERT_H
 
 #include "core/err.h"
+#include "pipeline/filter.h"
 #include "pipeline/offcpu.h"
 #include "pipeline/symjob.h"
 #include "pipeline/tpfields.h"
@@ -18,21 +19,6 @@
 
 struct rdr;
 struct prof;
-
-/* Which samples to keep (empty lists keep all). */
-struct convert_filter {
-	const uint32_t *pids;
-	size_t nr_pids;
-	const uint32_t *tids;
-	size_t nr_tids;
-	const char *const *comms; /* thread names at sample time, as perf report --comms */
-	size_t nr_comms;
-	const char *const *events; /* event names (convert_event_matches) */
-	size_t nr_events;
-	/* time window [start, end]: ns after the first sample, or perf timestamps when absolute */
-	bool has_start, has_end, time_absolute;
-	uint64_t start_ns, end_ns;
-};
 
 enum convert_phase { CONVERT_READING, CONVERT_SYMBOLIZING, CONVERT_MODEL };
 
@@ -64,24 +50,6 @@ struct convert_missing {
 	char *path;
 	uint64_t frames; /* frames (per sample) left without a name */
 	char *reason;    /* why (owned) */
-};
-
-/* Thread names convert_seen keeps for a message (the first distinct ones). */
-#define CONVERT_SEEN_COMMS 8
-
-/*
- * What the samples had, for the cli to tell a filter that names what the
- * recording lacks (a usage error) from one that matched: each filter judged
- * on its own, over every sample read (before any filter dropped it). Filled
- * only for the pid, tid and comm filters given.
- */
-struct convert_seen {
-	bool *pids, *tids, *comms; /* per value given, in order: some sample had it (owned) */
-	uint64_t samples;          /* samples looked at (all of them, when any of the three is given) */
-	uint32_t pid_min, pid_max, tid_min, tid_max;
-	char *comm_names[CONVERT_SEEN_COMMS]; /* the samples' first distinct thread names (owned) */
-	size_t nr_comm_names;
-	bool more_comms;           /* and others besides */
 };
 
 /* A debuginfod server given up during the run (not asked again). */
@@ -121,16 +89,6 @@ struct convert_stats {
 };
 
 void convert_stats_release(struct convert_stats *st);
-
-/*
- * Whether the event recorded as `recorded` is the one a user named `wanted`:
- * the name as recorded (cycles:u, sched:sched_switch) or without perf's
- * modifier suffix (cycles:u as cycles; a tracepoint keeps its "sys:" part),
- * or "sys:*" for every tracepoint of a system. The filter, the cli's warning
- * about names that match nothing, the off-CPU accounting and the tracepoint
- * fields all ask here, so that they cannot disagree.
- */
-bool convert_event_matches(const char *recorded, const char *wanted);
 
 /*
  * Reads the whole recording and fills p, a model just made by prof_init.

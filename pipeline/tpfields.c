@@ -5,7 +5,7 @@
 #include "core/strtab.h"
 #include "core/vec.h"
 #include "model/profile.h"
-#include "pipeline/convert.h"
+#include "pipeline/evname.h"
 #include "reader/perf_abi.h"
 #include "tracefmt/tracefmt.h"
 
@@ -105,13 +105,13 @@ static void tpf_choose(struct tpfields *f, struct tpf_attr *a, const char *name,
 			continue;
 		memcpy(event, specs[i], (size_t)(colon - specs[i]));
 		event[colon - specs[i]] = '\0';
-		if (convert_event_matches(name, event)) {
+		if (evname_matches(name, event)) {
 			tpf_add_fields(f, a, colon + 1);
 			return;
 		}
 	}
 	for (size_t d = 0; d < sizeof(tpf_defaults) / sizeof(tpf_defaults[0]); d++) {
-		if (convert_event_matches(name, tpf_defaults[d].event)) {
+		if (evname_matches(name, tpf_defaults[d].event)) {
 			tpf_add_fields(f, a, tpf_defaults[d].fields);
 			return;
 		}

@@ -28,7 +28,7 @@ struct tpfields_label {
 
 /*
  * The recording's tracepoint fields (info: its attrs and TRACING_DATA).
- * specs: "EVENT:FIELD,FIELD..." (EVENT as convert_event_matches takes it),
+ * specs: "EVENT:FIELD,FIELD..." (EVENT as evname_matches takes it),
  * each in place of its events' default fields, the last one matching an
  * event winning; a field the format lacks is left out. Never fails for bad
  * formats (their events get no field labels, counted); NULL only when out
