@@ -10,7 +10,7 @@
 #include "pipeline/pass.h"
 
 #include "pipeline/evname.h"
-#include "pipeline/host.h"
+#include "pipeline/readpass.h"
 
 #include "core/clock.h"
 #include "core/satadd.h"
@@ -54,17 +54,6 @@ void pass_report(const struct convert_opts *o, struct rdr *r, enum convert_phase
 	o->progress(o->progress_ctx, &pr);
 }
 
-/* The process model's options: the caller's, and whether the recording was made here. */
-static struct procmap *convert_new_procmap(struct rdr *r, const struct convert_opts *o)
-{
-	struct procmap_opts po = o->pm;
-	const struct rdr_info *info = rdr_info(r);
-
-	po.same_machine = host_is_recording_machine(info->hostname, info->osrelease);
-	po.recorded_by_ns = info->file_mtime_ns;
-	return procmap_new(&po);
-}
-
 static enum conv_err pass_init(struct pass *ps)
 {
 	enum conv_err err;
@@ -77,21 +66,17 @@ static enum conv_err pass_init(struct pass *ps)
 	hidx_init(&ps->c.stack_idx);
 	hidx_init(&ps->c.thread_idx);
 	hidx_init(&ps->c.key_idx);
-	ps->pm = convert_new_procmap(ps->r, ps->o);
-	if (!ps->pm)
-		return conv_fail(ps->diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
+	err = readpass_new(&ps->rp, ps->r, &ps->o->pm, &ps->o->sj, ps->diag);
+	if (err)
+		return err;
+	ps->pm = readpass_procmap(ps->rp);
+	ps->sj = readpass_symjob(ps->rp);
+	ps->uw = readpass_unwinding(ps->rp);
 	if (ps->o->keep_events && !ps->p->events) {
 		err = prof_events_open(&ps->p->events, ps->o->tmpdir, ps->diag);
 		if (err)
 			return err;
 	}
-	err = symjob_new(&ps->sj, &ps->o->sj, ps->pm, ps->diag);
-	if (err)
-		return err;
-	ps->uw = unwinding_new(ps->pm, ps->sj, rdr_info(ps->r)->arch);
-	if (!ps->uw)
-		return conv_fail(ps->diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
-	procmap_add_build_ids(ps->pm, rdr_info(ps->r)->build_ids, rdr_info(ps->r)->nr_build_ids);
 	return CONV_E_OK;
 }
 
@@ -461,50 +446,55 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	return CONV_E_OK;
 }
 
-/* The reading pass: every record, in time order, to the process model or pass_sample. */
+/* A side-band record: a switch-in ends an off-CPU interval of the thread (it runs again). */
+static enum conv_err pass_record(void *ctx, const struct rdr_event *ev)
+{
+	struct pass *ps = ctx;
+
+	if ((ev->type == PERF_REC_SWITCH || ev->type == PERF_REC_SWITCH_CPU_WIDE) &&
+	    !(ev->misc & PERF_MISC_SWITCH_OUT) && ev->has_time && (ev->sid.fields & RDR_SID_TID))
+		return pass_offcpu_run(ps, ev->sid.tid, ev->time);
+	return CONV_E_OK;
+}
+
+/* A sample read: noted for the filters' messages, dropped by them or kept (pass_sample). */
+static enum conv_err pass_read_sample(void *ctx, const struct rdr_event *ev)
+{
+	struct pass *ps = ctx;
+	const struct convert_filter *f = &ps->o->filter;
+
+	if (!ps->have_first && ev->u.sample.time) {
+		ps->first_time = ev->u.sample.time;
+		ps->have_first = true;
+	}
+	if (f->nr_pids || f->nr_tids || f->nr_comms)
+		filter_note_seen(&ps->st->seen, f, ps->pm, &ev->u.sample);
+	if (!filter_keep(f, ps->pm, rdr_info(ps->r), ev, ps->first_time)) {
+		ps->st->samples_filtered++;
+		return CONV_E_OK;
+	}
+	return pass_sample(ps, ev);
+}
+
+static void pass_read_progress(void *ctx, uint64_t records)
+{
+	struct pass *ps = ctx;
+
+	pass_report(ps->o, ps->r, CONVERT_READING, records);
+}
+
+/* The reading pass (readpass_run): every record, in time order, to the process model or pass_sample. */
 static enum conv_err pass_read(struct pass *ps)
 {
-	const struct convert_opts *o = ps->o;
+	struct readpass_hooks h = {
+		.ctx = ps,
+		.record = pass_record,
+		.sample = pass_read_sample,
+		.progress = ps->o->progress ? pass_read_progress : NULL,
+	};
 	uint64_t t0 = clock_now_ns();
-	enum conv_err err;
+	enum conv_err err = readpass_run(ps->rp, &h, &ps->nrec);
 
-	for (;;) {
-		const struct rdr_event *ev;
-
-		err = rdr_next(ps->r, &ev);
-		if (err || !ev)
-			break;
-		/* at the first record too: a slow pipe shows that conv is reading */
-		if (o->progress && (!(++ps->nrec & 0xffff) || ps->nrec == 1))
-			pass_report(o, ps->r, CONVERT_READING, ps->nrec);
-		if (ev->type != PERF_REC_SAMPLE) {
-			/* a switch-in: the thread runs again (an off-CPU interval of it ends) */
-			if ((ev->type == PERF_REC_SWITCH || ev->type == PERF_REC_SWITCH_CPU_WIDE) &&
-			    !(ev->misc & PERF_MISC_SWITCH_OUT) && ev->has_time && (ev->sid.fields & RDR_SID_TID)) {
-				err = pass_offcpu_run(ps, ev->sid.tid, ev->time);
-				if (err)
-					break;
-			}
-			host_note_record(ps->pm, rdr_info(ps->r), ev);
-			err = procmap_feed(ps->pm, ev);
-			if (err)
-				break;
-			continue;
-		}
-		if (!ps->have_first && ev->u.sample.time) {
-			ps->first_time = ev->u.sample.time;
-			ps->have_first = true;
-		}
-		if (o->filter.nr_pids || o->filter.nr_tids || o->filter.nr_comms)
-			filter_note_seen(&ps->st->seen, &o->filter, ps->pm, &ev->u.sample);
-		if (!filter_keep(&o->filter, ps->pm, rdr_info(ps->r), ev, ps->first_time)) {
-			ps->st->samples_filtered++;
-			continue;
-		}
-		err = pass_sample(ps, ev);
-		if (err)
-			break;
-	}
 	if (err)
 		return err;
 	if (ps->off)
@@ -526,13 +516,9 @@ static enum conv_err pass_read(struct pass *ps)
  */
 static void pass_start_symbolize(struct pass *ps)
 {
-	bool running = host_runs_kernel(rdr_info(ps->r)->osrelease);
-
 	if (ps->o->progress)
 		pass_report(ps->o, ps->r, CONVERT_SYMBOLIZING, ps->nrec);
-	procmap_set_running_kernel(ps->pm, running);
-	symjob_set_running_kernel(ps->sj, running);
-	procmap_finish(ps->pm);
+	readpass_finish(ps->rp);
 	/* where the build-ids came from, once the last ones are known (pipe mode: at the end) */
 	for (uint32_t i = 0; i < procmap_mapping_count(ps->pm); i++)
 		ps->st->frames_by_bid[procmap_mapping(ps->pm, i)->bid_source] += ps->map_hits[i];
@@ -546,13 +532,11 @@ static void pass_release(struct pass *ps)
 	free(ps->map_ids);
 	free(ps->map_hits);
 	scache_release(&ps->c);
-	unwinding_free(ps->uw);
 	tpfields_free(ps->tpf);
 	offcpu_free(ps->off);
 	free(ps->roles);
 	free(ps->field_sets);
-	symjob_free(ps->sj);
-	procmap_free(ps->pm);
+	readpass_free(ps->rp);
 }
 
 enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+struct readpass;
+
 /*
  * One conversion: its inputs, what the reading pass keeps and the phases'
  * shared state. Each phase is a function of its own (pass_*), called in
@@ -23,6 +25,7 @@ struct pass {
 	struct prof *p;
 	struct convert_stats *st;
 	struct conv_diag *diag;
+	struct readpass *rp;       /* the reading pass: owns pm, sj and uw */
 	struct procmap *pm;
 	struct symjob *sj;
 	struct unwinding *uw;      /* --call-graph dwarf samples' stacks */
