@@ -359,3 +359,115 @@ uint32_t prof_add_thread(struct prof *p, const struct prof_thread *t)
 	p->threads[p->nr_threads] = *t;
 	return (uint32_t)p->nr_threads++;
 }
+
+bool prof_set_events(struct prof *p, size_t nr)
+{
+	struct prof_value_type *types;
+	struct prof_event_desc *desc;
+
+	if (nr > SIZE_MAX / 2 / sizeof(*types) || p->nr_samples)
+		return false;
+	types = calloc(nr ? 2 * nr : 1, sizeof(*types));
+	desc = calloc(nr ? nr : 1, sizeof(*desc));
+	if (!types || !desc) {
+		free(types);
+		free(desc);
+		return false;
+	}
+	free(p->types);
+	free(p->events_desc);
+	p->types = types;
+	p->nr_types = 2 * nr;
+	p->events_desc = desc;
+	p->nr_events_desc = nr;
+	p->primary_event = PROF_NONE;
+	p->offcpu_event = PROF_NONE;
+	return true;
+}
+
+void prof_set_value_type(struct prof *p, size_t t, uint32_t type, uint32_t unit)
+{
+	p->types[t].type = type;
+	p->types[t].unit = unit;
+}
+
+void prof_set_event(struct prof *p, size_t i, const struct prof_event_desc *d)
+{
+	p->events_desc[i] = *d;
+}
+
+void prof_set_event_samples(struct prof *p, size_t i, uint64_t samples)
+{
+	p->events_desc[i].samples = samples;
+}
+
+void prof_set_event_fields(struct prof *p, size_t i, const uint32_t *names, const bool *num, size_t n)
+{
+	struct prof_event_desc *e = &p->events_desc[i];
+
+	if (n > PROF_MAX_FIELDS)
+		n = PROF_MAX_FIELDS;
+	for (size_t f = 0; f < n; f++) {
+		e->field_name[f] = names[f];
+		e->field_num[f] = num[f];
+	}
+	e->nr_fields = (uint32_t)n;
+}
+
+void prof_set_primary_event(struct prof *p, uint32_t i)
+{
+	p->primary_event = i;
+}
+
+void prof_set_offcpu_event(struct prof *p, uint32_t i)
+{
+	p->offcpu_event = i;
+}
+
+void prof_set_default_type(struct prof *p, uint32_t t, int64_t period)
+{
+	p->default_type = t;
+	p->period_type = p->types[t];
+	p->period = period;
+}
+
+void prof_set_sysinfo(struct prof *p, const struct prof_sysinfo *sys)
+{
+	p->sys = *sys;
+}
+
+void prof_set_time(struct prof *p, int64_t time_nanos, int64_t duration_nanos)
+{
+	p->time_nanos = time_nanos;
+	p->duration_nanos = duration_nanos;
+}
+
+void prof_mapping_set_load_bias(struct prof *p, uint32_t m, uint64_t bias)
+{
+	if (p->mappings[m].has_load_bias)
+		return;
+	p->mappings[m].has_load_bias = true;
+	p->mappings[m].load_bias = bias;
+}
+
+void prof_mapping_note_lines(struct prof *p, uint32_t m, const struct prof_line *lines, uint32_t n)
+{
+	struct prof_mapping *pm = &p->mappings[m];
+
+	if (!n)
+		return;
+	pm->has_functions = true;
+	if (lines[0].line)
+		pm->has_line_numbers = true;
+	for (uint32_t i = 0; i < n; i++)
+		if (p->functions[lines[i].function].filename)
+			pm->has_filenames = true;
+	if (n > 1)
+		pm->has_inline_frames = true;
+}
+
+void prof_location_set_elf_addr(struct prof *p, uint32_t loc, uint64_t elf_addr)
+{
+	p->locations[loc].has_elf_addr = true;
+	p->locations[loc].elf_addr = elf_addr;
+}

@@ -279,4 +279,42 @@ bool prof_add_sample_set(struct prof *p, uint32_t stack, uint32_t label_set, uin
 			 const int64_t *values);
 bool prof_add_comment(struct prof *p, const char *s);
 
+/*
+ * The builder's setters: the model's fields set through these, so that
+ * what each means (and which of them go together) is said once, here.
+ */
+
+/*
+ * nr recorded events (descriptions zeroed) and their value types, two per
+ * event (types 2i: its samples, 2i+1: their period sum), not yet named; no
+ * primary or off-CPU event. Before any sample. false when out of memory
+ * (nothing changes).
+ */
+bool prof_set_events(struct prof *p, size_t nr);
+/* Value type t's name and unit (strings). */
+void prof_set_value_type(struct prof *p, size_t t, uint32_t type, uint32_t unit);
+/* Event i's description (copied). */
+void prof_set_event(struct prof *p, size_t i, const struct prof_event_desc *d);
+/* Event i's count of samples. */
+void prof_set_event_samples(struct prof *p, size_t i, uint64_t samples);
+/* A tracepoint event's decoded fields (at most PROF_MAX_FIELDS): names (strings), numeric or not. */
+void prof_set_event_fields(struct prof *p, size_t i, const uint32_t *names, const bool *num, size_t n);
+/* The CPU-time event, and the one of off-CPU intervals (PROF_NONE: none). */
+void prof_set_primary_event(struct prof *p, uint32_t i);
+void prof_set_offcpu_event(struct prof *p, uint32_t i);
+/* The type shown by default and the sampling period (pprof's period_type: type t's). */
+void prof_set_default_type(struct prof *p, uint32_t t, int64_t period);
+/* Facts about the recording; its start (ns since the epoch, when known) and length. */
+void prof_set_sysinfo(struct prof *p, const struct prof_sysinfo *sys);
+void prof_set_time(struct prof *p, int64_t time_nanos, int64_t duration_nanos);
+/*
+ * Mapping m's load bias (runtime address - ELF virtual address), as the
+ * first frame that knew it said: every frame of a mapping has the same.
+ */
+void prof_mapping_set_load_bias(struct prof *p, uint32_t m, uint64_t bias);
+/* What the lines of a location in mapping m tell of it: functions, file names, line numbers, inlining. */
+void prof_mapping_note_lines(struct prof *p, uint32_t m, const struct prof_line *lines, uint32_t n);
+/* The ELF virtual address location loc was looked up at (prof_location.elf_addr). */
+void prof_location_set_elf_addr(struct prof *p, uint32_t loc, uint64_t elf_addr);
+
 #endif

@@ -27,96 +27,105 @@ static bool tomodel_is_clock_event(const struct rdr_attr *a)
 	return a->type == PERF_TYPE_SOFTWARE && (a->config == 0 || a->config == 1);
 }
 
+/* Recorded event i's value types: its samples ("cycles_samples", count) and their periods. */
+static void tomodel_attr_types(struct prof *p, size_t i, const struct rdr_attr *a)
+{
+	char base[200], buf[260];
+	uint32_t count, sum;
+
+	evname_base(a->name ? a->name : "event", base, sizeof(base));
+	snprintf(buf, sizeof(buf), "%s_samples", base);
+	/* (interned in this order: the string table's) */
+	count = prof_str(p, buf);
+	prof_set_value_type(p, 2 * i, count, prof_str(p, "count"));
+	sum = prof_str(p, base);
+	prof_set_value_type(p, 2 * i + 1, sum, prof_str(p, tomodel_is_clock_event(a) ? "nanoseconds" : "count"));
+}
+
+/* Recorded event i's description. */
+static void tomodel_attr_desc(struct prof *p, size_t i, const struct rdr_attr *a)
+{
+	struct prof_event_desc e;
+	char base[200];
+
+	memset(&e, 0, sizeof(e));
+	evname_base(a->name ? a->name : "event", base, sizeof(base));
+	e.name = prof_str(p, base);
+	e.full_name = prof_str(p, a->name ? a->name : "event");
+	e.clock = tomodel_is_clock_event(a);
+	e.tracepoint = a->type == PERF_TYPE_TRACEPOINT;
+	if (a->freq)
+		e.frequency = a->sample_period;
+	else
+		e.period = a->sample_period;
+	e.samples = a->samples;
+	prof_set_event(p, i, &e);
+}
+
+/* Off-CPU intervals, described as event i: off_cpu_samples/count, off_cpu/nanoseconds. */
+static void tomodel_offcpu_desc(struct prof *p, size_t i)
+{
+	struct prof_event_desc e;
+	uint32_t t;
+
+	t = prof_str(p, "off_cpu_samples");
+	prof_set_value_type(p, 2 * i, t, prof_str(p, "count"));
+	t = prof_str(p, "off_cpu");
+	prof_set_value_type(p, 2 * i + 1, t, prof_str(p, "nanoseconds"));
+	memset(&e, 0, sizeof(e));
+	e.name = e.full_name = prof_str(p, "off-cpu");
+	e.clock = true;
+	e.offcpu = true;
+	prof_set_event(p, i, &e);
+	prof_set_offcpu_event(p, (uint32_t)i);
+}
+
+/*
+ * The CPU-time event: cpu-clock, task-clock, then cycles (or ref-cycles),
+ * else none (PROF_NONE): a tracepoint or another count shown as CPU samples
+ * would tell JFR tools that threads ran where they waited or switched.
+ */
+static uint32_t tomodel_cpu_event(const struct rdr_info *info)
+{
+	for (size_t i = 0; i < info->nr_attrs; i++)
+		if (tomodel_is_clock_event(&info->attrs[i]))
+			return (uint32_t)i;
+	for (size_t i = 0; i < info->nr_attrs; i++) {
+		const struct rdr_attr *a = &info->attrs[i];
+
+		if (a->type == PERF_TYPE_HARDWARE && ((a->config & 0xffffffffu) == 0 /* cycles, any PMU */ ||
+						      (a->config & 0xffffffffu) == 9 /* ref-cycles */))
+			return (uint32_t)i;
+	}
+	return PROF_NONE;
+}
+
 /*
  * The model's event descriptions and sample types: two per recorded event
- * (its samples, their periods), then with offcpu two for off-CPU intervals
- * (off_cpu_samples/count, off_cpu/nanoseconds), described as one more event.
+ * (its samples, their periods), then with offcpu two for off-CPU intervals,
+ * described as one more event. The first event's period is the default.
  */
 static void tomodel_event_types(struct prof *p, const struct rdr_info *info, bool offcpu)
 {
-	size_t nd = info->nr_attrs + (offcpu ? 1 : 0);
+	const struct rdr_attr *a = info->nr_attrs ? &info->attrs[0] : NULL;
+	int64_t period = 0;
 
-	p->nr_types = 2 * nd;
-	p->types = calloc(p->nr_types ? p->nr_types : 1, sizeof(*p->types));
-	if (!p->types) {
-		p->nr_types = 0;
+	if (!prof_set_events(p, info->nr_attrs + (offcpu ? 1 : 0)))
 		return;
-	}
-	for (size_t i = 0; i < info->nr_attrs; i++) {
-		const struct rdr_attr *a = &info->attrs[i];
-		char base[200], buf[260];
-
-		evname_base(a->name ? a->name : "event", base, sizeof(base));
-		snprintf(buf, sizeof(buf), "%s_samples", base);
-		p->types[2 * i].type = prof_str(p, buf);
-		p->types[2 * i].unit = prof_str(p, "count");
-		p->types[2 * i + 1].type = prof_str(p, base);
-		p->types[2 * i + 1].unit = prof_str(p, tomodel_is_clock_event(a) ? "nanoseconds" : "count");
-	}
-	p->events_desc = calloc(nd ? nd : 1, sizeof(*p->events_desc));
-	if (p->events_desc)
-		p->nr_events_desc = nd;
-	if (offcpu && p->events_desc) {
-		struct prof_event_desc *e = &p->events_desc[info->nr_attrs];
-
-		p->types[2 * info->nr_attrs].type = prof_str(p, "off_cpu_samples");
-		p->types[2 * info->nr_attrs].unit = prof_str(p, "count");
-		p->types[2 * info->nr_attrs + 1].type = prof_str(p, "off_cpu");
-		p->types[2 * info->nr_attrs + 1].unit = prof_str(p, "nanoseconds");
-		e->name = e->full_name = prof_str(p, "off-cpu");
-		e->clock = true;
-		e->offcpu = true;
-		p->offcpu_event = (uint32_t)info->nr_attrs;
-	}
-	p->primary_event = PROF_NONE;
-	for (size_t i = 0; i < p->nr_events_desc && i < info->nr_attrs; i++) {
-		const struct rdr_attr *a = &info->attrs[i];
-		struct prof_event_desc *e = &p->events_desc[i];
-		char base[200];
-
-		evname_base(a->name ? a->name : "event", base, sizeof(base));
-		e->name = prof_str(p, base);
-		e->full_name = prof_str(p, a->name ? a->name : "event");
-		e->clock = tomodel_is_clock_event(a);
-		e->tracepoint = a->type == PERF_TYPE_TRACEPOINT;
-		if (a->freq)
-			e->frequency = a->sample_period;
-		else
-			e->period = a->sample_period;
-		e->samples = a->samples;
-	}
-	/*
-	 * The CPU-time event: cpu-clock, task-clock, then cycles (or ref-cycles),
-	 * else none: a tracepoint or another count shown as CPU samples would
-	 * tell JFR tools that threads ran where they waited or switched.
-	 */
-	for (int pass = 0; pass < 2; pass++) {
-		bool found = false;
-
-		for (size_t i = 0; i < p->nr_events_desc && i < info->nr_attrs && !found; i++) {
-			const struct rdr_attr *a = &info->attrs[i];
-
-			if (pass == 0 ? tomodel_is_clock_event(a)
-				      : a->type == PERF_TYPE_HARDWARE &&
-						((a->config & 0xffffffffu) == 0 /* cycles, any PMU */ ||
-						 (a->config & 0xffffffffu) == 9 /* ref-cycles */)) {
-				p->primary_event = (uint32_t)i;
-				found = true;
-			}
-		}
-		if (found)
-			break;
-	}
-	p->default_type = info->nr_attrs ? 1 : 0;
-	if (info->nr_attrs) {
-		const struct rdr_attr *a = &info->attrs[0];
-
-		p->period_type = p->types[1];
-		if (!a->freq)
-			p->period = (int64_t)a->sample_period;
-		else if (tomodel_is_clock_event(a) && a->sample_period)
-			p->period = (int64_t)(1000000000ull / a->sample_period);
-	}
+	for (size_t i = 0; i < info->nr_attrs; i++)
+		tomodel_attr_types(p, i, &info->attrs[i]);
+	if (offcpu)
+		tomodel_offcpu_desc(p, info->nr_attrs);
+	for (size_t i = 0; i < info->nr_attrs; i++)
+		tomodel_attr_desc(p, i, &info->attrs[i]);
+	prof_set_primary_event(p, tomodel_cpu_event(info));
+	if (!a)
+		return;
+	if (!a->freq)
+		period = (int64_t)a->sample_period;
+	else if (tomodel_is_clock_event(a) && a->sample_period)
+		period = (int64_t)(1000000000ull / a->sample_period);
+	prof_set_default_type(p, 1, period);
 }
 
 /* The model mapping of a procmap mapping (created on first use). */
@@ -336,20 +345,19 @@ static void tomodel_types(struct pass *ps, struct label_keys *k)
 
 	tomodel_event_types(p, rdr_info(ps->r), ps->off != NULL);
 	for (size_t i = 0; i < p->nr_events_desc; i++)
-		p->events_desc[i].samples = i < ps->nr_kept ? ps->kept_by_attr[i] : 0;
+		prof_set_event_samples(p, i, i < ps->nr_kept ? ps->kept_by_attr[i] : 0);
 	if (p->offcpu_event != PROF_NONE)
-		p->events_desc[p->offcpu_event].samples = offcpu_stats(ps->off)->intervals;
+		prof_set_event_samples(p, p->offcpu_event, offcpu_stats(ps->off)->intervals);
 	tomodel_value_types(ps);
 	for (size_t i = 0; ps->tpf && i < p->nr_events_desc && i < rdr_info(ps->r)->nr_attrs; i++) {
+		uint32_t ids[PROF_MAX_FIELDS];
 		const bool *num;
 		size_t n;
 		const char *const *names = tpfields_names(ps->tpf, (int)i, &num, &n);
 
-		for (size_t f = 0; f < n && f < PROF_MAX_FIELDS; f++) {
-			p->events_desc[i].field_name[f] = prof_str(p, names[f]);
-			p->events_desc[i].field_num[f] = num[f];
-		}
-		p->events_desc[i].nr_fields = (uint32_t)(n < PROF_MAX_FIELDS ? n : PROF_MAX_FIELDS);
+		for (size_t f = 0; f < n && f < PROF_MAX_FIELDS; f++)
+			ids[f] = prof_str(p, names[f]);
+		prof_set_event_fields(p, i, ids, num, n);
 	}
 	k->pid = prof_str(p, "pid");
 	k->tid = prof_str(p, "tid");
@@ -664,32 +672,38 @@ void tomodel_facts(struct pass *ps)
 	const struct rdr_stats *rs = rdr_stats(ps->r);
 	char buf[512];
 
+	struct prof_sysinfo sys;
+	int64_t start = 0, duration = 0;
+
 	ps->st->lost_samples = rs->lost_events + rs->lost_samples;
-	p->sys.lost_samples = ps->st->lost_samples;
-	p->sys.hostname = prof_str(p, info->hostname);
-	p->sys.os_release = prof_str(p, info->osrelease);
-	p->sys.arch = prof_str(p, info->arch);
-	p->sys.cpu_desc = prof_str(p, info->cpudesc);
-	p->sys.cpuid = prof_str(p, info->cpuid);
-	p->sys.perf_version = prof_str(p, info->perf_version);
-	p->sys.nr_cpus = info->nr_cpus_avail;
+	memset(&sys, 0, sizeof(sys));
+	sys.lost_samples = ps->st->lost_samples;
+	sys.hostname = prof_str(p, info->hostname);
+	sys.os_release = prof_str(p, info->osrelease);
+	sys.arch = prof_str(p, info->arch);
+	sys.cpu_desc = prof_str(p, info->cpudesc);
+	sys.cpuid = prof_str(p, info->cpuid);
+	sys.perf_version = prof_str(p, info->perf_version);
+	sys.nr_cpus = info->nr_cpus_avail;
 	if (rs->has_sample_time) {
 		uint64_t first = rs->first_sample_time;
 
-		p->sys.first_time = rs->first_sample_time;
-		p->sys.last_time = rs->last_sample_time;
-		p->sys.wall_known = true;
+		sys.first_time = rs->first_sample_time;
+		sys.last_time = rs->last_sample_time;
+		sys.wall_known = true;
 		if (info->has_clock_data && info->clock_data_wall_ns)
-			p->time_nanos = (int64_t)(info->clock_data_wall_ns + first -
-						  info->clock_data_clockid_ns);
+			start = (int64_t)(info->clock_data_wall_ns + first - info->clock_data_clockid_ns);
 		else if (info->file_mtime_ns > rs->last_sample_time - first)
 			/* perf wrote the file when the recording ended, like perf report's
 			 * "captured on"; sample times are since boot, not since the epoch */
-			p->time_nanos = (int64_t)(info->file_mtime_ns - (rs->last_sample_time - first));
+			start = (int64_t)(info->file_mtime_ns - (rs->last_sample_time - first));
 		else
-			p->sys.wall_known = false;
-		p->duration_nanos = (int64_t)(rs->last_sample_time - first);
+			sys.wall_known = false;
+		duration = (int64_t)(rs->last_sample_time - first);
 	}
+	prof_set_sysinfo(p, &sys);
+	if (rs->has_sample_time)
+		prof_set_time(p, start, duration);
 	if (info->perf_version) {
 		snprintf(buf, sizeof(buf), "perf version %s", info->perf_version);
 		prof_add_comment(p, buf);
