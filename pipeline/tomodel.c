@@ -268,10 +268,8 @@ static uint32_t tomodel_location_of(struct prof *p, const struct procmap *pm, st
 		if (r && r->normalized && m && m->kind != PM_KIND_KERNEL && m->kind != PM_KIND_MODULE) {
 			elf_addr = r->elf_va;
 			has_elf = true;
-			if (mapping != PROF_NONE && !p->mappings[mapping].has_load_bias) {
-				p->mappings[mapping].has_load_bias = true;
-				p->mappings[mapping].load_bias = f->addr - r->elf_va;
-			}
+			if (mapping != PROF_NONE)
+				prof_mapping_set_load_bias(p, mapping, f->addr - r->elf_va);
 		}
 
 		for (uint32_t i = 0; r && i < r->nr && nl < 64; i++) {
@@ -293,24 +291,12 @@ static uint32_t tomodel_location_of(struct prof *p, const struct procmap *pm, st
 		lines[nl].column = 0;
 		nl++;
 	}
-	if (mapping != PROF_NONE && nl) {
-		struct prof_mapping *pmp = &p->mappings[mapping];
-
-		pmp->has_functions = true;
-		if (lines[0].line)
-			pmp->has_line_numbers = true;
-		for (uint32_t i = 0; i < nl; i++)
-			if (p->functions[lines[i].function].filename)
-				pmp->has_filenames = true;
-		if (nl > 1)
-			pmp->has_inline_frames = true;
-	}
+	if (mapping != PROF_NONE)
+		prof_mapping_note_lines(p, mapping, lines, nl);
 	/* frames are distinct (mapping, address, JIT symbol): no lookup, no index */
 	loc = prof_location_append(p, mapping, f->addr, lines, nl);
-	if (has_elf && loc != PROF_NONE) {
-		p->locations[loc].has_elf_addr = true;
-		p->locations[loc].elf_addr = elf_addr;
-	}
+	if (has_elf && loc != PROF_NONE)
+		prof_location_set_elf_addr(p, loc, elf_addr);
 	return loc;
 }
 
