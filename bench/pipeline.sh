@@ -30,7 +30,9 @@
 # issue 20's, >= 100x perf report with call graphs, >= 20x perfparser, conv's
 # peak RSS below perf report's, and the unwinding throughput from conv's
 # --stats "unwind" object over its whole run and its read phase, from an
-# untimed conv -v: bench/unwind.sh).
+# untimed conv -v: bench/unwind.sh), CONV_BASE (a second conv, e.g. the build
+# before a change: its conv and conv -n rows join the same rounds, so one run
+# gives both builds' ratios to perf; tool keys conv_base conv_n_base).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
@@ -62,7 +64,10 @@ MB=$(python3 -c "import os,sys; print('%.1f' % (os.path.getsize(sys.argv[1]) / 1
 export DEBUGINFOD_URLS=
 CACHE="$WORK/cache"
 keys=(conv conv_n script flat graph perfparser)
+[ -z "${CONV_BASE:-}" ] || keys=(conv conv_base conv_n conv_n_base script flat graph perfparser)
 declare -A CMD=(
+	[conv_base]="'${CONV_BASE:-}' -q -j$JOBS --cache-dir '$CACHE' -o '$WORK/out-base' '$DATA'"
+	[conv_n_base]="'${CONV_BASE:-}' -q -n -o '$WORK/out-n-base' '$DATA'"
 	[conv]="'$CONV' -q -j$JOBS --cache-dir '$CACHE' -o '$WORK/out' '$DATA'"
 	[conv_n]="'$CONV' -q -n -o '$WORK/out-n' '$DATA'"
 	[script]="perf script -i '$DATA' > /dev/null"
@@ -71,6 +76,7 @@ declare -A CMD=(
 	[perfparser]="'$PERFPARSER' --input '$DATA' --output '$WORK/perfparser.out'"
 )
 declare -A NAME=([conv]="conv" [conv_n]="conv -n" [script]="perf script"
+	[conv_base]="conv (CONV_BASE)" [conv_n_base]="conv -n (CONV_BASE)"
 	[flat]="perf report --no-children" [graph]="perf report (call graphs)"
 	[perfparser]="hotspot-perfparser")
 run_keys=()
@@ -88,6 +94,7 @@ echo "input: $DATA ($MB MB), conv: $CONV -j$JOBS, rounds: $ROUNDS, work: $WORK"
 # warm-up: page cache for everyone, conv's debug-info cache
 cat "$DATA" > /dev/null
 eval "${CMD[conv]}" || echo "pipeline.sh: conv exited $? on the warm-up run" >&2
+[ -z "${CONV_BASE:-}" ] || eval "${CMD[conv_base]}" || echo "pipeline.sh: CONV_BASE exited $? on the warm-up run" >&2
 "$CONV" -q -n --stats="$WORK/stats-n.json" -o "$WORK/out-n" "$DATA" || true
 "$CONV" -q -j"$JOBS" --cache-dir "$CACHE" --stats="$WORK/stats.json" -o "$WORK/out" "$DATA" || true
 # the phases' times (the read phase holds the unwinding)
@@ -108,6 +115,7 @@ python3 - "$WORK" "$DATA" "$MB" "$GOALS" "${run_keys[@]}" <<'EOF'
 import json, os, re, statistics, sys
 work, data, mb, goal_set, keys = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5:]
 names = {"conv": "conv", "conv_n": "conv -n (no symbolization)", "script": "perf script",
+         "conv_base": "conv (CONV_BASE)", "conv_n_base": "conv -n (CONV_BASE)",
          "flat": "perf report --stdio --no-children", "graph": "perf report --stdio (call graphs)",
          "perfparser": "hotspot-perfparser"}
 runs = {}

@@ -29,5 +29,5 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 [ $# -eq 1 ] || { echo "usage: $0 FILE" >&2; exit 1; }
-export ROUNDS="${ROUNDS:-1}" GOALS=unwind SKIP="conv_n script flat ${SKIP:-}"
+export ROUNDS="${ROUNDS:-1}" GOALS=unwind SKIP="conv_n conv_n_base script flat ${SKIP:-}"
 exec "$HERE/pipeline.sh" "$1"
