@@ -39,7 +39,9 @@
 /*
  * One distinct resolved frame; stacks are arrays of their indexes. 16
  * bytes: the JIT symbol of the rare JIT frame is kept aside (cv.jits), and
- * ref says which of the two a frame has.
+ * ref says which of the two a frame has. A walk's early stop is a frame of
+ * its own kind: no mapping, addr unwinding_stop_address, and a ref that no
+ * unmapped frame of the program has (see frame_stop).
  */
 struct rawframe {
 	uint64_t addr;
@@ -76,6 +78,7 @@ struct rawid {
 	uint64_t version, kversion;
 	uint32_t proc, tid;
 	uint32_t mode; /* cpumode | RK_HAS_IP */
+	const struct unwinding_built *walk; /* a chain built by unwinding: its exact entries and stop */
 	struct hmap_fp fp; /* set by rawkey_fingerprint */
 };
 
@@ -233,7 +236,8 @@ static bool rawkey_fingerprint(struct cv *c, const struct rawkey *k, struct rawi
 			       const struct rdr_sample *s)
 {
 	bool ip = id->mode & RK_HAS_IP;
-	size_t n = 7 + ip + s->callchain_nr;
+	const struct unwinding_built *b = id->walk;
+	size_t n = 7 + ip + s->callchain_nr + (b ? 1 + b->exact_words : 0);
 	uint64_t *w;
 
 	if (s->callchain_nr > SIZE_MAX / 16 ||
@@ -251,6 +255,11 @@ static bool rawkey_fingerprint(struct cv *c, const struct rawkey *k, struct rawi
 		w[7] = s->ip;
 	if (s->callchain_nr)
 		memcpy(w + 7 + ip, s->callchain, s->callchain_nr * sizeof(uint64_t));
+	if (b) {
+		/* what an unwound chain's addresses do not say */
+		w[7 + ip + s->callchain_nr] = (uint64_t)b->stop << 32 | b->stop_mapping;
+		memcpy(w + 8 + ip + s->callchain_nr, b->exact, b->exact_words * sizeof(uint64_t));
+	}
 	id->fp = hmap_fingerprint(w, n * sizeof(uint64_t));
 	return true;
 }
@@ -543,19 +552,28 @@ static void main_mapping_first(struct prof *p, const struct procmap *pm, uint32_
 }
 
 /*
- * The name of the frame that ends an unwound stack early ("[truncated: stack
- * copy ended]", "[truncated: no CFI for libfoo.so]"); false when the word is
- * no such marker.
+ * Whether f is the frame that ends an unwound stack early, and then why and
+ * the object it stopped in (PM_NO_MAPPING: none). Its ref, which no
+ * unmapped frame of the program has (SYMJOB_NONE or RF_JIT | index), is the
+ * reason, or UW_STOP__COUNT + the mapping for an object without CFI.
  */
-static bool stop_name(const struct procmap *pm, uint64_t word, char *buf, size_t size)
+static bool frame_stop(const struct rawframe *f, enum uw_stop *why, uint32_t *map)
 {
-	enum uw_stop why;
-	uint32_t map;
-	const struct pm_mapping *m;
-
-	if (!unwinding_marker(word, &why, &map))
+	if (f->mapping != PM_NO_MAPPING || f->ref == SYMJOB_NONE || (f->ref & RF_JIT))
 		return false;
-	m = map == PM_NO_MAPPING ? NULL : procmap_mapping(pm, map);
+	*why = f->ref >= UW_STOP__COUNT ? UW_STOP_NO_CFI : (enum uw_stop)f->ref;
+	*map = f->ref >= UW_STOP__COUNT ? f->ref - UW_STOP__COUNT : PM_NO_MAPPING;
+	return true;
+}
+
+/*
+ * The name of the frame that ends an unwound stack early ("[truncated: stack
+ * copy ended]", "[truncated: no CFI for libfoo.so]").
+ */
+static void stop_name(const struct procmap *pm, enum uw_stop why, uint32_t map, char *buf, size_t size)
+{
+	const struct pm_mapping *m = map == PM_NO_MAPPING ? NULL : procmap_mapping(pm, map);
+
 	if (why == UW_STOP_NO_CFI && m) {
 		const char *b = strrchr(m->path, '/');
 
@@ -563,7 +581,6 @@ static bool stop_name(const struct procmap *pm, uint64_t word, char *buf, size_t
 	} else {
 		snprintf(buf, size, "[truncated: %s]", uw_stop_text(why));
 	}
-	return true;
 }
 
 /*
@@ -596,10 +613,13 @@ static uint32_t location_of(struct prof *p, const struct procmap *pm, struct sym
 	bool has_elf = false;
 	const struct pm_mapping *m = f->mapping == PM_NO_MAPPING ? NULL
 								 : procmap_mapping(pm, f->mapping);
+	enum uw_stop why;
+	uint32_t why_map;
 
 	if (m)
 		mapping = mapping_of(p, pm, map_ids, f->mapping);
-	if (!m && !jit && stop_name(pm, f->addr, stop, sizeof(stop))) {
+	if (frame_stop(f, &why, &why_map)) {
+		stop_name(pm, why, why_map, stop, sizeof(stop));
 		lines[nl].function = prof_function(p, prof_str(p, stop), prof_str(p, stop), 0, 0);
 		lines[nl].line = 0;
 		lines[nl].column = 0;
@@ -1015,20 +1035,10 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	size_t nr;
 	uint32_t proc, stack, thread, ki;
 	enum conv_err err;
-	enum uw_stop why;
-	uint32_t why_map;
-	bool cut = s->callchain_nr &&
-		   unwinding_marker(s->callchain[s->callchain_nr - 1], &why, &why_map);
+	const struct unwinding_built *w = id->walk;
+	bool cut = w && w->stop != UW_STOP_ROOT;
 
-	if (cut) {
-		/* the walk's early stop is a frame of its own, not an address to resolve */
-		struct rdr_event e2 = *ev;
-
-		e2.u.sample.callchain_nr--;
-		err = procmap_resolve(ps->pm, &e2, &frames, &nr, &proc);
-	} else {
-		err = procmap_resolve(ps->pm, ev, &frames, &nr, &proc);
-	}
+	err = procmap_resolve_exact(ps->pm, ev, w ? w->exact : NULL, &frames, &nr, &proc);
 	if (err)
 		return err;
 	if (!vec_reserve((void **)&c->stack_buf, &c->stack_buf_cap, nr + 2, sizeof(uint32_t)) ||
@@ -1045,12 +1055,20 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 			return CONV_E_NOMEM;
 	}
 	if (cut) {
+		/* the walk's early stop: a frame of its own kind (frame_stop), one per reason and object */
+		size_t old = c->nr_frames;
+
 		memset(&stop, 0, sizeof(stop));
 		stop.mapping = PM_NO_MAPPING;
-		stop.addr = s->callchain[s->callchain_nr - 1];
+		stop.addr = unwinding_stop_address(w->stop, w->stop_mapping);
 		c->stack_buf[nr] = frame_of(c, &stop, frame_hash(&stop), ps->sj);
-		if (c->stack_buf[nr++] == UINT32_MAX)
+		if (c->stack_buf[nr] == UINT32_MAX)
 			return CONV_E_NOMEM;
+		if (c->nr_frames > old)
+			c->frames[c->stack_buf[nr]].ref = w->stop == UW_STOP_NO_CFI && w->stop_mapping != PM_NO_MAPPING
+								? UW_STOP__COUNT + w->stop_mapping
+								: (uint32_t)w->stop;
+		nr++;
 	}
 	stack = raw_stack(c, c->stack_buf, (uint32_t)nr);
 	if (stack == UINT32_MAX)
@@ -1273,6 +1291,7 @@ static enum conv_err pass_offcpu_sample(struct pass *ps, const struct rdr_event 
 static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 {
 	struct rdr_event unwound;
+	const struct unwinding_built *built;
 	const struct rdr_sample *s = &ev->u.sample;
 	struct cv *c = &ps->c;
 	struct pm_space_key sk;
@@ -1283,11 +1302,12 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	uint32_t found = UINT32_MAX;
 	enum conv_err err;
 
-	if (!unwinding_pick(ps->uw, rdr_info(ps->r), &ev, &unwound))
+	if (!unwinding_pick(ps->uw, rdr_info(ps->r), &ev, &unwound, &built))
 		return CONV_E_NOMEM;
 	s = &ev->u.sample;
 	memset(&k, 0, sizeof(k));
 	memset(&id, 0, sizeof(id));
+	id.walk = built;
 	id.tid = s->tid;
 	k.comm = procmap_thread_comm(ps->pm, s->tid);
 	k.attr = (uint32_t)ev->attr;
@@ -1450,7 +1470,7 @@ static enum conv_err pass_count_frames(struct pass *ps)
 
 		if (!hits[i])
 			continue;
-		if (f->mapping == PM_NO_MAPPING && !frame_jit(c, f) && unwinding_marker(f->addr, &why, &why_map)) {
+		if (frame_stop(f, &why, &why_map)) {
 			/* a walk's early stop: said by a frame of its own, not a frame of the program */
 			st->frames -= hits[i];
 			continue;
