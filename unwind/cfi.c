@@ -1,14 +1,16 @@
 /*
  * An object's CFI through libdw: .eh_frame of the runtime binary (stripped
- * binaries keep it), then .debug_frame of its debug file. Each ELF address
- * asked for is compiled once into a uw_rule (libdw builds a Dwarf_Frame per
- * call, so it is asked once per address) and kept by address.
+ * binaries keep it), then .debug_frame of its debug file. Each CFI row asked
+ * for is compiled once into a uw_rule (libdw builds a Dwarf_Frame per call)
+ * and kept by the row's address range, so that every address in the row
+ * finds it; an address asked for again is found by a hash first.
  */
 #include "unwind/unwind.h"
 
 #include "core/arena.h"
 #include "core/hmap.h"
 #include "core/ropen.h"
+#include "core/vec.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -21,6 +23,12 @@
 
 #define NO_RULE 1 /* hmap value of an address no CFI covers */
 
+/* A compiled CFI row: the rule for every address in [lo, hi). */
+struct cfi_row {
+	uint64_t lo, hi;
+	const struct uw_rule *rule;
+};
+
 struct uw_cfi {
 	enum uw_arch arch;
 	int fd, dbg_fd;
@@ -31,7 +39,9 @@ struct uw_cfi {
 	struct elfseg *segs;
 	size_t nr_segs;
 	uint64_t entry;      /* e_entry; 0: none */
-	struct hmap rules;   /* ELF address -> (uintptr_t) rule, or NO_RULE */
+	struct hmap rules;   /* ELF address -> (uintptr_t) rule, or NO_RULE: addresses asked for */
+	struct cfi_row *rows; /* the rows compiled, by address, not overlapping */
+	size_t nr_rows, cap_rows;
 	struct arena arena;  /* rules and their expressions */
 };
 
@@ -114,6 +124,7 @@ void uw_cfi_close(struct uw_cfi *c)
 	if (c->dbg_fd >= 0)
 		close(c->dbg_fd);
 	free(c->segs);
+	free(c->rows);
 	hmap_release(&c->rules);
 	arena_release(&c->arena);
 	free(c);
@@ -230,6 +241,44 @@ static const struct uw_rule *compile(struct uw_cfi *c, Dwarf_Frame *fr, unsigned
 	return r;
 }
 
+/* Index of the first row whose end is above va. */
+static size_t row_lower(const struct uw_cfi *c, uint64_t va)
+{
+	size_t lo = 0, hi = c->nr_rows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->rows[mid].hi <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Keeps rule for [lo, hi), a row around va that no kept row covers, cut to
+ * the gap between its neighbours (rows of well-formed CFI do not overlap).
+ * A failed insert only means the row is compiled again for other addresses.
+ */
+static void row_keep(struct uw_cfi *c, size_t i, uint64_t va, uint64_t lo, uint64_t hi,
+		     const struct uw_rule *rule)
+{
+	if (i > 0 && lo < c->rows[i - 1].hi)
+		lo = c->rows[i - 1].hi;
+	if (i < c->nr_rows && hi > c->rows[i].lo)
+		hi = c->rows[i].lo;
+	if (va < lo || va >= hi ||
+	    !vec_reserve((void **)&c->rows, &c->cap_rows, c->nr_rows + 1, sizeof(*c->rows)))
+		return;
+	memmove(c->rows + i + 1, c->rows + i, (c->nr_rows - i) * sizeof(*c->rows));
+	c->rows[i].lo = lo;
+	c->rows[i].hi = hi;
+	c->rows[i].rule = rule;
+	c->nr_rows++;
+}
+
 const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
 {
 	static const unsigned nregs[] = { [UW_ARCH_X86_64] = 17, [UW_ARCH_I386] = 9,
@@ -237,15 +286,39 @@ const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
 	uint64_t *v = hmap_get(&c->rules, elf_va);
 	const struct uw_rule *r = NULL;
 	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr lo, hi;
+	bool signal, found = false, ranged = false;
+	size_t i;
 
 	if (v)
 		return *v == NO_RULE ? NULL : (const struct uw_rule *)(uintptr_t)*v;
-	if ((c->eh && dwarf_cfi_addrframe(c->eh, elf_va, &fr) == 0) ||
-	    (c->dbg_cfi && dwarf_cfi_addrframe(c->dbg_cfi, elf_va, &fr) == 0)) {
-		r = compile(c, fr, c->arch < UW_ARCH_UNKNOWN ? nregs[c->arch] : 0);
-		free(fr);
+	i = row_lower(c, elf_va);
+	if (i < c->nr_rows && c->rows[i].lo <= elf_va) {
+		r = c->rows[i].rule;
+	} else {
+		/*
+		 * a .debug_frame row beside an .eh_frame may span addresses that the
+		 * .eh_frame answers: kept for its own address only
+		 */
+		if (c->eh && dwarf_cfi_addrframe(c->eh, elf_va, &fr) == 0)
+			found = ranged = true;
+		else if (c->dbg_cfi && dwarf_cfi_addrframe(c->dbg_cfi, elf_va, &fr) == 0) {
+			found = true;
+			ranged = !c->eh;
+		}
+		if (found) {
+			/*
+			 * From elf_va, not the row's start: libdw's start after a
+			 * DW_CFA_restore_state is the remembered row's, earlier than the
+			 * advance that began this row. Its end is the next advance.
+			 */
+			r = compile(c, fr, c->arch < UW_ARCH_UNKNOWN ? nregs[c->arch] : 0);
+			if (r && ranged && dwarf_frame_info(fr, &lo, &hi, &signal) >= 0)
+				row_keep(c, i, elf_va, elf_va, hi, r);
+			free(fr);
+		}
 	}
-	/* a failed insert only means the row is compiled again next time */
+	/* a failed insert only means the address is looked up again next time */
 	(void)hmap_put(&c->rules, elf_va, r ? (uint64_t)(uintptr_t)r : NO_RULE);
 	return r;
 }
