@@ -258,19 +258,16 @@ static size_t row_lower(const struct uw_cfi *c, uint64_t va)
 }
 
 /*
- * Keeps rule for [lo, hi), a row around va that no kept row covers, cut to
- * the gap between its neighbours (rows of well-formed CFI do not overlap).
- * A failed insert only means the row is compiled again for other addresses.
+ * Keeps rule for [lo, hi), lo an address no kept row covers (i: its
+ * row_lower index), cut where the next kept row starts (rows of well-formed
+ * CFI do not overlap). A failed insert only means the row is compiled
+ * again for its other addresses.
  */
-static void row_keep(struct uw_cfi *c, size_t i, uint64_t va, uint64_t lo, uint64_t hi,
-		     const struct uw_rule *rule)
+static void row_keep(struct uw_cfi *c, size_t i, uint64_t lo, uint64_t hi, const struct uw_rule *rule)
 {
-	if (i > 0 && lo < c->rows[i - 1].hi)
-		lo = c->rows[i - 1].hi;
 	if (i < c->nr_rows && hi > c->rows[i].lo)
 		hi = c->rows[i].lo;
-	if (va < lo || va >= hi ||
-	    !vec_reserve((void **)&c->rows, &c->cap_rows, c->nr_rows + 1, sizeof(*c->rows)))
+	if (lo >= hi || !vec_reserve((void **)&c->rows, &c->cap_rows, c->nr_rows + 1, sizeof(*c->rows)))
 		return;
 	memmove(c->rows + i + 1, c->rows + i, (c->nr_rows - i) * sizeof(*c->rows));
 	c->rows[i].lo = lo;
@@ -279,45 +276,51 @@ static void row_keep(struct uw_cfi *c, size_t i, uint64_t va, uint64_t lo, uint6
 	c->nr_rows++;
 }
 
-const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
+/*
+ * The rule libdw's row at elf_va compiles to (NULL: none), kept for the row
+ * when it may be: i is row_lower's index of elf_va.
+ */
+static const struct uw_rule *rule_from_libdw(struct uw_cfi *c, uint64_t elf_va, size_t i)
 {
 	static const unsigned nregs[] = { [UW_ARCH_X86_64] = 17, [UW_ARCH_I386] = 9,
 					  [UW_ARCH_ARM64] = 32 };
-	uint64_t *v = hmap_get(&c->rules, elf_va);
-	const struct uw_rule *r = NULL;
+	const struct uw_rule *r;
 	Dwarf_Frame *fr = NULL;
 	Dwarf_Addr lo, hi;
-	bool signal, found = false, ranged = false;
+	bool signal, ranged;
+
+	/*
+	 * a .debug_frame row beside an .eh_frame may span addresses that the
+	 * .eh_frame answers: kept for its own address only
+	 */
+	if (c->eh && dwarf_cfi_addrframe(c->eh, elf_va, &fr) == 0)
+		ranged = true;
+	else if (c->dbg_cfi && dwarf_cfi_addrframe(c->dbg_cfi, elf_va, &fr) == 0)
+		ranged = !c->eh;
+	else
+		return NULL;
+	r = compile(c, fr, c->arch < UW_ARCH_UNKNOWN ? nregs[c->arch] : 0);
+	/*
+	 * From elf_va, not the row's start: libdw's start after a
+	 * DW_CFA_restore_state is the remembered row's, earlier than the advance
+	 * that began this row. Its end is the next advance.
+	 */
+	if (r && ranged && dwarf_frame_info(fr, &lo, &hi, &signal) >= 0)
+		row_keep(c, i, elf_va, hi, r);
+	free(fr);
+	return r;
+}
+
+const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
+{
+	uint64_t *v = hmap_get(&c->rules, elf_va);
+	const struct uw_rule *r;
 	size_t i;
 
 	if (v)
 		return *v == NO_RULE ? NULL : (const struct uw_rule *)(uintptr_t)*v;
 	i = row_lower(c, elf_va);
-	if (i < c->nr_rows && c->rows[i].lo <= elf_va) {
-		r = c->rows[i].rule;
-	} else {
-		/*
-		 * a .debug_frame row beside an .eh_frame may span addresses that the
-		 * .eh_frame answers: kept for its own address only
-		 */
-		if (c->eh && dwarf_cfi_addrframe(c->eh, elf_va, &fr) == 0)
-			found = ranged = true;
-		else if (c->dbg_cfi && dwarf_cfi_addrframe(c->dbg_cfi, elf_va, &fr) == 0) {
-			found = true;
-			ranged = !c->eh;
-		}
-		if (found) {
-			/*
-			 * From elf_va, not the row's start: libdw's start after a
-			 * DW_CFA_restore_state is the remembered row's, earlier than the
-			 * advance that began this row. Its end is the next advance.
-			 */
-			r = compile(c, fr, c->arch < UW_ARCH_UNKNOWN ? nregs[c->arch] : 0);
-			if (r && ranged && dwarf_frame_info(fr, &lo, &hi, &signal) >= 0)
-				row_keep(c, i, elf_va, elf_va, hi, r);
-			free(fr);
-		}
-	}
+	r = i < c->nr_rows && c->rows[i].lo <= elf_va ? c->rows[i].rule : rule_from_libdw(c, elf_va, i);
 	/* a failed insert only means the address is looked up again next time */
 	(void)hmap_put(&c->rules, elf_va, r ? (uint64_t)(uintptr_t)r : NO_RULE);
 	return r;
