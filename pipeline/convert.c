@@ -570,7 +570,8 @@ static bool frame_stop(const struct rawframe *f, enum uw_stop *why, uint32_t *ma
  * The name of the frame that ends an unwound stack early ("[truncated: stack
  * copy ended]", "[truncated: no CFI for libfoo.so]").
  */
-static void stop_name(const struct procmap *pm, enum uw_stop why, uint32_t map, char *buf, size_t size)
+static void stop_name(const struct procmap *pm, enum uw_stop why, uint32_t map, char *buf,
+		      size_t size)
 {
 	const struct pm_mapping *m = map == PM_NO_MAPPING ? NULL : procmap_mapping(pm, map);
 
@@ -1056,6 +1057,7 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	}
 	if (cut) {
 		/* the walk's early stop: a frame of its own kind (frame_stop), one per reason and object */
+		bool in_object = w->stop == UW_STOP_NO_CFI && w->stop_mapping != PM_NO_MAPPING;
 		size_t old = c->nr_frames;
 
 		memset(&stop, 0, sizeof(stop));
@@ -1065,9 +1067,8 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 		if (c->stack_buf[nr] == UINT32_MAX)
 			return CONV_E_NOMEM;
 		if (c->nr_frames > old)
-			c->frames[c->stack_buf[nr]].ref = w->stop == UW_STOP_NO_CFI && w->stop_mapping != PM_NO_MAPPING
-								? UW_STOP__COUNT + w->stop_mapping
-								: (uint32_t)w->stop;
+			c->frames[c->stack_buf[nr]].ref =
+				in_object ? UW_STOP__COUNT + w->stop_mapping : (uint32_t)w->stop;
 		nr++;
 	}
 	stack = raw_stack(c, c->stack_buf, (uint32_t)nr);

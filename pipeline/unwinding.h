@@ -47,7 +47,7 @@ struct unwinding_built {
 	const uint64_t *exact;
 	size_t exact_words;     /* (chain length + 63) / 64 */
 	enum uw_stop stop;      /* UW_STOP_ROOT: to the outermost frame, or no walk (LBR) */
-	uint32_t stop_mapping;  /* UW_STOP_NO_CFI: the mapping of the object without CFI; else PM_NO_MAPPING */
+	uint32_t stop_mapping;  /* UW_STOP_NO_CFI: the object without CFI's mapping; else PM_NO_MAPPING */
 };
 
 /*

@@ -4,11 +4,12 @@
  * objects' call frame information (.eh_frame, .debug_frame).
  *
  * The module knows registers, stack copies and CFI; it returns frames
- * (each a PC, exact or a return address) and why a walk stopped, and knows nothing of symbols, mappings
- * or the profile model. Its caller says where the rule for an address is
- * (struct uw_source): the CFI rows of an object are compiled once per ELF
- * address into a compact rule (struct uw_rule) and kept in a uw_cfi, so
- * that a rule serves every process that maps the object.
+ * (each a PC, exact or a return address) and why a walk stopped, and knows
+ * nothing of symbols, mappings or the profile model. Its caller says where
+ * the rule for an address is (struct uw_source): the CFI rows of an object
+ * are compiled once per row into a compact rule (struct uw_rule) and kept
+ * in a uw_cfi by the row's addresses, so that a rule serves every address
+ * of the row in every process that maps the object.
  */
 #ifndef CONV_UNWIND_UNWIND_H
 #define CONV_UNWIND_UNWIND_H
@@ -111,8 +112,9 @@ bool uw_cfi_is_entry(const struct uw_cfi *c, uint64_t elf_va);
 bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va);
 
 /*
- * The rule at ELF address elf_va, compiled on first use and kept (the
- * pointer stays valid while c is open). NULL: no CFI covers the address.
+ * The rule at ELF address elf_va, its CFI row compiled on first use and
+ * kept for the row's addresses (the pointer stays valid while c is open).
+ * NULL: no CFI covers the address.
  */
 const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va);
 
