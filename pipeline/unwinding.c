@@ -200,7 +200,7 @@ static void chain_exact(struct unwinding *u, size_t i)
 	u->exact[i / 64] |= 1ull << (i % 64);
 }
 
-/* The chain of n entries is complete: its exact bits' length, the stop counted. */
+/* The chain of n entries is complete: its length and the length of its exact bits set. */
 static const uint64_t *chain_done(struct unwinding *u, size_t n, size_t *nr,
 				  const struct unwinding_built **built)
 {
@@ -344,8 +344,6 @@ bool unwinding_pick(struct unwinding *u, const struct rdr_info *info, const stru
 		copy->u.sample.callchain = chain;
 		copy->u.sample.callchain_nr = n;
 		*ev = copy;
-	} else {
-		*built = NULL;
 	}
 	return true;
 }
