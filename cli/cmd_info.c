@@ -936,22 +936,19 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 }
 
 /*
- * The sample as conv resolves it: its stack unwound or joined from the
- * branch stack (counted for the unwinding line), without the marker of an
- * early stop (a frame of conv's outputs, not an address).
+ * The sample's frames as conv resolves them: its stack unwound or joined
+ * from the branch stack (counted for the unwinding line), each entry taken
+ * as exact or as a return address as unwinding says.
  */
 static enum conv_err info_sample_chain(struct info_state *st, const struct rdr_info *info,
-				       const struct rdr_event **ev, struct rdr_event *built)
+				       const struct rdr_event **ev, struct rdr_event *built,
+				       const struct pm_frame **frames, size_t *nr, uint32_t *proc)
 {
-	enum uw_stop why;
-	uint32_t map;
+	const struct unwinding_built *walk;
 
-	if (!unwinding_pick(st->uw, info, ev, built))
+	if (!unwinding_pick(st->uw, info, ev, built, &walk))
 		return CONV_E_NOMEM;
-	if (*ev == built && built->u.sample.callchain_nr &&
-	    unwinding_marker(built->u.sample.callchain[built->u.sample.callchain_nr - 1], &why, &map))
-		built->u.sample.callchain_nr--;
-	return CONV_E_OK;
+	return procmap_resolve_exact(st->pm, *ev, walk ? walk->exact : NULL, frames, nr, proc);
 }
 
 static void usage(FILE *f)
@@ -1122,9 +1119,7 @@ int cmd_info(int argc, char **argv)
 			size_t nr;
 			uint32_t proc;
 
-			err = info_sample_chain(&st, rdr_info(r), &ev, &built);
-			if (!err)
-				err = procmap_resolve(st.pm, ev, &frames, &nr, &proc);
+			err = info_sample_chain(&st, rdr_info(r), &ev, &built, &frames, &nr, &proc);
 			if (!err && st.want_dso)
 				note_dso(&st, ev, proc, nr ? &frames[0] : NULL);
 			if (!err && st.want_jit && nr)

@@ -96,20 +96,10 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	size_t nr;
 	uint32_t proc, stack, thread, ki;
 	enum conv_err err;
-	enum uw_stop why;
-	uint32_t why_map;
-	bool cut = s->callchain_nr &&
-		   unwinding_marker(s->callchain[s->callchain_nr - 1], &why, &why_map);
+	const struct unwinding_built *w = id->walk;
+	bool cut = w && w->stop != UW_STOP_ROOT;
 
-	if (cut) {
-		/* the walk's early stop is a frame of its own, not an address to resolve */
-		struct rdr_event e2 = *ev;
-
-		e2.u.sample.callchain_nr--;
-		err = procmap_resolve(ps->pm, &e2, &frames, &nr, &proc);
-	} else {
-		err = procmap_resolve(ps->pm, ev, &frames, &nr, &proc);
-	}
+	err = procmap_resolve_exact(ps->pm, ev, w ? w->exact : NULL, &frames, &nr, &proc);
 	if (err)
 		return err;
 	if (!vec_reserve((void **)&c->stack_buf, &c->stack_buf_cap, nr + 2, sizeof(uint32_t)) ||
@@ -126,12 +116,20 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 			return CONV_E_NOMEM;
 	}
 	if (cut) {
+		/* the walk's early stop: a frame of its own kind (scache_frame_stop), one per reason and object */
+		bool in_object = w->stop == UW_STOP_NO_CFI && w->stop_mapping != PM_NO_MAPPING;
+		size_t old = c->nr_frames;
+
 		memset(&stop, 0, sizeof(stop));
 		stop.mapping = PM_NO_MAPPING;
-		stop.addr = s->callchain[s->callchain_nr - 1];
+		stop.addr = unwinding_stop_address(w->stop, w->stop_mapping);
 		c->stack_buf[nr] = scache_frame_of(c, &stop, scache_frame_hash(&stop), ps->sj);
-		if (c->stack_buf[nr++] == UINT32_MAX)
+		if (c->stack_buf[nr] == UINT32_MAX)
 			return CONV_E_NOMEM;
+		if (c->nr_frames > old)
+			c->frames[c->stack_buf[nr]].ref =
+				in_object ? UW_STOP__COUNT + w->stop_mapping : (uint32_t)w->stop;
+		nr++;
 	}
 	stack = scache_stack_of(c, c->stack_buf, (uint32_t)nr);
 	if (stack == UINT32_MAX)
@@ -354,6 +352,7 @@ static enum conv_err pass_offcpu_sample(struct pass *ps, const struct rdr_event 
 static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 {
 	struct rdr_event unwound;
+	const struct unwinding_built *built;
 	const struct rdr_sample *s = &ev->u.sample;
 	struct scache *c = &ps->c;
 	struct pm_space_key sk;
@@ -364,11 +363,12 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 	uint32_t found = UINT32_MAX;
 	enum conv_err err;
 
-	if (!unwinding_pick(ps->uw, rdr_info(ps->r), &ev, &unwound))
+	if (!unwinding_pick(ps->uw, rdr_info(ps->r), &ev, &unwound, &built))
 		return CONV_E_NOMEM;
 	s = &ev->u.sample;
 	memset(&k, 0, sizeof(k));
 	memset(&id, 0, sizeof(id));
+	id.walk = built;
 	id.tid = s->tid;
 	k.comm = procmap_thread_comm(ps->pm, s->tid);
 	k.attr = (uint32_t)ev->attr;

@@ -163,7 +163,7 @@ enum conv_err cstats_count_frames(struct pass *ps)
 
 		if (!hits[i])
 			continue;
-		if (f->mapping == PM_NO_MAPPING && !scache_frame_jit(c, f) && unwinding_marker(f->addr, &why, &why_map)) {
+		if (scache_frame_stop(f, &why, &why_map)) {
 			/* a walk's early stop: said by a frame of its own, not a frame of the program */
 			st->frames -= hits[i];
 			continue;

@@ -118,16 +118,11 @@ void readpass_finish(struct readpass *rp)
 enum conv_err readpass_resolve(struct readpass *rp, const struct rdr_event *ev,
 			       const struct pm_frame **frames, size_t *nr, uint32_t *proc)
 {
+	const struct unwinding_built *walk;
 	struct rdr_event built;
 
-	enum uw_stop why;
-	uint32_t map;
-
-	if (!unwinding_pick(rp->uw, rdr_info(rp->r), &ev, &built))
+	if (!unwinding_pick(rp->uw, rdr_info(rp->r), &ev, &built, &walk))
 		return CONV_E_NOMEM;
-	/* without the marker of an early stop (a frame of conv's outputs, not an address) */
-	if (ev == &built && built.u.sample.callchain_nr &&
-	    unwinding_marker(built.u.sample.callchain[built.u.sample.callchain_nr - 1], &why, &map))
-		built.u.sample.callchain_nr--;
-	return procmap_resolve(rp->pm, ev, frames, nr, proc);
+	/* each entry exact or a return address, as the walk says */
+	return procmap_resolve_exact(rp->pm, ev, walk ? walk->exact : NULL, frames, nr, proc);
 }

@@ -100,7 +100,8 @@ bool scache_key_fingerprint(struct scache *c, const struct scache_key *k, struct
 			       const struct rdr_sample *s)
 {
 	bool ip = id->mode & SCACHE_HAS_IP;
-	size_t n = 7 + ip + s->callchain_nr;
+	const struct unwinding_built *b = id->walk;
+	size_t n = 7 + ip + s->callchain_nr + (b ? 1 + b->exact_words : 0);
 	uint64_t *w;
 
 	if (s->callchain_nr > SIZE_MAX / 16 ||
@@ -118,6 +119,11 @@ bool scache_key_fingerprint(struct scache *c, const struct scache_key *k, struct
 		w[7] = s->ip;
 	if (s->callchain_nr)
 		memcpy(w + 7 + ip, s->callchain, s->callchain_nr * sizeof(uint64_t));
+	if (b) {
+		/* what an unwound chain's addresses do not say */
+		w[7 + ip + s->callchain_nr] = (uint64_t)b->stop << 32 | b->stop_mapping;
+		memcpy(w + 8 + ip + s->callchain_nr, b->exact, b->exact_words * sizeof(uint64_t));
+	}
 	id->fp = hmap_fingerprint(w, n * sizeof(uint64_t));
 	return true;
 }

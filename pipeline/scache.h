@@ -12,6 +12,7 @@
 #include "core/hidx.h"
 #include "core/hmap.h"
 #include "pipeline/symjob.h"
+#include "pipeline/unwinding.h"
 #include "procmap/procmap.h"
 #include "reader/reader.h"
 
@@ -24,7 +25,9 @@ struct jit_sym;
 /*
  * One distinct resolved frame; stacks are arrays of their indexes. 16
  * bytes: the JIT symbol of the rare JIT frame is kept aside (scache.jits), and
- * ref says which of the two a frame has.
+ * ref says which of the two a frame has. A walk's early stop is a frame of
+ * its own kind: no mapping, addr unwinding_stop_address, and a ref that no
+ * unmapped frame of the program has (see scache_frame_stop).
  */
 struct scache_frame {
 	uint64_t addr;
@@ -61,6 +64,7 @@ struct scache_id {
 	uint64_t version, kversion;
 	uint32_t proc, tid;
 	uint32_t mode; /* cpumode | SCACHE_HAS_IP */
+	const struct unwinding_built *walk; /* a chain built by unwinding: its exact entries and stop */
 	struct hmap_fp fp; /* set by scache_key_fingerprint */
 };
 
@@ -125,6 +129,21 @@ static inline uint32_t scache_frame_addr_id(const struct scache_frame *f)
 static inline uint64_t scache_frame_hash(const struct pm_frame *pf)
 {
 	return hmap_mix(hmap_mix(hmap_mix(1, pf->mapping), pf->addr), (uint64_t)(uintptr_t)pf->jit);
+}
+
+/*
+ * Whether f is the frame that ends an unwound stack early, and then why and
+ * the object it stopped in (PM_NO_MAPPING: none). Its ref, which no
+ * unmapped frame of the program has (SYMJOB_NONE or SCACHE_JIT | index), is the
+ * reason, or UW_STOP__COUNT + the mapping for an object without CFI.
+ */
+static inline bool scache_frame_stop(const struct scache_frame *f, enum uw_stop *why, uint32_t *map)
+{
+	if (f->mapping != PM_NO_MAPPING || f->ref == SYMJOB_NONE || (f->ref & SCACHE_JIT))
+		return false;
+	*why = f->ref >= UW_STOP__COUNT ? UW_STOP_NO_CFI : (enum uw_stop)f->ref;
+	*map = f->ref >= UW_STOP__COUNT ? f->ref - UW_STOP__COUNT : PM_NO_MAPPING;
+	return true;
 }
 
 static inline bool scache_key_same(const struct scache *c, uint32_t key, const struct scache_id *id)

@@ -197,18 +197,13 @@ static void tomodel_main_mapping_first(struct prof *p, const struct procmap *pm,
 
 /*
  * The name of the frame that ends an unwound stack early ("[truncated: stack
- * copy ended]", "[truncated: no CFI for libfoo.so]"); false when the word is
- * no such marker.
+ * copy ended]", "[truncated: no CFI for libfoo.so]").
  */
-static bool tomodel_stop_name(const struct procmap *pm, uint64_t word, char *buf, size_t size)
+static void tomodel_stop_name(const struct procmap *pm, enum uw_stop why, uint32_t map, char *buf,
+			      size_t size)
 {
-	enum uw_stop why;
-	uint32_t map;
-	const struct pm_mapping *m;
+	const struct pm_mapping *m = map == PM_NO_MAPPING ? NULL : procmap_mapping(pm, map);
 
-	if (!unwinding_marker(word, &why, &map))
-		return false;
-	m = map == PM_NO_MAPPING ? NULL : procmap_mapping(pm, map);
 	if (why == UW_STOP_NO_CFI && m) {
 		const char *b = strrchr(m->path, '/');
 
@@ -216,7 +211,6 @@ static bool tomodel_stop_name(const struct procmap *pm, uint64_t word, char *buf
 	} else {
 		snprintf(buf, size, "[truncated: %s]", uw_stop_text(why));
 	}
-	return true;
 }
 
 /*
@@ -249,10 +243,13 @@ static uint32_t tomodel_location_of(struct prof *p, const struct procmap *pm, st
 	bool has_elf = false;
 	const struct pm_mapping *m = f->mapping == PM_NO_MAPPING ? NULL
 								 : procmap_mapping(pm, f->mapping);
+	enum uw_stop why;
+	uint32_t why_map;
 
 	if (m)
 		mapping = tomodel_mapping_of(p, pm, map_ids, f->mapping);
-	if (!m && !jit && tomodel_stop_name(pm, f->addr, stop, sizeof(stop))) {
+	if (scache_frame_stop(f, &why, &why_map)) {
+		tomodel_stop_name(pm, why, why_map, stop, sizeof(stop));
 		lines[nl].function = prof_function(p, prof_str(p, stop), prof_str(p, stop), 0, 0);
 		lines[nl].line = 0;
 		lines[nl].column = 0;

@@ -12,12 +12,8 @@
 /* Frames a walk gives at most (a 64 KiB copy holds a few thousand). */
 #define UNWIND_MAX 2048
 
-/*
- * The marker word of an early stop: non-canonical on every 64-bit arch conv
- * unwinds, so no address equals it; it follows the user part, where no
- * kernel address is.
- */
-#define MARK_TAG 0xc0deull
+/* unwinding_stop_address's tag: non-canonical on every 64-bit arch conv unwinds */
+#define STOP_TAG 0xc0deull
 
 enum cfi_state { CFI_UNKNOWN, CFI_OPEN, CFI_NONE };
 
@@ -38,8 +34,17 @@ struct unwinding {
 	size_t cap_map;
 	uint64_t *chain;
 	size_t cap_chain;
-	uint64_t pcs[UNWIND_MAX];
-	uint32_t pid;           /* the process of the sample being walked */
+	uint64_t *exact;        /* unwinding_built.exact, one bit per chain entry */
+	size_t cap_exact;
+	struct unwinding_built built;
+	struct uw_frame frames[UNWIND_MAX];
+	/*
+	 * the walk's process: its address space, and the part of a mapping the
+	 * last lookup found (consecutive frames are often in one object)
+	 */
+	const struct pm_space *space;
+	uint64_t last_lo, last_hi;
+	uint32_t last_map;
 	struct unwinding_stats st;
 };
 
@@ -78,6 +83,7 @@ void unwinding_free(struct unwinding *u)
 	free(u->map_cfi);
 	free(u->map_seen);
 	free(u->chain);
+	free(u->exact);
 	free(u);
 }
 
@@ -137,11 +143,22 @@ static struct uw_cfi *cfi_of_mapping(struct unwinding *u, uint32_t map)
 	return u->map_cfi[map];
 }
 
+/* The mapping of pc in the walk's process now (the last one found tried first). */
+static uint32_t walk_mapping(struct unwinding *u, uint64_t pc)
+{
+	if (pc - u->last_lo < u->last_hi - u->last_lo)
+		return u->last_map;
+	if (!u->space)
+		return PM_NO_MAPPING;
+	u->last_map = procmap_space_lookup(u->space, pc, &u->last_lo, &u->last_hi);
+	return u->last_map;
+}
+
 /* The walk's view of the process: the mapping at the sample's time, its object's CFI. */
 static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule)
 {
 	struct unwinding *u = ctx;
-	uint32_t map = procmap_lookup(u->pm, u->pid, pc);
+	uint32_t map = walk_mapping(u, pc);
 	const struct pm_mapping *m;
 	struct uw_cfi *c;
 	uint64_t elf_va;
@@ -161,13 +178,45 @@ static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule)
 	return *rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
 }
 
+/* Room for n chain entries and their exact bits, all clear; *built reset. */
 static bool chain_room(struct unwinding *u, size_t n)
 {
-	return vec_reserve((void **)&u->chain, &u->cap_chain, n, sizeof(*u->chain));
+	size_t words = (n + 63) / 64;
+
+	if (!vec_reserve((void **)&u->chain, &u->cap_chain, n, sizeof(*u->chain)) ||
+	    !vec_reserve((void **)&u->exact, &u->cap_exact, words, sizeof(*u->exact)))
+		return false;
+	memset(u->exact, 0, words * sizeof(*u->exact));
+	u->built.exact = u->exact;
+	u->built.exact_words = 0;
+	u->built.stop = UW_STOP_ROOT;
+	u->built.stop_mapping = PM_NO_MAPPING;
+	return true;
+}
+
+/* Chain entry i is where the thread was. */
+static void chain_exact(struct unwinding *u, size_t i)
+{
+	u->exact[i / 64] |= 1ull << (i % 64);
+}
+
+/* The chain of n entries is complete: its length and the length of its exact bits set. */
+static const uint64_t *chain_done(struct unwinding *u, size_t n, size_t *nr,
+				  const struct unwinding_built **built)
+{
+	u->built.exact_words = (n + 63) / 64;
+	*nr = n;
+	*built = &u->built;
+	return u->chain;
+}
+
+uint64_t unwinding_stop_address(enum uw_stop why, uint32_t mapping)
+{
+	return STOP_TAG << 48 | (uint64_t)why << 32 | mapping;
 }
 
 const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s, bool exact_ip,
-				size_t *nr)
+				size_t *nr, const struct unwinding_built **built)
 {
 	struct uw_source src = { .find = find, .ctx = u };
 	struct uw_regs regs;
@@ -177,17 +226,16 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 
 	*nr = 0;
 	/* the recorded kernel part (perf sets exclude_callchain_user for these) */
-	if (!chain_room(u, s->callchain_nr + UNWIND_MAX + 2))
+	if (!chain_room(u, s->callchain_nr + UNWIND_MAX + 1))
 		return NULL;
 	for (uint64_t i = 0; i < s->callchain_nr && s->callchain[i] != PERF_CONTEXT_USER; i++)
 		u->chain[n++] = s->callchain[i];
 	u->chain[n++] = PERF_CONTEXT_USER;
+	u->st.samples++;
 	if (!uw_regs_from_perf(u->arch, s->regs_user.mask, s->regs_user.regs, s->regs_user.nr, &regs)) {
-		u->chain[n++] = (MARK_TAG << 48) | (uint64_t)UW_STOP_REG << 32 | PM_NO_MAPPING;
-		u->st.samples++;
+		u->built.stop = UW_STOP_REG;
 		u->st.stopped[UW_STOP_REG]++;
-		*nr = n;
-		return u->chain;
+		return chain_done(u, n, nr, built);
 	}
 	stack.data = s->stack_user;
 	stack.len = s->stack_user_dyn_size < s->stack_user_size ? s->stack_user_dyn_size
@@ -197,36 +245,28 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 	/* a precise sample taken on a call: its registers are the callee's, the walk wants the caller's */
 	if (exact_ip && regs.pc == s->ip)
 		uw_pop_pushed_return(u->arch, &regs, &stack);
-	u->pid = s->pid;
-	uw_unwind(u->arch, &src, &regs, &stack, u->pcs, UNWIND_MAX, &res);
-	for (size_t i = 0; i < res.n; i++)
-		/* procmap takes a caller at return address - 1: a PC a signal interrupted is exact */
-		u->chain[n++] = i && uw_exact(&res, i) ? u->pcs[i] + 1 : u->pcs[i];
-	u->st.samples++;
+	u->space = procmap_space(u->pm, s->pid);
+	u->last_lo = u->last_hi = 0;
+	uw_unwind(u->arch, &src, &regs, &stack, u->frames, UNWIND_MAX, &res);
+	for (size_t i = 0; i < res.n; i++) {
+		/* the first user PC is the sampled one, or the user entry: procmap's rule takes it as it is */
+		if (i && u->frames[i].exact)
+			chain_exact(u, n);
+		u->chain[n++] = u->frames[i].pc;
+	}
 	u->st.frames += res.n;
 	if (res.stop == UW_STOP_ROOT) {
 		u->st.to_root++;
 	} else {
-		/* the marker names the object by its mapping */
-		uint32_t map = res.stop == UW_STOP_NO_CFI ? procmap_lookup(u->pm, u->pid, res.stop_at)
-							  : PM_NO_MAPPING;
-
+		u->built.stop = res.stop;
+		/* the stop names the object by its mapping */
+		if (res.stop == UW_STOP_NO_CFI)
+			u->built.stop_mapping = walk_mapping(u, res.stop_at);
 		u->st.stopped[res.stop]++;
 		if (res.stop == UW_STOP_COPY && stack.len == s->stack_user_size)
 			u->st.copy_full++;
-		u->chain[n++] = (MARK_TAG << 48) | (uint64_t)res.stop << 32 | map;
 	}
-	*nr = n;
-	return u->chain;
-}
-
-bool unwinding_marker(uint64_t word, enum uw_stop *why, uint32_t *mapping)
-{
-	if (word >> 48 != MARK_TAG)
-		return false;
-	*why = (enum uw_stop)(word >> 32 & 0xffff);
-	*mapping = (uint32_t)word;
-	return true;
+	return chain_done(u, n, nr, built);
 }
 
 const struct unwinding_stats *unwinding_stats(const struct unwinding *u)
@@ -235,7 +275,7 @@ const struct unwinding_stats *unwinding_stats(const struct unwinding *u)
 }
 
 const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample *s, bool user_mode,
-				    size_t *nr)
+				    size_t *nr, const struct unwinding_built **built)
 {
 	size_t n = 0, user;
 
@@ -272,28 +312,30 @@ const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample
 	}
 	for (uint64_t i = 0; i < s->branch_nr; i++)
 		if (s->branches[i].from) {
-			u->chain[n++] = s->branches[i].from + 1;
+			/* a call site: where the thread was */
+			chain_exact(u, n);
+			u->chain[n++] = s->branches[i].from;
 			u->st.lbr_frames++;
 		}
-	*nr = n;
-	return u->chain;
+	return chain_done(u, n, nr, built);
 }
 
 bool unwinding_pick(struct unwinding *u, const struct rdr_info *info, const struct rdr_event **ev,
-		    struct rdr_event *copy)
+		    struct rdr_event *copy, const struct unwinding_built **built)
 {
 	const struct rdr_sample *s = &(*ev)->u.sample;
 	const uint64_t *chain = NULL;
 	size_t n = 0;
 
+	*built = NULL;
 	if ((*ev)->attr >= 0 && (size_t)(*ev)->attr < info->nr_attrs &&
 	    (info->attrs[(*ev)->attr].branch_sample_type & PERF_BRANCH_CALL_STACK) &&
 	    (s->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
 		/* NULL also when the recorded chain is to be taken */
 		chain = unwinding_lbr_chain(u, s, ((*ev)->misc & PERF_MISC_CPUMODE_MASK) == PERF_MISC_USER,
-					    &n);
+					    &n, built);
 	} else if (unwinding_wants(s)) {
-		chain = unwinding_chain(u, s, ((*ev)->misc & PERF_MISC_EXACT_IP) != 0, &n);
+		chain = unwinding_chain(u, s, ((*ev)->misc & PERF_MISC_EXACT_IP) != 0, &n, built);
 		if (!chain)
 			return false;
 	}

@@ -1049,6 +1049,13 @@ static enum ctx ctx_of_cpumode(unsigned mode)
 enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 			      const struct pm_frame **frames, size_t *nr, uint32_t *proc)
 {
+	return procmap_resolve_exact(pm, ev, NULL, frames, nr, proc);
+}
+
+enum conv_err procmap_resolve_exact(struct procmap *pm, const struct rdr_event *ev,
+				    const uint64_t *exact, const struct pm_frame **frames, size_t *nr,
+				    uint32_t *proc)
+{
 	const struct rdr_sample *s = &ev->u.sample;
 	struct pm_proc_int *p;
 	size_t n = 0;
@@ -1108,8 +1115,9 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *ev,
 			continue; /* user chains may end with a 0 entry */
 		{
 			bool entry = user_entry && ctx == CTX_USER;
+			bool at = !have_leaf || entry || (exact && (exact[i / 64] >> (i % 64) & 1));
 
-			if (!push_frame(pm, &n, p, ctx, a, !have_leaf || entry, entry))
+			if (!push_frame(pm, &n, p, ctx, a, at, entry))
 				return CONV_E_NOMEM;
 		}
 		have_leaf = true;
@@ -1242,6 +1250,26 @@ uint32_t procmap_lookup(const struct procmap *pm, uint32_t pid, uint64_t addr)
 	const uint64_t *v = hmap_get(&pm->pid2proc, pid);
 
 	return v ? space_find(&pm->procs[*v].space, addr) : PM_NO_MAPPING;
+}
+
+const struct pm_space *procmap_space(const struct procmap *pm, uint32_t pid)
+{
+	const uint64_t *v = hmap_get(&pm->pid2proc, pid);
+
+	return v ? &pm->procs[*v].space : NULL;
+}
+
+uint32_t procmap_space_lookup(const struct pm_space *s, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	size_t i = space_lower(s, addr);
+
+	if (i < s->n && s->v[i].start <= addr) {
+		*lo = s->v[i].start;
+		*hi = s->v[i].end;
+		return s->v[i].map;
+	}
+	*lo = *hi = 0;
+	return PM_NO_MAPPING;
 }
 
 uint32_t procmap_thread_comm(const struct procmap *pm, uint32_t tid)

@@ -189,6 +189,17 @@ enum conv_err procmap_resolve(struct procmap *pm, const struct rdr_event *sample
 			      const struct pm_frame **frames, size_t *nr, uint32_t *proc);
 
 /*
+ * procmap_resolve with the kind of each chain entry given: bit i of exact
+ * (one bit per callchain entry, NULL: none set) says callchain[i] is where
+ * the thread was (a PC a signal interrupted, a branch's source), resolved as
+ * it is; a clear bit leaves the entry to procmap_resolve's rule (a caller at
+ * return address - 1).
+ */
+enum conv_err procmap_resolve_exact(struct procmap *pm, const struct rdr_event *sample,
+				    const uint64_t *exact, const struct pm_frame **frames, size_t *nr,
+				    uint32_t *proc);
+
+/*
  * What procmap_resolve's answer depends on besides the sample's own fields
  * (cpumode, IP, callchain): the process generation of the pid and the
  * versions of its address space and of the kernel's, which change with
@@ -246,6 +257,18 @@ const struct pm_proc *procmap_proc(const struct procmap *pm, uint32_t index);
  * (as a sample's frames are looked up now); PM_NO_MAPPING when none.
  */
 uint32_t procmap_lookup(const struct procmap *pm, uint32_t pid, uint64_t addr);
+/*
+ * The current address space of pid, for many lookups in it (procmap_lookup
+ * finds it for each); NULL when the pid has no process. Valid until the
+ * next procmap_feed or procmap_resolve*.
+ */
+struct pm_space;
+const struct pm_space *procmap_space(const struct procmap *pm, uint32_t pid);
+/*
+ * The mapping of addr in space s (PM_NO_MAPPING: none, *lo = *hi = 0), and
+ * the range [*lo, *hi) around addr where every address has that mapping.
+ */
+uint32_t procmap_space_lookup(const struct pm_space *s, uint64_t addr, uint64_t *lo, uint64_t *hi);
 /* Name of the thread tid (its latest COMM), or NULL. */
 const char *procmap_thread_name(const struct procmap *pm, uint32_t tid);
 /*

@@ -1,14 +1,16 @@
 /*
  * An object's CFI through libdw: .eh_frame of the runtime binary (stripped
- * binaries keep it), then .debug_frame of its debug file. Each ELF address
- * asked for is compiled once into a uw_rule (libdw builds a Dwarf_Frame per
- * call, so it is asked once per address) and kept by address.
+ * binaries keep it), then .debug_frame of its debug file. Each CFI row asked
+ * for is compiled once into a uw_rule (libdw builds a Dwarf_Frame per call)
+ * and kept by the row's address range, so that every address in the row
+ * finds it; an address asked for again is found by a hash first.
  */
 #include "unwind/unwind.h"
 
 #include "core/arena.h"
 #include "core/hmap.h"
 #include "core/ropen.h"
+#include "core/vec.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -21,6 +23,14 @@
 
 #define NO_RULE 1 /* hmap value of an address no CFI covers */
 
+#define ROW_TAIL 32
+
+/* A compiled CFI row: the rule for every address in [lo, hi). */
+struct cfi_row {
+	uint64_t lo, hi;
+	const struct uw_rule *rule;
+};
+
 struct uw_cfi {
 	enum uw_arch arch;
 	int fd, dbg_fd;
@@ -31,7 +41,13 @@ struct uw_cfi {
 	struct elfseg *segs;
 	size_t nr_segs;
 	uint64_t entry;      /* e_entry; 0: none */
-	struct hmap rules;   /* ELF address -> (uintptr_t) rule, or NO_RULE */
+	struct hmap rules;   /* ELF address -> (uintptr_t) rule, or NO_RULE: addresses asked for */
+	/*
+	 * the rows compiled, not overlapping: [0, nr_sorted) by address, then
+	 * fewer than ROW_TAIL kept since (an insert in order moved half the rows)
+	 */
+	struct cfi_row *rows;
+	size_t nr_sorted, nr_rows, cap_rows;
 	struct arena arena;  /* rules and their expressions */
 };
 
@@ -114,6 +130,7 @@ void uw_cfi_close(struct uw_cfi *c)
 	if (c->dbg_fd >= 0)
 		close(c->dbg_fd);
 	free(c->segs);
+	free(c->rows);
 	hmap_release(&c->rules);
 	arena_release(&c->arena);
 	free(c);
@@ -230,22 +247,139 @@ static const struct uw_rule *compile(struct uw_cfi *c, Dwarf_Frame *fr, unsigned
 	return r;
 }
 
-const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
+/*
+ * The kept row covering va, or NULL; *next: the lowest start of a kept row
+ * above va (UINT64_MAX: none). The sorted rows by binary search, the rows
+ * kept since the last merge one by one.
+ */
+static const struct cfi_row *row_find(const struct uw_cfi *c, uint64_t va, uint64_t *next)
+{
+	size_t lo = 0, hi = c->nr_sorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->rows[mid].hi <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->nr_sorted && c->rows[lo].lo <= va)
+		return &c->rows[lo];
+	*next = lo < c->nr_sorted ? c->rows[lo].lo : UINT64_MAX;
+	for (size_t i = c->nr_sorted; i < c->nr_rows; i++) {
+		if (c->rows[i].lo <= va && va < c->rows[i].hi)
+			return &c->rows[i];
+		if (c->rows[i].lo > va && c->rows[i].lo < *next)
+			*next = c->rows[i].lo;
+	}
+	return NULL;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct cfi_row *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * The rows kept since the last merge, sorted into the others from the back
+ * (no second array), each run of sorted rows above a new one moved at once.
+ */
+static void row_merge(struct uw_cfi *c)
+{
+	struct cfi_row tail[ROW_TAIL];
+	size_t nt = c->nr_rows - c->nr_sorted, i = c->nr_sorted, k = c->nr_rows;
+
+	memcpy(tail, c->rows + c->nr_sorted, nt * sizeof(*tail));
+	qsort(tail, nt, sizeof(*tail), row_cmp);
+	while (nt) {
+		const struct cfi_row *t = &tail[--nt];
+		size_t lo = 0, hi = i;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (c->rows[mid].lo > t->lo)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		k -= i - lo;
+		memmove(c->rows + k, c->rows + lo, (i - lo) * sizeof(*c->rows));
+		i = lo;
+		c->rows[--k] = *t;
+	}
+	c->nr_sorted = c->nr_rows;
+}
+
+/*
+ * Keeps rule for [lo, hi), lo an address no kept row covers, cut at next
+ * (row_find's: rows of well-formed CFI do not overlap). A failed insert
+ * only means the row is compiled again for its other addresses.
+ */
+static void row_keep(struct uw_cfi *c, uint64_t lo, uint64_t hi, uint64_t next,
+		     const struct uw_rule *rule)
+{
+	if (hi > next)
+		hi = next;
+	if (lo >= hi || !vec_reserve((void **)&c->rows, &c->cap_rows, c->nr_rows + 1, sizeof(*c->rows)))
+		return;
+	c->rows[c->nr_rows].lo = lo;
+	c->rows[c->nr_rows].hi = hi;
+	c->rows[c->nr_rows].rule = rule;
+	if (++c->nr_rows - c->nr_sorted == ROW_TAIL)
+		row_merge(c);
+}
+
+/*
+ * The rule libdw's row at elf_va compiles to (NULL: none), kept for the row
+ * when it may be (next: row_find's).
+ */
+static const struct uw_rule *rule_from_libdw(struct uw_cfi *c, uint64_t elf_va, uint64_t next)
 {
 	static const unsigned nregs[] = { [UW_ARCH_X86_64] = 17, [UW_ARCH_I386] = 9,
 					  [UW_ARCH_ARM64] = 32 };
-	uint64_t *v = hmap_get(&c->rules, elf_va);
-	const struct uw_rule *r = NULL;
+	const struct uw_rule *r;
 	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr lo, hi;
+	bool signal, ranged;
+
+	/*
+	 * a .debug_frame row beside an .eh_frame may span addresses that the
+	 * .eh_frame answers: kept for its own address only
+	 */
+	if (c->eh && dwarf_cfi_addrframe(c->eh, elf_va, &fr) == 0)
+		ranged = true;
+	else if (c->dbg_cfi && dwarf_cfi_addrframe(c->dbg_cfi, elf_va, &fr) == 0)
+		ranged = !c->eh;
+	else
+		return NULL;
+	r = compile(c, fr, c->arch < UW_ARCH_UNKNOWN ? nregs[c->arch] : 0);
+	/*
+	 * From elf_va, not the row's start: libdw's start after a
+	 * DW_CFA_restore_state is the remembered row's, earlier than the advance
+	 * that began this row. Its end is the next advance.
+	 */
+	if (r && ranged && dwarf_frame_info(fr, &lo, &hi, &signal) >= 0)
+		row_keep(c, elf_va, hi, next, r);
+	free(fr);
+	return r;
+}
+
+const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
+{
+	uint64_t *v = hmap_get(&c->rules, elf_va);
+	const struct cfi_row *row;
+	const struct uw_rule *r;
+	uint64_t next = UINT64_MAX;
 
 	if (v)
 		return *v == NO_RULE ? NULL : (const struct uw_rule *)(uintptr_t)*v;
-	if ((c->eh && dwarf_cfi_addrframe(c->eh, elf_va, &fr) == 0) ||
-	    (c->dbg_cfi && dwarf_cfi_addrframe(c->dbg_cfi, elf_va, &fr) == 0)) {
-		r = compile(c, fr, c->arch < UW_ARCH_UNKNOWN ? nregs[c->arch] : 0);
-		free(fr);
-	}
-	/* a failed insert only means the row is compiled again next time */
+	row = row_find(c, elf_va, &next);
+	r = row ? row->rule : rule_from_libdw(c, elf_va, next);
+	/* a failed insert only means the address is looked up again next time */
 	(void)hmap_put(&c->rules, elf_va, r ? (uint64_t)(uintptr_t)r : NO_RULE);
 	return r;
 }

@@ -3,12 +3,13 @@
  * and the copy of the top of the user stack perf recorded, walked with the
  * objects' call frame information (.eh_frame, .debug_frame).
  *
- * The module knows registers, stack copies and CFI; it returns return
- * addresses and why a walk stopped, and knows nothing of symbols, mappings
- * or the profile model. Its caller says where the rule for an address is
- * (struct uw_source): the CFI rows of an object are compiled once per ELF
- * address into a compact rule (struct uw_rule) and kept in a uw_cfi, so
- * that a rule serves every process that maps the object.
+ * The module knows registers, stack copies and CFI; it returns frames
+ * (each a PC, exact or a return address) and why a walk stopped, and knows
+ * nothing of symbols, mappings or the profile model. Its caller says where
+ * the rule for an address is (struct uw_source): the CFI rows of an object
+ * are compiled once per row into a compact rule (struct uw_rule) and kept
+ * in a uw_cfi by the row's addresses, so that a rule serves every address
+ * of the row in every process that maps the object.
  */
 #ifndef CONV_UNWIND_UNWIND_H
 #define CONV_UNWIND_UNWIND_H
@@ -111,8 +112,9 @@ bool uw_cfi_is_entry(const struct uw_cfi *c, uint64_t elf_va);
 bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uint64_t *elf_va);
 
 /*
- * The rule at ELF address elf_va, compiled on first use and kept (the
- * pointer stays valid while c is open). NULL: no CFI covers the address.
+ * The rule at ELF address elf_va, its CFI row compiled on first use and
+ * kept for the row's addresses (the pointer stays valid while c is open).
+ * NULL: no CFI covers the address.
  */
 const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va);
 
@@ -170,26 +172,30 @@ struct uw_stack {
  */
 bool uw_pop_pushed_return(enum uw_arch arch, struct uw_regs *regs, struct uw_stack *stack);
 
-/* A walk's result: pcs[0] is the sampled PC; later ones are return addresses. */
+/* A frame the walk returns. */
+struct uw_frame {
+	uint64_t pc;
+	/*
+	 * where the thread was (the sampled PC, or the PC a signal interrupted),
+	 * not a return address: looked up as it is, not inside a call before it
+	 */
+	bool exact;
+};
+
+/* A walk's result: frames[0] is the sampled PC; later ones are callers. */
 struct uw_result {
 	size_t n;
 	enum uw_stop stop;
 	/* UW_STOP_NO_CFI: the address looked up in the object without CFI (a caller's: in its call) */
 	uint64_t stop_at;
-	/* bit i: pcs[i] is exact (the sampled PC, or the PC a signal interrupted) */
-	uint64_t exact_bits[4];
 };
 
 /*
- * Walks from regs over the stack copy, writing at most max PCs. No
+ * Walks from regs over the stack copy, writing at most max frames. No
  * allocation; every read is bounded by the copy.
  */
 void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
-	       const struct uw_stack *stack, uint64_t *pcs, size_t max, struct uw_result *res);
-
-static inline bool uw_exact(const struct uw_result *r, size_t i)
-{
-	return i < 256 && (r->exact_bits[i / 64] >> (i % 64) & 1);
-}
+	       const struct uw_stack *stack, struct uw_frame *frames, size_t max,
+	       struct uw_result *res);
 
 #endif

@@ -443,7 +443,8 @@ static const struct uw_rule *rule_before_syscall(const struct uw_source *src, ui
 }
 
 void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_regs *regs,
-	       const struct uw_stack *stack, uint64_t *pcs, size_t max, struct uw_result *res)
+	       const struct uw_stack *stack, struct uw_frame *frames, size_t max,
+	       struct uw_result *res)
 {
 	const struct arch *a;
 	struct copy copy;
@@ -471,9 +472,8 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			res->stop = UW_STOP_DEPTH;
 			return;
 		}
-		if (exact && res->n < 256)
-			res->exact_bits[res->n / 64] |= 1ull << (res->n % 64);
-		pcs[res->n++] = cur.pc;
+		frames[res->n].pc = cur.pc;
+		frames[res->n++].exact = exact;
 		/* a return address is looked up inside its call, the instruction before it (at) */
 		fnd = src->find(src->ctx, at, &rule);
 		if (exact && fnd == UW_FIND_NO_CFI && (rule = rule_before_syscall(src, cur.pc)))
@@ -487,7 +487,6 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			if (guessed) {
 				/* the frame pointer was no frame: its "return address" is not one */
 				res->n--;
-				res->exact_bits[res->n / 64 % 4] &= ~(1ull << (res->n % 64));
 				res->stop = UW_STOP_NO_CFI;
 				res->stop_at = guessed_at;
 				return;

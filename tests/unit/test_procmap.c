@@ -580,10 +580,86 @@ static void test_path_identity(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A space looked up once for many addresses: each address's mapping and
+ * the range around it that answers alike (a mapping cut by a later one is
+ * only its remaining part), as procmap_lookup answers.
+ */
+static void test_space_lookup(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	const struct pm_space *sp;
+	uint64_t lo, hi;
+	uint32_t a, b;
+	(void)state;
+
+	feed_comm(pm, 300, 300, "p", false);
+	feed_mmap(pm, 300, 0x400000, 0x4000, 0, "/bin/p", true, 1);
+	feed_mmap(pm, 300, 0x401000, 0x1000, 0, "/lib/cut.so", true, 2);
+	assert_null(procmap_space(pm, 301));
+	sp = procmap_space(pm, 300);
+	assert_non_null(sp);
+	a = procmap_space_lookup(sp, 0x400800, &lo, &hi);
+	assert_int_equal(a, procmap_lookup(pm, 300, 0x400800));
+	assert_string_equal(procmap_mapping(pm, a)->path, "/bin/p");
+	assert_int_equal(lo, 0x400000);
+	assert_int_equal(hi, 0x401000);
+	b = procmap_space_lookup(sp, 0x401000, &lo, &hi);
+	assert_string_equal(procmap_mapping(pm, b)->path, "/lib/cut.so");
+	assert_int_equal(lo, 0x401000);
+	assert_int_equal(hi, 0x402000);
+	assert_int_equal(procmap_space_lookup(sp, 0x403fff, &lo, &hi), a);
+	assert_int_equal(lo, 0x402000);
+	assert_int_equal(hi, 0x404000);
+	assert_int_equal(procmap_space_lookup(sp, 0x404000, &lo, &hi), PM_NO_MAPPING);
+	assert_int_equal(lo, 0);
+	assert_int_equal(hi, 0);
+	procmap_free(pm);
+}
+
+/*
+ * A chain's entries said exact are resolved where they are; the others as
+ * callers, inside the call before their return address.
+ */
+static void test_resolve_exact(void **state)
+{
+	struct procmap *pm = procmap_new(NULL);
+	uint64_t chain[] = { PERF_CONTEXT_USER, 0x400100, 0x400200, 0x400300, 0x400400 };
+	uint64_t exact[1] = { 1u << 3 };
+	const struct pm_frame *f;
+	size_t n;
+	uint32_t proc;
+	(void)state;
+
+	feed_comm(pm, 400, 400, "p", false);
+	feed_mmap(pm, 400, 0x400000, 0x1000, 0, "/bin/p", true, 1);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_SAMPLE;
+	ev.misc = PERF_MISC_USER;
+	ev.u.sample.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	ev.u.sample.ip = 0x400100;
+	ev.u.sample.pid = ev.u.sample.tid = 400;
+	ev.u.sample.callchain = chain;
+	ev.u.sample.callchain_nr = 5;
+	assert_int_equal(procmap_resolve_exact(pm, &ev, exact, &f, &n, &proc), CONV_E_OK);
+	assert_int_equal(n, 4);
+	assert_int_equal(f[0].addr, 0x400100);
+	assert_int_equal(f[1].addr, 0x4001ff);
+	assert_int_equal(f[2].addr, 0x400300); /* chain[3]: exact */
+	assert_int_equal(f[2].file_offset, 0x300);
+	assert_int_equal(f[3].addr, 0x4003ff);
+	/* without bits: procmap_resolve's answer */
+	assert_int_equal(procmap_resolve_exact(pm, &ev, NULL, &f, &n, &proc), CONV_E_OK);
+	assert_int_equal(f[2].addr, 0x4002ff);
+	procmap_free(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fork_exec_exit),
+		cmocka_unit_test(test_space_lookup),
+		cmocka_unit_test(test_resolve_exact),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_kernel_and_chain),
 		cmocka_unit_test(test_build_ids),

@@ -131,7 +131,7 @@ static struct uw_regs regs_fp(uint64_t pc, uint64_t sp, uint64_t fp)
 	return r;
 }
 
-static void walk(struct fake *f, const struct uw_regs *regs, const struct stk *s, uint64_t *pcs,
+static void walk(struct fake *f, const struct uw_regs *regs, const struct stk *s, struct uw_frame *pcs,
 		 size_t max, struct uw_result *res)
 {
 	struct uw_source src = { .find = fake_find, .ctx = f };
@@ -150,7 +150,7 @@ static void test_cfi_chain(void **state)
 	struct fake f = { rs, 2, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_at(0x1010, SP0);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -160,11 +160,11 @@ static void test_cfi_chain(void **state)
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 3);
 	assert_int_equal(res.stop, UW_STOP_ROOT);
-	assert_int_equal(pcs[0], 0x1010);
-	assert_int_equal(pcs[1], 0x2020);
-	assert_int_equal(pcs[2], 0x1050);
-	assert_true(uw_exact(&res, 0));
-	assert_false(uw_exact(&res, 1));
+	assert_int_equal(pcs[0].pc, 0x1010);
+	assert_int_equal(pcs[1].pc, 0x2020);
+	assert_int_equal(pcs[2].pc, 0x1050);
+	assert_true(pcs[0].exact);
+	assert_false(pcs[1].exact);
 	/* callers are looked up inside their call */
 	assert_int_equal(f.looked_up[0], 0x1010);
 	assert_int_equal(f.looked_up[1], 0x201f);
@@ -180,7 +180,7 @@ static void test_copy_ended(void **state)
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_at(0x1010, SP0);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -204,7 +204,7 @@ static void test_sp_not_advancing(void **state)
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_at(0x1010, SP0);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -228,7 +228,7 @@ static void test_undefined_ra_is_root(void **state)
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_at(0x1010, SP0);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -253,7 +253,7 @@ static void test_frame_pointer_fallback(void **state)
 	struct stk s = { { 0 }, 0 };
 	/* JIT frame: rbp = SP0 + 32, [rbp] = saved rbp (SP0 + 64), [rbp + 8] = return into 0x1000 */
 	struct uw_regs regs = regs_fp(0x4010, SP0, SP0 + 32);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -263,9 +263,9 @@ static void test_frame_pointer_fallback(void **state)
 	put(&s, SP0 + 64, 8);
 	put(&s, SP0 + 72, 0x1200);
 	walk(&f, &regs, &s, pcs, 8, &res);
-	assert_int_equal(pcs[0], 0x4010);
-	assert_int_equal(pcs[1], 0x1100);
-	assert_int_equal(pcs[2], 0x1200);
+	assert_int_equal(pcs[0].pc, 0x4010);
+	assert_int_equal(pcs[1].pc, 0x1100);
+	assert_int_equal(pcs[2].pc, 0x1200);
 	assert_int_equal(res.n, 3);
 	assert_int_equal(res.stop, UW_STOP_NO_CFI);
 	assert_int_equal(res.stop_at, 0x11ff); /* inside the call that returns to 0x1200, no CFI there */
@@ -278,7 +278,7 @@ static void test_frame_pointer_guess_dropped(void **state)
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_fp(0x1010, SP0, SP0 + 16);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -297,7 +297,7 @@ static void test_frame_pointer_chain_end(void **state)
 	struct fake f = { rs, 1, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_fp(0x4010, SP0, SP0 + 16);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -305,7 +305,7 @@ static void test_frame_pointer_chain_end(void **state)
 	put(&s, SP0 + 24, 0x4020);   /* return into the same code */
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 2);
-	assert_int_equal(pcs[1], 0x4020);
+	assert_int_equal(pcs[1].pc, 0x4020);
 	assert_int_equal(res.stop, UW_STOP_ROOT);
 }
 
@@ -322,7 +322,7 @@ static void test_frame_pointer_zero_at_sample(void **state)
 	struct fake f = { rs, 2, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_fp(0x4010, SP0, 0);  /* rbp recorded, and 0 */
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -339,7 +339,7 @@ static void test_frame_pointer_zero_at_sample(void **state)
 	put_sigframe(&s, 0x4010, SP0 + 256);
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 2);
-	assert_int_equal(pcs[1], 0x4010);
+	assert_int_equal(pcs[1].pc, 0x4010);
 	assert_int_equal(res.stop, UW_STOP_NO_CFI);
 	assert_int_equal(res.stop_at, 0x4010);
 	free(sig);
@@ -360,7 +360,7 @@ static void test_plt_expression(void **state)
 	struct range rs[] = { { 0x1000, 0x1100, r, false }, { 0x2000, 0x3000, r16, false } };
 	struct fake f = { rs, 2, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -374,7 +374,7 @@ static void test_plt_expression(void **state)
 		put(&s, SP0 + 8, 0x2010);
 		put(&s, SP0 + 24, 0);
 		walk(&f, &regs, &s, pcs, 8, &res);
-		assert_int_equal(pcs[1], 0x2010);
+		assert_int_equal(pcs[1].pc, 0x2010);
 		assert_int_equal(res.stop, UW_STOP_ROOT);
 	}
 	/* at offset 0: CFA = rsp + 8 */
@@ -385,7 +385,7 @@ static void test_plt_expression(void **state)
 		put(&s, SP0, 0x2010);
 		put(&s, SP0 + 16, 0);
 		walk(&f, &regs, &s, pcs, 8, &res);
-		assert_int_equal(pcs[1], 0x2010);
+		assert_int_equal(pcs[1].pc, 0x2010);
 		assert_int_equal(res.stop, UW_STOP_ROOT);
 	}
 	free(r);
@@ -401,14 +401,14 @@ static void test_signal_frame(void **state)
 	struct fake f = { rs, 2, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_at(0x7004, SP0);
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
 	put_sigframe(&s, 0x1234, SP0 + 256);
 	walk(&f, &regs, &s, pcs, 8, &res);
-	assert_int_equal(pcs[1], 0x1234);
-	assert_true(uw_exact(&res, 1));
+	assert_int_equal(pcs[1].pc, 0x1234);
+	assert_true(pcs[1].exact);
 	assert_int_equal(f.looked_up[1], 0x1234);
 	assert_int_equal(res.stop, UW_STOP_ROOT);
 	free(sig);
@@ -430,17 +430,17 @@ static void test_syscall_at_function_end(void **state)
 	struct fake f = { rs, 4, { 0 }, 0 };
 	struct stk s = { { 0 }, 0 };
 	struct uw_regs regs = regs_fp(0x7009, SP0, 0);  /* rbp recorded, and 0 */
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
 	put_sigframe(&s, 0x1234, SP0 + 256);
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 2);
-	assert_int_equal(pcs[0], 0x7009);
-	assert_int_equal(pcs[1], 0x1234);
-	assert_true(uw_exact(&res, 0));
-	assert_true(uw_exact(&res, 1));
+	assert_int_equal(pcs[0].pc, 0x7009);
+	assert_int_equal(pcs[1].pc, 0x1234);
+	assert_true(pcs[0].exact);
+	assert_true(pcs[1].exact);
 	assert_int_equal(f.looked_up[0], 0x7009);
 	assert_int_equal(f.looked_up[1], 0x7008);
 	assert_int_equal(res.stop, UW_STOP_ROOT);
@@ -453,7 +453,7 @@ static void test_syscall_at_function_end(void **state)
 	put(&s, SP0 + 16, 0);            /* 0x1050's caller: 0 */
 	walk(&f, &regs, &s, pcs, 8, &res);
 	assert_int_equal(res.n, 2);
-	assert_int_equal(pcs[1], 0x1050);
+	assert_int_equal(pcs[1].pc, 0x1050);
 	assert_int_equal(f.looked_up[0], 0x8000);
 	assert_int_equal(f.looked_up[1], 0x104f);
 
@@ -465,13 +465,70 @@ static void test_syscall_at_function_end(void **state)
 	put(&s, SP0 + 24, 0x1010);       /* return address */
 	put(&s, SP0 + 32 + 8, 0);        /* 0x1010's caller (CFA SP0+48, RA at SP0+40): 0 */
 	walk(&f, &regs, &s, pcs, 8, &res);
-	assert_int_equal(pcs[1], 0x1010);
+	assert_int_equal(pcs[1].pc, 0x1010);
 	assert_int_equal(f.looked_up[0], 0x7050);
 	assert_int_equal(f.looked_up[1], 0x704f);
 	assert_int_equal(f.looked_up[2], 0x100f);
 	assert_int_equal(res.stop, UW_STOP_ROOT);
 	free(sig);
 	free(r16);
+	free(r8);
+}
+
+/*
+ * Exactness is kept for every frame the walk returns: a signal frame's
+ * interrupted PC deep in a long stack is exact, and dropping a frame-pointer
+ * guess at depth 257 leaves frame 1's exactness alone.
+ */
+static void test_exact_deep(void **state)
+{
+	struct uw_rule *sig = rule_sigframe(), *r8 = rule_sp(8);
+	struct range rs[] = { { 0x7000, 0x7100, sig, false }, { 0x1000, 0x2000, r8, false },
+			      { 0x4000, 0x5000, NULL, false } };
+	struct fake f = { rs, 3, { 0 }, 0 };
+	struct stk s = { { 0 }, 0 };
+	uint64_t t = SP0 + 8 * 270, s1 = SP0 + 64, fp = s1 + 8 * 255 + 16;
+	struct uw_regs regs = regs_at(0x1010, SP0);
+	struct uw_frame pcs[300];
+	struct uw_result res;
+
+	(void)state;
+	/* 270 frames in one function, the last one called from a signal trampoline */
+	for (uint64_t i = 0; i < 269; i++)
+		put(&s, SP0 + 8 * i, 0x1010);
+	put(&s, SP0 + 8 * 269, 0x7005);
+	put(&s, t + 40, 0x1234);  /* the interrupted PC */
+	put(&s, t + 48, t + 256);
+	put(&s, t + 256, 0);
+	walk(&f, &regs, &s, pcs, 300, &res);
+	assert_int_equal(res.stop, UW_STOP_ROOT);
+	assert_int_equal(res.n, 272);
+	assert_int_equal(pcs[271].pc, 0x1234);
+	assert_false(pcs[270].exact);
+	assert_true(pcs[271].exact);
+
+	/*
+	 * A sample in the trampoline (frame 1 exact), 255 frames, then an object
+	 * without CFI whose frame pointer gives an address in no mapping
+	 */
+	memset(&s, 0, sizeof(s));
+	f = (struct fake){ rs, 3, { 0 }, 0 };
+	regs = regs_fp(0x7004, SP0, fp);
+	put(&s, SP0 + 40, 0x1010);
+	put(&s, SP0 + 48, s1);
+	for (uint64_t i = 1; i < 255; i++)
+		put(&s, s1 + 8 * (i - 1), 0x1010);
+	put(&s, s1 + 8 * 254, 0x4010);
+	put(&s, fp, fp + 64);
+	put(&s, fp + 8, 0x99999999);
+	walk(&f, &regs, &s, pcs, 300, &res);
+	assert_int_equal(res.stop, UW_STOP_NO_CFI);
+	assert_int_equal(res.n, 257);
+	assert_int_equal(pcs[256].pc, 0x4010);
+	assert_true(pcs[0].exact);
+	assert_true(pcs[1].exact);
+	assert_false(pcs[2].exact);
+	free(sig);
 	free(r8);
 }
 
@@ -515,7 +572,7 @@ static void test_pushed_return(void **state)
 	struct uw_source src = { .find = fake_find, .ctx = &f };
 	struct uw_regs regs = regs_at(0x1010, SP0);
 	struct uw_stack st = { .data = s.bytes, .len = 0, .big_endian = false };
-	uint64_t pcs[8];
+	struct uw_frame pcs[8];
 	struct uw_result res;
 
 	(void)state;
@@ -529,8 +586,8 @@ static void test_pushed_return(void **state)
 	uw_unwind(UW_ARCH_X86_64, &src, &regs, &st, pcs, 8, &res);
 	assert_int_equal(res.stop, UW_STOP_ROOT);
 	assert_int_equal(res.n, 2);
-	assert_int_equal(pcs[0], 0x1010);
-	assert_int_equal(pcs[1], 0x1800);
+	assert_int_equal(pcs[0].pc, 0x1010);
+	assert_int_equal(pcs[1].pc, 0x1800);
 
 	/* a word that is no return address of a call at the PC: nothing popped */
 	regs = regs_at(0x1010, SP0);
@@ -565,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_plt_expression),
 		cmocka_unit_test(test_signal_frame),
 		cmocka_unit_test(test_syscall_at_function_end),
+		cmocka_unit_test(test_exact_deep),
 		cmocka_unit_test(test_regs_from_perf),
 		cmocka_unit_test(test_pushed_return),
 	};
