@@ -977,131 +977,116 @@ static void usage(FILE *f)
 enum { O_JSON = 256, O_DSO, O_MAPPINGS, O_JIT, O_TOP };
 
 /* conv info's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
-static const struct option info_opts[] = {
-	{"json", no_argument, NULL, O_JSON},
-	{"dso", no_argument, NULL, O_DSO},
-	{"mappings", no_argument, NULL, O_MAPPINGS},
-	{"jit", no_argument, NULL, O_JIT},
-	{"top", required_argument, NULL, O_TOP},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_opt info_opts[] = {
+	{"json", no_argument, O_JSON},
+	{"dso", no_argument, O_DSO},
+	{"mappings", no_argument, O_MAPPINGS},
+	{"jit", no_argument, O_JIT},
+	{"top", required_argument, O_TOP},
+	{"help", no_argument, 'h'},
+	{NULL, 0, 0},
 };
 
-int cmd_info(int argc, char **argv)
+/* One run of conv info: its options and the state of its reading pass. */
+struct info_run {
+	struct cli_common com;
+	bool json;
+	struct info_state st;
+};
+
+static enum cli_take info_take(void *ctx, int id, char *arg, int argc, char **argv)
 {
-	static struct cli_common com; /* big lists: not on the stack */
-	static struct option opts[48];
-	bool json = false;
-	struct procmap_opts pmo;
-	struct symjob_opts sjo;
-	struct progress prog = { 0 };
-	const char *path = "perf.data";
-	struct rdr *r = NULL;
+	struct info_run *ir = ctx;
+
+	(void)argc;
+	(void)argv;
+	switch (id) {
+	case O_JSON:
+		ir->json = true;
+		return CLI_TAKE_OK;
+	case O_DSO:
+		ir->st.want_dso = true;
+		return CLI_TAKE_OK;
+	case O_MAPPINGS:
+		ir->st.want_mappings = true;
+		return CLI_TAKE_OK;
+	case O_JIT:
+		ir->st.want_jit = true;
+		return CLI_TAKE_OK;
+	case O_TOP: {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (*end || end == arg || v > 1000000) {
+			fprintf(stderr, "conv info: --top: expected a number, got '%s'\n", arg);
+			return CLI_TAKE_USAGE;
+		}
+		ir->st.top = (unsigned)v;
+		return CLI_TAKE_OK;
+	}
+	case 'h':
+		usage(stdout);
+		return CLI_TAKE_DONE;
+	default:
+		return CLI_TAKE_USAGE;
+	}
+}
+
+/*
+ * The reading pass's tables for the recording r: procmap, symjob (its
+ * progress on prog), the unwinder, the tallies. CLI_EXIT_OK, or
+ * CLI_EXIT_INPUT (said) with what was made freed.
+ */
+static int info_open(struct info_run *ir, struct rdr *r, struct progress *prog)
+{
+	struct info_state *st = &ir->st;
+	struct procmap_opts pmo = ir->com.pm;
+	struct symjob_opts sjo = ir->com.sj;
 	struct conv_diag diag;
-	struct info_state st = { 0 };
 	enum conv_err err;
-	struct dbuf out;
-	int opt, rc = CLI_EXIT_OK;
-	bool complete = true;
 
-	memset(&com, 0, sizeof(com));
-	if (!cli_opts_join(info_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
-		fprintf(stderr, "conv info: too many options\n");
-		return CLI_EXIT_USAGE;
-	}
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "h", opts, NULL)) != -1) {
-		int taken = cli_common_take(&com, "conv info", opt, optarg);
-
-		if (taken < 0)
-			return CLI_EXIT_USAGE;
-		if (taken)
-			continue;
-		switch (opt) {
-		case O_JSON:
-			json = true;
-			break;
-		case O_DSO:
-			st.want_dso = true;
-			break;
-		case O_MAPPINGS:
-			st.want_mappings = true;
-			break;
-		case O_JIT:
-			st.want_jit = true;
-			break;
-		case O_TOP: {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || end == optarg || v > 1000000) {
-				fprintf(stderr, "conv info: --top: expected a number, got '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			st.top = (unsigned)v;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			cli_opt_error("conv info", opt, argv, opts);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (!cli_common_finish(&com, "conv info"))
-		return CLI_EXIT_USAGE;
-	if (argc - optind > 1) {
-		fprintf(stderr, "conv info: one input file at a time; try 'conv info --help'\n");
-		return CLI_EXIT_USAGE;
-	}
-	if (optind < argc)
-		path = argv[optind];
-	if (!strcmp(path, "-") && !cli_stdin_usable("conv info"))
-		return CLI_EXIT_USAGE;
-	pmo = com.pm;
-	sjo = com.sj;
-	st.verbose = com.verbose;
-	st.offline = com.sj.offline;
-	prog.offline = com.sj.offline;
-	rc = cli_open_input(path, NULL, &r);
-	if (rc)
-		return rc;
 	memset(&diag, 0, sizeof(diag));
 	pmo.same_machine = host_is_recording_machine(rdr_info(r)->hostname, rdr_info(r)->osrelease);
 	pmo.recorded_by_ns = rdr_info(r)->file_mtime_ns;
-	st.pm = procmap_new(&pmo);
-	if (!st.pm) {
+	st->pm = procmap_new(&pmo);
+	if (!st->pm) {
 		fprintf(stderr, "conv: out of memory\n");
-		rdr_close(r);
 		return CLI_EXIT_INPUT;
 	}
-	if (isatty(STDERR_FILENO) && !com.quiet) {
+	if (isatty(STDERR_FILENO) && !ir->com.quiet) {
 		sjo.progress = progress_line;
-		sjo.progress_ctx = &prog;
+		sjo.progress_ctx = prog;
 	}
-	err = symjob_new(&st.sj, &sjo, st.pm, &diag);
+	err = symjob_new(&st->sj, &sjo, st->pm, &diag);
 	if (err) {
 		fprintf(stderr, "conv: %s: %s\n", conv_strerror(err), diag.msg);
-		symjob_free(st.sj);
-		free(st.leaf_hits);
-		procmap_free(st.pm);
-		rdr_close(r);
+		symjob_free(st->sj);
+		procmap_free(st->pm);
 		return CLI_EXIT_INPUT;
 	}
-	st.uw = unwinding_new(st.pm, st.sj, rdr_info(r)->arch);
-	if (!st.uw) {
+	st->uw = unwinding_new(st->pm, st->sj, rdr_info(r)->arch);
+	if (!st->uw) {
 		fprintf(stderr, "conv: out of memory\n");
-		symjob_free(st.sj);
-		procmap_free(st.pm);
-		rdr_close(r);
+		symjob_free(st->sj);
+		procmap_free(st->pm);
 		return CLI_EXIT_INPUT;
 	}
-	tally_init(&st.dso);
-	hidx_init(&st.bid_idx);
-	tally_init(&st.jit);
-	procmap_add_build_ids(st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
+	tally_init(&st->dso);
+	hidx_init(&st->bid_idx);
+	tally_init(&st->jit);
+	return CLI_EXIT_OK;
+}
+
+/*
+ * Every record of r through procmap, samples noted; CLI_EXIT_INPUT (said)
+ * when a record stops the reading, with *complete false.
+ */
+static int info_read(struct info_state *st, struct rdr *r, const char *path, bool *completep)
+{
+	enum conv_err err;
+	int rc = CLI_EXIT_OK;
+	bool complete = true;
+
 	for (;;) {
 		const struct rdr_event *ev;
 
@@ -1115,25 +1100,25 @@ int cmd_info(int argc, char **argv)
 		if (!ev)
 			break;
 		if (ev->type == PERF_REC_MMAP2 && ev->u.mmap.has_build_id)
-			note_mmap2_bid(&st, ev);
+			note_mmap2_bid(st, ev);
 		if (ev->type == PERF_REC_SAMPLE) {
 			const struct pm_frame *frames;
 			struct rdr_event built;
 			size_t nr;
 			uint32_t proc;
 
-			err = info_sample_chain(&st, rdr_info(r), &ev, &built);
+			err = info_sample_chain(st, rdr_info(r), &ev, &built);
 			if (!err)
-				err = procmap_resolve(st.pm, ev, &frames, &nr, &proc);
-			if (!err && st.want_dso)
-				note_dso(&st, ev, proc, nr ? &frames[0] : NULL);
-			if (!err && st.want_jit && nr)
-				note_jit(&st, procmap_proc(st.pm, proc)->pid, &frames[0]);
-			if (!err && st.top)
-				note_frames(&st, frames, nr);
+				err = procmap_resolve(st->pm, ev, &frames, &nr, &proc);
+			if (!err && st->want_dso)
+				note_dso(st, ev, proc, nr ? &frames[0] : NULL);
+			if (!err && st->want_jit && nr)
+				note_jit(st, procmap_proc(st->pm, proc)->pid, &frames[0]);
+			if (!err && st->top)
+				note_frames(st, frames, nr);
 		} else {
-			host_note_record(st.pm, rdr_info(r), ev);
-			err = procmap_feed(st.pm, ev);
+			host_note_record(st->pm, rdr_info(r), ev);
+			err = procmap_feed(st->pm, ev);
 		}
 		if (err) {
 			fprintf(stderr, "conv: %s: %s\n", path, conv_strerror(err));
@@ -1142,39 +1127,105 @@ int cmd_info(int argc, char **argv)
 			break;
 		}
 	}
+	*completep = complete;
+	return rc;
+}
+
+/* After the reading pass: symbols for --top, then the report on stdout; the exit code. */
+static int info_report(struct info_run *ir, struct rdr *r, const char *path, bool complete, int rc)
+{
+	struct info_state *st = &ir->st;
+	struct dbuf out;
+
 	{
 		bool running = host_runs_kernel(rdr_info(r)->osrelease);
 
-		procmap_set_running_kernel(st.pm, running);
-		symjob_set_running_kernel(st.sj, running);
+		procmap_set_running_kernel(st->pm, running);
+		symjob_set_running_kernel(st->sj, running);
 	}
-	procmap_finish(st.pm);
-	if (st.top)
-		symjob_run(st.sj, NULL);
+	procmap_finish(st->pm);
+	if (st->top)
+		symjob_run(st->sj, NULL);
 	if (rdr_stats(r)->stopped)
 		complete = false;
 	dbuf_init(&out, 0);
-	if (json)
-		print_json(path, r, &st, complete, &out);
+	if (ir->json)
+		print_json(path, r, st, complete, &out);
 	else
-		print_text(path, r, &st, complete, &out);
+		print_text(path, r, st, complete, &out);
 	if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
 		fprintf(stderr, "conv: writing the report failed: %s\n", strerror(errno));
 		rc = CLI_EXIT_OUTPUT;
 	}
-	if (com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || !complete))
+	if (ir->com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || !complete))
 		rc = CLI_EXIT_LOSS;
 	dbuf_release(&out);
-	for (size_t i = 0; i < st.nr_bids; i++)
-		free(st.bids[i].filename);
-	free(st.bids);
-	hidx_release(&st.bid_idx);
-	tally_release(&st.dso);
-	tally_release(&st.jit);
-	unwinding_free(st.uw);
-	symjob_free(st.sj);
-	free(st.leaf_hits);
-	procmap_free(st.pm);
+	return rc;
+}
+
+static void info_state_release(struct info_state *st)
+{
+	for (size_t i = 0; i < st->nr_bids; i++)
+		free(st->bids[i].filename);
+	free(st->bids);
+	hidx_release(&st->bid_idx);
+	tally_release(&st->dso);
+	tally_release(&st->jit);
+	unwinding_free(st->uw);
+	symjob_free(st->sj);
+	free(st->leaf_hits);
+	procmap_free(st->pm);
+}
+
+/* conv info on the operands argv[first..argc), options parsed. */
+static int info_main(struct info_run *ir, int first, int argc, char **argv)
+{
+	struct progress prog = { 0 };
+	const char *path = "perf.data";
+	struct rdr *r = NULL;
+	bool complete;
+	int rc;
+
+	if (argc - first > 1) {
+		fprintf(stderr, "conv info: one input file at a time; try 'conv info --help'\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (first < argc)
+		path = argv[first];
+	if (!strcmp(path, "-") && !cli_stdin_usable("conv info"))
+		return CLI_EXIT_USAGE;
+	ir->st.verbose = ir->com.verbose;
+	ir->st.offline = ir->com.sj.offline;
+	prog.offline = ir->com.sj.offline;
+	rc = cli_open_input(path, NULL, &r);
+	if (rc)
+		return rc;
+	rc = info_open(ir, r, &prog);
+	if (rc) {
+		rdr_close(r);
+		return rc;
+	}
+	procmap_add_build_ids(ir->st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
+	rc = info_read(&ir->st, r, path, &complete);
+	rc = info_report(ir, r, path, complete, rc);
+	info_state_release(&ir->st);
 	rdr_close(r);
+	return rc;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct info_run *ir = calloc(1, sizeof(*ir)); /* big lists: not on the stack */
+	struct cli_cmd cmd = { "conv info", info_opts, info_take, ir };
+	int first, rc;
+
+	if (!ir) {
+		fprintf(stderr, "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	first = cli_opts_parse(&cmd, &ir->com, argc, argv, &rc);
+	if (first >= 0)
+		rc = info_main(ir, first, argc, argv);
+	free(ir);
 	return rc;
 }
