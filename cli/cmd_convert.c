@@ -297,7 +297,8 @@ static int write_models(const struct cvopts *c, const struct out_src *src, const
 	if (pj.path) {
 		if (!out_begin(&pj))
 			rc = CLI_EXIT_OUTPUT;
-		else if (path[OUT_JFR] && c->co.sj.jobs != 1 && pthread_create(&thread, NULL, out_run, &pj) == 0)
+		else if (path[OUT_JFR] && c->co.sj.jobs != 1 &&
+			 pthread_create(&thread, NULL, out_run, &pj) == 0)
 			started = true;
 		else
 			out_run(&pj);
@@ -367,6 +368,148 @@ static void json_top(struct json *j, const struct view_top *t, const char *event
 	json_obj_end(j);
 }
 
+/* --stats' counts of the reading pass: samples by event, processes, unwinding, off-CPU time, tracepoints. */
+static void json_counts(struct json *j, const struct prof *p, const struct convert_stats *cs)
+{
+	json_key(j, "samples");
+	json_obj_begin(j);
+	for (size_t i = 0; p && cs && i < p->nr_events_desc; i++)
+		if (!p->events_desc[i].offcpu)
+			json_kv_u64(j, strtab_get(&p->strs, p->events_desc[i].full_name),
+				    p->events_desc[i].samples);
+	json_obj_end(j);
+	json_kv_u64(j, "samples_total", cs ? cs->samples : 0);
+	json_kv_u64(j, "samples_filtered", cs ? cs->samples_filtered : 0);
+	json_kv_u64(j, "processes", cs ? cs->processes : 0);
+	json_kv_u64(j, "threads", cs ? cs->threads : 0);
+	json_kv_u64(j, "unique_stacks", cs ? cs->unique_stacks : 0);
+	json_key(j, "unwind");
+	cli_unwind_json(j, cs ? &cs->unwind : NULL);
+	json_key(j, "off_cpu");
+	json_obj_begin(j);
+	json_kv_u64(j, "intervals", cs ? cs->offcpu.intervals : 0);
+	json_kv_u64(j, "nanoseconds", cs ? cs->offcpu.ns : 0);
+	json_kv_u64(j, "unended", cs ? cs->offcpu.unended : 0);
+	json_kv_u64(j, "unordered", cs ? cs->offcpu.unordered : 0);
+	json_obj_end(j);
+	json_key(j, "tracepoints");
+	json_obj_begin(j);
+	json_kv_u64(j, "formats", cs ? cs->tracepoints.formats : 0);
+	json_kv_u64(j, "decoded", cs ? cs->tracepoints.parsed : 0);
+	json_kv_u64(j, "refused", cs ? cs->tracepoints.refused : 0);
+	json_kv_u64(j, "samples_undecoded", cs ? cs->tracepoints.samples_undecoded : 0);
+	json_obj_end(j);
+}
+
+/* --stats' frames: how many were named, by which source, their build-ids by where they came from. */
+static void json_frames(struct json *j, const struct convert_stats *cs)
+{
+	uint64_t sym = cs ? summary_frames_symbolized(cs) : 0;
+
+	json_key(j, "frames");
+	json_obj_begin(j);
+	json_kv_u64(j, "total", cs ? cs->frames : 0);
+	json_kv_u64(j, "symbolized", sym);
+	json_kv_u64(j, "unresolved",
+		    cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile : 0);
+	json_kv_u64(j, "unmapped", cs ? cs->frames_unmapped : 0);
+	json_obj_end(j);
+	json_key(j, "sources");
+	json_obj_begin(j);
+	for (int s = 0; s < SYMSRC__COUNT; s++) {
+		if (s == SYMSRC_UNRESOLVED)
+			continue;
+		json_kv_u64(j, symjob_src_name((enum symsrc)s),
+			    !cs ? 0 : s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s]);
+	}
+	json_obj_end(j);
+	json_key(j, "build_id_sources");
+	json_obj_begin(j);
+	for (int b = 0; b < PM_BID__COUNT; b++)
+		json_kv_u64(j, procmap_bid_source_name((enum pm_bid_source)b),
+			    cs ? cs->frames_by_bid[b] : 0);
+	json_obj_end(j);
+}
+
+/* --stats' debuginfod downloads and the servers given up. */
+static void json_debuginfod(struct json *j, const struct convert_stats *cs)
+{
+	json_key(j, "debuginfod");
+	json_obj_begin(j);
+	json_kv_u64(j, "fetched", cs ? cs->sym.dfd_fetched : 0);
+	json_kv_u64(j, "cache_hits", cs ? cs->sym.dfd_cache_hits : 0);
+	json_kv_u64(j, "not_found", cs ? cs->sym.dfd_not_found : 0);
+	json_kv_u64(j, "errors", cs ? cs->sym.dfd_errors : 0);
+	json_kv_u64(j, "bytes", cs ? cs->sym.dfd_bytes : 0);
+	json_kv_u64(j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
+	json_kv_u64(j, "skipped", cs ? cs->sym.dfd_skipped : 0);
+	json_kv_u64(j, "untrusted", cs ? cs->sym.dfd_untrusted : 0);
+	json_key(j, "servers_given_up");
+	json_arr_begin(j);
+	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "url", cs->dfd_down[i].url);
+		json_kv_str(j, "why", cs->dfd_down[i].why);
+		json_kv_u64(j, "skipped", cs->dfd_down[i].skipped);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+/* --stats' objects without symbols, and the samples lost. */
+static void json_unresolved(struct json *j, const struct convert_stats *cs)
+{
+	json_key(j, "unresolved_objects");
+	json_arr_begin(j);
+	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "build_id", cs->missing[i].build_id);
+		json_kv_str(j, "path", cs->missing[i].path);
+		json_kv_u64(j, "frames", cs->missing[i].frames);
+		json_kv_str(j, "reason", cs->missing[i].reason ? cs->missing[i].reason : "");
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_kv_u64(j, "lost_samples", cs ? cs->lost_samples : 0);
+}
+
+/* --stats' problems the reader found. */
+static void json_problems(struct json *j, const struct rdr *r)
+{
+	json_key(j, "problems");
+	json_arr_begin(j);
+	for (size_t i = 0; r && i < rdr_problem_count(r); i++) {
+		const struct rdr_problem *pr = rdr_problem_at(r, i);
+		char name[32];
+
+		json_obj_begin(j);
+		json_kv_u64(j, "offset", pr->offset);
+		json_kv_str(j, "record_type", record_name(pr->record_type, name));
+		json_kv_u64(j, "count", pr->count);
+		json_kv_str(j, "message", pr->msg);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* --stats' outputs written, with their sizes. */
+static void json_outputs(struct json *j, const struct written *w)
+{
+	json_key(j, "outputs");
+	json_arr_begin(j);
+	for (int k = 0; k < OUT__COUNT; k++) {
+		if (!w->path[k])
+			continue;
+		json_obj_begin(j);
+		json_kv_str(j, "format", outs[k].format);
+		json_kv_str(j, "path", w->path[k]);
+		json_kv_u64(j, "bytes", w->bytes[k]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 static void write_stats(const char *in, int rc, const struct rdr *r,
 			const struct prof *p, const struct convert_stats *cs,
 			const struct written *w, const struct view_top *top,
@@ -374,123 +517,18 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 {
 	struct dbuf out;
 	struct json j;
-	uint64_t sym = cs ? summary_frames_symbolized(cs) : 0;
 
 	dbuf_init(&out, 0);
 	json_init(&j, &out, false);
 	json_obj_begin(&j);
 	json_kv_str(&j, "input", in);
 	json_kv_u64(&j, "exit_code", (uint64_t)rc);
-	json_key(&j, "samples");
-	json_obj_begin(&j);
-	for (size_t i = 0; p && cs && i < p->nr_events_desc; i++)
-		if (!p->events_desc[i].offcpu)
-			json_kv_u64(&j, strtab_get(&p->strs, p->events_desc[i].full_name),
-				    p->events_desc[i].samples);
-	json_obj_end(&j);
-	json_kv_u64(&j, "samples_total", cs ? cs->samples : 0);
-	json_kv_u64(&j, "samples_filtered", cs ? cs->samples_filtered : 0);
-	json_kv_u64(&j, "processes", cs ? cs->processes : 0);
-	json_kv_u64(&j, "threads", cs ? cs->threads : 0);
-	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
-	json_key(&j, "unwind");
-	cli_unwind_json(&j, cs ? &cs->unwind : NULL);
-	json_key(&j, "off_cpu");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "intervals", cs ? cs->offcpu.intervals : 0);
-	json_kv_u64(&j, "nanoseconds", cs ? cs->offcpu.ns : 0);
-	json_kv_u64(&j, "unended", cs ? cs->offcpu.unended : 0);
-	json_kv_u64(&j, "unordered", cs ? cs->offcpu.unordered : 0);
-	json_obj_end(&j);
-	json_key(&j, "tracepoints");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "formats", cs ? cs->tracepoints.formats : 0);
-	json_kv_u64(&j, "decoded", cs ? cs->tracepoints.parsed : 0);
-	json_kv_u64(&j, "refused", cs ? cs->tracepoints.refused : 0);
-	json_kv_u64(&j, "samples_undecoded", cs ? cs->tracepoints.samples_undecoded : 0);
-	json_obj_end(&j);
-	json_key(&j, "frames");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "total", cs ? cs->frames : 0);
-	json_kv_u64(&j, "symbolized", sym);
-	json_kv_u64(&j, "unresolved",
-		    cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile : 0);
-	json_kv_u64(&j, "unmapped", cs ? cs->frames_unmapped : 0);
-	json_obj_end(&j);
-	json_key(&j, "sources");
-	json_obj_begin(&j);
-	for (int s = 0; s < SYMSRC__COUNT; s++) {
-		if (s == SYMSRC_UNRESOLVED)
-			continue;
-		json_kv_u64(&j, symjob_src_name((enum symsrc)s),
-			    !cs ? 0 : s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s]);
-	}
-	json_obj_end(&j);
-	json_key(&j, "build_id_sources");
-	json_obj_begin(&j);
-	for (int b = 0; b < PM_BID__COUNT; b++)
-		json_kv_u64(&j, procmap_bid_source_name((enum pm_bid_source)b),
-			    cs ? cs->frames_by_bid[b] : 0);
-	json_obj_end(&j);
-	json_key(&j, "debuginfod");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "fetched", cs ? cs->sym.dfd_fetched : 0);
-	json_kv_u64(&j, "cache_hits", cs ? cs->sym.dfd_cache_hits : 0);
-	json_kv_u64(&j, "not_found", cs ? cs->sym.dfd_not_found : 0);
-	json_kv_u64(&j, "errors", cs ? cs->sym.dfd_errors : 0);
-	json_kv_u64(&j, "bytes", cs ? cs->sym.dfd_bytes : 0);
-	json_kv_u64(&j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
-	json_kv_u64(&j, "skipped", cs ? cs->sym.dfd_skipped : 0);
-	json_kv_u64(&j, "untrusted", cs ? cs->sym.dfd_untrusted : 0);
-	json_key(&j, "servers_given_up");
-	json_arr_begin(&j);
-	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
-		json_obj_begin(&j);
-		json_kv_str(&j, "url", cs->dfd_down[i].url);
-		json_kv_str(&j, "why", cs->dfd_down[i].why);
-		json_kv_u64(&j, "skipped", cs->dfd_down[i].skipped);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_obj_end(&j);
-	json_key(&j, "unresolved_objects");
-	json_arr_begin(&j);
-	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
-		json_obj_begin(&j);
-		json_kv_str(&j, "build_id", cs->missing[i].build_id);
-		json_kv_str(&j, "path", cs->missing[i].path);
-		json_kv_u64(&j, "frames", cs->missing[i].frames);
-		json_kv_str(&j, "reason", cs->missing[i].reason ? cs->missing[i].reason : "");
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_kv_u64(&j, "lost_samples", cs ? cs->lost_samples : 0);
-	json_key(&j, "problems");
-	json_arr_begin(&j);
-	for (size_t i = 0; r && i < rdr_problem_count(r); i++) {
-		const struct rdr_problem *pr = rdr_problem_at(r, i);
-		char name[32];
-
-		json_obj_begin(&j);
-		json_kv_u64(&j, "offset", pr->offset);
-		json_kv_str(&j, "record_type", record_name(pr->record_type, name));
-		json_kv_u64(&j, "count", pr->count);
-		json_kv_str(&j, "message", pr->msg);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_key(&j, "outputs");
-	json_arr_begin(&j);
-	for (int k = 0; k < OUT__COUNT; k++) {
-		if (!w->path[k])
-			continue;
-		json_obj_begin(&j);
-		json_kv_str(&j, "format", outs[k].format);
-		json_kv_str(&j, "path", w->path[k]);
-		json_kv_u64(&j, "bytes", w->bytes[k]);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
+	json_counts(&j, p, cs);
+	json_frames(&j, cs);
+	json_debuginfod(&j, cs);
+	json_unresolved(&j, cs);
+	json_problems(&j, r);
+	json_outputs(&j, w);
 	if (top)
 		json_top(&j, top, top_event);
 	json_obj_end(&j);
@@ -1367,7 +1405,8 @@ static bool take_filter(struct cvopts *c, int id, char *arg)
 	case 'c':
 	case 'e':
 		note_filter(c, id == 'c' ? "--comm" : "--event", arg);
-		if (!split_list(arg, id == 'c' ? c->comms : c->events, id == 'c' ? &c->nr_comms : &c->nr_events)) {
+		if (!split_list(arg, id == 'c' ? c->comms : c->events,
+				id == 'c' ? &c->nr_comms : &c->nr_events)) {
 			fprintf(stderr, "conv: too many --%s values\n", id == 'c' ? "comm" : "event");
 			return false;
 		}
@@ -1431,11 +1470,16 @@ static enum cli_take conv_take(void *ctx, int id, char *arg, int argc, char **ar
 		ok = c->out != NULL;
 		break;
 	case O_PPROF:
+		c->paths[OUT_PPROF] = arg;
+		break;
 	case O_JFR:
+		c->paths[OUT_JFR] = arg;
+		break;
 	case O_FOLDED:
+		c->paths[OUT_FOLDED] = arg;
+		break;
 	case O_HTML:
-		c->paths[id == O_PPROF ? OUT_PPROF : id == O_JFR ? OUT_JFR : id == O_FOLDED ? OUT_FOLDED : OUT_HTML] =
-			arg;
+		c->paths[OUT_HTML] = arg;
 		break;
 	case O_FOLDED_VALUE:
 		c->folded_value = arg;

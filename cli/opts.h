@@ -1,8 +1,10 @@
 /*
- * The options conv and conv info share (where symbols come from, and how a
- * run talks), and how both commands say that an option is wrong. One table,
- * one parser and one help text, so that the two commands take the same
- * words the same way (--opt V and --opt=V, short forms included).
+ * The options conv, conv info and conv symbolize share (where symbols come
+ * from, and how a run talks), and how every command says that an option is
+ * wrong. Each command declares a table of its own options; one parser takes
+ * argv against the shared table and the command's, and one help text lists
+ * the shared ones, so that the commands take the same words the same way
+ * (--opt V and --opt=V, short forms included).
  */
 #ifndef CONV_CLI_OPTS_H
 #define CONV_CLI_OPTS_H
