@@ -47,18 +47,32 @@
 /* The outputs conv writes, in the order the summary and --stats list them. */
 enum out_kind { OUT_PPROF, OUT_JFR, OUT_FOLDED, OUT_HTML, OUT__COUNT };
 
+struct out_job;
+
+/* How each output is written: to the job's temp file, its size in j->bytes. */
+static enum conv_err write_pprof(struct out_job *j);
+static enum conv_err write_jfr(struct out_job *j);
+static enum conv_err write_folded(struct out_job *j);
+static enum conv_err write_html(struct out_job *j);
+
 struct out_desc {
 	const char *format; /* -F's word, --OPTION PATH's name, --stats' "format" */
 	const char *suffix; /* added to BASE */
 	const char *what;   /* for messages */
 	bool binary;        /* never to a terminal */
+	enum conv_err (*write)(struct out_job *j);
+	bool diag_says;     /* a failed write says why in its diagnostic (else: the error's text) */
 };
 
+/*
+ * Every output goes one way (out_begin, out_run, out_finish): a temp file
+ * beside it, written, made durable, then renamed into place or removed.
+ */
 static const struct out_desc outs[OUT__COUNT] = {
-	{ "pprof", ".pb.gz", "the pprof output", true },
-	{ "jfr", ".jfr", "the JFR output", true },
-	{ "folded", ".folded", "the folded stacks", false },
-	{ "html", ".html", "the flame graph", false },
+	{ "pprof", ".pb.gz", "the pprof output", true, write_pprof, false },
+	{ "jfr", ".jfr", "the JFR output", true, write_jfr, true },
+	{ "folded", ".folded", "the folded stacks", false, write_folded, true },
+	{ "html", ".html", "the flame graph", false, write_html, true },
 };
 
 #define F_BIT(k) (1u << (k))
@@ -107,30 +121,99 @@ struct written {
  */
 #define PPROF_GZ_LEVEL 1
 
-/* The pprof output, written on its own thread (or inline). */
-struct pprof_job {
+/* What one input's outputs are written from. */
+struct out_src {
 	const struct prof *p;
-	const char *path;
-	char tmp[4096];
-	int fd;
-	struct io_flush *flush; /* NULL once out_sync has run */
-	bool synced;
-	uint64_t bytes;
-	int io_errno;
-	enum conv_err err;
+	uint64_t chunk_size;            /* --jfr-chunk-size */
+	const struct view_tree *t;      /* the views' call tree */
+	size_t folded_col;              /* the folded value's column of t */
+	const struct view_html_opts *ho;
 };
 
-static void *pprof_job_run(void *arg)
+/* One output of one input on its way into place. */
+struct out_job {
+	int kind; /* OUT_* */
+	const char *path;
+	const struct out_src *src;
+	char tmp[4096];
+	int fd;
+	struct io_flush *flush; /* NULL once out_run has synced */
+	bool synced;
+	uint64_t bytes;
+	int io_errno; /* a write or sync failed so: its text says why */
+	enum conv_err err;
+	struct conv_diag diag;
+};
+
+static void out_job_init(struct out_job *j, int kind, const char *path, const struct out_src *src)
 {
-	struct pprof_job *j = arg;
+	memset(j, 0, sizeof(*j));
+	j->kind = kind;
+	j->path = path;
+	j->src = src;
+	j->fd = -1;
+}
+
+/* The one message for an output not written. */
+static void out_say(const struct out_job *j, const char *why)
+{
+	cli_out_say("conv", j->path, outs[j->kind].what, why);
+}
+
+static enum conv_err write_pprof(struct out_job *j)
+{
+	return pprof_write_gz(j->src->p, PPROF_GZ_LEVEL, j->fd, j->flush, &j->bytes, &j->io_errno);
+}
+
+static enum conv_err write_jfr(struct out_job *j)
+{
+	struct jfr_opts jo;
+	struct jfr_stats js;
+	enum conv_err err;
+
+	memset(&jo, 0, sizeof(jo));
+	jo.chunk_size = j->src->chunk_size;
+	jo.flush = j->flush;
+	err = jfr_write(j->src->p, &jo, j->fd, &js, &j->diag);
+	if (!err)
+		j->bytes = js.bytes;
+	return err;
+}
+
+static enum conv_err write_folded(struct out_job *j)
+{
+	return view_write_folded(j->src->t, j->src->folded_col, j->fd, j->flush, &j->bytes, &j->diag);
+}
+
+static enum conv_err write_html(struct out_job *j)
+{
+	return view_write_html(j->src->t, j->src->ho, j->fd, j->flush, &j->bytes, &j->diag);
+}
+
+/* Opens the output's temp file and its flusher; false when it cannot be made (said). */
+static bool out_begin(struct out_job *j)
+{
+	j->fd = cli_out_open(j->path, j->tmp, sizeof(j->tmp));
+	if (j->fd < 0) {
+		out_say(j, strerror(errno));
+		return false;
+	}
+	j->flush = cli_out_flusher(j->fd, j->tmp);
+	return true;
+}
+
+/*
+ * Writes the output into its temp file and makes it durable; says
+ * nothing (out_finish does). A thread's body: it may run beside the
+ * others, as it only reads the finished model. A sync that fails is a
+ * write error (ENOSPC included: see write_models' retry).
+ */
+static void *out_run(void *arg)
+{
+	struct out_job *j = arg;
 
 	j->synced = false;
-	j->err = pprof_write_gz(j->p, PPROF_GZ_LEVEL, j->fd, j->flush, &j->bytes, &j->io_errno);
-	/*
-	 * Made durable here, beside the JFR writer, instead of after it; the
-	 * rename stays with the caller, which decides on both outputs. A sync
-	 * that fails is a write error (ENOSPC included: see the caller's retry).
-	 */
+	j->err = outs[j->kind].write(j);
 	if (!j->err && j->tmp[0]) {
 		if (cli_out_sync(j->fd, j->flush)) {
 			j->err = CONV_E_IO;
@@ -143,52 +226,108 @@ static void *pprof_job_run(void *arg)
 	return NULL;
 }
 
-struct jfr_job {
-	const struct prof *p;
-	uint64_t chunk_size;
-	struct jfr_stats *js;
-};
-
-static enum conv_err jfr_job_write(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d)
+/*
+ * Puts a written output in place and lists it in w, or removes it; false
+ * when it is not written (said, unless out_begin said it already).
+ */
+static bool out_finish(struct out_job *j, struct written *w)
 {
-	const struct jfr_job *jj = ctx;
-	struct jfr_opts jo;
-
-	memset(&jo, 0, sizeof(jo));
-	jo.chunk_size = jj->chunk_size;
-	jo.flush = fl;
-	return jfr_write(jj->p, &jo, fd, jj->js, d);
+	if (j->fd < 0)
+		return false;
+	if (j->err) {
+		out_say(j, j->io_errno		  ? strerror(j->io_errno)
+			   : outs[j->kind].diag_says ? j->diag.msg
+						  : conv_strerror(j->err));
+		cli_out_abandon(j->fd, j->tmp, j->path, j->flush);
+		return false;
+	}
+	if (cli_out_commit(j->fd, j->tmp, j->path, j->flush, j->synced)) {
+		out_say(j, strerror(errno));
+		return false;
+	}
+	w->path[j->kind] = j->path;
+	w->bytes[j->kind] = j->bytes;
+	return true;
 }
 
-/* One output written to path by fn (cli_out_write; what names "-"); 0, or -1 said. */
-static int write_out(const char *path, const char *what,
-		     enum conv_err (*fn)(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d), void *ctx)
+/* One output written on this thread; false when it is not (said). */
+static bool out_write(struct out_job *j, struct written *w)
 {
-	struct conv_diag diag;
-	int rc;
-
-	memset(&diag, 0, sizeof(diag));
-	rc = cli_out_write("conv", path, what, fn, ctx, &diag);
-	if (rc > 0)
-		fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(path, what), diag.msg);
-	return rc ? -1 : 0;
+	if (!out_begin(j))
+		return false;
+	out_run(j);
+	return out_finish(j, w);
 }
 
-/* Writes the JFR recording to path; 0 or -1 (said). */
-static int write_jfr(const char *path, const struct prof *p, uint64_t chunk_size,
-		     struct jfr_stats *js)
+/*
+ * Whether a job that ran beside another ran out of space: written side by
+ * side, the outputs compete for what is left on a nearly full disk, and
+ * which one gets it is down to timing.
+ */
+static bool out_no_space(const struct out_job *j)
 {
-	struct jfr_job jj = { p, chunk_size, js };
+	return j->err == CONV_E_IO && (j->io_errno == ENOSPC || j->io_errno == EDQUOT);
+}
 
-	return write_out(path, outs[OUT_JFR].what, jfr_job_write, &jj);
+/* Writes the job again from the start, now alone: its temp file dropped, a new one made. */
+static void out_retry(struct out_job *j)
+{
+	cli_out_abandon(j->fd, j->tmp, j->path, j->flush);
+	j->flush = NULL;
+	j->bytes = 0;
+	j->io_errno = 0;
+	if (out_begin(j))
+		out_run(j);
+}
+
+/*
+ * The pprof output and the JFR recording (path[k] NULL when not asked),
+ * listed in w: with more than one job the pprof output is encoded and
+ * gzipped on a second thread while this one writes the JFR recording.
+ * CLI_EXIT_OK or CLI_EXIT_OUTPUT.
+ */
+static int write_models(const struct cvopts *c, const struct out_src *src, const char *const path[OUT__COUNT],
+			struct written *w)
+{
+	struct out_job pj, jj;
+	pthread_t thread;
+	bool started = false;
+	int rc = CLI_EXIT_OK;
+
+	out_job_init(&pj, OUT_PPROF, path[OUT_PPROF], src);
+	if (pj.path) {
+		if (!out_begin(&pj))
+			rc = CLI_EXIT_OUTPUT;
+		else if (path[OUT_JFR] && c->co.sj.jobs != 1 &&
+			 pthread_create(&thread, NULL, out_run, &pj) == 0)
+			started = true;
+		else
+			out_run(&pj);
+	}
+	out_job_init(&jj, OUT_JFR, path[OUT_JFR], src);
+	if (jj.path && !out_write(&jj, w))
+		rc = CLI_EXIT_OUTPUT;
+	if (started) {
+		pthread_join(thread, NULL);
+		/*
+		 * Make the outcome the one of writing them one after the other,
+		 * small pprof first: a pprof that ran out of space beside the JFR
+		 * is written again alone, now that the JFR's temp file is renamed
+		 * or removed.
+		 */
+		if (out_no_space(&pj))
+			out_retry(&pj);
+	}
+	if (pj.path && !out_finish(&pj, w))
+		rc = CLI_EXIT_OUTPUT;
+	return rc;
 }
 
 /* ---- summary and statistics ---- */
 
-/* The name of a record type for messages: "" for none, "type N" when perf never named it. */
-static const char *record_name(uint32_t type)
+/* The name of a record type for messages: "" for none, "type N" (in buf) when perf never named it. */
+static const char *record_name(uint32_t type, char buf[static 32])
 {
-	static char buf[32];
 	const char *n;
 
 	if (!type)
@@ -196,7 +335,7 @@ static const char *record_name(uint32_t type)
 	n = rdr_record_name(type);
 	if (n)
 		return n;
-	snprintf(buf, sizeof(buf), "type %u", type);
+	snprintf(buf, 32, "type %u", type);
 	return buf;
 }
 
@@ -230,6 +369,148 @@ static void json_top(struct json *j, const struct view_top *t, const char *event
 	json_obj_end(j);
 }
 
+/* --stats' counts of the reading pass: samples by event, processes, unwinding, off-CPU time, tracepoints. */
+static void json_counts(struct json *j, const struct prof *p, const struct convert_stats *cs)
+{
+	json_key(j, "samples");
+	json_obj_begin(j);
+	for (size_t i = 0; p && cs && i < p->nr_events_desc; i++)
+		if (!p->events_desc[i].offcpu)
+			json_kv_u64(j, strtab_get(&p->strs, p->events_desc[i].full_name),
+				    p->events_desc[i].samples);
+	json_obj_end(j);
+	json_kv_u64(j, "samples_total", cs ? cs->samples : 0);
+	json_kv_u64(j, "samples_filtered", cs ? cs->samples_filtered : 0);
+	json_kv_u64(j, "processes", cs ? cs->processes : 0);
+	json_kv_u64(j, "threads", cs ? cs->threads : 0);
+	json_kv_u64(j, "unique_stacks", cs ? cs->unique_stacks : 0);
+	json_key(j, "unwind");
+	cli_unwind_json(j, cs ? &cs->unwind : NULL);
+	json_key(j, "off_cpu");
+	json_obj_begin(j);
+	json_kv_u64(j, "intervals", cs ? cs->offcpu.intervals : 0);
+	json_kv_u64(j, "nanoseconds", cs ? cs->offcpu.ns : 0);
+	json_kv_u64(j, "unended", cs ? cs->offcpu.unended : 0);
+	json_kv_u64(j, "unordered", cs ? cs->offcpu.unordered : 0);
+	json_obj_end(j);
+	json_key(j, "tracepoints");
+	json_obj_begin(j);
+	json_kv_u64(j, "formats", cs ? cs->tracepoints.formats : 0);
+	json_kv_u64(j, "decoded", cs ? cs->tracepoints.parsed : 0);
+	json_kv_u64(j, "refused", cs ? cs->tracepoints.refused : 0);
+	json_kv_u64(j, "samples_undecoded", cs ? cs->tracepoints.samples_undecoded : 0);
+	json_obj_end(j);
+}
+
+/* --stats' frames: how many were named, by which source, their build-ids by where they came from. */
+static void json_frames(struct json *j, const struct convert_stats *cs)
+{
+	uint64_t sym = cs ? summary_frames_symbolized(cs) : 0;
+
+	json_key(j, "frames");
+	json_obj_begin(j);
+	json_kv_u64(j, "total", cs ? cs->frames : 0);
+	json_kv_u64(j, "symbolized", sym);
+	json_kv_u64(j, "unresolved",
+		    cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile : 0);
+	json_kv_u64(j, "unmapped", cs ? cs->frames_unmapped : 0);
+	json_obj_end(j);
+	json_key(j, "sources");
+	json_obj_begin(j);
+	for (int s = 0; s < SYMSRC__COUNT; s++) {
+		if (s == SYMSRC_UNRESOLVED)
+			continue;
+		json_kv_u64(j, symjob_src_name((enum symsrc)s),
+			    !cs ? 0 : s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s]);
+	}
+	json_obj_end(j);
+	json_key(j, "build_id_sources");
+	json_obj_begin(j);
+	for (int b = 0; b < PM_BID__COUNT; b++)
+		json_kv_u64(j, procmap_bid_source_name((enum pm_bid_source)b),
+			    cs ? cs->frames_by_bid[b] : 0);
+	json_obj_end(j);
+}
+
+/* --stats' debuginfod downloads and the servers given up. */
+static void json_debuginfod(struct json *j, const struct convert_stats *cs)
+{
+	json_key(j, "debuginfod");
+	json_obj_begin(j);
+	json_kv_u64(j, "fetched", cs ? cs->sym.dfd_fetched : 0);
+	json_kv_u64(j, "cache_hits", cs ? cs->sym.dfd_cache_hits : 0);
+	json_kv_u64(j, "not_found", cs ? cs->sym.dfd_not_found : 0);
+	json_kv_u64(j, "errors", cs ? cs->sym.dfd_errors : 0);
+	json_kv_u64(j, "bytes", cs ? cs->sym.dfd_bytes : 0);
+	json_kv_u64(j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
+	json_kv_u64(j, "skipped", cs ? cs->sym.dfd_skipped : 0);
+	json_kv_u64(j, "untrusted", cs ? cs->sym.dfd_untrusted : 0);
+	json_key(j, "servers_given_up");
+	json_arr_begin(j);
+	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "url", cs->dfd_down[i].url);
+		json_kv_str(j, "why", cs->dfd_down[i].why);
+		json_kv_u64(j, "skipped", cs->dfd_down[i].skipped);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+/* --stats' objects without symbols, and the samples lost. */
+static void json_unresolved(struct json *j, const struct convert_stats *cs)
+{
+	json_key(j, "unresolved_objects");
+	json_arr_begin(j);
+	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "build_id", cs->missing[i].build_id);
+		json_kv_str(j, "path", cs->missing[i].path);
+		json_kv_u64(j, "frames", cs->missing[i].frames);
+		json_kv_str(j, "reason", cs->missing[i].reason ? cs->missing[i].reason : "");
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_kv_u64(j, "lost_samples", cs ? cs->lost_samples : 0);
+}
+
+/* --stats' problems the reader found. */
+static void json_problems(struct json *j, const struct rdr *r)
+{
+	json_key(j, "problems");
+	json_arr_begin(j);
+	for (size_t i = 0; r && i < rdr_problem_count(r); i++) {
+		const struct rdr_problem *pr = rdr_problem_at(r, i);
+		char name[32];
+
+		json_obj_begin(j);
+		json_kv_u64(j, "offset", pr->offset);
+		json_kv_str(j, "record_type", record_name(pr->record_type, name));
+		json_kv_u64(j, "count", pr->count);
+		json_kv_str(j, "message", pr->msg);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* --stats' outputs written, with their sizes. */
+static void json_outputs(struct json *j, const struct written *w)
+{
+	json_key(j, "outputs");
+	json_arr_begin(j);
+	for (int k = 0; k < OUT__COUNT; k++) {
+		if (!w->path[k])
+			continue;
+		json_obj_begin(j);
+		json_kv_str(j, "format", outs[k].format);
+		json_kv_str(j, "path", w->path[k]);
+		json_kv_u64(j, "bytes", w->bytes[k]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 static void write_stats(const char *in, int rc, const struct rdr *r,
 			const struct prof *p, const struct convert_stats *cs,
 			const struct written *w, const struct view_top *top,
@@ -237,122 +518,18 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 {
 	struct dbuf out;
 	struct json j;
-	uint64_t sym = cs ? summary_frames_symbolized(cs) : 0;
 
 	dbuf_init(&out, 0);
 	json_init(&j, &out, false);
 	json_obj_begin(&j);
 	json_kv_str(&j, "input", in);
 	json_kv_u64(&j, "exit_code", (uint64_t)rc);
-	json_key(&j, "samples");
-	json_obj_begin(&j);
-	for (size_t i = 0; p && cs && i < p->nr_events_desc; i++)
-		if (!p->events_desc[i].offcpu)
-			json_kv_u64(&j, strtab_get(&p->strs, p->events_desc[i].full_name),
-				    p->events_desc[i].samples);
-	json_obj_end(&j);
-	json_kv_u64(&j, "samples_total", cs ? cs->samples : 0);
-	json_kv_u64(&j, "samples_filtered", cs ? cs->samples_filtered : 0);
-	json_kv_u64(&j, "processes", cs ? cs->processes : 0);
-	json_kv_u64(&j, "threads", cs ? cs->threads : 0);
-	json_kv_u64(&j, "unique_stacks", cs ? cs->unique_stacks : 0);
-	json_key(&j, "unwind");
-	cli_unwind_json(&j, cs ? &cs->unwind : NULL);
-	json_key(&j, "off_cpu");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "intervals", cs ? cs->offcpu.intervals : 0);
-	json_kv_u64(&j, "nanoseconds", cs ? cs->offcpu.ns : 0);
-	json_kv_u64(&j, "unended", cs ? cs->offcpu.unended : 0);
-	json_kv_u64(&j, "unordered", cs ? cs->offcpu.unordered : 0);
-	json_obj_end(&j);
-	json_key(&j, "tracepoints");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "formats", cs ? cs->tracepoints.formats : 0);
-	json_kv_u64(&j, "decoded", cs ? cs->tracepoints.parsed : 0);
-	json_kv_u64(&j, "refused", cs ? cs->tracepoints.refused : 0);
-	json_kv_u64(&j, "samples_undecoded", cs ? cs->tracepoints.samples_undecoded : 0);
-	json_obj_end(&j);
-	json_key(&j, "frames");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "total", cs ? cs->frames : 0);
-	json_kv_u64(&j, "symbolized", sym);
-	json_kv_u64(&j, "unresolved",
-		    cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile : 0);
-	json_kv_u64(&j, "unmapped", cs ? cs->frames_unmapped : 0);
-	json_obj_end(&j);
-	json_key(&j, "sources");
-	json_obj_begin(&j);
-	for (int s = 0; s < SYMSRC__COUNT; s++) {
-		if (s == SYMSRC_UNRESOLVED)
-			continue;
-		json_kv_u64(&j, symjob_src_name((enum symsrc)s),
-			    !cs ? 0 : s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s]);
-	}
-	json_obj_end(&j);
-	json_key(&j, "build_id_sources");
-	json_obj_begin(&j);
-	for (int b = 0; b < PM_BID__COUNT; b++)
-		json_kv_u64(&j, procmap_bid_source_name((enum pm_bid_source)b),
-			    cs ? cs->frames_by_bid[b] : 0);
-	json_obj_end(&j);
-	json_key(&j, "debuginfod");
-	json_obj_begin(&j);
-	json_kv_u64(&j, "fetched", cs ? cs->sym.dfd_fetched : 0);
-	json_kv_u64(&j, "cache_hits", cs ? cs->sym.dfd_cache_hits : 0);
-	json_kv_u64(&j, "not_found", cs ? cs->sym.dfd_not_found : 0);
-	json_kv_u64(&j, "errors", cs ? cs->sym.dfd_errors : 0);
-	json_kv_u64(&j, "bytes", cs ? cs->sym.dfd_bytes : 0);
-	json_kv_u64(&j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
-	json_kv_u64(&j, "skipped", cs ? cs->sym.dfd_skipped : 0);
-	json_kv_u64(&j, "untrusted", cs ? cs->sym.dfd_untrusted : 0);
-	json_key(&j, "servers_given_up");
-	json_arr_begin(&j);
-	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
-		json_obj_begin(&j);
-		json_kv_str(&j, "url", cs->dfd_down[i].url);
-		json_kv_str(&j, "why", cs->dfd_down[i].why);
-		json_kv_u64(&j, "skipped", cs->dfd_down[i].skipped);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_obj_end(&j);
-	json_key(&j, "unresolved_objects");
-	json_arr_begin(&j);
-	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
-		json_obj_begin(&j);
-		json_kv_str(&j, "build_id", cs->missing[i].build_id);
-		json_kv_str(&j, "path", cs->missing[i].path);
-		json_kv_u64(&j, "frames", cs->missing[i].frames);
-		json_kv_str(&j, "reason", cs->missing[i].reason ? cs->missing[i].reason : "");
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_kv_u64(&j, "lost_samples", cs ? cs->lost_samples : 0);
-	json_key(&j, "problems");
-	json_arr_begin(&j);
-	for (size_t i = 0; r && i < rdr_problem_count(r); i++) {
-		const struct rdr_problem *pr = rdr_problem_at(r, i);
-
-		json_obj_begin(&j);
-		json_kv_u64(&j, "offset", pr->offset);
-		json_kv_str(&j, "record_type", record_name(pr->record_type));
-		json_kv_u64(&j, "count", pr->count);
-		json_kv_str(&j, "message", pr->msg);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_key(&j, "outputs");
-	json_arr_begin(&j);
-	for (int k = 0; k < OUT__COUNT; k++) {
-		if (!w->path[k])
-			continue;
-		json_obj_begin(&j);
-		json_kv_str(&j, "format", outs[k].format);
-		json_kv_str(&j, "path", w->path[k]);
-		json_kv_u64(&j, "bytes", w->bytes[k]);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
+	json_counts(&j, p, cs);
+	json_frames(&j, cs);
+	json_debuginfod(&j, cs);
+	json_unresolved(&j, cs);
+	json_problems(&j, r);
+	json_outputs(&j, w);
 	if (top)
 		json_top(&j, top, top_event);
 	json_obj_end(&j);
@@ -569,31 +746,6 @@ static void warn_result(const char *in, const struct convert_stats *cs)
 
 /* ---- the views: folded stacks, flame graph ---- */
 
-struct view_job {
-	int kind; /* OUT_FOLDED or OUT_HTML */
-	const struct view_tree *t;
-	size_t col;
-	const struct view_html_opts *ho;
-	uint64_t *bytes;
-};
-
-static enum conv_err view_job_write(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d)
-{
-	const struct view_job *vj = ctx;
-
-	return vj->kind == OUT_FOLDED ? view_write_folded(vj->t, vj->col, fd, fl, vj->bytes, d)
-				      : view_write_html(vj->t, vj->ho, fd, fl, vj->bytes, d);
-}
-
-/* One view written to path (kind: OUT_FOLDED or OUT_HTML); 0 or -1 (said). */
-static int write_view(const char *path, int kind, const struct view_tree *t, size_t col,
-		      const struct view_html_opts *ho, uint64_t *bytes)
-{
-	struct view_job vj = { kind, t, col, ho, bytes };
-
-	return write_out(path, outs[kind].what, view_job_write, &vj);
-}
-
 /* The tree's columns: the flame graph's views first, then the folded value's type if not one of them. */
 struct view_cols {
 	size_t types[VIEW_MAX_COLS];
@@ -680,16 +832,6 @@ static void html_cols(const char *in, const struct prof *p, const size_t *ftype,
 			 "samples");
 }
 
-/* Writes one view and lists it in w; false when it could not be written (said). */
-static bool write_listed(const char *path, int kind, const struct view_tree *t, size_t col,
-			 const struct view_html_opts *ho, struct written *w)
-{
-	if (write_view(path, kind, t, col, ho, &w->bytes[kind]))
-		return false;
-	w->path[kind] = path;
-	return true;
-}
-
 /*
  * Writes the folded stacks and the flame graph asked for (path[k] NULL
  * when not), listing them in w; returns CLI_EXIT_OK or CLI_EXIT_OUTPUT.
@@ -701,6 +843,8 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 	struct view_cols vc;
 	struct view_tree t;
 	struct view_html_opts ho;
+	struct out_src src = { p, 0, NULL, 0, NULL };
+	struct out_job j;
 	char sub[512];
 	size_t ftype = 0;
 	bool folded = path[OUT_FOLDED] != NULL;
@@ -732,7 +876,11 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		fprintf(stderr, "conv: %s: cannot build the call tree: %s\n", in, conv_strerror(err));
 		return CLI_EXIT_OUTPUT;
 	}
-	if (folded && !write_listed(path[OUT_FOLDED], OUT_FOLDED, &t, vc.folded, NULL, w))
+	src.t = &t;
+	src.folded_col = vc.folded;
+	src.ho = &ho;
+	out_job_init(&j, OUT_FOLDED, path[OUT_FOLDED], &src);
+	if (folded && !out_write(&j, w))
 		rc = CLI_EXIT_OUTPUT;
 	if (path[OUT_HTML]) {
 		snprintf(sub, sizeof(sub), "%" PRIu64 " samples in %" PRIu64 " %s, %" PRIu64 " %s; conv %s",
@@ -744,7 +892,8 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		ho.nr_views = vc.nr_html;
 		ho.col_names = vc.names;
 		ho.col_units = vc.units;
-		if (!write_listed(path[OUT_HTML], OUT_HTML, &t, 0, &ho, w))
+		out_job_init(&j, OUT_HTML, path[OUT_HTML], &src);
+		if (!out_write(&j, w))
 			rc = CLI_EXIT_OUTPUT;
 	}
 	view_tree_release(&t);
@@ -762,8 +911,7 @@ static int check_writable(const char *const path[OUT__COUNT])
 
 	for (int k = 0; k < OUT__COUNT; k++) {
 		if (path[k] && cli_out_check(path[k])) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(path[k], outs[k].what),
-				strerror(errno));
+			cli_out_say("conv", path[k], outs[k].what, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		}
 	}
@@ -797,82 +945,31 @@ static void show_summary(const struct cvopts *c, const char *in, const struct rd
 	if (off_ready)
 		view_top_release(&off);
 }
-static int convert_one(struct cvopts *c, const char *in)
-{
+/* One input's conversion, from its reading to its statistics. */
+struct conversion {
+	const char *in;
 	char bufs[OUT__COUNT][4096];
-	const char *path[OUT__COUNT];
-	const char *pprof_path, *jfr_path;
-	struct pprof_job pj;
-	struct timespec t_write;
-	uint64_t write_ns = 0;
-	pthread_t pj_thread;
-	bool pj_started = false;
-	struct written w;
-	struct view_top top;
-	const char *top_event = "";
-	bool top_ready = false;
-	struct convert_stats cs;
-	struct conv_diag diag;
-	struct rdr *r = NULL;
+	const char *path[OUT__COUNT]; /* NULL: not written */
+	struct rdr *r;
 	struct prof p;
+	bool prof_ready;
+	struct convert_stats cs;
+	struct written w;
+	uint64_t write_ns;
+	struct view_top top;
+	bool top_ready;
+	const char *top_event;
 	struct summary_progress pg;
-	enum conv_err err;
-	int rc = CLI_EXIT_OK;
-	bool prof_ready = false;
+};
 
-	memset(&pj, 0, sizeof(pj));
-	pj.fd = -1;
-
-	memset(&cs, 0, sizeof(cs));
-	memset(&w, 0, sizeof(w));
-	memset(&diag, 0, sizeof(diag));
-	memset(&pg, 0, sizeof(pg));
-	pg.input = in;
-	pg.offline = c->com.sj.offline;
-	outputs_of(c, in, bufs, path);
-	pprof_path = path[OUT_PPROF];
-	jfr_path = path[OUT_JFR];
-	c->co.keep_events = jfr_path != NULL;
-	if (c->tty && !c->com.quiet) {
-		c->co.progress = summary_progress_convert;
-		c->co.progress_ctx = &pg;
-		c->co.sj.progress = summary_progress_download;
-		c->co.sj.progress_ctx = &pg;
-	}
-	/* an input that is not there is the error to say (exit 2), not its outputs' directory */
-	if (!strcmp(in, "-") || access(in, R_OK) == 0)
-		rc = check_writable(path);
-	if (rc)
-		goto out;
-	rc = cli_open_input(in, &c->ro, &r);
-	if (rc)
-		goto out;
-	if (refuse_events(c, in, rdr_info(r), false)) {
-		rc = CLI_EXIT_USAGE;
-		goto out;
-	}
-	warn_filters(c, in, rdr_info(r));
-	prof_init(&p);
-	prof_ready = true;
-	err = convert_run(r, &c->co, &p, &cs, &diag);
-	/*
-	 * No malloc_trim here: with one malloc arena (mem_tune_malloc) the
-	 * writers reuse what the reading pass and the symbolizer freed, which
-	 * a trim would hand back and have them fault in again, 4 KiB at a time
-	 * in the huge pages it splits (90 MB benchmark file: 4 900 page faults
-	 * -> 2 100, same peak RSS, 83-89 MB either way).
-	 */
-	summary_progress_clear(&pg);
-	if (err) {
-		fprintf(stderr, "conv: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
-			diag.msg);
-		rc = CLI_EXIT_INPUT;
-		goto out;
-	}
+/* The problems the reader found, each a warning: where, which record, what, how often. */
+static void warn_problems(const char *in, const struct rdr *r)
+{
 	for (size_t i = 0; i < rdr_problem_count(r); i++) {
 		const struct rdr_problem *pr = rdr_problem_at(r, i);
 		char where[64] = "";
 		char times[40] = "";
+		char name[32];
 
 		if (pr->offset != UINT64_MAX)
 			snprintf(where, sizeof(where), "offset %" PRIu64 "%s", pr->offset,
@@ -882,131 +979,137 @@ static int convert_one(struct cvopts *c, const char *in)
 			snprintf(times, sizeof(times), " (%" PRIu64 " times)", pr->count);
 		cli_warn("%s: %s%s%s%s%s%s", in, where,
 			pr->record_type ? "record " : "",
-			record_name(pr->record_type),
+			record_name(pr->record_type, name),
 			pr->record_type ? ": " : "", pr->msg, times);
 	}
-	{
-		size_t ftype;
+}
 
-		/* what the recording lacks, said before any output is opened */
-		if (refuse_events(c, in, rdr_info(r), true) || refuse_filters(c, in, r, &cs) ||
-		    (path[OUT_FOLDED] && !folded_type(c, in, &p, &ftype))) {
-			rc = CLI_EXIT_USAGE;
-			goto out;
-		}
-	}
-	warn_result(in, &cs);
+/*
+ * The reading pass into cv->p: outputs checked first, then the input
+ * opened, read and converted; what it lacks for the options refused
+ * before any output is opened. The exit code (said).
+ */
+static int convert_read(struct cvopts *c, struct conversion *cv)
+{
+	const char *in = cv->in;
+	struct conv_diag diag;
+	enum conv_err err;
+	size_t ftype;
+	int rc = CLI_EXIT_OK;
+
+	memset(&diag, 0, sizeof(diag));
+	/* an input that is not there is the error to say (exit 2), not its outputs' directory */
+	if (!strcmp(in, "-") || access(in, R_OK) == 0)
+		rc = check_writable(cv->path);
+	if (!rc)
+		rc = cli_open_input(in, &c->ro, &cv->r);
+	if (rc)
+		return rc;
+	if (refuse_events(c, in, rdr_info(cv->r), false))
+		return CLI_EXIT_USAGE;
+	warn_filters(c, in, rdr_info(cv->r));
+	prof_init(&cv->p);
+	cv->prof_ready = true;
+	err = convert_run(cv->r, &c->co, &cv->p, &cv->cs, &diag);
 	/*
-	 * The two writers only read the finished model: with more than one job
-	 * the pprof output is encoded and gzipped on a second thread while this
-	 * one writes the JFR recording.
+	 * No malloc_trim here: with one malloc arena (mem_tune_malloc) the
+	 * writers reuse what the reading pass and the symbolizer freed, which
+	 * a trim would hand back and have them fault in again, 4 KiB at a time
+	 * in the huge pages it splits (90 MB benchmark file: 4 900 page faults
+	 * -> 2 100, same peak RSS, 83-89 MB either way).
 	 */
-	clock_gettime(CLOCK_MONOTONIC, &t_write);
-	if (pprof_path) {
-		pj.p = &p;
-		pj.path = pprof_path;
-		pj.fd = cli_out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
-		if (pj.fd < 0) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
-				strerror(errno));
-			rc = CLI_EXIT_OUTPUT;
-		} else {
-			pj.flush = cli_out_flusher(pj.fd, pj.tmp);
-			if (jfr_path && c->co.sj.jobs != 1 &&
-			    pthread_create(&pj_thread, NULL, pprof_job_run, &pj) == 0)
-				pj_started = true;
-			else
-				pprof_job_run(&pj);
-		}
+	summary_progress_clear(&cv->pg);
+	if (err) {
+		fprintf(stderr, "conv: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
+			diag.msg);
+		return CLI_EXIT_INPUT;
 	}
-	if (jfr_path) {
-		struct jfr_stats js;
+	warn_problems(in, cv->r);
+	/* what the recording lacks, said before any output is opened */
+	if (refuse_events(c, in, rdr_info(cv->r), true) || refuse_filters(c, in, cv->r, &cv->cs) ||
+	    (cv->path[OUT_FOLDED] && !folded_type(c, in, &cv->p, &ftype)))
+		return CLI_EXIT_USAGE;
+	warn_result(in, &cv->cs);
+	return CLI_EXIT_OK;
+}
 
-		if (write_jfr(jfr_path, &p, c->chunk_size, &js)) {
-			rc = CLI_EXIT_OUTPUT;
-		} else {
-			w.path[OUT_JFR] = jfr_path;
-			w.bytes[OUT_JFR] = js.bytes;
-		}
-	}
-	if (pj_started)
-		pthread_join(pj_thread, NULL);
-	/*
-	 * Written side by side, the two outputs compete for the space left on a
-	 * nearly full disk, and which one gets it is down to timing. Make the
-	 * outcome the one of writing them one after the other, small pprof
-	 * first: a pprof that ran out of space beside the JFR is written again
-	 * alone, now that the JFR's temp file is renamed or removed.
-	 */
-	if (pj_started && pj.err == CONV_E_IO &&
-	    (pj.io_errno == ENOSPC || pj.io_errno == EDQUOT)) {
-		cli_out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
-		pj.flush = NULL;
-		pj.bytes = 0;
-		pj.io_errno = 0;
-		pj.fd = cli_out_open(pprof_path, pj.tmp, sizeof(pj.tmp));
-		if (pj.fd < 0) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
-				strerror(errno));
-			rc = CLI_EXIT_OUTPUT;
-		} else {
-			pj.flush = cli_out_flusher(pj.fd, pj.tmp);
-			pprof_job_run(&pj);
-		}
-	}
-	if (pprof_path && pj.fd >= 0) {
-		if (pj.err) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
-				pj.err == CONV_E_IO ? strerror(pj.io_errno) : conv_strerror(pj.err));
-			cli_out_abandon(pj.fd, pj.tmp, pprof_path, pj.flush);
-			rc = CLI_EXIT_OUTPUT;
-		} else if (cli_out_commit(pj.fd, pj.tmp, pprof_path, pj.flush, pj.synced)) {
-			fprintf(stderr, "conv: cannot write %s: %s\n", cli_out_name(pprof_path, outs[OUT_PPROF].what),
-				strerror(errno));
-			rc = CLI_EXIT_OUTPUT;
-		} else {
-			w.path[OUT_PPROF] = pprof_path;
-			w.bytes[OUT_PPROF] = pj.bytes;
-		}
-	}
-	{
-		int r1 = write_views(c, in, &p, &cs, path, &w);
+/* Every output asked for, listed in cv->w, timed for the summary; CLI_EXIT_OK or CLI_EXIT_OUTPUT. */
+static int convert_write(const struct cvopts *c, struct conversion *cv)
+{
+	struct out_src src = { &cv->p, c->chunk_size, NULL, 0, NULL };
+	struct timespec t0, t1;
+	int rc, r1;
 
-		if (r1 > rc)
-			rc = r1;
-	}
-	{
-		struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = write_models(c, &src, cv->path, &cv->w);
+	r1 = write_views(c, cv->in, &cv->p, &cv->cs, cv->path, &cv->w);
+	if (r1 > rc)
+		rc = r1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cv->write_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec -
+		       (uint64_t)t0.tv_nsec;
+	return rc;
+}
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		write_ns = (uint64_t)(t.tv_sec - t_write.tv_sec) * 1000000000u +
-			   (uint64_t)t.tv_nsec - (uint64_t)t_write.tv_nsec;
-	}
-	if (c->com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || rdr_stats(r)->stopped))
-		rc = CLI_EXIT_LOSS;
-	if (c->top && ((c->tty && !c->com.quiet) || c->com.verbose || c->stats_path)) {
-		uint32_t first = view_main_event(&p);
+/* The top functions of the main event, when the summary or --stats shows them. */
+static void convert_top(const struct cvopts *c, struct conversion *cv)
+{
+	uint32_t first;
 
-		/* without memory for them, the summary goes without them */
-		if (first != PROF_NONE && !p.events_desc[first].offcpu &&
-		    view_top_build(&top, &p, 2 * (size_t)first, c->top) == CONV_E_OK) {
-			top_ready = true;
-			top_event = strtab_get(&p.strs, p.events_desc[first].full_name);
-		}
+	if (!c->top || !((c->tty && !c->com.quiet) || c->com.verbose || c->stats_path))
+		return;
+	first = view_main_event(&cv->p);
+	/* without memory for them, the summary goes without them */
+	if (first != PROF_NONE && !cv->p.events_desc[first].offcpu &&
+	    view_top_build(&cv->top, &cv->p, 2 * (size_t)first, c->top) == CONV_E_OK) {
+		cv->top_ready = true;
+		cv->top_event = strtab_get(&cv->p.strs, cv->p.events_desc[first].full_name);
 	}
-	if ((c->tty && !c->com.quiet) || c->com.verbose)
-		show_summary(c, in, r, &p, &cs, &w, write_ns, top_ready ? &top : NULL, top_event);
-out:
+}
+
+static int convert_one(struct cvopts *c, const char *in)
+{
+	struct conversion *cv = calloc(1, sizeof(*cv));
+	int rc;
+
+	if (!cv) {
+		fprintf(stderr, "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	cv->in = in;
+	cv->top_event = "";
+	cv->pg.input = in;
+	cv->pg.offline = c->com.sj.offline;
+	outputs_of(c, in, cv->bufs, cv->path);
+	c->co.keep_events = cv->path[OUT_JFR] != NULL;
+	if (c->tty && !c->com.quiet) {
+		c->co.progress = summary_progress_convert;
+		c->co.progress_ctx = &cv->pg;
+		c->co.sj.progress = summary_progress_download;
+		c->co.sj.progress_ctx = &cv->pg;
+	}
+	rc = convert_read(c, cv);
+	if (!rc) {
+		rc = convert_write(c, cv);
+		if (c->com.strict && rc == CLI_EXIT_OK &&
+		    (rdr_problem_count(cv->r) || rdr_stats(cv->r)->stopped))
+			rc = CLI_EXIT_LOSS;
+		convert_top(c, cv);
+		if ((c->tty && !c->com.quiet) || c->com.verbose)
+			show_summary(c, in, cv->r, &cv->p, &cv->cs, &cv->w, cv->write_ns,
+				     cv->top_ready ? &cv->top : NULL, cv->top_event);
+	}
 	if (c->stats_path)
-		write_stats(in, rc, r, prof_ready ? &p : NULL, prof_ready ? &cs : NULL, &w,
-			    top_ready ? &top : NULL, top_event);
-	if (top_ready)
-		view_top_release(&top);
-	convert_stats_release(&cs);
-	if (prof_ready)
-		prof_release(&p);
-	if (r)
-		rdr_close(r);
+		write_stats(in, rc, cv->r, cv->prof_ready ? &cv->p : NULL, cv->prof_ready ? &cv->cs : NULL,
+			    &cv->w, cv->top_ready ? &cv->top : NULL, cv->top_event);
+	if (cv->top_ready)
+		view_top_release(&cv->top);
+	convert_stats_release(&cv->cs);
+	if (cv->prof_ready)
+		prof_release(&cv->p);
+	if (cv->r)
+		rdr_close(cv->r);
+	free(cv);
 	return rc;
 }
 
@@ -1050,29 +1153,29 @@ enum {
 };
 
 /* conv's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
-static const struct option long_opts[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"pprof", required_argument, NULL, O_PPROF},
-	{"jfr", required_argument, NULL, O_JFR},
-	{"folded", required_argument, NULL, O_FOLDED},
-	{"html", required_argument, NULL, O_HTML},
-	{"folded-value", required_argument, NULL, O_FOLDED_VALUE},
-	{"top", required_argument, NULL, O_TOP},
-	{"format", required_argument, NULL, 'F'},
-	{"stats", optional_argument, NULL, O_STATS},
-	{"pid", required_argument, NULL, 'p'},
-	{"tid", required_argument, NULL, 't'},
-	{"comm", required_argument, NULL, 'c'},
-	{"event", required_argument, NULL, 'e'},
-	{"time", required_argument, NULL, O_TIME},
-	{"no-labels", no_argument, NULL, O_NO_LABELS},
-	{"label", required_argument, NULL, O_LABEL},
-	{"tp-fields", required_argument, NULL, O_TP_FIELDS},
-	{"jfr-chunk-size", required_argument, NULL, O_CHUNK},
-	{"max-reorder", required_argument, NULL, O_MAX_REORDER},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, O_VERSION},
-	{NULL, 0, NULL, 0},
+static const struct cli_opt conv_opts[] = {
+	{"output", required_argument, 'o'},
+	{"pprof", required_argument, O_PPROF},
+	{"jfr", required_argument, O_JFR},
+	{"folded", required_argument, O_FOLDED},
+	{"html", required_argument, O_HTML},
+	{"folded-value", required_argument, O_FOLDED_VALUE},
+	{"top", required_argument, O_TOP},
+	{"format", required_argument, 'F'},
+	{"stats", optional_argument, O_STATS},
+	{"pid", required_argument, 'p'},
+	{"tid", required_argument, 't'},
+	{"comm", required_argument, 'c'},
+	{"event", required_argument, 'e'},
+	{"time", required_argument, O_TIME},
+	{"no-labels", no_argument, O_NO_LABELS},
+	{"label", required_argument, O_LABEL},
+	{"tp-fields", required_argument, O_TP_FIELDS},
+	{"jfr-chunk-size", required_argument, O_CHUNK},
+	{"max-reorder", required_argument, O_MAX_REORDER},
+	{"help", no_argument, 'h'},
+	{"version", no_argument, O_VERSION},
+	{NULL, 0, 0},
 };
 
 /* Splits a comma-separated list into strs (pointers into arg, which is modified). */
@@ -1193,6 +1296,7 @@ static bool out_std_one(const struct cvopts *c)
 static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs)
 {
 	struct cli_paths ps = { 0 };
+	char bufs[OUT__COUNT][4096]; /* each input's in turn: cli_paths_add copies them */
 
 	for (size_t i = 0; i < nr_inputs; i++) {
 		bool std = !strcmp(inputs[i], "-");
@@ -1207,7 +1311,6 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 	if (c->co.sj.kallsyms)
 		cli_paths_add(&ps, c->co.sj.kallsyms, -1, false, "the --kallsyms file", SIZE_MAX);
 	for (size_t i = 0; i < nr_inputs; i++) {
-		static char bufs[OUT__COUNT][4096];
 		const char *out[OUT__COUNT];
 
 		outputs_of(c, inputs[i], bufs, out);
@@ -1245,353 +1348,441 @@ static bool cli_kallsyms_readable(const char *path)
 	return true;
 }
 
-int cmd_convert(int argc, char **argv)
+/* -F LIST: the formats named (pprof, jfr, folded, html); false when one is unknown or none given (said). */
+static bool take_formats(struct cvopts *c, const char *arg)
 {
-	static struct cvopts c; /* big lists: not on the stack */
-	static struct option opts[64];
-	char **inputs = NULL;
-	size_t nr_inputs = 0, cap_inputs = 0;
-	glob_t gl;
-	bool globbed = false;
-	int opt, rc = CLI_EXIT_OK;
+	char *list = strdup(arg);
 
-	memset(&c, 0, sizeof(c));
-	c.top = 10;
-	/* a core to spare reads, decompresses and orders the input while this one converts */
-	c.ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
-	if (!cli_opts_join(long_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
-		fprintf(stderr, "conv: too many options\n");
-		return CLI_EXIT_USAGE;
-	}
-	opterr = 0;
-	optind = 1;
-	/* the leading ':' tells a missing value (':') from an unknown option ('?') */
-	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "o:F:p:t:c:e:h", opts, NULL)) != -1) {
-		int taken = cli_common_take(&c.com, "conv", opt, optarg);
+	c->formats = 0;
+	for (char *tok = list ? strtok(list, ",") : NULL; tok; tok = strtok(NULL, ",")) {
+		int k = 0;
 
-		if (taken < 0)
-			return CLI_EXIT_USAGE;
-		if (taken)
-			continue;
-		switch (opt) {
-		case 'o':
-			c.out = cli_out_arg("conv", optarg);
-			if (!c.out)
-				return CLI_EXIT_USAGE;
-			break;
-		case O_PPROF:
-		case O_JFR:
-		case O_FOLDED:
-		case O_HTML:
-			c.paths[opt == O_PPROF	 ? OUT_PPROF
-				: opt == O_JFR	 ? OUT_JFR
-				: opt == O_FOLDED ? OUT_FOLDED
-						  : OUT_HTML] = optarg;
-			break;
-		case O_FOLDED_VALUE:
-			c.folded_value = optarg;
-			break;
-		case O_TOP: {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || end == optarg || optarg[0] == '-' || v > 100000) {
-				fprintf(stderr, "conv: --top: expected a number up to 100000, got '%s'\n",
-					optarg);
-				return CLI_EXIT_USAGE;
-			}
-			c.top = (unsigned)v;
-			break;
-		}
-		case 'F': {
-			char *list = strdup(optarg);
-
-			c.formats = 0;
-			for (char *tok = list ? strtok(list, ",") : NULL; tok; tok = strtok(NULL, ",")) {
-				int k = 0;
-
-				while (k < OUT__COUNT && strcmp(tok, outs[k].format))
-					k++;
-				if (k == OUT__COUNT) {
-					fprintf(stderr, "conv: --format: unknown format '%s' (pprof, jfr, "
-							"folded, html)\n",
-						tok);
-					free(list);
-					return CLI_EXIT_USAGE;
-				}
-				c.formats |= F_BIT(k);
-			}
+		while (k < OUT__COUNT && strcmp(tok, outs[k].format))
+			k++;
+		if (k == OUT__COUNT) {
+			fprintf(stderr, "conv: --format: unknown format '%s' (pprof, jfr, "
+					"folded, html)\n",
+				tok);
 			free(list);
-			if (!c.formats) {
-				fprintf(stderr, "conv: --format: no format given (pprof, jfr, folded, html)\n");
-				return CLI_EXIT_USAGE;
-			}
-			break;
+			return false;
 		}
-		case O_STATS:
-			c.stats_path = cli_stats_path("conv", optarg, argc, argv);
-			if (!c.stats_path)
-				return CLI_EXIT_USAGE;
-			break;
-		case 'p':
-		case 't':
-			note_filter(&c, opt == 'p' ? "--pid" : "--tid", optarg);
-			if (!split_ids(optarg, opt == 'p' ? c.pids : c.tids,
-				       opt == 'p' ? &c.nr_pids : &c.nr_tids)) {
-				fprintf(stderr, "conv: --%s: not a list of numbers: '%s'\n",
-					opt == 'p' ? "pid" : "tid", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case 'c':
-		case 'e':
-			note_filter(&c, opt == 'c' ? "--comm" : "--event", optarg);
-			if (!split_list(optarg, opt == 'c' ? c.comms : c.events,
-					opt == 'c' ? &c.nr_comms : &c.nr_events)) {
-				fprintf(stderr, "conv: too many --%s values\n", opt == 'c' ? "comm" : "event");
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case O_TIME:
-			note_filter(&c, "--time", optarg);
-			if (!parse_window(optarg, &c.co.filter)) {
-				fprintf(stderr, "conv: --time: expected START,END in seconds after the "
-						"first sample (or @perf-time for both), got '%s'\n",
-					optarg);
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case O_TP_FIELDS:
-			/* a tracepoint is "sys:name": its fields follow a second colon */
-			if (!strchr(optarg, ':') || strchr(optarg, ':') == strrchr(optarg, ':') ||
-			    strrchr(optarg, ':')[1] == '\0' || c.nr_tp_fields >= MAX_LIST) {
-				fprintf(stderr, "conv: --tp-fields: expected EVENT:FIELD[,FIELD...] "
-						"(sched:sched_switch:prev_state,next_comm), got '%s'\n",
-					optarg);
-				return CLI_EXIT_USAGE;
-			}
-			c.tp_fields[c.nr_tp_fields++] = optarg;
-			break;
-		case O_NO_LABELS:
-			c.co.no_labels = true;
-			break;
-		case O_LABEL:
-			if (strcmp(optarg, "cpu")) {
-				fprintf(stderr, "conv: --label: only 'cpu' can be added\n");
-				return CLI_EXIT_USAGE;
-			}
-			c.co.label_cpu = true;
-			break;
-		case O_CHUNK:
-			if (!cli_parse_size(optarg, &c.chunk_size)) {
-				fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case O_MAX_REORDER: {
-			uint64_t v;
-
-			if (!cli_parse_size(optarg, &v) || v > SIZE_MAX) {
-				fprintf(stderr, "conv: --max-reorder: not a size: '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			c.ro.reorder_limit = (size_t)v;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			return CLI_EXIT_OK;
-		case O_VERSION:
-			printf("conv %s\n", CONV_VERSION_STRING);
-			return CLI_EXIT_OK;
-		default:
-			cli_opt_error("conv", opt, argv, opts);
-			return CLI_EXIT_USAGE;
-		}
+		c->formats |= F_BIT(k);
 	}
-	if (!cli_common_finish(&c.com, "conv"))
-		return CLI_EXIT_USAGE;
+	free(list);
+	if (!c->formats) {
+		fprintf(stderr, "conv: --format: no format given (pprof, jfr, folded, html)\n");
+		return false;
+	}
+	return true;
+}
+
+/* --top N; false when not a number up to 100000 (said). */
+static bool take_top(struct cvopts *c, const char *arg)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || end == arg || arg[0] == '-' || v > 100000) {
+		fprintf(stderr, "conv: --top: expected a number up to 100000, got '%s'\n", arg);
+		return false;
+	}
+	c->top = (unsigned)v;
+	return true;
+}
+
+/* The filters -p, -t, -c, -e, --time: kept, and noted for the warning when they keep nothing. */
+static bool take_filter(struct cvopts *c, int id, char *arg)
+{
+	switch (id) {
+	case 'p':
+	case 't':
+		note_filter(c, id == 'p' ? "--pid" : "--tid", arg);
+		if (!split_ids(arg, id == 'p' ? c->pids : c->tids, id == 'p' ? &c->nr_pids : &c->nr_tids)) {
+			fprintf(stderr, "conv: --%s: not a list of numbers: '%s'\n", id == 'p' ? "pid" : "tid",
+				arg);
+			return false;
+		}
+		return true;
+	case 'c':
+	case 'e':
+		note_filter(c, id == 'c' ? "--comm" : "--event", arg);
+		if (!split_list(arg, id == 'c' ? c->comms : c->events,
+				id == 'c' ? &c->nr_comms : &c->nr_events)) {
+			fprintf(stderr, "conv: too many --%s values\n", id == 'c' ? "comm" : "event");
+			return false;
+		}
+		return true;
+	default: /* O_TIME */
+		note_filter(c, "--time", arg);
+		if (!parse_window(arg, &c->co.filter)) {
+			fprintf(stderr, "conv: --time: expected START,END in seconds after the "
+					"first sample (or @perf-time for both), got '%s'\n",
+				arg);
+			return false;
+		}
+		return true;
+	}
+}
+
+/* --tp-fields EVENT:F1,F2; false when not of that shape or too many (said). */
+static bool take_tp_fields(struct cvopts *c, const char *arg)
+{
+	/* a tracepoint is "sys:name": its fields follow a second colon */
+	if (!strchr(arg, ':') || strchr(arg, ':') == strrchr(arg, ':') || strrchr(arg, ':')[1] == '\0' ||
+	    c->nr_tp_fields >= MAX_LIST) {
+		fprintf(stderr, "conv: --tp-fields: expected EVENT:FIELD[,FIELD...] "
+				"(sched:sched_switch:prev_state,next_comm), got '%s'\n",
+			arg);
+		return false;
+	}
+	c->tp_fields[c->nr_tp_fields++] = arg;
+	return true;
+}
+
+/* --jfr-chunk-size and --max-reorder: sizes; false when not one (said). */
+static bool take_size(struct cvopts *c, int id, const char *arg)
+{
+	uint64_t v;
+
+	if (id == O_CHUNK) {
+		if (!cli_parse_size(arg, &c->chunk_size)) {
+			fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", arg);
+			return false;
+		}
+		return true;
+	}
+	if (!cli_parse_size(arg, &v) || v > SIZE_MAX) {
+		fprintf(stderr, "conv: --max-reorder: not a size: '%s'\n", arg);
+		return false;
+	}
+	c->ro.reorder_limit = (size_t)v;
+	return true;
+}
+
+/* One of conv_opts (cli_opts_parse's take). */
+static enum cli_take conv_take(void *ctx, int id, char *arg, int argc, char **argv)
+{
+	struct cvopts *c = ctx;
+	bool ok = true;
+
+	switch (id) {
+	case 'o':
+		c->out = cli_out_arg("conv", arg);
+		ok = c->out != NULL;
+		break;
+	case O_PPROF:
+		c->paths[OUT_PPROF] = arg;
+		break;
+	case O_JFR:
+		c->paths[OUT_JFR] = arg;
+		break;
+	case O_FOLDED:
+		c->paths[OUT_FOLDED] = arg;
+		break;
+	case O_HTML:
+		c->paths[OUT_HTML] = arg;
+		break;
+	case O_FOLDED_VALUE:
+		c->folded_value = arg;
+		break;
+	case O_TOP:
+		ok = take_top(c, arg);
+		break;
+	case 'F':
+		ok = take_formats(c, arg);
+		break;
+	case O_STATS:
+		c->stats_path = cli_stats_path("conv", arg, argc, argv);
+		ok = c->stats_path != NULL;
+		break;
+	case 'p':
+	case 't':
+	case 'c':
+	case 'e':
+	case O_TIME:
+		ok = take_filter(c, id, arg);
+		break;
+	case O_TP_FIELDS:
+		ok = take_tp_fields(c, arg);
+		break;
+	case O_NO_LABELS:
+		c->co.no_labels = true;
+		break;
+	case O_LABEL:
+		if (strcmp(arg, "cpu")) {
+			fprintf(stderr, "conv: --label: only 'cpu' can be added\n");
+			ok = false;
+		}
+		c->co.label_cpu = ok;
+		break;
+	case O_CHUNK:
+	case O_MAX_REORDER:
+		ok = take_size(c, id, arg);
+		break;
+	case 'h':
+		usage(stdout);
+		return CLI_TAKE_DONE;
+	case O_VERSION:
+		printf("conv %s\n", CONV_VERSION_STRING);
+		return CLI_TAKE_DONE;
+	default:
+		ok = false;
+	}
+	return ok ? CLI_TAKE_OK : CLI_TAKE_USAGE;
+}
+
+/*
+ * After the options: the outputs they name settled (-F against --pprof
+ * ..., the default pprof and jfr), what cannot go together refused (said),
+ * the conversion's options filled in. The exit code.
+ */
+static int conv_settle(struct cvopts *c)
+{
 	/* an output named, and a format list that leaves it out: which one was meant? */
-	for (int k = 0; c.formats && k < OUT__COUNT; k++) {
-		if (c.paths[k] && !(c.formats & F_BIT(k))) {
+	for (int k = 0; c->formats && k < OUT__COUNT; k++) {
+		if (c->paths[k] && !(c->formats & F_BIT(k))) {
 			fprintf(stderr, "conv: --%s names an output that -F (--format) leaves out: give "
 					"one\n",
 				outs[k].format);
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!c.formats) {
+	if (!c->formats) {
 		for (int k = 0; k < OUT__COUNT; k++)
-			c.formats |= c.paths[k] ? F_BIT(k) : 0;
-		if (!c.formats)
-			c.formats = F_BIT(OUT_PPROF) | F_BIT(OUT_JFR);
+			c->formats |= c->paths[k] ? F_BIT(k) : 0;
+		if (!c->formats)
+			c->formats = F_BIT(OUT_PPROF) | F_BIT(OUT_JFR);
 	}
-	if (c.out) {
+	if (c->out) {
 		bool names = false;
 
 		for (int k = 0; k < OUT__COUNT; k++)
-			names = names || ((c.formats & F_BIT(k)) && !c.paths[k]);
+			names = names || ((c->formats & F_BIT(k)) && !c->paths[k]);
 		if (!names) {
 			fprintf(stderr, "conv: -o (--output) would name nothing: --pprof/--jfr/--folded/"
 					"--html name every output written\n");
 			return CLI_EXIT_USAGE;
 		}
-		if (!strcmp(c.out, "-") && !out_std_one(&c))
+		if (!strcmp(c->out, "-") && !out_std_one(c))
 			return CLI_EXIT_USAGE;
 	}
-	if (c.folded_value && !(c.formats & F_BIT(OUT_FOLDED))) {
+	if (c->folded_value && !(c->formats & F_BIT(OUT_FOLDED))) {
 		fprintf(stderr, "conv: --folded-value: no folded stacks are written (-F folded or "
 				"--folded PATH)\n");
 		return CLI_EXIT_USAGE;
 	}
-	c.co.sj = c.com.sj;
-	c.co.pm = c.com.pm;
-	c.co.filter.pids = c.pids;
-	c.co.filter.nr_pids = c.nr_pids;
-	c.co.filter.tids = c.tids;
-	c.co.filter.nr_tids = c.nr_tids;
-	c.co.filter.comms = c.comms;
-	c.co.filter.nr_comms = c.nr_comms;
-	c.co.filter.events = c.events;
-	c.co.filter.nr_events = c.nr_events;
-	c.co.tp_fields = c.tp_fields;
-	c.co.nr_tp_fields = c.nr_tp_fields;
-	c.tty = isatty(STDERR_FILENO);
+	c->co.sj = c->com.sj;
+	c->co.pm = c->com.pm;
+	c->co.filter.pids = c->pids;
+	c->co.filter.nr_pids = c->nr_pids;
+	c->co.filter.tids = c->tids;
+	c->co.filter.nr_tids = c->nr_tids;
+	c->co.filter.comms = c->comms;
+	c->co.filter.nr_comms = c->nr_comms;
+	c->co.filter.events = c->events;
+	c->co.filter.nr_events = c->nr_events;
+	c->co.tp_fields = c->tp_fields;
+	c->co.nr_tp_fields = c->nr_tp_fields;
+	c->tty = isatty(STDERR_FILENO);
+	return CLI_EXIT_OK;
+}
 
-	/* inputs: files, '-', and glob patterns (quoted, so the shell left them) */
-	memset(&gl, 0, sizeof(gl));
-	for (int i = optind; i < argc; i++) {
+/* The inputs of a run: the operands, glob patterns expanded. */
+struct inputs {
+	char **v;
+	size_t nr, cap;
+	glob_t gl;
+	bool globbed;
+};
+
+/* Appends one input; false when out of memory. */
+static bool inputs_add(struct inputs *in, char *path)
+{
+	if (in->nr == in->cap) {
+		size_t nc = in->cap ? 2 * in->cap : 16;
+		char **ni = realloc(in->v, nc * sizeof(*ni));
+
+		if (!ni)
+			return false;
+		in->v = ni;
+		in->cap = nc;
+	}
+	in->v[in->nr++] = path;
+	return true;
+}
+
+/*
+ * The operands argv[first..argc) as inputs: files, '-', and glob patterns
+ * (quoted, so the shell left them), their matches after the files; none
+ * is perf.data. The exit code: a pattern that matches nothing is said;
+ * -1 out of memory (said).
+ */
+static int inputs_collect(struct inputs *in, int first, int argc, char **argv)
+{
+	static char def[] = "perf.data";
+	int rc = CLI_EXIT_OK;
+
+	memset(in, 0, sizeof(*in));
+	for (int i = first; i < argc; i++) {
 		struct stat stt;
 
 		if (strcmp(argv[i], "-") && has_glob_chars(argv[i]) && stat(argv[i], &stt)) {
-			int g = glob(argv[i], globbed ? GLOB_APPEND : 0, NULL, &gl);
+			int g = glob(argv[i], in->globbed ? GLOB_APPEND : 0, NULL, &in->gl);
 
 			if (g == GLOB_NOMATCH) {
 				fprintf(stderr, "conv: %s: no file matches\n", argv[i]);
 				rc = CLI_EXIT_INPUT;
 			}
-			globbed = globbed || g == 0 || g == GLOB_NOMATCH;
+			in->globbed = in->globbed || g == 0 || g == GLOB_NOMATCH;
 			continue;
 		}
-		if (nr_inputs == cap_inputs) {
-			size_t nc = cap_inputs ? 2 * cap_inputs : 16;
-			char **ni = realloc(inputs, nc * sizeof(*ni));
-
-			if (!ni) {
-				fprintf(stderr, "conv: out of memory\n");
-				free(inputs);
-				return CLI_EXIT_INPUT;
-			}
-			inputs = ni;
-			cap_inputs = nc;
+		if (!inputs_add(in, argv[i])) {
+			fprintf(stderr, "conv: out of memory\n");
+			return -1;
 		}
-		inputs[nr_inputs++] = argv[i];
 	}
-	for (size_t i = 0; globbed && i < gl.gl_pathc; i++) {
-		if (nr_inputs == cap_inputs) {
-			size_t nc = cap_inputs ? 2 * cap_inputs : 16;
-			char **ni = realloc(inputs, nc * sizeof(*ni));
+	for (size_t i = 0; in->globbed && i < in->gl.gl_pathc; i++)
+		if (!inputs_add(in, in->gl.gl_pathv[i]))
+			break;
+	if (!in->nr && rc == CLI_EXIT_OK) {
+		in->v = malloc(sizeof(*in->v));
+		if (in->v)
+			in->v[in->nr++] = def;
+	}
+	return rc;
+}
 
-			if (!ni)
-				break;
-			inputs = ni;
-			cap_inputs = nc;
-		}
-		inputs[nr_inputs++] = gl.gl_pathv[i];
-	}
-	if (!nr_inputs && rc == CLI_EXIT_OK) {
-		static char def[] = "perf.data";
+static void inputs_release(struct inputs *in)
+{
+	if (in->globbed)
+		globfree(&in->gl);
+	free(in->v);
+}
 
-		inputs = malloc(sizeof(*inputs));
-		if (inputs)
-			inputs[nr_inputs++] = def;
+/* What standard input and standard output can take: read once, one output. The exit code (said). */
+static int check_std(const struct cvopts *c, const struct inputs *in)
+{
+	size_t stdin_uses = 0;
+	int to_stdout = c->out && !strcmp(c->out, "-");
+	int rc;
+
+	for (size_t i = 0; i < in->nr; i++)
+		stdin_uses += !strcmp(in->v[i], "-");
+	if (stdin_uses > 1) {
+		fprintf(stderr, "conv: standard input ('-') can be read once\n");
+		return CLI_EXIT_USAGE;
 	}
-	if (nr_inputs > 1 && any_path(&c)) {
+	rc = cli_out_dir("conv", c->out, in->nr, false);
+	if (rc)
+		return rc;
+	for (int k = 0; k < OUT__COUNT; k++)
+		to_stdout += c->paths[k] && !strcmp(c->paths[k], "-");
+	if (c->stats_path && !strcmp(c->stats_path, "-") && to_stdout) {
+		fprintf(stderr, "conv: --stats without FILE writes to stdout, like the output named "
+				"'-'\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (to_stdout > 1) {
+		fprintf(stderr, "conv: only one output can go to stdout\n");
+		return CLI_EXIT_USAGE;
+	}
+	return CLI_EXIT_OK;
+}
+
+/*
+ * Before any input is read: the inputs and outputs together (check_std,
+ * check_outputs), the --kallsyms file, the debug directories, -o DIR made.
+ * The exit code (said).
+ */
+static int check_run(const struct cvopts *c, const struct inputs *in)
+{
+	int rc;
+
+	if (in->nr > 1 && any_path(c)) {
 		fprintf(stderr, "conv: --pprof, --jfr, --folded and --html name one file: with several "
 				"inputs use -o DIR\n");
-		rc = CLI_EXIT_USAGE;
-		goto done;
+		return CLI_EXIT_USAGE;
 	}
-	{
-		size_t stdin_uses = 0;
-
-		for (size_t i = 0; i < nr_inputs; i++)
-			stdin_uses += !strcmp(inputs[i], "-");
-		if (stdin_uses > 1) {
-			fprintf(stderr, "conv: standard input ('-') can be read once\n");
-			rc = CLI_EXIT_USAGE;
-			goto done;
-		}
-	}
-	{
-		int to_stdout = c.out && !strcmp(c.out, "-");
-		int r1 = cli_out_dir("conv", c.out, nr_inputs, false);
-
-		if (r1) {
-			rc = r1;
-			goto done;
-		}
-		for (int k = 0; k < OUT__COUNT; k++)
-			to_stdout += c.paths[k] && !strcmp(c.paths[k], "-");
-		if (c.stats_path && !strcmp(c.stats_path, "-") && to_stdout) {
-			fprintf(stderr, "conv: --stats without FILE writes to stdout, like the output named "
-					"'-'\n");
-			rc = CLI_EXIT_USAGE;
-			goto done;
-		}
-		if (to_stdout > 1) {
-			fprintf(stderr, "conv: only one output can go to stdout\n");
-			rc = CLI_EXIT_USAGE;
-			goto done;
-		}
-	}
-	{
-		int r1 = check_outputs(&c, inputs, nr_inputs);
-
-		if (r1) {
-			rc = r1;
-			goto done;
-		}
-	}
-	if (c.co.sj.kallsyms && !cli_kallsyms_readable(c.co.sj.kallsyms)) {
-		rc = CLI_EXIT_INPUT;
-		goto done;
-	}
-	for (size_t i = 0; i < c.com.nr_dirs; i++) {
+	rc = check_std(c, in);
+	if (!rc)
+		rc = check_outputs(c, in->v, in->nr);
+	if (rc)
+		return rc;
+	if (c->co.sj.kallsyms && !cli_kallsyms_readable(c->co.sj.kallsyms))
+		return CLI_EXIT_INPUT;
+	for (size_t i = 0; i < c->com.nr_dirs; i++) {
 		struct stat stt;
 
-		if (stat(c.com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
-			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c.com.dirs[i]);
+		if (stat(c->com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
+			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c->com.dirs[i]);
 	}
-	{
-		int r1 = cli_out_dir("conv", c.out, nr_inputs, true);
+	return cli_out_dir("conv", c->out, in->nr, true);
+}
 
-		if (r1) {
-			rc = r1;
-			goto done;
-		}
-	}
+/* Converts each input on its own; the worst outcome is the exit code. */
+static int convert_all(struct cvopts *c, const struct inputs *in)
+{
+	int rc = CLI_EXIT_OK;
+
 	/* after -o DIR exists: --stats may name a file in it */
-	if (c.stats_path && !statsfile_open("conv", c.stats_path)) {
-		rc = CLI_EXIT_OUTPUT;
-		goto done;
-	}
-	for (size_t i = 0; i < nr_inputs; i++) {
+	if (c->stats_path && !statsfile_open("conv", c->stats_path))
+		return CLI_EXIT_OUTPUT;
+	for (size_t i = 0; i < in->nr; i++) {
 		int r1;
 
-		if (c.stats_path)
-			statsfile_arm(inputs[i]);
-		r1 = convert_one(&c, inputs[i]);
+		if (c->stats_path)
+			statsfile_arm(in->v[i]);
+		r1 = convert_one(c, in->v[i]);
+		if (r1 > rc)
+			rc = r1;
+	}
+	return rc;
+}
 
+/* conv on the operands argv[first..argc), options parsed. */
+static int convert_main(struct cvopts *c, int first, int argc, char **argv)
+{
+	struct inputs in;
+	int rc = conv_settle(c), r1;
+
+	if (rc)
+		return rc;
+	rc = inputs_collect(&in, first, argc, argv);
+	if (rc < 0) {
+		inputs_release(&in);
+		return CLI_EXIT_INPUT;
+	}
+	r1 = check_run(c, &in);
+	if (r1) {
+		rc = r1; /* refused before any work: that is the outcome */
+	} else {
+		r1 = convert_all(c, &in);
 		/* several inputs: the worst outcome decides */
 		if (r1 > rc)
 			rc = r1;
 	}
-done:
-	if (c.stats_path && !statsfile_close("conv") && rc < CLI_EXIT_OUTPUT)
+	if (c->stats_path && !statsfile_close("conv") && rc < CLI_EXIT_OUTPUT)
 		rc = CLI_EXIT_OUTPUT;
-	if (globbed)
-		globfree(&gl);
-	free(inputs);
+	inputs_release(&in);
+	return rc;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct cvopts *c = calloc(1, sizeof(*c)); /* big lists: not on the stack */
+	struct cli_cmd cmd = { "conv", conv_opts, conv_take, c };
+	int first, rc;
+
+	if (!c) {
+		fprintf(stderr, "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	c->top = 10;
+	/* a core to spare reads, decompresses and orders the input while this one converts */
+	c->ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	first = cli_opts_parse(&cmd, &c->com, argc, argv, &rc);
+	if (first >= 0)
+		rc = convert_main(c, first, argc, argv);
+	free(c);
 	return rc;
 }

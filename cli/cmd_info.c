@@ -14,7 +14,7 @@
 #include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/json.h"
-#include "pipeline/host.h"
+#include "pipeline/readpass.h"
 #include "pipeline/symjob.h"
 #include "pipeline/unwinding.h"
 #include "procmap/jitmap.h"
@@ -55,7 +55,7 @@ struct info_state {
 	struct tally jit; /* (pid, name, dso) -> leaf samples */
 	/* symbolization (--top) */
 	struct symjob *sj;
-	struct unwinding *uw; /* dwarf stack copies walked, LBR call stacks joined, as conv does */
+	struct readpass *rp; /* the reading pass: owns pm and sj */
 	unsigned top;
 	uint64_t *leaf_hits; /* per symjob address id: samples whose leaf is there */
 	size_t cap_leaf;
@@ -357,11 +357,10 @@ static struct tally_ent *dso_rows(const struct info_state *st, size_t *n)
 	return v;
 }
 
-static void json_procmap(struct json *j, const struct info_state *st, const struct rdr_info *info)
+/* What procmap counted: processes, mappings, frames (by their build-ids' source), samples per process. */
+static void json_procmap_stats(struct json *j, const struct info_state *st)
 {
 	const struct pm_stats *ps = procmap_stats(st->pm);
-	struct tally_ent *rows;
-	size_t nr_rows;
 
 	json_key(j, "processes");
 	json_obj_begin(j);
@@ -406,56 +405,68 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 	}
 	json_arr_end(j);
 	json_obj_end(j);
-	if (st->want_mappings) {
-		char hex[2 * PM_BUILD_ID_MAX + 1];
+}
 
-		json_key(j, "mappings");
-		json_arr_begin(j);
-		for (uint32_t i = 0; i < procmap_mapping_count(st->pm); i++) {
-			const struct pm_mapping *m = procmap_mapping(st->pm, i);
-			const struct pm_proc *p = m->proc == PM_KERNEL_PROC ? NULL
-									  : procmap_proc(st->pm, m->proc);
+/* --mappings: the executable mappings. */
+static void json_mappings(struct json *j, const struct info_state *st)
+{
+	char hex[2 * PM_BUILD_ID_MAX + 1];
 
-			if (!m->exec)
-				continue;
-			buildid_hex(m->build_id, m->build_id_size, hex);
-			json_obj_begin(j);
-			json_key(j, "pid");
-			if (p)
-				json_u64(j, p->pid);
-			else
-				json_i64(j, -1);
-			json_kv_u64(j, "generation", p ? p->generation : 0);
-			json_kv_u64(j, "start", m->start);
-			json_kv_u64(j, "limit", m->limit);
-			json_kv_u64(j, "pgoff", m->pgoff);
-			json_kv_str(j, "path", m->path);
-			json_kv_str(j, "dso", m->dso);
-			json_kv_str(j, "build_id", hex);
-			json_kv_str(j, "build_id_source", procmap_bid_source_name(m->bid_source));
-			json_kv_u64(j, "samples", m->samples);
-			json_kv_u64(j, "frames", m->frames);
-			json_obj_end(j);
-		}
-		json_arr_end(j);
+	json_key(j, "mappings");
+	json_arr_begin(j);
+	for (uint32_t i = 0; i < procmap_mapping_count(st->pm); i++) {
+		const struct pm_mapping *m = procmap_mapping(st->pm, i);
+		const struct pm_proc *p = m->proc == PM_KERNEL_PROC ? NULL
+								  : procmap_proc(st->pm, m->proc);
+
+		if (!m->exec)
+			continue;
+		buildid_hex(m->build_id, m->build_id_size, hex);
+		json_obj_begin(j);
+		json_key(j, "pid");
+		if (p)
+			json_u64(j, p->pid);
+		else
+			json_i64(j, -1);
+		json_kv_u64(j, "generation", p ? p->generation : 0);
+		json_kv_u64(j, "start", m->start);
+		json_kv_u64(j, "limit", m->limit);
+		json_kv_u64(j, "pgoff", m->pgoff);
+		json_kv_str(j, "path", m->path);
+		json_kv_str(j, "dso", m->dso);
+		json_kv_str(j, "build_id", hex);
+		json_kv_str(j, "build_id_source", procmap_bid_source_name(m->bid_source));
+		json_kv_u64(j, "samples", m->samples);
+		json_kv_u64(j, "frames", m->frames);
+		json_obj_end(j);
 	}
-	if (st->want_jit) {
-		json_key(j, "jit_symbols");
-		json_arr_begin(j);
-		for (size_t i = 0; i < st->jit.n; i++) {
-			const struct tally_ent *e = &st->jit.v[i];
+	json_arr_end(j);
+}
 
-			json_obj_begin(j);
-			json_kv_u64(j, "pid", e->key[0]);
-			json_kv_str(j, "dso", (const char *)(uintptr_t)e->key[2]);
-			json_kv_str(j, "name", (const char *)(uintptr_t)e->key[1]);
-			json_kv_u64(j, "samples", e->count);
-			json_obj_end(j);
-		}
-		json_arr_end(j);
+/* --jit: samples by JIT symbol. */
+static void json_jit(struct json *j, const struct info_state *st)
+{
+	json_key(j, "jit_symbols");
+	json_arr_begin(j);
+	for (size_t i = 0; i < st->jit.n; i++) {
+		const struct tally_ent *e = &st->jit.v[i];
+
+		json_obj_begin(j);
+		json_kv_u64(j, "pid", e->key[0]);
+		json_kv_str(j, "dso", (const char *)(uintptr_t)e->key[2]);
+		json_kv_str(j, "name", (const char *)(uintptr_t)e->key[1]);
+		json_kv_u64(j, "samples", e->count);
+		json_obj_end(j);
 	}
-	if (!st->want_dso)
-		return;
+	json_arr_end(j);
+}
+
+/* --dso: samples by thread and DSO. */
+static void json_dso(struct json *j, const struct info_state *st, const struct rdr_info *info)
+{
+	struct tally_ent *rows;
+	size_t nr_rows;
+
 	rows = dso_rows(st, &nr_rows);
 	json_key(j, "dso_samples");
 	json_arr_begin(j);
@@ -478,6 +489,17 @@ static void json_procmap(struct json *j, const struct info_state *st, const stru
 	}
 	json_arr_end(j);
 	free(rows);
+}
+
+static void json_procmap(struct json *j, const struct info_state *st, const struct rdr_info *info)
+{
+	json_procmap_stats(j, st);
+	if (st->want_mappings)
+		json_mappings(j, st);
+	if (st->want_jit)
+		json_jit(j, st);
+	if (st->want_dso)
+		json_dso(j, st, info);
 }
 
 static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
@@ -581,6 +603,164 @@ static void cmdline_join(const struct rdr_info *info, struct dbuf *out)
 	}
 }
 
+/* The header's facts: file, mode, host, command line, compression (tmp: scratch). */
+static void json_header(struct json *j, const char *path, const struct rdr_info *info, struct dbuf *tmp)
+{
+	json_key(j, "file");
+	json_str(j, path);
+	json_key(j, "mode");
+	json_str(j, info->mode == RDR_MODE_FILE ? "file" : "pipe");
+	json_key(j, "byte_order");
+	json_str(j, info->big_endian ? "big" : "little");
+	json_key(j, "file_size");
+	if (info->file_size == UINT64_MAX)
+		json_null(j);
+	else
+		json_u64(j, info->file_size);
+	json_key(j, "perf_version");
+	json_str(j, info->perf_version);
+	json_key(j, "hostname");
+	json_str(j, info->hostname);
+	json_key(j, "os_release");
+	json_str(j, info->osrelease);
+	json_key(j, "arch");
+	json_str(j, info->arch);
+	json_key(j, "nr_cpus_online");
+	json_u64(j, info->nr_cpus_online);
+	json_key(j, "cmdline");
+	if (info->cmdline_len) {
+		cmdline_join(info, tmp);
+		json_strn(j, (const char *)tmp->data, tmp->len);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "compressed");
+	if (info->has_compressed) {
+		json_obj_begin(j);
+		json_key(j, "type");
+		json_u64(j, info->comp_type);
+		json_key(j, "level");
+		json_u64(j, info->comp_level);
+		json_obj_end(j);
+	} else {
+		json_null(j);
+	}
+}
+
+/* The events with their sample counts. */
+static void json_events(struct json *j, const struct rdr_info *info)
+{
+	json_key(j, "events");
+	json_arr_begin(j);
+	for (size_t i = 0; i < info->nr_attrs; i++) {
+		const struct rdr_attr *a = &info->attrs[i];
+
+		json_obj_begin(j);
+		json_key(j, "name");
+		json_str(j, a->name);
+		json_key(j, "type");
+		json_u64(j, a->type);
+		json_key(j, "config");
+		json_u64(j, a->config);
+		json_key(j, "sample_type");
+		json_u64(j, a->sample_type);
+		json_key(j, a->freq ? "sample_freq" : "sample_period");
+		json_u64(j, a->sample_period);
+		json_key(j, "ids");
+		json_u64(j, a->nr_ids);
+		json_key(j, "samples");
+		json_u64(j, a->samples);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* Records by type, samples, lost samples, the samples' time span. */
+static void json_records(struct json *j, const struct rdr_stats *s)
+{
+	json_key(j, "records");
+	json_obj_begin(j);
+	for (uint32_t t = 0; t < RDR_RECORD_TYPES; t++)
+		if (s->records[t]) {
+			json_key(j, rdr_record_name(t));
+			json_u64(j, s->records[t]);
+		}
+	json_obj_end(j);
+	json_key(j, "records_unknown");
+	json_u64(j, s->records_unknown);
+	json_key(j, "samples");
+	json_u64(j, s->samples);
+	json_key(j, "samples_skipped");
+	json_u64(j, s->samples_malformed + s->samples_unknown_attr);
+	json_key(j, "lost_samples");
+	json_u64(j, s->lost_events + s->lost_samples);
+	json_key(j, "first_sample_time");
+	if (s->has_sample_time)
+		json_u64(j, s->first_sample_time);
+	else
+		json_null(j);
+	json_key(j, "last_sample_time");
+	if (s->has_sample_time)
+		json_u64(j, s->last_sample_time);
+	else
+		json_null(j);
+}
+
+/* The build-ids: the header's table, then those of MMAP2 records. */
+static void json_build_ids(struct json *j, const struct rdr_info *info, const struct info_state *st)
+{
+	char hex[41];
+
+	json_key(j, "build_ids");
+	json_arr_begin(j);
+	for (size_t i = 0; i < info->nr_build_ids; i++) {
+		const struct rdr_build_id *b = &info->build_ids[i];
+
+		buildid_hex(b->id, b->size, hex);
+		json_obj_begin(j);
+		json_key(j, "build_id");
+		json_str(j, hex);
+		json_key(j, "filename");
+		json_str(j, b->filename);
+		json_key(j, "source");
+		json_str(j, bid_source_name(b->source));
+		json_key(j, "cpumode");
+		json_str(j, cpumode_name(b->misc));
+		json_obj_end(j);
+	}
+	for (size_t i = 0; i < st->nr_bids; i++) {
+		buildid_hex(st->bids[i].id, st->bids[i].size, hex);
+		json_obj_begin(j);
+		json_key(j, "build_id");
+		json_str(j, hex);
+		json_key(j, "filename");
+		json_str(j, st->bids[i].filename);
+		json_key(j, "source");
+		json_str(j, "mmap2");
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* The problems found, each with its offset (tmp: scratch). */
+static void json_problems(struct json *j, const struct rdr *r, struct dbuf *tmp)
+{
+	json_key(j, "problems");
+	json_arr_begin(j);
+	for (size_t i = 0; i < rdr_problem_count(r); i++) {
+		dbuf_reset(tmp);
+		format_problem(rdr_problem_at(r, i), tmp);
+		json_strn(j, (const char *)tmp->data, tmp->len);
+	}
+	if (rdr_problems_dropped(r)) {
+		dbuf_reset(tmp);
+		dbuf_printf(tmp, "%" PRIu64 " more %s of other kinds not listed", rdr_problems_dropped(r),
+			    cli_plural(rdr_problems_dropped(r), "problem", "problems"));
+		json_strn(j, (const char *)tmp->data, tmp->len);
+	}
+	json_arr_end(j);
+}
+
 static void print_json(const char *path, const struct rdr *r, const struct info_state *st,
 		       bool complete, struct dbuf *out)
 {
@@ -588,145 +768,18 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 	const struct rdr_stats *s = rdr_stats(r);
 	struct json j;
 	struct dbuf tmp;
-	char hex[41];
 
 	dbuf_init(&tmp, 0);
 	json_init(&j, out, true);
 	json_obj_begin(&j);
-	json_key(&j, "file");
-	json_str(&j, path);
-	json_key(&j, "mode");
-	json_str(&j, info->mode == RDR_MODE_FILE ? "file" : "pipe");
-	json_key(&j, "byte_order");
-	json_str(&j, info->big_endian ? "big" : "little");
-	json_key(&j, "file_size");
-	if (info->file_size == UINT64_MAX)
-		json_null(&j);
-	else
-		json_u64(&j, info->file_size);
-	json_key(&j, "perf_version");
-	json_str(&j, info->perf_version);
-	json_key(&j, "hostname");
-	json_str(&j, info->hostname);
-	json_key(&j, "os_release");
-	json_str(&j, info->osrelease);
-	json_key(&j, "arch");
-	json_str(&j, info->arch);
-	json_key(&j, "nr_cpus_online");
-	json_u64(&j, info->nr_cpus_online);
-	json_key(&j, "cmdline");
-	if (info->cmdline_len) {
-		cmdline_join(info, &tmp);
-		json_strn(&j, (const char *)tmp.data, tmp.len);
-	} else {
-		json_null(&j);
-	}
-	json_key(&j, "compressed");
-	if (info->has_compressed) {
-		json_obj_begin(&j);
-		json_key(&j, "type");
-		json_u64(&j, info->comp_type);
-		json_key(&j, "level");
-		json_u64(&j, info->comp_level);
-		json_obj_end(&j);
-	} else {
-		json_null(&j);
-	}
-	json_key(&j, "events");
-	json_arr_begin(&j);
-	for (size_t i = 0; i < info->nr_attrs; i++) {
-		const struct rdr_attr *a = &info->attrs[i];
-
-		json_obj_begin(&j);
-		json_key(&j, "name");
-		json_str(&j, a->name);
-		json_key(&j, "type");
-		json_u64(&j, a->type);
-		json_key(&j, "config");
-		json_u64(&j, a->config);
-		json_key(&j, "sample_type");
-		json_u64(&j, a->sample_type);
-		json_key(&j, a->freq ? "sample_freq" : "sample_period");
-		json_u64(&j, a->sample_period);
-		json_key(&j, "ids");
-		json_u64(&j, a->nr_ids);
-		json_key(&j, "samples");
-		json_u64(&j, a->samples);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_key(&j, "records");
-	json_obj_begin(&j);
-	for (uint32_t t = 0; t < RDR_RECORD_TYPES; t++)
-		if (s->records[t]) {
-			json_key(&j, rdr_record_name(t));
-			json_u64(&j, s->records[t]);
-		}
-	json_obj_end(&j);
-	json_key(&j, "records_unknown");
-	json_u64(&j, s->records_unknown);
-	json_key(&j, "samples");
-	json_u64(&j, s->samples);
-	json_key(&j, "samples_skipped");
-	json_u64(&j, s->samples_malformed + s->samples_unknown_attr);
-	json_key(&j, "lost_samples");
-	json_u64(&j, s->lost_events + s->lost_samples);
-	json_key(&j, "first_sample_time");
-	if (s->has_sample_time)
-		json_u64(&j, s->first_sample_time);
-	else
-		json_null(&j);
-	json_key(&j, "last_sample_time");
-	if (s->has_sample_time)
-		json_u64(&j, s->last_sample_time);
-	else
-		json_null(&j);
-	json_key(&j, "build_ids");
-	json_arr_begin(&j);
-	for (size_t i = 0; i < info->nr_build_ids; i++) {
-		const struct rdr_build_id *b = &info->build_ids[i];
-
-		buildid_hex(b->id, b->size, hex);
-		json_obj_begin(&j);
-		json_key(&j, "build_id");
-		json_str(&j, hex);
-		json_key(&j, "filename");
-		json_str(&j, b->filename);
-		json_key(&j, "source");
-		json_str(&j, bid_source_name(b->source));
-		json_key(&j, "cpumode");
-		json_str(&j, cpumode_name(b->misc));
-		json_obj_end(&j);
-	}
-	for (size_t i = 0; i < st->nr_bids; i++) {
-		buildid_hex(st->bids[i].id, st->bids[i].size, hex);
-		json_obj_begin(&j);
-		json_key(&j, "build_id");
-		json_str(&j, hex);
-		json_key(&j, "filename");
-		json_str(&j, st->bids[i].filename);
-		json_key(&j, "source");
-		json_str(&j, "mmap2");
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_key(&j, "problems");
-	json_arr_begin(&j);
-	for (size_t i = 0; i < rdr_problem_count(r); i++) {
-		dbuf_reset(&tmp);
-		format_problem(rdr_problem_at(r, i), &tmp);
-		json_strn(&j, (const char *)tmp.data, tmp.len);
-	}
-	if (rdr_problems_dropped(r)) {
-		dbuf_reset(&tmp);
-		dbuf_printf(&tmp, "%" PRIu64 " more %s of other kinds not listed", rdr_problems_dropped(r),
-			    cli_plural(rdr_problems_dropped(r), "problem", "problems"));
-		json_strn(&j, (const char *)tmp.data, tmp.len);
-	}
-	json_arr_end(&j);
+	json_header(&j, path, info, &tmp);
+	json_events(&j, info);
+	json_records(&j, s);
+	json_build_ids(&j, info, st);
+	json_problems(&j, r, &tmp);
 	json_procmap(&j, st, info);
 	json_key(&j, "unwind");
-	cli_unwind_json(&j, unwinding_stats(st->uw));
+	cli_unwind_json(&j, unwinding_stats(readpass_unwinding(st->rp)));
 	json_symbols(&j, (struct info_state *)st);
 	json_key(&j, "truncated");
 	json_bool(&j, s->truncated);
@@ -737,13 +790,10 @@ static void print_json(const char *path, const struct rdr *r, const struct info_
 	dbuf_release(&tmp);
 }
 
-static void print_text(const char *path, const struct rdr *r, const struct info_state *st,
-		       bool complete, struct dbuf *out)
+/* The header's facts: file, host, command line, events, records, samples and their times. */
+static void text_header(const char *path, const struct rdr_info *info, const struct rdr_stats *s,
+			struct dbuf *out)
 {
-	const struct rdr_info *info = rdr_info(r);
-	const struct rdr_stats *s = rdr_stats(r);
-	char hex[41];
-
 	dbuf_printf(out, "file:          %s\n", path);
 	dbuf_printf(out, "mode:          %s, %s-endian", info->mode == RDR_MODE_FILE ? "file" : "pipe",
 		    info->big_endian ? "big" : "little");
@@ -789,6 +839,13 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 			    s->first_sample_time / 1000000000u, s->first_sample_time % 1000000000u,
 			    s->last_sample_time / 1000000000u, s->last_sample_time % 1000000000u,
 			    (double)(s->last_sample_time - s->first_sample_time) / 1e9);
+}
+
+/* The build-ids: the header's table, then those of MMAP2 records. */
+static void text_build_ids(const struct rdr_info *info, const struct info_state *st, struct dbuf *out)
+{
+	char hex[41];
+
 	dbuf_printf(out, "build-ids:     %zu\n", info->nr_build_ids + st->nr_bids);
 	for (size_t i = 0; i < info->nr_build_ids; i++) {
 		const struct rdr_build_id *b = &info->build_ids[i];
@@ -801,121 +858,140 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 		buildid_hex(st->bids[i].id, st->bids[i].size, hex);
 		dbuf_printf(out, "  %-40s %s (mmap2)\n", hex, st->bids[i].filename);
 	}
-	{
-		const struct pm_stats *ps = procmap_stats(st->pm);
+}
 
-		dbuf_printf(out, "processes:     %" PRIu64 " (%" PRIu64 " exec %s), %" PRIu64
-			    " %s, %" PRIu64 " %s (%" PRIu64 " cut by later ones)\n",
-			    ps->processes, ps->exec_generations,
-			    cli_plural(ps->exec_generations, "generation", "generations"), ps->threads,
-			    cli_plural(ps->threads, "thread", "threads"), ps->mappings,
-			    cli_plural(ps->mappings, "mapping", "mappings"), ps->mappings_replaced);
-		dbuf_printf(out, "frames:        %" PRIu64 " resolved to a mapping, %" PRIu64
-			    " unmapped, %" PRIu64 " named by JIT maps; build-ids from mmap2 %" PRIu64
-			    ", table %" PRIu64 ", disk %" PRIu64 ", path %" PRIu64
-			    ", path_unverified %" PRIu64 ", none %" PRIu64 "\n",
-			    ps->frames_resolved, ps->frames_unmapped, ps->frames_jit,
-			    ps->frames_by_bid[PM_BID_MMAP2],
-			    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
-			    ps->frames_by_bid[PM_BID_PATH], ps->frames_by_bid[PM_BID_PATH_UNVERIFIED],
-			    ps->frames_by_bid[PM_BID_NONE]);
+/* What procmap made of the processes and their frames, and the unwinding. */
+static void text_procmap(const struct info_state *st, struct dbuf *out)
+{
+	const struct pm_stats *ps = procmap_stats(st->pm);
+	char dw[512], lbr[256];
+
+	dbuf_printf(out, "processes:     %" PRIu64 " (%" PRIu64 " exec %s), %" PRIu64
+		    " %s, %" PRIu64 " %s (%" PRIu64 " cut by later ones)\n",
+		    ps->processes, ps->exec_generations,
+		    cli_plural(ps->exec_generations, "generation", "generations"), ps->threads,
+		    cli_plural(ps->threads, "thread", "threads"), ps->mappings,
+		    cli_plural(ps->mappings, "mapping", "mappings"), ps->mappings_replaced);
+	dbuf_printf(out, "frames:        %" PRIu64 " resolved to a mapping, %" PRIu64
+		    " unmapped, %" PRIu64 " named by JIT maps; build-ids from mmap2 %" PRIu64
+		    ", table %" PRIu64 ", disk %" PRIu64 ", path %" PRIu64
+		    ", path_unverified %" PRIu64 ", none %" PRIu64 "\n",
+		    ps->frames_resolved, ps->frames_unmapped, ps->frames_jit,
+		    ps->frames_by_bid[PM_BID_MMAP2],
+		    ps->frames_by_bid[PM_BID_TABLE], ps->frames_by_bid[PM_BID_DISK],
+		    ps->frames_by_bid[PM_BID_PATH], ps->frames_by_bid[PM_BID_PATH_UNVERIFIED],
+		    ps->frames_by_bid[PM_BID_NONE]);
+	cli_unwind_words(unwinding_stats(readpass_unwinding(st->rp)), dw, sizeof(dw), lbr, sizeof(lbr));
+	if (dw[0])
+		dbuf_printf(out, "unwinding:     %s\n", dw);
+	if (lbr[0])
+		dbuf_printf(out, "lbr:           %s\n", lbr);
+}
+
+/* --top: where symbols came from, what has none, the top functions. */
+static void text_symbols(const struct info_state *st, struct dbuf *out)
+{
+	size_t n;
+	struct top_ent *t = top_functions((struct info_state *)st, &n);
+	const struct symjob_stats *ss = symjob_stats(st->sj);
+
+	dbuf_printf(out, "symbols:       %" PRIu64 " of %" PRIu64 " %s found; frames by source:",
+		    ss->objects_found, ss->objects, cli_plural(ss->objects, "object", "objects"));
+	for (int s2 = 0; s2 < SYMSRC__COUNT; s2++)
+		if (ss->frames_by_src[s2])
+			dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
+				    ss->frames_by_src[s2]);
+	if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors ||
+	    ss->dfd_not_asked || ss->dfd_untrusted) {
+		char counts[224];
+
+		cli_dfd_counts(counts, sizeof(counts), ss, st->offline);
+		dbuf_printf(out, "\ndebuginfod:    %s", counts);
 	}
-	{
-		char dw[512], lbr[256];
+	for (size_t i = 0; i < ss->dfd_servers; i++) {
+		const struct dfd_server *d = symjob_dfd_server(st->sj, i);
+		char down[512];
 
-		cli_unwind_words(unwinding_stats(st->uw), dw, sizeof(dw), lbr, sizeof(lbr));
-		if (dw[0])
-			dbuf_printf(out, "unwinding:     %s\n", dw);
-		if (lbr[0])
-			dbuf_printf(out, "lbr:           %s\n", lbr);
+		if (!d || d->down == DFD_UP)
+			continue;
+		cli_dfd_down(down, sizeof(down), d->url, d->why ? d->why : "", d->skipped);
+		dbuf_printf(out, "\ndebuginfod:    %s", down);
 	}
-	if (st->top) {
-		size_t n;
-		struct top_ent *t = top_functions((struct info_state *)st, &n);
-		const struct symjob_stats *ss = symjob_stats(st->sj);
+	for (size_t i = 0; i < symjob_missing_count(st->sj) && (st->verbose || i < 10); i++) {
+		const struct symjob_missing *m = symjob_missing_at(st->sj, i);
 
-		dbuf_printf(out, "symbols:       %" PRIu64 " of %" PRIu64 " %s found; frames by source:",
-			    ss->objects_found, ss->objects, cli_plural(ss->objects, "object", "objects"));
-		for (int s2 = 0; s2 < SYMSRC__COUNT; s2++)
-			if (ss->frames_by_src[s2])
-				dbuf_printf(out, " %s %" PRIu64, symjob_src_name((enum symsrc)s2),
-					    ss->frames_by_src[s2]);
-		if (ss->dfd_fetched || ss->dfd_cache_hits || ss->dfd_not_found || ss->dfd_errors ||
-		    ss->dfd_not_asked || ss->dfd_untrusted) {
-			char counts[224];
-
-			cli_dfd_counts(counts, sizeof(counts), ss, st->offline);
-			dbuf_printf(out, "\ndebuginfod:    %s", counts);
-		}
-		for (size_t i = 0; i < ss->dfd_servers; i++) {
-			const struct dfd_server *d = symjob_dfd_server(st->sj, i);
-			char down[512];
-
-			if (!d || d->down == DFD_UP)
-				continue;
-			cli_dfd_down(down, sizeof(down), d->url, d->why ? d->why : "", d->skipped);
-			dbuf_printf(out, "\ndebuginfod:    %s", down);
-		}
-		for (size_t i = 0; i < symjob_missing_count(st->sj) && (st->verbose || i < 10); i++) {
-			const struct symjob_missing *m = symjob_missing_at(st->sj, i);
-
-			dbuf_printf(out, "\nno symbols:    %s %s (%" PRIu64 " %s)",
-				    m->build_id[0] ? m->build_id : "(no build-id)", m->path, m->frames,
-				    cli_plural(m->frames, "frame", "frames"));
-		}
-		dbuf_printf(out, "\ntop functions (self samples):\n");
-		for (size_t i = 0; i < n && i < st->top; i++) {
-			dbuf_printf(out, "  %10" PRIu64 "  %s", t[i].samples, t[i].name);
-			/* the inline frames seen there, as --json lists them */
-			for (unsigned k = 0; k < t[i].nr_inl; k++)
-				dbuf_printf(out, "%s%s", k ? ", " : "  (inlined into it: ", t[i].inl[k]);
-			dbuf_puts(out, t[i].nr_inl ? ")\n" : "\n");
-		}
-		free(t);
+		dbuf_printf(out, "\nno symbols:    %s %s (%" PRIu64 " %s)",
+			    m->build_id[0] ? m->build_id : "(no build-id)", m->path, m->frames,
+			    cli_plural(m->frames, "frame", "frames"));
 	}
-	if (st->want_mappings) {
-		dbuf_puts(out, "executable mappings:\n");
-		for (uint32_t i = 0; i < procmap_mapping_count(st->pm); i++) {
-			const struct pm_mapping *m = procmap_mapping(st->pm, i);
-			const struct pm_proc *p = m->proc == PM_KERNEL_PROC ? NULL
-									  : procmap_proc(st->pm, m->proc);
-			char pid[16];
-
-			if (!m->exec)
-				continue;
-			buildid_hex(m->build_id, m->build_id_size, hex);
-			snprintf(pid, sizeof(pid), "%" PRIu32, p ? p->pid : 0);
-			dbuf_printf(out, "  %7s %#" PRIx64 "-%#" PRIx64 " %s  build-id %s (%s)  %" PRIu64
-				    " %s\n", p ? pid : "kernel", m->start, m->limit, m->path,
-				    hex[0] ? hex : "none", procmap_bid_source_name(m->bid_source),
-				    m->samples, cli_plural(m->samples, "sample", "samples"));
-		}
+	dbuf_printf(out, "\ntop functions (self samples):\n");
+	for (size_t i = 0; i < n && i < st->top; i++) {
+		dbuf_printf(out, "  %10" PRIu64 "  %s", t[i].samples, t[i].name);
+		/* the inline frames seen there, as --json lists them */
+		for (unsigned k = 0; k < t[i].nr_inl; k++)
+			dbuf_printf(out, "%s%s", k ? ", " : "  (inlined into it: ", t[i].inl[k]);
+		dbuf_puts(out, t[i].nr_inl ? ")\n" : "\n");
 	}
-	if (st->want_jit) {
-		dbuf_puts(out, "samples by JIT symbol:\n");
-		for (size_t i = 0; i < st->jit.n; i++) {
-			const struct tally_ent *e = &st->jit.v[i];
+	free(t);
+}
 
-			dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu64 " %s (%s)\n", e->count, e->key[0],
-				    (const char *)(uintptr_t)e->key[1],
-				    (const char *)(uintptr_t)e->key[2]);
-		}
+/* --mappings: the executable mappings. */
+static void text_mappings(const struct info_state *st, struct dbuf *out)
+{
+	char hex[41];
+
+	dbuf_puts(out, "executable mappings:\n");
+	for (uint32_t i = 0; i < procmap_mapping_count(st->pm); i++) {
+		const struct pm_mapping *m = procmap_mapping(st->pm, i);
+		const struct pm_proc *p = m->proc == PM_KERNEL_PROC ? NULL
+								  : procmap_proc(st->pm, m->proc);
+		char pid[16];
+
+		if (!m->exec)
+			continue;
+		buildid_hex(m->build_id, m->build_id_size, hex);
+		snprintf(pid, sizeof(pid), "%" PRIu32, p ? p->pid : 0);
+		dbuf_printf(out, "  %7s %#" PRIx64 "-%#" PRIx64 " %s  build-id %s (%s)  %" PRIu64
+			    " %s\n", p ? pid : "kernel", m->start, m->limit, m->path,
+			    hex[0] ? hex : "none", procmap_bid_source_name(m->bid_source),
+			    m->samples, cli_plural(m->samples, "sample", "samples"));
 	}
-	if (st->want_dso) {
-		size_t nr_rows;
-		struct tally_ent *rows = dso_rows(st, &nr_rows);
+}
 
-		dbuf_puts(out, "samples by thread and DSO:\n");
-		for (size_t i = 0; i < nr_rows; i++) {
-			const struct tally_ent *e = &rows[i];
-			const struct pm_proc *p = procmap_proc(st->pm, (uint32_t)e->key[0]);
+/* --jit: samples by JIT symbol. */
+static void text_jit(const struct info_state *st, struct dbuf *out)
+{
+	dbuf_puts(out, "samples by JIT symbol:\n");
+	for (size_t i = 0; i < st->jit.n; i++) {
+		const struct tally_ent *e = &st->jit.v[i];
 
-			dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu32 ":%-16s %s\n", e->count,
-				    (uint32_t)(e->key[0] >> 32), p ? p->comm : "",
-				    (const char *)(uintptr_t)e->key[1]);
-		}
-		free(rows);
+		dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu64 " %s (%s)\n", e->count, e->key[0],
+			    (const char *)(uintptr_t)e->key[1],
+			    (const char *)(uintptr_t)e->key[2]);
 	}
+}
+
+/* --dso: samples by thread and DSO. */
+static void text_dso(const struct info_state *st, struct dbuf *out)
+{
+	size_t nr_rows;
+	struct tally_ent *rows = dso_rows(st, &nr_rows);
+
+	dbuf_puts(out, "samples by thread and DSO:\n");
+	for (size_t i = 0; i < nr_rows; i++) {
+		const struct tally_ent *e = &rows[i];
+		const struct pm_proc *p = procmap_proc(st->pm, (uint32_t)e->key[0]);
+
+		dbuf_printf(out, "  %10" PRIu64 "  %7" PRIu32 ":%-16s %s\n", e->count,
+			    (uint32_t)(e->key[0] >> 32), p ? p->comm : "",
+			    (const char *)(uintptr_t)e->key[1]);
+	}
+	free(rows);
+}
+
+/* The problems found, each with its offset. */
+static void text_problems(const struct rdr *r, struct dbuf *out)
+{
 	if (!rdr_problem_count(r)) {
 		dbuf_puts(out, "problems:      none\n");
 	} else {
@@ -931,24 +1007,25 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 				    rdr_problems_dropped(r),
 				    cli_plural(rdr_problems_dropped(r), "problem", "problems"));
 	}
-	if (!complete)
-		dbuf_puts(out, "reading stopped before the end of the input\n");
 }
 
-/*
- * The sample's frames as conv resolves them: its stack unwound or joined
- * from the branch stack (counted for the unwinding line), each entry taken
- * as exact or as a return address as unwinding says.
- */
-static enum conv_err info_sample_chain(struct info_state *st, const struct rdr_info *info,
-				       const struct rdr_event **ev, struct rdr_event *built,
-				       const struct pm_frame **frames, size_t *nr, uint32_t *proc)
+static void print_text(const char *path, const struct rdr *r, const struct info_state *st,
+		       bool complete, struct dbuf *out)
 {
-	const struct unwinding_built *walk;
-
-	if (!unwinding_pick(st->uw, info, ev, built, &walk))
-		return CONV_E_NOMEM;
-	return procmap_resolve_exact(st->pm, *ev, walk ? walk->exact : NULL, frames, nr, proc);
+	text_header(path, rdr_info(r), rdr_stats(r), out);
+	text_build_ids(rdr_info(r), st, out);
+	text_procmap(st, out);
+	if (st->top)
+		text_symbols(st, out);
+	if (st->want_mappings)
+		text_mappings(st, out);
+	if (st->want_jit)
+		text_jit(st, out);
+	if (st->want_dso)
+		text_dso(st, out);
+	text_problems(r, out);
+	if (!complete)
+		dbuf_puts(out, "reading stopped before the end of the input\n");
 }
 
 static void usage(FILE *f)
@@ -974,202 +1051,229 @@ static void usage(FILE *f)
 enum { O_JSON = 256, O_DSO, O_MAPPINGS, O_JIT, O_TOP };
 
 /* conv info's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
-static const struct option info_opts[] = {
-	{"json", no_argument, NULL, O_JSON},
-	{"dso", no_argument, NULL, O_DSO},
-	{"mappings", no_argument, NULL, O_MAPPINGS},
-	{"jit", no_argument, NULL, O_JIT},
-	{"top", required_argument, NULL, O_TOP},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_opt info_opts[] = {
+	{"json", no_argument, O_JSON},
+	{"dso", no_argument, O_DSO},
+	{"mappings", no_argument, O_MAPPINGS},
+	{"jit", no_argument, O_JIT},
+	{"top", required_argument, O_TOP},
+	{"help", no_argument, 'h'},
+	{NULL, 0, 0},
 };
 
-int cmd_info(int argc, char **argv)
+/* One run of conv info: its options and the state of its reading pass. */
+struct info_run {
+	struct cli_common com;
+	bool json;
+	struct info_state st;
+};
+
+static enum cli_take info_take(void *ctx, int id, char *arg, int argc, char **argv)
 {
-	static struct cli_common com; /* big lists: not on the stack */
-	static struct option opts[48];
-	bool json = false;
-	struct procmap_opts pmo;
-	struct symjob_opts sjo;
-	struct progress prog = { 0 };
-	const char *path = "perf.data";
-	struct rdr *r = NULL;
+	struct info_run *ir = ctx;
+
+	(void)argc;
+	(void)argv;
+	switch (id) {
+	case O_JSON:
+		ir->json = true;
+		return CLI_TAKE_OK;
+	case O_DSO:
+		ir->st.want_dso = true;
+		return CLI_TAKE_OK;
+	case O_MAPPINGS:
+		ir->st.want_mappings = true;
+		return CLI_TAKE_OK;
+	case O_JIT:
+		ir->st.want_jit = true;
+		return CLI_TAKE_OK;
+	case O_TOP: {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (*end || end == arg || v > 1000000) {
+			fprintf(stderr, "conv info: --top: expected a number, got '%s'\n", arg);
+			return CLI_TAKE_USAGE;
+		}
+		ir->st.top = (unsigned)v;
+		return CLI_TAKE_OK;
+	}
+	case 'h':
+		usage(stdout);
+		return CLI_TAKE_DONE;
+	default:
+		return CLI_TAKE_USAGE;
+	}
+}
+
+/*
+ * The reading pass's tables for the recording r: procmap, symjob (its
+ * progress on prog), the unwinder, the tallies. CLI_EXIT_OK, or
+ * CLI_EXIT_INPUT (said) with what was made freed.
+ */
+static int info_open(struct info_run *ir, struct rdr *r, struct progress *prog)
+{
+	struct info_state *st = &ir->st;
+	struct symjob_opts sjo = ir->com.sj;
 	struct conv_diag diag;
-	struct info_state st = { 0 };
 	enum conv_err err;
-	struct dbuf out;
-	int opt, rc = CLI_EXIT_OK;
-	bool complete = true;
 
-	memset(&com, 0, sizeof(com));
-	if (!cli_opts_join(info_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
-		fprintf(stderr, "conv info: too many options\n");
-		return CLI_EXIT_USAGE;
-	}
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "h", opts, NULL)) != -1) {
-		int taken = cli_common_take(&com, "conv info", opt, optarg);
-
-		if (taken < 0)
-			return CLI_EXIT_USAGE;
-		if (taken)
-			continue;
-		switch (opt) {
-		case O_JSON:
-			json = true;
-			break;
-		case O_DSO:
-			st.want_dso = true;
-			break;
-		case O_MAPPINGS:
-			st.want_mappings = true;
-			break;
-		case O_JIT:
-			st.want_jit = true;
-			break;
-		case O_TOP: {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || end == optarg || v > 1000000) {
-				fprintf(stderr, "conv info: --top: expected a number, got '%s'\n", optarg);
-				return CLI_EXIT_USAGE;
-			}
-			st.top = (unsigned)v;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			cli_opt_error("conv info", opt, argv, opts);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (!cli_common_finish(&com, "conv info"))
-		return CLI_EXIT_USAGE;
-	if (argc - optind > 1) {
-		fprintf(stderr, "conv info: one input file at a time; try 'conv info --help'\n");
-		return CLI_EXIT_USAGE;
-	}
-	if (optind < argc)
-		path = argv[optind];
-	if (!strcmp(path, "-") && !cli_stdin_usable("conv info"))
-		return CLI_EXIT_USAGE;
-	pmo = com.pm;
-	sjo = com.sj;
-	st.verbose = com.verbose;
-	st.offline = com.sj.offline;
-	prog.offline = com.sj.offline;
-	rc = cli_open_input(path, NULL, &r);
-	if (rc)
-		return rc;
 	memset(&diag, 0, sizeof(diag));
-	pmo.same_machine = host_is_recording_machine(rdr_info(r)->hostname, rdr_info(r)->osrelease);
-	pmo.recorded_by_ns = rdr_info(r)->file_mtime_ns;
-	st.pm = procmap_new(&pmo);
-	if (!st.pm) {
+	if (isatty(STDERR_FILENO) && !ir->com.quiet) {
+		sjo.progress = progress_line;
+		sjo.progress_ctx = prog;
+	}
+	err = readpass_new(&st->rp, r, &ir->com.pm, &sjo, &diag);
+	if (err == CONV_E_NOMEM) {
 		fprintf(stderr, "conv: out of memory\n");
-		rdr_close(r);
 		return CLI_EXIT_INPUT;
 	}
-	if (isatty(STDERR_FILENO) && !com.quiet) {
-		sjo.progress = progress_line;
-		sjo.progress_ctx = &prog;
-	}
-	err = symjob_new(&st.sj, &sjo, st.pm, &diag);
 	if (err) {
 		fprintf(stderr, "conv: %s: %s\n", conv_strerror(err), diag.msg);
-		symjob_free(st.sj);
-		free(st.leaf_hits);
-		procmap_free(st.pm);
-		rdr_close(r);
 		return CLI_EXIT_INPUT;
 	}
-	st.uw = unwinding_new(st.pm, st.sj, rdr_info(r)->arch);
-	if (!st.uw) {
-		fprintf(stderr, "conv: out of memory\n");
-		symjob_free(st.sj);
-		procmap_free(st.pm);
-		rdr_close(r);
+	st->pm = readpass_procmap(st->rp);
+	st->sj = readpass_symjob(st->rp);
+	tally_init(&st->dso);
+	hidx_init(&st->bid_idx);
+	tally_init(&st->jit);
+	return CLI_EXIT_OK;
+}
+
+/* A side-band record, before the process model takes it: an MMAP2's build-id noted. */
+static enum conv_err info_record(void *ctx, const struct rdr_event *ev)
+{
+	struct info_state *st = ctx;
+
+	if (ev->type == PERF_REC_MMAP2 && ev->u.mmap.has_build_id)
+		note_mmap2_bid(st, ev);
+	return CONV_E_OK;
+}
+
+/* A sample, resolved as conv resolves it (its stack unwound or joined), noted for the tallies asked for. */
+static enum conv_err info_sample(void *ctx, const struct rdr_event *ev)
+{
+	struct info_state *st = ctx;
+	const struct pm_frame *frames;
+	size_t nr;
+	uint32_t proc;
+	enum conv_err err = readpass_resolve(st->rp, ev, &frames, &nr, &proc);
+
+	if (err)
+		return err;
+	if (st->want_dso)
+		note_dso(st, ev, proc, nr ? &frames[0] : NULL);
+	if (st->want_jit && nr)
+		note_jit(st, procmap_proc(st->pm, proc)->pid, &frames[0]);
+	if (st->top)
+		note_frames(st, frames, nr);
+	return CONV_E_OK;
+}
+
+/*
+ * The reading pass (readpass_run) over r, samples noted; CLI_EXIT_INPUT
+ * (said) when a record stops the reading, with *complete false.
+ */
+static int info_read(struct info_state *st, const char *path, bool *complete)
+{
+	struct readpass_hooks h = { .ctx = st, .record = info_record, .sample = info_sample };
+	uint64_t records = 0;
+	enum conv_err err = readpass_run(st->rp, &h, &records);
+
+	*complete = !err;
+	if (err) {
+		fprintf(stderr, "conv: %s: %s\n", path, conv_strerror(err));
 		return CLI_EXIT_INPUT;
 	}
-	tally_init(&st.dso);
-	hidx_init(&st.bid_idx);
-	tally_init(&st.jit);
-	procmap_add_build_ids(st.pm, rdr_info(r)->build_ids, rdr_info(r)->nr_build_ids);
-	for (;;) {
-		const struct rdr_event *ev;
+	return CLI_EXIT_OK;
+}
 
-		err = rdr_next(r, &ev);
-		if (err) {
-			fprintf(stderr, "conv: %s: %s\n", path, conv_strerror(err));
-			complete = false;
-			rc = CLI_EXIT_INPUT;
-			break;
-		}
-		if (!ev)
-			break;
-		if (ev->type == PERF_REC_MMAP2 && ev->u.mmap.has_build_id)
-			note_mmap2_bid(&st, ev);
-		if (ev->type == PERF_REC_SAMPLE) {
-			const struct pm_frame *frames;
-			struct rdr_event built;
-			size_t nr;
-			uint32_t proc;
+/* After the reading pass: symbols for --top, then the report on stdout; the exit code. */
+static int info_report(struct info_run *ir, struct rdr *r, const char *path, bool complete, int rc)
+{
+	struct info_state *st = &ir->st;
+	struct dbuf out;
 
-			err = info_sample_chain(&st, rdr_info(r), &ev, &built, &frames, &nr, &proc);
-			if (!err && st.want_dso)
-				note_dso(&st, ev, proc, nr ? &frames[0] : NULL);
-			if (!err && st.want_jit && nr)
-				note_jit(&st, procmap_proc(st.pm, proc)->pid, &frames[0]);
-			if (!err && st.top)
-				note_frames(&st, frames, nr);
-		} else {
-			host_note_record(st.pm, rdr_info(r), ev);
-			err = procmap_feed(st.pm, ev);
-		}
-		if (err) {
-			fprintf(stderr, "conv: %s: %s\n", path, conv_strerror(err));
-			complete = false;
-			rc = CLI_EXIT_INPUT;
-			break;
-		}
-	}
-	{
-		bool running = host_runs_kernel(rdr_info(r)->osrelease);
-
-		procmap_set_running_kernel(st.pm, running);
-		symjob_set_running_kernel(st.sj, running);
-	}
-	procmap_finish(st.pm);
-	if (st.top)
-		symjob_run(st.sj, NULL);
+	readpass_finish(st->rp);
+	if (st->top)
+		symjob_run(st->sj, NULL);
 	if (rdr_stats(r)->stopped)
 		complete = false;
 	dbuf_init(&out, 0);
-	if (json)
-		print_json(path, r, &st, complete, &out);
+	if (ir->json)
+		print_json(path, r, st, complete, &out);
 	else
-		print_text(path, r, &st, complete, &out);
+		print_text(path, r, st, complete, &out);
 	if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
 		fprintf(stderr, "conv: writing the report failed: %s\n", strerror(errno));
 		rc = CLI_EXIT_OUTPUT;
 	}
-	if (com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || !complete))
+	if (ir->com.strict && rc == CLI_EXIT_OK && (rdr_problem_count(r) || !complete))
 		rc = CLI_EXIT_LOSS;
 	dbuf_release(&out);
-	for (size_t i = 0; i < st.nr_bids; i++)
-		free(st.bids[i].filename);
-	free(st.bids);
-	hidx_release(&st.bid_idx);
-	tally_release(&st.dso);
-	tally_release(&st.jit);
-	unwinding_free(st.uw);
-	symjob_free(st.sj);
-	free(st.leaf_hits);
-	procmap_free(st.pm);
+	return rc;
+}
+
+static void info_state_release(struct info_state *st)
+{
+	for (size_t i = 0; i < st->nr_bids; i++)
+		free(st->bids[i].filename);
+	free(st->bids);
+	hidx_release(&st->bid_idx);
+	tally_release(&st->dso);
+	tally_release(&st->jit);
+	free(st->leaf_hits);
+	readpass_free(st->rp);
+}
+
+/* conv info on the operands argv[first..argc), options parsed. */
+static int info_main(struct info_run *ir, int first, int argc, char **argv)
+{
+	struct progress prog = { 0 };
+	const char *path = "perf.data";
+	struct rdr *r = NULL;
+	bool complete;
+	int rc;
+
+	if (argc - first > 1) {
+		fprintf(stderr, "conv info: one input file at a time; try 'conv info --help'\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (first < argc)
+		path = argv[first];
+	if (!strcmp(path, "-") && !cli_stdin_usable("conv info"))
+		return CLI_EXIT_USAGE;
+	ir->st.verbose = ir->com.verbose;
+	ir->st.offline = ir->com.sj.offline;
+	prog.offline = ir->com.sj.offline;
+	rc = cli_open_input(path, NULL, &r);
+	if (rc)
+		return rc;
+	rc = info_open(ir, r, &prog);
+	if (rc) {
+		rdr_close(r);
+		return rc;
+	}
+	rc = info_read(&ir->st, path, &complete);
+	rc = info_report(ir, r, path, complete, rc);
+	info_state_release(&ir->st);
 	rdr_close(r);
+	return rc;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct info_run *ir = calloc(1, sizeof(*ir)); /* big lists: not on the stack */
+	struct cli_cmd cmd = { "conv info", info_opts, info_take, ir };
+	int first, rc;
+
+	if (!ir) {
+		fprintf(stderr, "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	first = cli_opts_parse(&cmd, &ir->com, argc, argv, &rc);
+	if (first >= 0)
+		rc = info_main(ir, first, argc, argv);
+	free(ir);
 	return rc;
 }

@@ -64,12 +64,13 @@ static void usage(FILE *f)
 
 enum { O_FORCE = 256, O_STATS };
 
-static const struct option long_opts[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, O_FORCE},
-	{"stats", optional_argument, NULL, O_STATS},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+/* conv symbolize's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
+static const struct cli_opt sym_opts[] = {
+	{"output", required_argument, 'o'},
+	{"force", no_argument, O_FORCE},
+	{"stats", optional_argument, O_STATS},
+	{"help", no_argument, 'h'},
+	{NULL, 0, 0},
 };
 
 /* An input, mapped: the page cache holds it, not the heap (a JFR's events are copied from it as they are). */
@@ -353,80 +354,80 @@ done:
 	return rc;
 }
 
-int cmd_symbolize(int argc, char **argv)
+static enum cli_take sym_take(void *ctx, int id, char *arg, int argc, char **argv)
 {
-	static struct symopts c;
-	static struct option opts[64];
-	int opt, rc = CLI_EXIT_OK;
+	struct symopts *c = ctx;
 
-	memset(&c, 0, sizeof(c));
-	if (!cli_opts_join(long_opts, opts, sizeof(opts) / sizeof(opts[0]))) {
-		fprintf(stderr, "conv symbolize: too many options\n");
-		return CLI_EXIT_USAGE;
+	switch (id) {
+	case 'o':
+		c->out = cli_out_arg("conv symbolize", arg);
+		return c->out ? CLI_TAKE_OK : CLI_TAKE_USAGE;
+	case O_FORCE:
+		c->force = true;
+		return CLI_TAKE_OK;
+	case O_STATS:
+		c->stats_path = cli_stats_path("conv symbolize", arg, argc, argv);
+		return c->stats_path ? CLI_TAKE_OK : CLI_TAKE_USAGE;
+	case 'h':
+		usage(stdout);
+		return CLI_TAKE_DONE;
+	default:
+		return CLI_TAKE_USAGE;
 	}
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":" CLI_COMMON_SHORT "o:h", opts, NULL)) != -1) {
-		int taken = cli_common_take(&c.com, "conv symbolize", opt, optarg);
+}
 
-		if (taken < 0)
-			return CLI_EXIT_USAGE;
-		if (taken)
-			continue;
-		switch (opt) {
-		case 'o':
-			c.out = cli_out_arg("conv symbolize", optarg);
-			if (!c.out)
-				return CLI_EXIT_USAGE;
-			break;
-		case O_FORCE:
-			c.force = true;
-			break;
-		case O_STATS:
-			c.stats_path = cli_stats_path("conv symbolize", optarg, argc, argv);
-			if (!c.stats_path)
-				return CLI_EXIT_USAGE;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			cli_opt_error("conv symbolize", opt, argv, opts);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (!cli_common_finish(&c.com, "conv symbolize"))
-		return CLI_EXIT_USAGE;
-	if (c.com.sj.no_symbolize) {
+/* The inputs argv[first..argc), options parsed: checked, then each symbolized. */
+static int symbolize_all(struct symopts *c, int first, int argc, char **argv)
+{
+	int rc;
+
+	if (c->com.sj.no_symbolize) {
 		fprintf(stderr, "conv symbolize: -n (--no-symbolize) leaves nothing to do\n");
 		return CLI_EXIT_USAGE;
 	}
-	if (optind >= argc) {
+	if (first >= argc) {
 		fprintf(stderr, "conv symbolize: no FILE given; try 'conv symbolize --help'\n");
 		return CLI_EXIT_USAGE;
 	}
-	c.tty = isatty(STDERR_FILENO);
-	rc = cli_out_dir("conv symbolize", c.out, (size_t)(argc - optind), false);
+	c->tty = isatty(STDERR_FILENO);
+	rc = cli_out_dir("conv symbolize", c->out, (size_t)(argc - first), false);
 	if (rc)
 		return rc;
-	rc = check_paths(&c, argv + optind, argc - optind);
+	rc = check_paths(c, argv + first, argc - first);
 	if (rc)
 		return rc;
-	rc = cli_out_dir("conv symbolize", c.out, (size_t)(argc - optind), true);
+	rc = cli_out_dir("conv symbolize", c->out, (size_t)(argc - first), true);
 	if (rc)
 		return rc;
-	if (c.stats_path && !statsfile_open("conv symbolize", c.stats_path))
+	if (c->stats_path && !statsfile_open("conv symbolize", c->stats_path))
 		return CLI_EXIT_OUTPUT;
-	for (int i = optind; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		int r1;
 
-		if (c.stats_path)
+		if (c->stats_path)
 			statsfile_arm(argv[i]);
-		r1 = symbolize_one(&c, argv[i]);
+		r1 = symbolize_one(c, argv[i]);
 		if (r1 > rc)
 			rc = r1;
 	}
-	if (c.stats_path && !statsfile_close("conv symbolize") && rc < CLI_EXIT_OUTPUT)
+	if (c->stats_path && !statsfile_close("conv symbolize") && rc < CLI_EXIT_OUTPUT)
 		rc = CLI_EXIT_OUTPUT;
+	return rc;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	struct symopts *c = calloc(1, sizeof(*c));
+	struct cli_cmd cmd = { "conv symbolize", sym_opts, sym_take, c };
+	int first, rc;
+
+	if (!c) {
+		fprintf(stderr, "conv symbolize: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	first = cli_opts_parse(&cmd, &c->com, argc, argv, &rc);
+	if (first >= 0)
+		rc = symbolize_all(c, first, argc, argv);
+	free(c);
 	return rc;
 }

@@ -1,5 +1,6 @@
 #include "cli/opts.h"
 
+#include "cli/cli.h"
 #include "cli/paths.h"
 
 #include <stdint.h>
@@ -13,24 +14,24 @@ enum {
 	O_TIMEOUT, O_STRICT, O_FULL_SIGS, O_DEADLINE
 };
 
-static const struct option common_opts[] = {
-	{"debug-dir", required_argument, NULL, 'd'},
-	{"debuginfod", required_argument, NULL, O_DEBUGINFOD},
-	{"offline", no_argument, NULL, O_OFFLINE},
-	{"cache-dir", required_argument, NULL, O_CACHE_DIR},
-	{"no-symbolize", no_argument, NULL, 'n'},
-	{"full-signatures", no_argument, NULL, O_FULL_SIGS},
-	{"kallsyms", required_argument, NULL, 'k'},
-	{"jit-dir", required_argument, NULL, O_JIT_DIR},
-	{"buildid-from-disk", no_argument, NULL, O_BID_DISK},
-	{"max-download", required_argument, NULL, O_MAX_DOWNLOAD},
-	{"timeout", required_argument, NULL, O_TIMEOUT},
-	{"symbolize-deadline", required_argument, NULL, O_DEADLINE},
-	{"jobs", required_argument, NULL, 'j'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"strict", no_argument, NULL, O_STRICT},
-	{NULL, 0, NULL, 0},
+static const struct cli_opt common_opts[] = {
+	{"debug-dir", required_argument, 'd'},
+	{"debuginfod", required_argument, O_DEBUGINFOD},
+	{"offline", no_argument, O_OFFLINE},
+	{"cache-dir", required_argument, O_CACHE_DIR},
+	{"no-symbolize", no_argument, 'n'},
+	{"full-signatures", no_argument, O_FULL_SIGS},
+	{"kallsyms", required_argument, 'k'},
+	{"jit-dir", required_argument, O_JIT_DIR},
+	{"buildid-from-disk", no_argument, O_BID_DISK},
+	{"max-download", required_argument, O_MAX_DOWNLOAD},
+	{"timeout", required_argument, O_TIMEOUT},
+	{"symbolize-deadline", required_argument, O_DEADLINE},
+	{"jobs", required_argument, 'j'},
+	{"quiet", no_argument, 'q'},
+	{"verbose", no_argument, 'v'},
+	{"strict", no_argument, O_STRICT},
+	{NULL, 0, 0},
 };
 
 const char cli_common_help[] =
@@ -50,24 +51,6 @@ const char cli_common_help[] =
 	" -q, --quiet             no progress or summary   -v, --verbose  say more\n"
 	"     --strict            exit 3 when the input had problems\n";
 
-bool cli_opts_join(const struct option *own, struct option *out, size_t cap)
-{
-	size_t n = 0;
-
-	for (const struct option *o = common_opts; o->name; o++) {
-		if (n + 1 >= cap)
-			return false;
-		out[n++] = *o;
-	}
-	for (const struct option *o = own; o->name; o++) {
-		if (n + 1 >= cap)
-			return false;
-		out[n++] = *o;
-	}
-	memset(&out[n], 0, sizeof(out[n]));
-	return true;
-}
-
 bool cli_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
@@ -85,7 +68,11 @@ bool cli_parse_size(const char *s, uint64_t *out)
 	return !*end && v;
 }
 
-int cli_common_take(struct cli_common *c, const char *cmd, int opt, const char *arg)
+/*
+ * Takes opt (a getopt_long result) when it is a shared option: 1 taken,
+ * 0 not a shared option, -1 a bad value (said on stderr; a usage error).
+ */
+static int opts_take_common(struct cli_common *c, const char *cmd, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'd':
@@ -171,7 +158,8 @@ int cli_common_take(struct cli_common *c, const char *cmd, int opt, const char *
 	}
 }
 
-bool cli_common_finish(struct cli_common *c, const char *cmd)
+/* After the options: false (said) when two of them contradict each other; else sj gets the lists. */
+static bool opts_finish_common(struct cli_common *c, const char *cmd)
 {
 	const char *clash = NULL;
 
@@ -256,7 +244,8 @@ static void opts_suggest(const char *word, size_t len, const struct option *opts
 		fprintf(stderr, " (did you mean --%s?)", best->name);
 }
 
-void cli_opt_error(const char *cmd, int opt, char **argv, const struct option *opts)
+/* Says what is wrong with the option getopt_long refused ('?' or ':'); opts: the table it had. */
+static void opts_error(const char *cmd, int opt, char **argv, const struct option *opts)
 {
 	/* getopt_long leaves optind past the word it refused */
 	const char *word = optind > 0 ? argv[optind - 1] : "";
@@ -303,4 +292,89 @@ const char *cli_out_arg(const char *cmd, const char *arg)
 		return arg;
 	fprintf(stderr, "%s: -o: an empty path names nothing\n", cmd);
 	return NULL;
+}
+
+/* How many entries a table has before its zero entry. */
+static size_t opts_count(const struct cli_opt *t)
+{
+	size_t n = 0;
+
+	while (t[n].name)
+		n++;
+	return n;
+}
+
+/*
+ * getopt_long's tables from the shared options and the command's (in that
+ * order: the order "it abbreviates" lists them in): long (a zero entry
+ * last) and short (a leading ':' tells a missing value, ':', from an
+ * unknown option, '?'), both in one allocation freed with *lopts.
+ */
+static bool opts_build(const struct cli_opt *own, struct option **lopts, char **sopts)
+{
+	const struct cli_opt *tabs[2] = { common_opts, own };
+	size_t n = opts_count(common_opts) + opts_count(own), nl = 0, ns = 0;
+	struct option *l = calloc(1, (n + 1) * sizeof(*l) + 3 * n + 2);
+	char *s;
+
+	if (!l)
+		return false;
+	s = (char *)(l + n + 1);
+	s[ns++] = ':';
+	for (int t = 0; t < 2; t++) {
+		for (const struct cli_opt *o = tabs[t]; o->name; o++) {
+			l[nl].name = o->name;
+			l[nl].has_arg = o->has_arg;
+			l[nl++].val = o->id;
+			if (o->id >= 256)
+				continue;
+			s[ns++] = (char)o->id;
+			for (int k = 0; k < o->has_arg; k++)
+				s[ns++] = ':';
+		}
+	}
+	s[ns] = 0;
+	*lopts = l;
+	*sopts = s;
+	return true;
+}
+
+int cli_opts_parse(const struct cli_cmd *cmd, struct cli_common *com, int argc, char **argv, int *rc)
+{
+	struct option *lopts;
+	char *sopts;
+	int opt;
+
+	if (!opts_build(cmd->opts, &lopts, &sopts)) {
+		fprintf(stderr, "%s: out of memory\n", cmd->name);
+		*rc = CLI_EXIT_USAGE;
+		return -1;
+	}
+	opterr = 0;
+	optind = 1;
+	*rc = CLI_EXIT_OK;
+	while (*rc == CLI_EXIT_OK && (opt = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
+		int taken = opts_take_common(com, cmd->name, opt, optarg);
+		enum cli_take t;
+
+		if (taken) {
+			*rc = taken < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+			continue;
+		}
+		if (opt == '?' || opt == ':') {
+			opts_error(cmd->name, opt, argv, lopts);
+			*rc = CLI_EXIT_USAGE;
+			continue;
+		}
+		t = cmd->take(cmd->ctx, opt, optarg, argc, argv);
+		if (t == CLI_TAKE_DONE) {
+			free(lopts);
+			return -1;
+		}
+		*rc = t == CLI_TAKE_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+	}
+	free(lopts);
+	if (*rc == CLI_EXIT_OK && !opts_finish_common(com, cmd->name))
+		*rc = CLI_EXIT_USAGE;
+	return *rc == CLI_EXIT_OK ? optind : -1;
 }

@@ -1,8 +1,10 @@
 /*
- * The options conv and conv info share (where symbols come from, and how a
- * run talks), and how both commands say that an option is wrong. One table,
- * one parser and one help text, so that the two commands take the same
- * words the same way (--opt V and --opt=V, short forms included).
+ * The options conv, conv info and conv symbolize share (where symbols come
+ * from, and how a run talks), and how every command says that an option is
+ * wrong. Each command declares a table of its own options; one parser takes
+ * argv against the shared table and the command's, and one help text lists
+ * the shared ones, so that the commands take the same words the same way
+ * (--opt V and --opt=V, short forms included).
  */
 #ifndef CONV_CLI_OPTS_H
 #define CONV_CLI_OPTS_H
@@ -10,7 +12,7 @@
 #include "pipeline/symjob.h"
 #include "procmap/procmap.h"
 
-#include <getopt.h>
+#include <getopt.h> /* no_argument, required_argument, optional_argument */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,42 +27,55 @@ struct cli_common {
 	bool quiet, verbose, strict;
 };
 
-/* getopt letters of the shared short options (each command appends its own) */
-#define CLI_COMMON_SHORT "d:nk:j:qv"
-
 /* The shared options' help lines, printed by both commands' --help. */
 extern const char cli_common_help[];
 
 /*
- * Fills out with the shared long options, then a command's own (own ends
- * with a zero entry), then the zero entry; false when cap is too small.
+ * One of a command's own options: its long name, its argument (getopt's
+ * no_argument, required_argument, optional_argument), and id: the short
+ * letter it also has (below 256), or 256 and up for a long option alone.
  */
-bool cli_opts_join(const struct option *own, struct option *out, size_t cap);
+struct cli_opt {
+	const char *name;
+	int has_arg;
+	int id;
+};
+
+/* What a command's take made of one of its options. */
+enum cli_take {
+	CLI_TAKE_OK,    /* taken: parse on */
+	CLI_TAKE_DONE,  /* the command is done (--help, --version): exit 0 */
+	CLI_TAKE_USAGE, /* a bad value, said on stderr: a usage error */
+};
+
+/* A command's options: the table and what takes them. */
+struct cli_cmd {
+	const char *name;           /* "conv", "conv info": for the messages */
+	const struct cli_opt *opts; /* ends with a zero entry */
+	/*
+	 * Takes one of opts (by id) with its value (getopt's optarg, NULL for
+	 * none); argc and argv for an option that may take the next word
+	 * (--stats, cli_stats_path).
+	 */
+	enum cli_take (*take)(void *ctx, int id, char *arg, int argc, char **argv);
+	void *ctx;
+};
 
 /*
- * Takes opt (a getopt_long result) when it is a shared option: 1 taken,
- * 0 not a shared option, -1 a bad value (said on stderr; a usage error).
- * cmd is "conv" or "conv info", for the messages.
+ * Parses argv's options: the shared ones into com, cmd's own through its
+ * take; an unknown option, a missing or an extra value is said (one line,
+ * then where help is; for an unknown long option, the options it
+ * abbreviates ambiguously or the one it is a typo of). Then says (stderr)
+ * when two options contradict each other (-q -v, --offline --debuginfod,
+ * -n with a place to look for symbols), and points com->sj at the lists.
+ * Returns the index of the first operand, or -1 when the command ends
+ * here, with *rc its exit code (CLI_EXIT_OK after --help, CLI_EXIT_USAGE
+ * after a message).
  */
-int cli_common_take(struct cli_common *c, const char *cmd, int opt, const char *arg);
-
-/*
- * After the options: says (stderr) and returns false when two of them
- * contradict each other (-q -v, --offline --debuginfod, -n with a place to
- * look for symbols); otherwise points sj at the lists.
- */
-bool cli_common_finish(struct cli_common *c, const char *cmd);
+int cli_opts_parse(const struct cli_cmd *cmd, struct cli_common *com, int argc, char **argv, int *rc);
 
 /* "64M" -> 64 MiB (k, M, G: powers of 1024); false unless a positive size. */
 bool cli_parse_size(const char *s, uint64_t *out);
-
-/*
- * Says what is wrong with the option getopt_long just refused ('?' or ':',
- * with a leading ':' in the short options): one line, then where help is;
- * for an unknown long option, the option it abbreviates ambiguously or the
- * one of opts (the command's table) it is a typo of ("did you mean").
- */
-void cli_opt_error(const char *cmd, int opt, char **argv, const struct option *opts);
 
 /*
  * --stats' value from getopt's optarg: --stats FILE as well as --stats=FILE,

@@ -377,6 +377,11 @@ const char *cli_out_name(const char *path, const char *what)
 	return strcmp(path, "-") ? path : what;
 }
 
+void cli_out_say(const char *cmd, const char *path, const char *what, const char *why)
+{
+	fprintf(stderr, "%s: cannot write %s: %s\n", cmd, cli_out_name(path, what), why);
+}
+
 int cli_out_write(const char *cmd, const char *path, const char *what,
 			    enum conv_err (*fn)(void *ctx, int fd, struct io_flush *fl, struct conv_diag *d),
 			    void *ctx, struct conv_diag *d)
@@ -386,7 +391,7 @@ int cli_out_write(const char *cmd, const char *path, const char *what,
 	int fd = cli_out_open(path, tmp, sizeof(tmp));
 
 	if (fd < 0) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, cli_out_name(path, what), strerror(errno));
+		cli_out_say(cmd, path, what, strerror(errno));
 		return -1;
 	}
 	fl = cli_out_flusher(fd, tmp);
@@ -395,7 +400,7 @@ int cli_out_write(const char *cmd, const char *path, const char *what,
 		return 1;
 	}
 	if (cli_out_commit(fd, tmp, path, fl, false)) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", cmd, cli_out_name(path, what), strerror(errno));
+		cli_out_say(cmd, path, what, strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -56,6 +56,8 @@ void cli_out_abandon(int fd, const char *tmp, const char *path, struct io_flush 
 
 /* How messages name an output: path, or what for "-" (standard output). */
 const char *cli_out_name(const char *path, const char *what);
+/* Says (stderr) that an output was not written: "CMD: cannot write NAME: WHY" (NAME: cli_out_name). */
+void cli_out_say(const char *cmd, const char *path, const char *what, const char *why);
 /*
  * One output, whole or not at all: fn(ctx, fd, flusher, d) writes it to a
  * temp file (with a background flusher), which is then put in place.

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -403,33 +404,35 @@ static size_t top_rows(const struct summary *s, unsigned used, unsigned wrote)
 
 void summary_print(const struct summary *s)
 {
-	static struct line l; /* 4 KiB: not on the stack */
+	struct line *lp = calloc(1, sizeof(*lp)); /* 4 KiB: not on the stack */
 	unsigned wrote;
 
-	memset(&l, 0, sizeof(l));
-	l.width = cli_wrap_width(STDERR_FILENO);
+	if (!lp)
+		return; /* the outputs are written: only their summary is missing */
+	lp->width = cli_wrap_width(STDERR_FILENO);
 	/* the outputs' lines, counted first: the top lists make room for them */
-	l.count_only = true;
-	put_wrote(&l, s);
-	wrote = l.used;
-	l.used = 0;
-	l.count_only = false;
-	put_samples(&l, s);
-	put_frames(&l, s->cs);
-	put_facts(&l, s);
-	put_missing(&l, s);
+	lp->count_only = true;
+	put_wrote(lp, s);
+	wrote = lp->used;
+	lp->used = 0;
+	lp->count_only = false;
+	put_samples(lp, s);
+	put_frames(lp, s->cs);
+	put_facts(lp, s);
+	put_missing(lp, s);
 	if (rdr_problem_count(s->r)) {
-		add(&l, "  problems    %zu %s (warnings above)", rdr_problem_count(s->r),
+		add(lp, "  problems    %zu %s (warnings above)", rdr_problem_count(s->r),
 		    cli_plural(rdr_problem_count(s->r), "kind", "kinds"));
-		put(&l, LABEL_COLS);
+		put(lp, LABEL_COLS);
 	}
 	if (s->verbose) {
-		add(&l, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s",
+		add(lp, "  time        read %.3f s, symbolize %.3f s, model %.3f s (partly beside it), write %.3f s",
 		    (double)s->cs->ns_read / 1e9, (double)s->cs->ns_symbolize / 1e9,
 		    (double)s->cs->ns_model / 1e9, (double)s->write_ns / 1e9);
-		put(&l, LABEL_COLS);
+		put(lp, LABEL_COLS);
 	}
-	put_tops(&l, s, top_rows(s, l.used, wrote));
+	put_tops(lp, s, top_rows(s, lp->used, wrote));
 	/* last: the prompt follows it, so it does not scroll away */
-	put_wrote(&l, s);
+	put_wrote(lp, s);
+	free(lp);
 }
