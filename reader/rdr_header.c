@@ -676,7 +676,7 @@ static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct 
 	buf = malloc((size_t)sec->size);
 	if (!buf)
 		return conv_fail(diag, CONV_E_NOMEM, 24, "no memory for the attrs section");
-	if (!in_pread(&r->in, sec->offset, buf, (size_t)sec->size)) {
+	if (!in_pread(&r->side.in, sec->offset, buf, (size_t)sec->size)) {
 		free(buf);
 		return conv_fail(diag, CONV_E_TRUNCATED, sec->offset, "cannot read the attrs section");
 	}
@@ -734,7 +734,7 @@ static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct 
 			struct cur ic;
 			uint64_t *v = arena_alloc_array(&r->arena, n ? n : 1, sizeof(uint64_t));
 
-			if (!raw || !v || !in_pread(&r->in, ids.offset, raw, n * 8)) {
+			if (!raw || !v || !in_pread(&r->side.in, ids.offset, raw, n * 8)) {
 				free(raw);
 				rdr_problem(r, CONV_E_TRUNCATED, ids.offset, 0, "cannot read ids of event %" PRIu64, i);
 				continue;
@@ -771,7 +771,7 @@ static void read_features(struct rdr *r, const struct file_section *data)
 	index = malloc(nfeat * 16u);
 	if (!index)
 		return;
-	if (!in_pread(&r->in, idx_off, index, nfeat * 16u)) {
+	if (!in_pread(&r->side.in, idx_off, index, nfeat * 16u)) {
 		rdr_problem(r, CONV_E_TRUNCATED, idx_off, 0,
 			    "the feature index (%u features) is missing: the file is truncated", nfeat);
 		free(index);
@@ -798,7 +798,7 @@ static void read_features(struct rdr *r, const struct file_section *data)
 		payload = malloc(s.size ? (size_t)s.size : 1);
 		if (!payload)
 			continue;
-		if (in_pread(&r->in, s.offset, payload, (size_t)s.size))
+		if (in_pread(&r->side.in, s.offset, payload, (size_t)s.size))
 			rdr_parse_feature(r, i, payload, (size_t)s.size, s.offset, false);
 		else
 			rdr_problem(r, CONV_E_TRUNCATED, s.offset, 0, "cannot read feature %u", i);
@@ -817,13 +817,13 @@ enum conv_err rdr_read_file_header(struct rdr *r, struct conv_diag *diag)
 	enum conv_err err;
 
 	memset(hdr, 0, sizeof(hdr));
-	if (!in_pread(&r->in, 0, hdr, PERF_FILE_HEADER_MIN))
+	if (!in_pread(&r->side.in, 0, hdr, PERF_FILE_HEADER_MIN))
 		return conv_fail(diag, CONV_E_TRUNCATED, 0, "the file header is cut short");
 	cur_init(&c, hdr, sizeof(hdr), r->swap);
 	cur_skip(&c, 8);
 	hsize = cur_u64(&c);
 	if (hsize >= PERF_FILE_HEADER_SIZE &&
-	    !in_pread(&r->in, 0, hdr, PERF_FILE_HEADER_SIZE))
+	    !in_pread(&r->side.in, 0, hdr, PERF_FILE_HEADER_SIZE))
 		return conv_fail(diag, CONV_E_TRUNCATED, 0, "the file header is cut short");
 	attr_size = cur_u64(&c);
 	attrs.offset = cur_u64(&c);
@@ -850,16 +850,16 @@ enum conv_err rdr_read_file_header(struct rdr *r, struct conv_diag *diag)
 		rdr_problem(r, CONV_E_TRUNCATED, 48, 0,
 			    "data size is 0 in the header: perf was stopped before finishing the file; reading to the end");
 		r->stats.truncated = true;
-		in_seek(&r->in, data.offset, UINT64_MAX);
+		in_seek(&r->side.in, data.offset, UINT64_MAX);
 	} else if (fsize != UINT64_MAX && data.size > fsize - data.offset) {
 		rdr_problem(r, CONV_E_TRUNCATED, 48, 0,
 			    "data section (%" PRIu64 " bytes at %" PRIu64 ") runs past the end of the file (%" PRIu64 " bytes); reading what is there",
 			    data.size, data.offset, fsize);
 		r->stats.truncated = true;
-		in_seek(&r->in, data.offset, UINT64_MAX);
+		in_seek(&r->side.in, data.offset, UINT64_MAX);
 	} else {
 		read_features(r, &data);
-		in_seek(&r->in, data.offset, data.offset + data.size);
+		in_seek(&r->side.in, data.offset, data.offset + data.size);
 	}
 	rdr_name_attrs(r);
 	return CONV_E_OK;

@@ -49,7 +49,7 @@ static bool has_trailer(uint32_t type)
 	return type < PERF_REC_HEADER_ATTR && type != PERF_REC_SAMPLE;
 }
 
-void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
+void rdr_classify(const struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
 		  uint64_t *time)
 {
 	uint32_t type;
