@@ -303,6 +303,53 @@ bool rdr_deliver(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bo
 	return true;
 }
 
+/* HEADER_ATTR 64 {attr; u64 ids[]} of pipe mode: an event and its ids (c: the body). */
+static void meta_attr(struct rdr *r, struct cur *c, const uint8_t *rec, uint64_t off)
+{
+	uint32_t type = PERF_REC_HEADER_ATTR;
+	struct rdr_attr a;
+	size_t asize;
+	int idx;
+	uint64_t nids;
+
+	/* -1 tells the caller this record added no attr */
+	r->ev.u.attr_index = -1;
+	if (cur_remaining(c) < 8) {
+		rdr_problem(r, CONV_E_FORMAT, off, type, "HEADER_ATTR record too short");
+		return;
+	}
+	asize = rdr_rd32(r, rec + 12);
+	if (asize == 0)
+		asize = 64;
+	if (asize > cur_remaining(c)) {
+		rdr_problem(r, CONV_E_FORMAT, off, type,
+			    "HEADER_ATTR attr.size %zu exceeds its record", asize);
+		return;
+	}
+	rdr_parse_attr(r, c, asize, &a);
+	nids = cur_remaining(c) / 8;
+	if (nids > RDR_MAX_IDS - r->ids_stored) {
+		rdr_problem(r, CONV_E_LIMIT, r->ev.offset, type,
+			    "more than %u sample ids in HEADER_ATTR records: the rest are ignored",
+			    RDR_MAX_IDS);
+		nids = RDR_MAX_IDS - r->ids_stored;
+	}
+	r->ids_stored += (size_t)nids;
+	idx = rdr_add_attr(r, &a);
+	if (idx < 0)
+		return;
+	r->info.attrs[idx].ids = arena_alloc_array(&r->arena, nids ? nids : 1, 8);
+	if (r->info.attrs[idx].ids) {
+		cur_u64_array(c, r->info.attrs[idx].ids, (size_t)nids);
+		r->info.attrs[idx].nr_ids = (size_t)nids;
+		for (size_t i = 0; i < nids; i++)
+			rdr_add_id(r, r->info.attrs[idx].ids[i], idx);
+	}
+	rdr_attrs_finish(r, (size_t)idx);
+	rdr_name_attr(r, (size_t)idx);
+	r->ev.u.attr_index = idx;
+}
+
 void rdr_handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off)
 {
 	uint32_t type = rdr_rd32(r, rec);
@@ -311,50 +358,9 @@ void rdr_handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off
 
 	cur_init(&c, rec + 8, (len < size ? len : size) - 8u, r->swap);
 	switch (type) {
-	case PERF_REC_HEADER_ATTR: {
-		struct rdr_attr a;
-		size_t asize;
-		int idx;
-		uint64_t nids;
-
-		/* -1 tells the caller this record added no attr */
-		r->ev.u.attr_index = -1;
-		if (cur_remaining(&c) < 8) {
-			rdr_problem(r, CONV_E_FORMAT, off, type, "HEADER_ATTR record too short");
-			return;
-		}
-		asize = rdr_rd32(r, rec + 12);
-		if (asize == 0)
-			asize = 64;
-		if (asize > cur_remaining(&c)) {
-			rdr_problem(r, CONV_E_FORMAT, off, type,
-				    "HEADER_ATTR attr.size %zu exceeds its record", asize);
-			return;
-		}
-		rdr_parse_attr(r, &c, asize, &a);
-		nids = cur_remaining(&c) / 8;
-		if (nids > RDR_MAX_IDS - r->ids_stored) {
-			rdr_problem(r, CONV_E_LIMIT, r->ev.offset, type,
-				    "more than %u sample ids in HEADER_ATTR records: the rest are ignored",
-				    RDR_MAX_IDS);
-			nids = RDR_MAX_IDS - r->ids_stored;
-		}
-		r->ids_stored += (size_t)nids;
-		idx = rdr_add_attr(r, &a);
-		if (idx < 0)
-			return;
-		r->info.attrs[idx].ids = arena_alloc_array(&r->arena, nids ? nids : 1, 8);
-		if (r->info.attrs[idx].ids) {
-			cur_u64_array(&c, r->info.attrs[idx].ids, (size_t)nids);
-			r->info.attrs[idx].nr_ids = (size_t)nids;
-			for (size_t i = 0; i < nids; i++)
-				rdr_add_id(r, r->info.attrs[idx].ids[i], idx);
-		}
-		rdr_attrs_finish(r, (size_t)idx);
-		rdr_name_attr(r, (size_t)idx);
-		r->ev.u.attr_index = idx;
+	case PERF_REC_HEADER_ATTR:
+		meta_attr(r, &c, rec, off);
 		break;
-	}
 	case PERF_REC_HEADER_FEATURE: {
 		uint64_t feat = cur_u64(&c);
 
