@@ -652,12 +652,88 @@ static bool section_ok(const struct rdr *r, const struct file_section *s)
 	return fsize == UINT64_MAX || (s->offset <= fsize && s->size <= fsize - s->offset);
 }
 
-static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct file_section *sec,
-				struct conv_diag *diag)
+/*
+ * Reads the ids of event i (attr index idx, entry at off) from their
+ * section; a section outside the file or unreadable is reported and
+ * skipped. Fails only when out of memory for the id table.
+ */
+static enum conv_err read_attr_ids(struct rdr *r, uint64_t i, uint64_t off, int idx,
+				   const struct file_section *ids, struct conv_diag *diag)
 {
-	uint64_t nr;
-	uint8_t *buf;
+	size_t n = (size_t)(ids->size / 8);
+	uint8_t *raw;
+	struct cur ic;
+	uint64_t *v;
 
+	if (!section_ok(r, ids) || ids->size > (64u << 20)) {
+		rdr_problem(r, CONV_E_FORMAT, off, 0,
+			    "ids of event %" PRIu64 " (offset %" PRIu64 ", size %" PRIu64
+			    ") lie outside the file; ignored",
+			    i, ids->offset, ids->size);
+		return CONV_E_OK;
+	}
+	if (n > RDR_MAX_IDS - r->ids_stored) {
+		rdr_problem(r, CONV_E_LIMIT, off, 0,
+			    "event %" PRIu64 " claims %zu ids, past %u for all events; the rest "
+			    "are ignored", i, n, RDR_MAX_IDS);
+		n = RDR_MAX_IDS - r->ids_stored;
+	}
+	r->ids_stored += n;
+	raw = malloc(n ? n * 8 : 1);
+	v = arena_alloc_array(&r->arena, n ? n : 1, sizeof(uint64_t));
+	if (!raw || !v || !in_pread(&r->side.in, ids->offset, raw, n * 8)) {
+		free(raw);
+		rdr_problem(r, CONV_E_TRUNCATED, ids->offset, 0, "cannot read ids of event %" PRIu64, i);
+		return CONV_E_OK;
+	}
+	cur_init(&ic, raw, n * 8, r->swap);
+	cur_u64_array(&ic, v, n);
+	free(raw);
+	r->info.attrs[idx].ids = v;
+	r->info.attrs[idx].nr_ids = n;
+	for (size_t k = 0; k < n; k++)
+		if (!rdr_add_id(r, v[k], idx))
+			return conv_fail(diag, CONV_E_NOMEM, off, "no memory for event ids");
+	return CONV_E_OK;
+}
+
+/* Entry i of the attrs section (attr_size bytes at p, file offset off): the attr and its ids. */
+static enum conv_err read_attr_entry(struct rdr *r, const uint8_t *p, uint64_t attr_size,
+				     uint64_t i, uint64_t off, struct conv_diag *diag)
+{
+	struct cur c;
+	struct rdr_attr a;
+	struct file_section ids;
+	int idx;
+
+	cur_init(&c, p, (size_t)attr_size, r->swap);
+	{
+		/* the attr is exactly attr_size - 16 bytes, whatever its own size says */
+		struct cur ac = cur_sub(&c, (size_t)attr_size - 16);
+
+		rdr_parse_attr(r, &ac, (size_t)attr_size - 16, &a);
+		if (a.size > attr_size - 16)
+			rdr_problem(r, CONV_E_FORMAT, off, 0,
+				    "event %" PRIu64 " says its attr has %" PRIu32
+				    " bytes, the header %" PRIu64 "; the header's size is used",
+				    i, a.size, attr_size - 16);
+	}
+	ids.offset = cur_u64(&c);
+	ids.size = cur_u64(&c);
+	if (!cur_ok(&c))
+		return conv_fail(diag, CONV_E_FORMAT, off, "bad attr entry %" PRIu64, i);
+	idx = rdr_add_attr(r, &a);
+	if (idx < 0)
+		return conv_fail(diag, CONV_E_NOMEM, off, "no memory for attrs");
+	if (ids.size == 0)
+		return CONV_E_OK;
+	return read_attr_ids(r, i, off, idx, &ids, diag);
+}
+
+/* The header's attr_size and attrs section, checked before anything is read; CONV_E_OK if sound. */
+static enum conv_err check_attrs(const struct rdr *r, uint64_t attr_size,
+				 const struct file_section *sec, struct conv_diag *diag)
+{
 	if (attr_size < 16 + 8 || attr_size > 4096)
 		return conv_fail(diag, CONV_E_FORMAT, 16,
 				 "bad attr_size %" PRIu64 " in the header (perf record not properly terminated?)",
@@ -666,93 +742,37 @@ static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct 
 		return conv_fail(diag, CONV_E_FORMAT, 24,
 				 "attrs section (offset %" PRIu64 ", size %" PRIu64 ") lies outside the file",
 				 sec->offset, sec->size);
-	nr = sec->size / attr_size;
-	if (nr == 0)
+	if (sec->size / attr_size == 0)
 		return conv_fail(diag, CONV_E_FORMAT, 24, "the file has no events (attrs section size %" PRIu64 ")",
 				 sec->size);
 	if (sec->size > (16u << 20))
 		return conv_fail(diag, CONV_E_LIMIT, 24, "attrs section of %" PRIu64 " bytes is too large",
 				 sec->size);
+	return CONV_E_OK;
+}
+
+static enum conv_err read_attrs(struct rdr *r, uint64_t attr_size, const struct file_section *sec,
+				struct conv_diag *diag)
+{
+	enum conv_err err = check_attrs(r, attr_size, sec, diag);
+	uint64_t nr;
+	uint8_t *buf;
+
+	if (err)
+		return err;
+	nr = sec->size / attr_size;
 	buf = malloc((size_t)sec->size);
 	if (!buf)
 		return conv_fail(diag, CONV_E_NOMEM, 24, "no memory for the attrs section");
-	if (!in_pread(&r->in, sec->offset, buf, (size_t)sec->size)) {
+	if (!in_pread(&r->side.in, sec->offset, buf, (size_t)sec->size)) {
 		free(buf);
 		return conv_fail(diag, CONV_E_TRUNCATED, sec->offset, "cannot read the attrs section");
 	}
-	for (uint64_t i = 0; i < nr; i++) {
-		struct cur c;
-		struct rdr_attr a;
-		struct file_section ids;
-		uint64_t off = sec->offset + i * attr_size;
-		int idx;
-
-		cur_init(&c, buf + i * attr_size, (size_t)attr_size, r->swap);
-		{
-			/* the attr is exactly attr_size - 16 bytes, whatever its own size says */
-			struct cur ac = cur_sub(&c, (size_t)attr_size - 16);
-
-			rdr_parse_attr(r, &ac, (size_t)attr_size - 16, &a);
-			if (a.size > attr_size - 16)
-				rdr_problem(r, CONV_E_FORMAT, off, 0,
-					    "event %" PRIu64 " says its attr has %" PRIu32
-					    " bytes, the header %" PRIu64 "; the header's size is used",
-					    i, a.size, attr_size - 16);
-		}
-		ids.offset = cur_u64(&c);
-		ids.size = cur_u64(&c);
-		if (!cur_ok(&c)) {
-			free(buf);
-			return conv_fail(diag, CONV_E_FORMAT, off, "bad attr entry %" PRIu64, i);
-		}
-		idx = rdr_add_attr(r, &a);
-		if (idx < 0) {
-			free(buf);
-			return conv_fail(diag, CONV_E_NOMEM, off, "no memory for attrs");
-		}
-		if (ids.size == 0)
-			continue;
-		if (!section_ok(r, &ids) || ids.size > (64u << 20)) {
-			rdr_problem(r, CONV_E_FORMAT, off, 0,
-				    "ids of event %" PRIu64 " (offset %" PRIu64 ", size %" PRIu64
-				    ") lie outside the file; ignored",
-				    i, ids.offset, ids.size);
-			continue;
-		}
-		{
-			size_t n = (size_t)(ids.size / 8);
-			uint8_t *raw;
-
-			if (n > RDR_MAX_IDS - r->ids_stored) {
-				rdr_problem(r, CONV_E_LIMIT, off, 0,
-					    "event %" PRIu64 " claims %zu ids, past %u for all events; the rest "
-					    "are ignored", i, n, RDR_MAX_IDS);
-				n = RDR_MAX_IDS - r->ids_stored;
-			}
-			r->ids_stored += n;
-			raw = malloc(n ? n * 8 : 1);
-			struct cur ic;
-			uint64_t *v = arena_alloc_array(&r->arena, n ? n : 1, sizeof(uint64_t));
-
-			if (!raw || !v || !in_pread(&r->in, ids.offset, raw, n * 8)) {
-				free(raw);
-				rdr_problem(r, CONV_E_TRUNCATED, ids.offset, 0, "cannot read ids of event %" PRIu64, i);
-				continue;
-			}
-			cur_init(&ic, raw, n * 8, r->swap);
-			cur_u64_array(&ic, v, n);
-			free(raw);
-			r->info.attrs[idx].ids = v;
-			r->info.attrs[idx].nr_ids = n;
-			for (size_t k = 0; k < n; k++)
-				if (!rdr_add_id(r, v[k], idx)) {
-					free(buf);
-					return conv_fail(diag, CONV_E_NOMEM, off, "no memory for event ids");
-				}
-		}
-	}
+	for (uint64_t i = 0; i < nr && !err; i++)
+		err = read_attr_entry(r, buf + i * attr_size, attr_size, i,
+				      sec->offset + i * attr_size, diag);
 	free(buf);
-	return CONV_E_OK;
+	return err;
 }
 
 static void read_features(struct rdr *r, const struct file_section *data)
@@ -771,7 +791,7 @@ static void read_features(struct rdr *r, const struct file_section *data)
 	index = malloc(nfeat * 16u);
 	if (!index)
 		return;
-	if (!in_pread(&r->in, idx_off, index, nfeat * 16u)) {
+	if (!in_pread(&r->side.in, idx_off, index, nfeat * 16u)) {
 		rdr_problem(r, CONV_E_TRUNCATED, idx_off, 0,
 			    "the feature index (%u features) is missing: the file is truncated", nfeat);
 		free(index);
@@ -798,7 +818,7 @@ static void read_features(struct rdr *r, const struct file_section *data)
 		payload = malloc(s.size ? (size_t)s.size : 1);
 		if (!payload)
 			continue;
-		if (in_pread(&r->in, s.offset, payload, (size_t)s.size))
+		if (in_pread(&r->side.in, s.offset, payload, (size_t)s.size))
 			rdr_parse_feature(r, i, payload, (size_t)s.size, s.offset, false);
 		else
 			rdr_problem(r, CONV_E_TRUNCATED, s.offset, 0, "cannot read feature %u", i);
@@ -817,13 +837,13 @@ enum conv_err rdr_read_file_header(struct rdr *r, struct conv_diag *diag)
 	enum conv_err err;
 
 	memset(hdr, 0, sizeof(hdr));
-	if (!in_pread(&r->in, 0, hdr, PERF_FILE_HEADER_MIN))
+	if (!in_pread(&r->side.in, 0, hdr, PERF_FILE_HEADER_MIN))
 		return conv_fail(diag, CONV_E_TRUNCATED, 0, "the file header is cut short");
 	cur_init(&c, hdr, sizeof(hdr), r->swap);
 	cur_skip(&c, 8);
 	hsize = cur_u64(&c);
 	if (hsize >= PERF_FILE_HEADER_SIZE &&
-	    !in_pread(&r->in, 0, hdr, PERF_FILE_HEADER_SIZE))
+	    !in_pread(&r->side.in, 0, hdr, PERF_FILE_HEADER_SIZE))
 		return conv_fail(diag, CONV_E_TRUNCATED, 0, "the file header is cut short");
 	attr_size = cur_u64(&c);
 	attrs.offset = cur_u64(&c);
@@ -850,16 +870,16 @@ enum conv_err rdr_read_file_header(struct rdr *r, struct conv_diag *diag)
 		rdr_problem(r, CONV_E_TRUNCATED, 48, 0,
 			    "data size is 0 in the header: perf was stopped before finishing the file; reading to the end");
 		r->stats.truncated = true;
-		in_seek(&r->in, data.offset, UINT64_MAX);
+		in_seek(&r->side.in, data.offset, UINT64_MAX);
 	} else if (fsize != UINT64_MAX && data.size > fsize - data.offset) {
 		rdr_problem(r, CONV_E_TRUNCATED, 48, 0,
 			    "data section (%" PRIu64 " bytes at %" PRIu64 ") runs past the end of the file (%" PRIu64 " bytes); reading what is there",
 			    data.size, data.offset, fsize);
 		r->stats.truncated = true;
-		in_seek(&r->in, data.offset, UINT64_MAX);
+		in_seek(&r->side.in, data.offset, UINT64_MAX);
 	} else {
 		read_features(r, &data);
-		in_seek(&r->in, data.offset, data.offset + data.size);
+		in_seek(&r->side.in, data.offset, data.offset + data.size);
 	}
 	rdr_name_attrs(r);
 	return CONV_E_OK;

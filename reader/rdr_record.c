@@ -49,7 +49,7 @@ static bool has_trailer(uint32_t type)
 	return type < PERF_REC_HEADER_ATTR && type != PERF_REC_SAMPLE;
 }
 
-void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
+void rdr_classify(const struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
 		  uint64_t *time)
 {
 	uint32_t type;
@@ -180,13 +180,9 @@ static void parse_regs(struct dbuf *b, struct cur *c, uint64_t mask, struct rdr_
 _Static_assert(sizeof(((struct rdr_event *)0)->u) == sizeof(struct rdr_sample),
 	       "the sample is the union's largest member");
 
-static bool parse_sample(struct rdr *r, struct cur *c, int attr, struct rdr_sample *s)
+/* The fixed fields at a sample's start, IDENTIFIER to PERIOD. */
+static void sample_head(struct cur *c, uint64_t st, struct rdr_sample *s)
 {
-	const struct rdr_attr *a = &r->info.attrs[attr];
-	uint64_t st = a->sample_type;
-
-	memset(s, 0, sizeof(*s));
-	s->sample_type = st;
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		s->id = cur_u64(c);
 	if (st & PERF_SAMPLE_IP)
@@ -209,93 +205,101 @@ static bool parse_sample(struct rdr *r, struct cur *c, int attr, struct rdr_samp
 	}
 	if (st & PERF_SAMPLE_PERIOD)
 		s->period = cur_u64(c);
-	if (st & PERF_SAMPLE_READ) {
-		uint64_t rf = a->read_format;
-		size_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
-		struct rdr_read_value *v;
+}
 
-		if (rf & PERF_FORMAT_GROUP) {
-			s->read.nr = cur_u64(c);
-		} else {
-			s->read.nr = 1;
-		}
-		if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED && (rf & PERF_FORMAT_GROUP))
-			s->read.time_enabled = cur_u64(c);
-		if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING && (rf & PERF_FORMAT_GROUP))
-			s->read.time_running = cur_u64(c);
-		if (s->read.nr > cur_remaining(c) / (8 * per)) {
-			cur_fail(c);
-			return false;
-		}
-		dbuf_reset(&r->s_read);
-		if (!dbuf_reserve(&r->s_read, (size_t)s->read.nr * sizeof(*v) + 1)) {
-			cur_fail(c);
-			return false;
-		}
-		v = (struct rdr_read_value *)(void *)r->s_read.data;
-		for (uint64_t i = 0; i < s->read.nr; i++) {
-			memset(&v[i], 0, sizeof(v[i]));
-			v[i].value = cur_u64(c);
-			if (!(rf & PERF_FORMAT_GROUP)) {
-				if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
-					s->read.time_enabled = cur_u64(c);
-				if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
-					s->read.time_running = cur_u64(c);
-			}
-			if (rf & PERF_FORMAT_ID)
-				v[i].id = cur_u64(c);
-			if (rf & PERF_FORMAT_LOST)
-				v[i].lost = cur_u64(c);
-		}
-		s->read.values = v;
-	}
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		s->callchain_nr = cur_u64(c);
-		s->callchain = scratch_u64(&r->s_callchain, c, s->callchain_nr);
-	}
-	if (st & PERF_SAMPLE_RAW) {
-		s->raw_size = cur_u32(c);
-		s->raw = cur_view(c, s->raw_size);
-	}
-	if (st & PERF_SAMPLE_BRANCH_STACK) {
-		struct rdr_branch *b;
+/* SAMPLE_READ in the event's read_format; false when malformed (c failed). */
+static bool sample_read(struct rdr *r, struct cur *c, uint64_t rf, struct rdr_sample *s)
+{
+	size_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	struct rdr_read_value *v;
 
-		s->branch_nr = cur_u64(c);
-		if (a->branch_sample_type & PERF_BRANCH_HW_INDEX) {
-			s->branch_has_hw_idx = true;
-			s->branch_hw_idx = cur_u64(c);
-		}
-		if (s->branch_nr > cur_remaining(c) / 24) {
-			cur_fail(c);
-			return false;
-		}
-		dbuf_reset(&r->s_branch);
-		if (!dbuf_reserve(&r->s_branch, (size_t)s->branch_nr * sizeof(*b) + 1)) {
-			cur_fail(c);
-			return false;
-		}
-		b = (struct rdr_branch *)(void *)r->s_branch.data;
-		for (uint64_t i = 0; i < s->branch_nr; i++) {
-			b[i].from = cur_u64(c);
-			b[i].to = cur_u64(c);
-			b[i].flags = cur_u64(c);
-		}
-		s->branches = b;
-		if (a->branch_sample_type & PERF_BRANCH_COUNTERS)
-			s->branch_counters = scratch_u64(&r->s_counters, c, s->branch_nr);
+	if (rf & PERF_FORMAT_GROUP) {
+		s->read.nr = cur_u64(c);
+	} else {
+		s->read.nr = 1;
 	}
-	if (st & PERF_SAMPLE_REGS_USER)
-		parse_regs(&r->s_regs_user, c, a->sample_regs_user, &s->regs_user);
-	if (st & PERF_SAMPLE_STACK_USER) {
-		s->stack_user_size = cur_u64(c);
-		if (s->stack_user_size > cur_remaining(c)) {
-			cur_fail(c);
-			return false;
-		}
-		s->stack_user = cur_view(c, (size_t)s->stack_user_size);
-		if (s->stack_user_size)
-			s->stack_user_dyn_size = cur_u64(c);
+	if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED && (rf & PERF_FORMAT_GROUP))
+		s->read.time_enabled = cur_u64(c);
+	if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING && (rf & PERF_FORMAT_GROUP))
+		s->read.time_running = cur_u64(c);
+	if (s->read.nr > cur_remaining(c) / (8 * per)) {
+		cur_fail(c);
+		return false;
 	}
+	dbuf_reset(&r->s_read);
+	if (!dbuf_reserve(&r->s_read, (size_t)s->read.nr * sizeof(*v) + 1)) {
+		cur_fail(c);
+		return false;
+	}
+	v = (struct rdr_read_value *)(void *)r->s_read.data;
+	for (uint64_t i = 0; i < s->read.nr; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].value = cur_u64(c);
+		if (!(rf & PERF_FORMAT_GROUP)) {
+			if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
+				s->read.time_enabled = cur_u64(c);
+			if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
+				s->read.time_running = cur_u64(c);
+		}
+		if (rf & PERF_FORMAT_ID)
+			v[i].id = cur_u64(c);
+		if (rf & PERF_FORMAT_LOST)
+			v[i].lost = cur_u64(c);
+	}
+	s->read.values = v;
+	return true;
+}
+
+/* SAMPLE_BRANCH_STACK; false when malformed (c failed). */
+static bool sample_branches(struct rdr *r, struct cur *c, const struct rdr_attr *a,
+			    struct rdr_sample *s)
+{
+	struct rdr_branch *b;
+
+	s->branch_nr = cur_u64(c);
+	if (a->branch_sample_type & PERF_BRANCH_HW_INDEX) {
+		s->branch_has_hw_idx = true;
+		s->branch_hw_idx = cur_u64(c);
+	}
+	if (s->branch_nr > cur_remaining(c) / 24) {
+		cur_fail(c);
+		return false;
+	}
+	dbuf_reset(&r->s_branch);
+	if (!dbuf_reserve(&r->s_branch, (size_t)s->branch_nr * sizeof(*b) + 1)) {
+		cur_fail(c);
+		return false;
+	}
+	b = (struct rdr_branch *)(void *)r->s_branch.data;
+	for (uint64_t i = 0; i < s->branch_nr; i++) {
+		b[i].from = cur_u64(c);
+		b[i].to = cur_u64(c);
+		b[i].flags = cur_u64(c);
+	}
+	s->branches = b;
+	if (a->branch_sample_type & PERF_BRANCH_COUNTERS)
+		s->branch_counters = scratch_u64(&r->s_counters, c, s->branch_nr);
+	return true;
+}
+
+/* A size-prefixed view (STACK_USER, AUX): the size, then that many bytes; false when they are not there. */
+static bool sample_sized(struct cur *c, uint64_t *size, const uint8_t **data)
+{
+	*size = cur_u64(c);
+	if (*size > cur_remaining(c)) {
+		cur_fail(c);
+		return false;
+	}
+	*data = cur_view(c, (size_t)*size);
+	return true;
+}
+
+/* The fields after REGS_USER and STACK_USER, WEIGHT to AUX; false when malformed. */
+static bool sample_tail(struct rdr *r, struct cur *c, const struct rdr_attr *a,
+			struct rdr_sample *s)
+{
+	uint64_t st = a->sample_type;
+
 	if (st & PERF_SAMPLE_WEIGHT_STRUCT) {
 		s->weight = cur_u32(c);
 		s->weight_var2 = cur_u16(c);
@@ -317,14 +321,41 @@ static bool parse_sample(struct rdr *r, struct cur *c, int attr, struct rdr_samp
 		s->data_page_size = cur_u64(c);
 	if (st & PERF_SAMPLE_CODE_PAGE_SIZE)
 		s->code_page_size = cur_u64(c);
-	if (st & PERF_SAMPLE_AUX) {
-		s->aux_size = cur_u64(c);
-		if (s->aux_size > cur_remaining(c)) {
-			cur_fail(c);
-			return false;
-		}
-		s->aux = cur_view(c, (size_t)s->aux_size);
+	if ((st & PERF_SAMPLE_AUX) && !sample_sized(c, &s->aux_size, &s->aux))
+		return false;
+	return true;
+}
+
+static bool parse_sample(struct rdr *r, struct cur *c, int attr, struct rdr_sample *s)
+{
+	const struct rdr_attr *a = &r->info.attrs[attr];
+	uint64_t st = a->sample_type;
+
+	memset(s, 0, sizeof(*s));
+	s->sample_type = st;
+	sample_head(c, st, s);
+	if ((st & PERF_SAMPLE_READ) && !sample_read(r, c, a->read_format, s))
+		return false;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		s->callchain_nr = cur_u64(c);
+		s->callchain = scratch_u64(&r->s_callchain, c, s->callchain_nr);
 	}
+	if (st & PERF_SAMPLE_RAW) {
+		s->raw_size = cur_u32(c);
+		s->raw = cur_view(c, s->raw_size);
+	}
+	if ((st & PERF_SAMPLE_BRANCH_STACK) && !sample_branches(r, c, a, s))
+		return false;
+	if (st & PERF_SAMPLE_REGS_USER)
+		parse_regs(&r->s_regs_user, c, a->sample_regs_user, &s->regs_user);
+	if (st & PERF_SAMPLE_STACK_USER) {
+		if (!sample_sized(c, &s->stack_user_size, &s->stack_user))
+			return false;
+		if (s->stack_user_size)
+			s->stack_user_dyn_size = cur_u64(c);
+	}
+	if (!sample_tail(r, c, a, s))
+		return false;
 	return cur_ok(c);
 }
 
@@ -368,6 +399,206 @@ static void parse_mmap(struct rdr *r, struct cur *c, uint32_t type, uint16_t mis
 	(void)r;
 }
 
+static void parse_comm(struct cur *c, uint16_t misc, struct rdr_comm *comm)
+{
+	comm->pid = cur_u32(c);
+	comm->tid = cur_u32(c);
+	comm->comm = rest_string(c);
+	comm->exec = (misc & PERF_MISC_COMM_EXEC) != 0;
+}
+
+static void parse_fork_exit(struct cur *c, struct rdr_event *ev)
+{
+	ev->u.fork_exit.pid = cur_u32(c);
+	ev->u.fork_exit.ppid = cur_u32(c);
+	ev->u.fork_exit.tid = cur_u32(c);
+	ev->u.fork_exit.ptid = cur_u32(c);
+	ev->u.fork_exit.time = cur_u64(c);
+	/* records without a trailer still carry their own time */
+	if (!ev->has_time && ev->u.fork_exit.time) {
+		ev->time = ev->u.fork_exit.time;
+		ev->has_time = true;
+	}
+}
+
+static void parse_switch(struct cur *c, uint32_t type, uint16_t misc, struct rdr_switch *sw)
+{
+	sw->out = (misc & PERF_MISC_SWITCH_OUT) != 0;
+	sw->preempt = (misc & PERF_MISC_SWITCH_OUT_PREEMPT) != 0;
+	if (type == PERF_REC_SWITCH_CPU_WIDE) {
+		sw->cpu_wide = true;
+		sw->next_prev_pid = cur_u32(c);
+		sw->next_prev_tid = cur_u32(c);
+	}
+}
+
+/* ID_INDEX: the number of entries (each checked to be there, none kept). */
+static uint64_t parse_id_index(struct cur *c)
+{
+	uint64_t nr = cur_u64(c);
+
+	if (nr > cur_remaining(c) / 32) {
+		cur_fail(c);
+		return nr;
+	}
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t id = cur_u64(c);
+
+		cur_skip(c, 24); /* idx, cpu, tid */
+		(void)id;
+	}
+	return nr;
+}
+
+/* CPU_MAP: the number of CPUs of a list or a range (0 for a mask). */
+static uint64_t parse_cpu_map(struct cur *c)
+{
+	uint16_t t = cur_u16(c);
+	uint64_t count = 0;
+
+	if (t == 0) { /* list of cpus */
+		uint16_t nr = cur_u16(c);
+
+		count = nr;
+		if (nr > cur_remaining(c) / 2)
+			cur_fail(c);
+	} else if (t == 2) { /* range */
+		uint8_t any = cur_u8(c);
+		uint16_t start, end;
+
+		(void)any;
+		(void)cur_u8(c);
+		start = cur_u16(c);
+		end = cur_u16(c);
+		count = end >= start ? (uint64_t)(end - start) + 1 : 0;
+	}
+	return count;
+}
+
+static void parse_time_conv(struct cur *c, struct rdr_time_conv *tc)
+{
+	tc->time_shift = cur_u64(c);
+	tc->time_mult = cur_u64(c);
+	tc->time_zero = cur_u64(c);
+	if (cur_remaining(c) >= 18) {
+		tc->has_ext = true;
+		tc->time_cycles = cur_u64(c);
+		tc->time_mask = cur_u64(c);
+		tc->cap_user_time_zero = cur_u8(c) != 0;
+		tc->cap_user_time_short = cur_u8(c) != 0;
+	}
+}
+
+/* The body of a record other than SAMPLE into ev->u; the caller checks body. */
+static void decode_body(struct rdr *r, struct cur *body, struct rdr_event *ev)
+{
+	switch (ev->type) {
+	case PERF_REC_MMAP:
+	case PERF_REC_MMAP2:
+		parse_mmap(r, body, ev->type, ev->misc, &ev->u.mmap);
+		break;
+	case PERF_REC_COMM:
+		parse_comm(body, ev->misc, &ev->u.comm);
+		break;
+	case PERF_REC_FORK:
+	case PERF_REC_EXIT:
+		parse_fork_exit(body, ev);
+		break;
+	case PERF_REC_LOST:
+		ev->u.lost.id = cur_u64(body);
+		ev->u.lost.lost = cur_u64(body);
+		break;
+	case PERF_REC_LOST_SAMPLES:
+		ev->u.lost.lost = cur_u64(body);
+		break;
+	case PERF_REC_THROTTLE:
+	case PERF_REC_UNTHROTTLE:
+		ev->u.throttle.time = cur_u64(body);
+		ev->u.throttle.id = cur_u64(body);
+		ev->u.throttle.stream_id = cur_u64(body);
+		break;
+	case PERF_REC_KSYMBOL:
+		ev->u.ksymbol.addr = cur_u64(body);
+		ev->u.ksymbol.len = cur_u32(body);
+		ev->u.ksymbol.ksym_type = cur_u16(body);
+		ev->u.ksymbol.flags = cur_u16(body);
+		ev->u.ksymbol.name = rest_string(body);
+		break;
+	case PERF_REC_CGROUP:
+		ev->u.cgroup.id = cur_u64(body);
+		ev->u.cgroup.path = rest_string(body);
+		break;
+	case PERF_REC_SWITCH:
+	case PERF_REC_SWITCH_CPU_WIDE:
+		parse_switch(body, ev->type, ev->misc, &ev->u.sw);
+		break;
+	case PERF_REC_NAMESPACES:
+		ev->u.ns.pid = cur_u32(body);
+		ev->u.ns.tid = cur_u32(body);
+		ev->u.ns.nr = cur_u64(body);
+		if (ev->u.ns.nr > cur_remaining(body) / 16)
+			cur_fail(body);
+		break;
+	case PERF_REC_CALLCHAIN_DEFERRED:
+		ev->u.deferred.cookie = cur_u64(body);
+		ev->u.deferred.nr = cur_u64(body);
+		ev->u.deferred.ips = scratch_u64(&r->s_callchain, body, ev->u.deferred.nr);
+		break;
+	case PERF_REC_READ:
+	case PERF_REC_AUX:
+	case PERF_REC_ITRACE_START:
+	case PERF_REC_BPF_EVENT:
+	case PERF_REC_TEXT_POKE:
+	case PERF_REC_AUX_OUTPUT_HW_ID:
+		/* kept as raw bytes: conv does not use their fields yet */
+		break;
+	case PERF_REC_ID_INDEX:
+		ev->u.count = parse_id_index(body);
+		break;
+	case PERF_REC_THREAD_MAP:
+		ev->u.count = cur_u64(body);
+		if (ev->u.count > cur_remaining(body) / 24)
+			cur_fail(body);
+		break;
+	case PERF_REC_CPU_MAP:
+		ev->u.count = parse_cpu_map(body);
+		break;
+	case PERF_REC_AUXTRACE:
+		ev->u.auxtrace.size = cur_u64(body);
+		ev->u.auxtrace.offset = cur_u64(body);
+		ev->u.auxtrace.reference = cur_u64(body);
+		ev->u.auxtrace.idx = cur_u32(body);
+		ev->u.auxtrace.tid = cur_u32(body);
+		ev->u.auxtrace.cpu = cur_u32(body);
+		break;
+	case PERF_REC_TIME_CONV:
+		parse_time_conv(body, &ev->u.time_conv);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A SAMPLE's body; false when it is not delivered (counted and reported). */
+static bool decode_sample(struct rdr *r, struct cur *body, int attr, struct rdr_event *ev)
+{
+	if (attr < 0) {
+		r->stats.samples_unknown_attr++;
+		rdr_problem(r, CONV_E_FORMAT, ev->offset, ev->type,
+			    "sample with an id that matches no event; skipped");
+		return false;
+	}
+	if (!parse_sample(r, body, attr, &ev->u.sample)) {
+		r->stats.samples_malformed++;
+		rdr_problem(r, CONV_E_FORMAT, ev->offset, ev->type,
+			    "sample fields do not fit in its record of %u bytes; skipped", ev->size);
+		return false;
+	}
+	ev->time = ev->u.sample.time;
+	ev->has_time = (ev->u.sample.sample_type & PERF_SAMPLE_TIME) != 0;
+	return true;
+}
+
 bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 		bool in_compressed, int attr)
 {
@@ -394,23 +625,8 @@ bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 	/* the body ends at header.size; pipe TRACING_DATA and AUXTRACE payloads follow it */
 	body = cur_sub(&c, (len < ev->size ? len : ev->size) - 8u);
 
-	if (ev->type == PERF_REC_SAMPLE) {
-		if (attr < 0) {
-			r->stats.samples_unknown_attr++;
-			rdr_problem(r, CONV_E_FORMAT, offset, ev->type,
-				    "sample with an id that matches no event; skipped");
-			return false;
-		}
-		if (!parse_sample(r, &body, attr, &ev->u.sample)) {
-			r->stats.samples_malformed++;
-			rdr_problem(r, CONV_E_FORMAT, offset, ev->type,
-				    "sample fields do not fit in its record of %u bytes; skipped", ev->size);
-			return false;
-		}
-		ev->time = ev->u.sample.time;
-		ev->has_time = (ev->u.sample.sample_type & PERF_SAMPLE_TIME) != 0;
-		return true;
-	}
+	if (ev->type == PERF_REC_SAMPLE)
+		return decode_sample(r, &body, attr, ev);
 	memset(&ev->u, 0, sizeof(ev->u));
 	if (has_trailer(ev->type)) {
 		if (!parse_trailer(r, &body, attr, &ev->sid)) {
@@ -424,149 +640,7 @@ bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
 		ev->time = ev->sid.time;
 	}
 
-	switch (ev->type) {
-	case PERF_REC_MMAP:
-	case PERF_REC_MMAP2:
-		parse_mmap(r, &body, ev->type, ev->misc, &ev->u.mmap);
-		break;
-	case PERF_REC_COMM:
-		ev->u.comm.pid = cur_u32(&body);
-		ev->u.comm.tid = cur_u32(&body);
-		ev->u.comm.comm = rest_string(&body);
-		ev->u.comm.exec = (ev->misc & PERF_MISC_COMM_EXEC) != 0;
-		break;
-	case PERF_REC_FORK:
-	case PERF_REC_EXIT:
-		ev->u.fork_exit.pid = cur_u32(&body);
-		ev->u.fork_exit.ppid = cur_u32(&body);
-		ev->u.fork_exit.tid = cur_u32(&body);
-		ev->u.fork_exit.ptid = cur_u32(&body);
-		ev->u.fork_exit.time = cur_u64(&body);
-		/* records without a trailer still carry their own time */
-		if (!ev->has_time && ev->u.fork_exit.time) {
-			ev->time = ev->u.fork_exit.time;
-			ev->has_time = true;
-		}
-		break;
-	case PERF_REC_LOST:
-		ev->u.lost.id = cur_u64(&body);
-		ev->u.lost.lost = cur_u64(&body);
-		break;
-	case PERF_REC_LOST_SAMPLES:
-		ev->u.lost.lost = cur_u64(&body);
-		break;
-	case PERF_REC_THROTTLE:
-	case PERF_REC_UNTHROTTLE:
-		ev->u.throttle.time = cur_u64(&body);
-		ev->u.throttle.id = cur_u64(&body);
-		ev->u.throttle.stream_id = cur_u64(&body);
-		break;
-	case PERF_REC_KSYMBOL:
-		ev->u.ksymbol.addr = cur_u64(&body);
-		ev->u.ksymbol.len = cur_u32(&body);
-		ev->u.ksymbol.ksym_type = cur_u16(&body);
-		ev->u.ksymbol.flags = cur_u16(&body);
-		ev->u.ksymbol.name = rest_string(&body);
-		break;
-	case PERF_REC_CGROUP:
-		ev->u.cgroup.id = cur_u64(&body);
-		ev->u.cgroup.path = rest_string(&body);
-		break;
-	case PERF_REC_SWITCH:
-	case PERF_REC_SWITCH_CPU_WIDE:
-		ev->u.sw.out = (ev->misc & PERF_MISC_SWITCH_OUT) != 0;
-		ev->u.sw.preempt = (ev->misc & PERF_MISC_SWITCH_OUT_PREEMPT) != 0;
-		if (ev->type == PERF_REC_SWITCH_CPU_WIDE) {
-			ev->u.sw.cpu_wide = true;
-			ev->u.sw.next_prev_pid = cur_u32(&body);
-			ev->u.sw.next_prev_tid = cur_u32(&body);
-		}
-		break;
-	case PERF_REC_NAMESPACES:
-		ev->u.ns.pid = cur_u32(&body);
-		ev->u.ns.tid = cur_u32(&body);
-		ev->u.ns.nr = cur_u64(&body);
-		if (ev->u.ns.nr > cur_remaining(&body) / 16)
-			cur_fail(&body);
-		break;
-	case PERF_REC_CALLCHAIN_DEFERRED:
-		ev->u.deferred.cookie = cur_u64(&body);
-		ev->u.deferred.nr = cur_u64(&body);
-		ev->u.deferred.ips = scratch_u64(&r->s_callchain, &body, ev->u.deferred.nr);
-		break;
-	case PERF_REC_READ:
-	case PERF_REC_AUX:
-	case PERF_REC_ITRACE_START:
-	case PERF_REC_BPF_EVENT:
-	case PERF_REC_TEXT_POKE:
-	case PERF_REC_AUX_OUTPUT_HW_ID:
-		/* kept as raw bytes: conv does not use their fields yet */
-		break;
-	case PERF_REC_ID_INDEX: {
-		uint64_t nr = cur_u64(&body);
-
-		ev->u.count = nr;
-		if (nr > cur_remaining(&body) / 32) {
-			cur_fail(&body);
-			break;
-		}
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t id = cur_u64(&body);
-
-			cur_skip(&body, 24); /* idx, cpu, tid */
-			(void)id;
-		}
-		break;
-	}
-	case PERF_REC_THREAD_MAP:
-		ev->u.count = cur_u64(&body);
-		if (ev->u.count > cur_remaining(&body) / 24)
-			cur_fail(&body);
-		break;
-	case PERF_REC_CPU_MAP: {
-		uint16_t t = cur_u16(&body);
-
-		if (t == 0) { /* list of cpus */
-			uint16_t nr = cur_u16(&body);
-
-			ev->u.count = nr;
-			if (nr > cur_remaining(&body) / 2)
-				cur_fail(&body);
-		} else if (t == 2) { /* range */
-			uint8_t any = cur_u8(&body);
-			uint16_t start, end;
-
-			(void)any;
-			(void)cur_u8(&body);
-			start = cur_u16(&body);
-			end = cur_u16(&body);
-			ev->u.count = end >= start ? (uint64_t)(end - start) + 1 : 0;
-		}
-		break;
-	}
-	case PERF_REC_AUXTRACE:
-		ev->u.auxtrace.size = cur_u64(&body);
-		ev->u.auxtrace.offset = cur_u64(&body);
-		ev->u.auxtrace.reference = cur_u64(&body);
-		ev->u.auxtrace.idx = cur_u32(&body);
-		ev->u.auxtrace.tid = cur_u32(&body);
-		ev->u.auxtrace.cpu = cur_u32(&body);
-		break;
-	case PERF_REC_TIME_CONV:
-		ev->u.time_conv.time_shift = cur_u64(&body);
-		ev->u.time_conv.time_mult = cur_u64(&body);
-		ev->u.time_conv.time_zero = cur_u64(&body);
-		if (cur_remaining(&body) >= 18) {
-			ev->u.time_conv.has_ext = true;
-			ev->u.time_conv.time_cycles = cur_u64(&body);
-			ev->u.time_conv.time_mask = cur_u64(&body);
-			ev->u.time_conv.cap_user_time_zero = cur_u8(&body) != 0;
-			ev->u.time_conv.cap_user_time_short = cur_u8(&body) != 0;
-		}
-		break;
-	default:
-		break;
-	}
+	decode_body(r, &body, ev);
 	ok = cur_ok(&body);
 	if (!ok) {
 		r->stats.records_malformed++;

@@ -8,60 +8,17 @@
  * found libtraceevent 1.7 crashing (SEGV in print-fmt parsing) and leaking on
  * crafted formats.
  *
- * Blob layout (tools/perf/util/trace-event-{info,read}.c), integers in the
- * byte order given by the blob's own flag:
- *   u8[10]  "\x17\x08\x44tracing"
- *   char[]  version, NUL-terminated ("0.6")
- *   u8      big_endian
- *   u8      sizeof(long)
- *   u32     page_size
- *   "header_page\0"  u64 size, data
- *   "header_event\0" u64 size, data
- *   u32 n, {u64 size, data}[n]                      ftrace formats
- *   u32 nsys, {system\0, u32 n, {u64 size, data}[n]}[nsys]   event formats
- *   u32 size, data                                   kallsyms
- *   u32 size, data                                   printk formats
- *   (version >= 0.6) u64 size, data                  saved cmdlines
- * Only the event formats matter here; parsing stops after them.
+ * The blob's layout and its walk: core/tdata.h.
  */
 #include "reader/reader_internal.h"
+
+#include "core/tdata.h"
 
 #include "reader/perf_abi.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-static const uint8_t trace_magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-
-static const char *blob_cstr(struct cur *c)
-{
-	const char *s = (const char *)c->base + c->pos;
-	size_t left = cur_remaining(c);
-	size_t n;
-
-	if (!left || c->err) {
-		cur_fail(c);
-		return NULL;
-	}
-	n = strnlen(s, left);
-	if (n == left) {
-		cur_fail(c);
-		return NULL;
-	}
-	cur_skip(c, n + 1);
-	return s;
-}
-
-static void blob_skip_sized64(struct cur *c)
-{
-	uint64_t n = cur_u64(c);
-
-	if (n > cur_remaining(c))
-		cur_fail(c);
-	else
-		cur_skip(c, (size_t)n);
-}
 
 /* The value of a "KEY: value" line of a format text, or NULL. */
 static const char *format_field(const char *fmt, size_t len, const char *key, size_t *vlen)
@@ -137,62 +94,24 @@ void rdr_tracing_reset(struct rdr *r)
 /* Walks the blob once and indexes every event format's ID and name. */
 static void tracing_index(struct rdr *r)
 {
-	struct cur c;
-	const uint8_t *magic;
-	const char *version, *sys;
-	uint8_t big;
-	uint32_t nftrace, nsys;
-	bool host_big;
-	uint16_t one = 1;
+	struct tdata w;
+	struct tdata_format f;
+	enum conv_err err;
 
 	r->tp_indexed = true;
 	if (!r->info.tracing_data || r->info.tracing_data_len < 16)
 		return;
-	cur_init(&c, r->info.tracing_data, r->info.tracing_data_len, false);
-	magic = cur_view(&c, 10);
-	if (!magic || memcmp(magic, trace_magic, 10) != 0) {
+	err = tdata_begin(&w, r->info.tracing_data, r->info.tracing_data_len);
+	if (err == CONV_E_FORMAT) {
 		rdr_problem(r, CONV_E_FORMAT, UINT64_MAX, 0, "tracing data has no 'tracing' magic");
 		return;
 	}
-	version = blob_cstr(&c);
-	big = cur_u8(&c);
-	(void)cur_u8(&c); /* sizeof(long) */
-	host_big = *(const uint8_t *)&one == 0;
-	c.swap = (big != 0) != host_big;
-	(void)cur_u32(&c); /* page size */
-	if (!version || !cur_ok(&c))
-		goto bad;
-	if (!blob_cstr(&c)) /* "header_page" */
-		goto bad;
-	blob_skip_sized64(&c);
-	if (!blob_cstr(&c)) /* "header_event" */
-		goto bad;
-	blob_skip_sized64(&c);
-	nftrace = cur_u32(&c);
-	for (uint32_t i = 0; i < nftrace && cur_ok(&c); i++)
-		blob_skip_sized64(&c);
-	nsys = cur_u32(&c);
-	for (uint32_t s = 0; s < nsys && cur_ok(&c); s++) {
-		uint32_t n;
-
-		sys = blob_cstr(&c);
-		n = cur_u32(&c);
-		for (uint32_t i = 0; i < n && cur_ok(&c); i++) {
-			uint64_t size = cur_u64(&c);
-			const uint8_t *fmt;
-
-			if (size > cur_remaining(&c)) {
-				cur_fail(&c);
-				break;
-			}
-			fmt = cur_view(&c, (size_t)size);
-			if (fmt && sys)
-				name_from_format(r, sys, (const char *)fmt, (size_t)size);
-		}
+	if (err == CONV_E_OK && tdata_skip_to_events(&w)) {
+		while (tdata_next_format(&w, &f))
+			name_from_format(r, f.sys, f.text, f.len);
+		if (tdata_ok(&w))
+			return;
 	}
-	if (cur_ok(&c))
-		return;
-bad:
 	rdr_problem(r, CONV_E_FORMAT, UINT64_MAX, 0,
 		    "tracing data ends early or is malformed; tracepoint names may be missing");
 }

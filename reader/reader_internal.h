@@ -107,32 +107,17 @@ struct rdr_idpos {
 	int sample_time_idx; /* u64 index of time in a SAMPLE body, -1 if none */
 };
 
-struct rdr {
-	struct rdr_opts opts;
-	struct rdr_info info;
-	struct rdr_stats stats;
-	struct arena arena; /* names, feature strings, build-id table, attrs */
+/*
+ * The input side: what reading, decompression and time ordering write
+ * (read_step and below, on the read-ahead thread when there is one, else
+ * on the caller's when it needs a batch). These functions take it as an
+ * argument, with the reader itself const: what they find goes out with
+ * the batches (counts in st, problems in prob), so that only the caller's
+ * thread writes what the caller reads, in the same order either way.
+ */
+struct rdr_side {
 	struct rdr_in in;
-	bool swap;
-	struct hmap tp_names; /* tracepoint id -> "sys:name" (arena string), from TRACING_DATA */
-	bool tp_indexed;
-
-	size_t attrs_cap;
-	struct rdr_idpos *idpos; /* per attr */
-	size_t build_ids_cap;
-
-	/* id -> attr index (open addressing; key 0 is stored separately) */
-	uint64_t *id_keys;
-	int *id_vals;
-	size_t id_cap, id_count;
-	bool ids_capped;        /* RDR_MAX_IDS reached: later ids ignored, said once */
-	size_t ids_stored;      /* ids kept in attrs[].ids, all events together */
-	int id_zero_attr;
-
-	/* problems */
-	struct rdr_problem *problems;
-	size_t nr_problems;
-	uint64_t problems_dropped;
+	uint64_t pending_skip; /* payload bytes after the last record (AUXTRACE) to skip */
 
 	/* compressed stream */
 	struct ZSTD_DCtx_s *zctx;
@@ -154,6 +139,40 @@ struct rdr {
 	uint64_t round_limit;     /* flush up to this at the next FINISHED_ROUND */
 	uint64_t last_flushed;    /* time of the last delivered queued record */
 
+	/* records read since the last batch that go out unqueued */
+	struct rdr_qent *open;
+	size_t nr_open, cap_open, open_bytes;
+	struct rdr_stats st;    /* its counts (next_raw, decompression, queueing) */
+	struct rdr_plist prob;  /* its problems since the last batch */
+	size_t max_problems;    /* opts.max_problems */
+};
+
+struct rdr {
+	struct rdr_opts opts;
+	struct rdr_info info;
+	struct rdr_stats stats;
+	struct arena arena; /* names, feature strings, build-id table, attrs */
+	bool swap;
+	struct hmap tp_names; /* tracepoint id -> "sys:name" (arena string), from TRACING_DATA */
+	bool tp_indexed;
+
+	size_t attrs_cap;
+	struct rdr_idpos *idpos; /* per attr */
+	size_t build_ids_cap;
+
+	/* id -> attr index (open addressing; key 0 is stored separately) */
+	uint64_t *id_keys;
+	int *id_vals;
+	size_t id_cap, id_count;
+	bool ids_capped;        /* RDR_MAX_IDS reached: later ids ignored, said once */
+	size_t ids_stored;      /* ids kept in attrs[].ids, all events together */
+	int id_zero_attr;
+
+	/* the caller's problems */
+	struct rdr_problem *problems;
+	size_t nr_problems;
+	uint64_t problems_dropped;
+
 	/* deferred callchains */
 	struct rdr_held *held;
 	size_t nr_held, held_cap;
@@ -164,10 +183,9 @@ struct rdr {
 	/* the event being delivered and its decoded arrays */
 	struct rdr_event ev;
 	struct dbuf s_callchain, s_read, s_branch, s_regs_user, s_regs_intr, s_counters, s_stitch;
-	uint64_t pending_skip; /* payload bytes after the last record (AUXTRACE) to skip */
 	bool done;
 	/*
-	 * Batches (see batch_publish in reader.c): nr_slots in turn, all of
+	 * Batches (see batch_publish in rdr_ahead.c): nr_slots in turn, all of
 	 * them with the read-ahead thread (opts.read_ahead), one without.
 	 */
 	size_t nr_slots;
@@ -184,11 +202,7 @@ struct rdr {
 	bool ahead_end;  /* the last batch was handed over */
 	bool ahead_stop; /* close: the thread must stop */
 	struct rdr_batch batches[RDR_BATCHES];
-	/* the input side's: records read since the last batch that go out unqueued */
-	struct rdr_qent *open;
-	size_t nr_open, cap_open, open_bytes;
-	struct rdr_stats in_st;    /* its counts (next_raw, decompression, queueing) */
-	struct rdr_plist in_prob;  /* its problems since the last batch */
+	struct rdr_side side;
 	/* the caller's: the batch being delivered, the input side's counts merged so far */
 	struct rdr_batch *cur;
 	size_t cur_pos;
@@ -262,7 +276,7 @@ const struct rdr_build_id *rdr_last_build_id(const struct rdr *r);
 
 /* rdr_record.c */
 /* Finds the attr and time of a raw record (header included). */
-void rdr_classify(struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
+void rdr_classify(const struct rdr *r, const uint8_t *rec, size_t len, int *attr, bool *has_time,
 		  uint64_t *time);
 /* Decodes a raw record into r->ev; false when malformed (counted and reported). */
 bool rdr_decode(struct rdr *r, const uint8_t *rec, size_t len, uint64_t offset,
@@ -274,8 +288,110 @@ const char *rdr_tracing_name(struct rdr *r, uint64_t id);
 /* Forgets the index (new tracing data arrived). */
 void rdr_tracing_reset(struct rdr *r);
 
-/* reader.c */
+/* rdr_types.c */
+/* Whether conv knows the record type (it has a name). */
+bool rdr_type_known(uint32_t type);
+/* Pipe mode's metadata records: they change what the reader knows. */
+bool rdr_type_meta(uint32_t type);
+
+/* rdr_problem.c */
+/* A problem of the caller's side (header, decoding, metadata): the list rdr_problem_at reads. */
 void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rtype,
 		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/*
+ * A problem of the input side: it goes with the next batch, merged by the
+ * caller before the record read after it (s->nr_open records were read).
+ */
+void side_problem(struct rdr_side *s, enum conv_err code, uint64_t offset, uint32_t rtype,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Adds a batch's problem to the caller's list (counted as dropped when it is full). */
+void rdr_problem_merge(struct rdr *r, const struct rdr_problem *q);
+bool plist_init(struct rdr_plist *pl, size_t max);
+void plist_release(struct rdr_plist *pl);
+
+/* rdr_zstd.c: the one zstd stream of the COMPRESSED records' payloads */
+/* Queues the payload of a COMPRESSED/COMPRESSED2 record (rec, len bytes at off) for decompression. */
+void z_feed(const struct rdr *r, struct rdr_side *s, const uint8_t *rec, size_t len,
+	    uint32_t type, uint64_t off);
+/* Decompresses some of the pending input; false when nothing could be done. */
+bool z_step(const struct rdr *r, struct rdr_side *s);
+/* A record from the decompressed stream, if a whole one is there. */
+bool z_record(const struct rdr *r, struct rdr_side *s, const uint8_t **rec, size_t *len);
+void z_release(struct rdr_side *s);
+
+/* rdr_order.c */
+/* What read_step did with a record, and what its caller does next. */
+enum step {
+	STEP_END,   /* no more input */
+	STEP_NONE,  /* nothing to deliver (queued, or skipped) */
+	STEP_READY, /* queued records are ready (q_ready) */
+	STEP_NOW,   /* the record goes out as it is: it has no time */
+	STEP_META,  /* a metadata record: the caller handles it before reading on */
+};
+
+/* A raw record as read_step read it. */
+struct raw_rec {
+	const uint8_t *rec; /* valid until the next read_step */
+	size_t len;
+	uint64_t off;
+	bool inz; /* from compressed data */
+	int attr;
+};
+
+/* rdr_raw.c */
+enum raw_src { RAW_END, RAW_FILE, RAW_ZSTD };
+/*
+ * The next raw record, header included, into rr's rec, len and off (rec
+ * valid until the next call). COMPRESSED records are consumed here and
+ * their contents returned instead.
+ */
+enum raw_src next_raw(const struct rdr *r, struct rdr_side *s, struct raw_rec *rr);
+
+/*
+ * Reads one raw record and queues it when it has a time (a FINISHED_ROUND
+ * or a full window makes queued records ready). *rr describes it for
+ * STEP_NOW and STEP_META.
+ */
+enum step read_step(const struct rdr *r, struct rdr_side *s, struct raw_rec *rr);
+/* Sorts the queue and marks the records with time <= limit ready (all if all). */
+void q_flush(struct rdr_side *s, uint64_t limit, bool all);
+/*
+ * Copies the bytes of the records not ready (q[q_ready..q_len)) from the
+ * pool at from to the (empty) pool to, and points them there; false when
+ * out of memory (nothing changed then).
+ */
+bool q_carry(struct rdr_side *s, const uint8_t *from, struct dbuf *to);
+/* The queue's memory. */
+void q_release(struct rdr_side *s);
+
+/* rdr_deferred.c: samples waiting for their deferred user callchain */
+void held_free(struct rdr_held *h);
+/* Moves held samples of tid (all when all_tids) to the emit list, matched or not. */
+void held_release(struct rdr *r, uint32_t tid, bool all_tids, bool match, uint64_t cookie,
+		  const uint64_t *ips, uint64_t nr);
+/* Index of the USER_DEFERRED marker followed by a cookie, or -1. */
+int64_t deferred_marker(const struct rdr_sample *s);
+/* Keeps a copy of a sample whose user callchain comes later. */
+void hold_sample(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz, int attr,
+		 uint64_t cookie, uint32_t tid);
+/* Decodes an emitted held sample and stitches its user part in. */
+bool emit_held(struct rdr *r, struct rdr_held *h);
+
+/* rdr_ahead.c: batches from reading to delivery, and the read-ahead thread */
+void ahead_start(struct rdr *r);
+/* Stops the thread (when it still runs) and waits for it. */
+void ahead_join(struct rdr *r);
+/* The next record of the batches; true when r->ev is ready to go out. */
+bool batch_next(struct rdr *r);
+/* The batches' memory, at the end: the caller's next phase can use it. */
+void batch_release(struct rdr *r);
+
+/* reader.c */
+/* Counts a delivered sample. */
+void note_sample(struct rdr *r, const struct rdr_event *ev);
+/* Decodes a record for delivery; false when it is not delivered (bad, or held). */
+bool rdr_deliver(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz, int attr);
+/* Metadata records of pipe mode: they change what the reader knows. */
+void rdr_handle_meta(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * Tracepoint formats and sample fields: the blob walk, the checks that stand
- * between the recording and libtraceevent, and the per-sample decoding.
+ * Tracepoint formats and sample fields: the formats of the tracing-data
+ * blob (walked by core/tdata.c), the checks that stand between the
+ * recording and libtraceevent, and the per-sample decoding.
  * See tracefmt.h for the contract.
  *
  * What the checks refuse, and why (libtraceevent's history):
@@ -36,6 +37,7 @@
 #include "tracefmt/tracefmt.h"
 
 #include "core/cursor.h"
+#include "core/tdata.h"
 
 #include "tfmt_syscalls.h"
 
@@ -55,8 +57,6 @@
 #define TFMT_PAD 8u /* zero bytes after the copy of a sample: strings end there */
 #define TFMT_MAX_HEX 4096u /* a constant __print_hex length */
 #define TFMT_REC_BUF (2 * TFMT_MAX_RECORD + TFMT_PAD)
-
-static const uint8_t tfmt_magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 
 /* One literal segment of the print fmt's format string, escapes undone. */
 struct tfmt_lit {
@@ -911,35 +911,6 @@ static int tfmt_event_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static const char *tfmt_blob_cstr(struct cur *c)
-{
-	const char *s = (const char *)c->base + c->pos;
-	size_t left = cur_remaining(c);
-	size_t n;
-
-	if (!left || !cur_ok(c)) {
-		cur_fail(c);
-		return NULL;
-	}
-	n = strnlen(s, left);
-	if (n == left) {
-		cur_fail(c);
-		return NULL;
-	}
-	cur_skip(c, n + 1);
-	return s;
-}
-
-static void tfmt_skip_sized64(struct cur *c)
-{
-	uint64_t n = cur_u64(c);
-
-	if (n > cur_remaining(c))
-		cur_fail(c);
-	else
-		cur_skip(c, (size_t)n);
-}
-
 static void tfmt_refuse(struct tfmt *t, struct conv_diag *diag, uint64_t off, const char *sys,
 			const char *why)
 {
@@ -1078,91 +1049,90 @@ static enum conv_err tfmt_add_format(struct tfmt *t, struct tfmt_check *ck, cons
 	return CONV_E_OK;
 }
 
+/* Whether sys is a system name (it goes into "sys:name" and the diagnostics). */
+static bool tfmt_sys_ok(const char *sys)
+{
+	bool ok = sys && *sys && strlen(sys) <= 128;
+
+	for (const char *q = sys; ok && *q; q++)
+		ok = tfmt_is_ident(*q) || *q == '-' || *q == '.';
+	return ok;
+}
+
+/* Sets libtraceevent's view of the recording from the blob's header. */
+static void tfmt_set_head(struct tfmt *t, const struct tdata_head *h)
+{
+	uint16_t one = 1;
+	bool host_big = *(const uint8_t *)&one == 0;
+
+	tep_set_file_bigendian(t->tep, h->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(t->tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(t->tep, h->long_size);
+	if (h->page_size >= 4096 && h->page_size <= (1u << 24) &&
+	    !(h->page_size & (h->page_size - 1)))
+		tep_set_page_size(t->tep, (int)h->page_size);
+}
+
+/* Checks and adds every event format of the walk; stops at the first error (out of memory). */
+static enum conv_err tfmt_add_formats(struct tfmt *t, struct tdata *w, struct conv_diag *diag)
+{
+	struct tfmt_check *ck = malloc(sizeof(*ck));
+	struct tdata_format f;
+	const char *sys = NULL;
+	bool sys_ok = false;
+	enum conv_err err = CONV_E_OK;
+
+	if (!ck)
+		return CONV_E_NOMEM;
+	while (err == CONV_E_OK && tdata_next_format(w, &f)) {
+		if (f.sys != sys) {
+			sys = f.sys;
+			sys_ok = tfmt_sys_ok(sys);
+		}
+		if (!sys_ok) {
+			t->stats.formats++;
+			tfmt_refuse(t, diag, f.off, "?", "its system name is not a name");
+			continue;
+		}
+		err = tfmt_add_format(t, ck, sys, f.text, f.len, f.off, diag);
+	}
+	free(ck);
+	return err;
+}
+
+/* The blob's layout and its walk: core/tdata.h. */
 static enum conv_err tfmt_walk(struct tfmt *t, const uint8_t *blob, size_t len,
 			       struct conv_diag *diag)
 {
-	struct tfmt_check *ck;
-	struct cur c;
-	const uint8_t *magic;
-	uint8_t big, long_size;
-	uint32_t page_size, nftrace, nsys;
-	uint16_t one = 1;
-	bool host_big = *(const uint8_t *)&one == 0;
-	enum conv_err err = CONV_E_OK;
+	struct tdata w;
+	enum conv_err err = tdata_begin(&w, blob, len);
 
-	cur_init(&c, blob, len, false);
-	magic = cur_view(&c, sizeof(tfmt_magic));
-	if (!magic || memcmp(magic, tfmt_magic, sizeof(tfmt_magic)))
+	if (err == CONV_E_FORMAT)
 		return conv_fail(diag, CONV_E_FORMAT, 0, "tracing data has no 'tracing' magic");
-	if (!tfmt_blob_cstr(&c)) /* version */
-		return conv_fail(diag, CONV_E_TRUNCATED, c.pos, "tracing data ends in its version");
-	big = cur_u8(&c);
-	long_size = cur_u8(&c);
-	t->swap = (big != 0) != host_big;
-	c.swap = t->swap;
-	page_size = cur_u32(&c);
-	if (!cur_ok(&c))
-		return conv_fail(diag, CONV_E_TRUNCATED, c.pos, "tracing data ends in its header");
-	if (long_size != 4 && long_size != 8)
-		return conv_fail(diag, CONV_E_FORMAT, c.pos, "tracing data's long size is %u",
-				 long_size);
-	tep_set_file_bigendian(t->tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_local_bigendian(t->tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_long_size(t->tep, long_size);
-	if (page_size >= 4096 && page_size <= (1u << 24) && !(page_size & (page_size - 1)))
-		tep_set_page_size(t->tep, (int)page_size);
+	if (err != CONV_E_OK && !w.head.version)
+		return conv_fail(diag, CONV_E_TRUNCATED, tdata_pos(&w),
+				 "tracing data ends in its version");
+	t->swap = w.head.swap;
+	if (err != CONV_E_OK)
+		return conv_fail(diag, CONV_E_TRUNCATED, tdata_pos(&w),
+				 "tracing data ends in its header");
+	if (w.head.long_size != 4 && w.head.long_size != 8)
+		return conv_fail(diag, CONV_E_FORMAT, tdata_pos(&w), "tracing data's long size is %u",
+				 w.head.long_size);
+	tfmt_set_head(t, &w.head);
 	/* header_page, header_event: libtraceevent does not need them to decode events */
-	if (!tfmt_blob_cstr(&c))
+	if (!tdata_skip_to_events(&w))
 		goto short_blob;
-	tfmt_skip_sized64(&c);
-	if (!tfmt_blob_cstr(&c))
-		goto short_blob;
-	tfmt_skip_sized64(&c);
-	nftrace = cur_u32(&c);
-	for (uint32_t i = 0; i < nftrace && cur_ok(&c); i++)
-		tfmt_skip_sized64(&c);
-	nsys = cur_u32(&c);
-	if (!cur_ok(&c))
-		goto short_blob;
-	ck = malloc(sizeof(*ck));
-	if (!ck)
-		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "out of memory");
-	for (uint32_t s = 0; s < nsys && cur_ok(&c) && err == CONV_E_OK; s++) {
-		const char *sys = tfmt_blob_cstr(&c);
-		uint32_t n = cur_u32(&c);
-		bool sys_ok = sys && *sys && strlen(sys) <= 128;
-
-		for (const char *q = sys; sys_ok && *q; q++)
-			sys_ok = tfmt_is_ident(*q) || *q == '-' || *q == '.';
-		for (uint32_t i = 0; i < n && cur_ok(&c) && err == CONV_E_OK; i++) {
-			uint64_t size = cur_u64(&c);
-			uint64_t off = c.pos;
-			const uint8_t *text;
-
-			if (size > cur_remaining(&c)) {
-				cur_fail(&c);
-				break;
-			}
-			text = cur_view(&c, (size_t)size);
-			if (!sys_ok) {
-				t->stats.formats++;
-				tfmt_refuse(t, diag, off, "?", "its system name is not a name");
-				continue;
-			}
-			err = tfmt_add_format(t, ck, sys, (const char *)text, (size_t)size, off,
-					      diag);
-		}
-	}
-	free(ck);
+	err = tfmt_add_formats(t, &w, diag);
 	if (err != CONV_E_OK)
 		return conv_fail(diag, err, UINT64_MAX, "out of memory");
-	if (!cur_ok(&c))
+	if (!tdata_ok(&w))
 		goto short_blob;
 	if (t->nr_events)
 		qsort(t->events, t->nr_events, sizeof(*t->events), tfmt_event_cmp);
 	return CONV_E_OK;
 short_blob:
-	return conv_fail(diag, CONV_E_TRUNCATED, c.pos,
+	return conv_fail(diag, CONV_E_TRUNCATED, tdata_pos(&w),
 			 "tracing data ends before its event formats do");
 }
 
