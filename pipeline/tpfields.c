@@ -47,6 +47,7 @@ struct tpf_attr {
 	const char *names[TPF_MAX]; /* interned */
 	bool sched_switch;
 	int prev_state, next_pid; /* sched_switch's fields, -1 none */
+	bool by_value; /* every field a number (or the syscall pseudo-field): tpfields_key */
 };
 
 /* An interned value list: its attr and its labels in the pool. */
@@ -90,6 +91,11 @@ static void tpf_add_fields(struct tpfields *f, struct tpf_attr *a, const char *p
 		p += len;
 		p += strspn(p, ",#");
 	}
+	/* the syscall's name is its number's: decided by the number alone */
+	a->by_value = true;
+	for (size_t i = 0; i < a->nr; i++)
+		if (!a->num[i] && (size_t)a->idx[i] != tfmt_nr_fields(a->ev))
+			a->by_value = false;
 }
 
 /* The fields of attr: the last --tp-fields spec naming its event, else the defaults. */
@@ -249,6 +255,34 @@ uint32_t tpfields_of(struct tpfields *f, int attr, const struct rdr_sample *s)
 undecoded:
 	f->st.samples_undecoded++;
 	return 0;
+}
+
+struct hmap_fp tpfields_key(const struct tpfields *f, int attr, const struct rdr_sample *s)
+{
+	const struct tpf_attr *a;
+	struct hmap_fp none = { 0, 0 };
+	uint64_t w[2 * TPF_MAX];
+	size_t n = 0;
+
+	if (attr < 0 || (size_t)attr >= f->nr_attrs || !f->attrs[attr].nr || !s->raw)
+		return none;
+	a = &f->attrs[attr];
+	if (!a->by_value)
+		return hmap_fingerprint(s->raw, s->raw_size);
+	for (size_t i = 0; i < a->nr; i++) {
+		int64_t v = 0;
+		bool ok = tfmt_field_num(a->ev, (size_t)a->idx[i], s->raw, s->raw_size, &v);
+
+		w[n++] = ok;
+		w[n++] = (uint64_t)v;
+	}
+	return hmap_fingerprint(w, n * sizeof(w[0]));
+}
+
+void tpfields_repeat(struct tpfields *f, int attr, const struct rdr_sample *s, uint32_t id)
+{
+	if (!id && attr >= 0 && (size_t)attr < f->nr_attrs && f->attrs[attr].nr && s->raw)
+		f->st.samples_undecoded++;
 }
 
 const char *const *tpfields_names(const struct tpfields *f, int attr, const bool **numeric, size_t *n)
