@@ -72,7 +72,8 @@ const struct tpfields_label *tpfields_labels(const struct tpfields *f, uint32_t 
  * A sched:sched_switch sample's facts: the state its thread (prev) left in,
  * as perf prints it ("S", "D", "R+", ...; interned, stable; "" unknown),
  * and the pid of the thread switched in (-1 unknown). False when attr is
- * not sched_switch or its format has neither field.
+ * not sched_switch or its format has neither field. Decoded once per
+ * distinct raw record (the state is the print fmt's rendering).
  */
 bool tpfields_switch(struct tpfields *f, int attr, const struct rdr_sample *s, const char **state,
 		     int64_t *next_pid);
