@@ -91,7 +91,7 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	const struct rdr_sample *s = &ev->u.sample;
 	struct scache *c = &ps->c;
 	const struct pm_frame *frames;
-	struct pm_space_key sk;
+	struct pm_sample_ctx sc;
 	struct pm_frame stop;
 	size_t nr;
 	uint32_t proc, stack, thread, ki;
@@ -145,13 +145,14 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 	if (thread == UINT32_MAX)
 		return CONV_E_NOMEM;
 	/* the key as it was before resolving (procmap_resolve may have made the process) */
-	if (!known && procmap_space_key(ps->pm, s->pid, &sk)) {
-		id->proc = sk.proc;
-		id->version = sk.version;
-		id->kversion = sk.kversion;
-		known = sk.proc == proc;
-		if (known && !scache_key_fingerprint(c, k, id, s))
-			return CONV_E_NOMEM;
+	if (!known && !ps->o->no_sample_cache) {
+		procmap_sample_ctx(ps->pm, ev, &sc);
+		id->proc = sc.key.proc;
+		id->version = sc.key.version;
+		id->kversion = sc.key.kversion;
+		known = sc.has_proc && sc.key.proc == proc;
+		if (known)
+			scache_key_fingerprint(k, id, s);
 	}
 	k->stack = stack;
 	k->thread = thread;
@@ -167,24 +168,50 @@ static enum conv_err pass_new_sample(struct pass *ps, const struct rdr_event *ev
 }
 
 /*
- * The sample's tracepoint field labels (a tpfields value list; 0: none),
- * UINT32_MAX when out of memory. The fields are set up at the first
- * tracepoint sample: a pipe carries its formats before its samples.
+ * Whether the sample is a tracepoint's; its field labels' tables are set up
+ * at the first tracepoint sample (a pipe carries its formats before its
+ * samples), also without labels: off-CPU time needs sched_switch's fields.
+ * false also when out of memory (*oom).
  */
-static uint32_t pass_fields(struct pass *ps, const struct rdr_event *ev)
+static bool pass_tracepoint(struct pass *ps, const struct rdr_event *ev, bool *oom)
 {
 	const struct rdr_info *info = rdr_info(ps->r);
 
+	*oom = false;
 	if (ev->attr < 0 || (size_t)ev->attr >= info->nr_attrs ||
 	    info->attrs[ev->attr].type != PERF_TYPE_TRACEPOINT)
-		return 0;
-	/* made also without labels: off-CPU time needs sched_switch's fields */
+		return false;
 	if (!ps->tpf) {
 		ps->tpf = tpfields_new(info, ps->o->tp_fields, ps->o->nr_tp_fields);
-		if (!ps->tpf)
-			return UINT32_MAX;
+		*oom = !ps->tpf;
 	}
-	return ps->o->no_labels ? 0 : tpfields_of(ps->tpf, ev->attr, &ev->u.sample);
+	return ps->tpf != NULL;
+}
+
+/*
+ * What decides the sample's field labels, for its key (tpfields_key;
+ * {0, 0}: none): decoded only when the key is new (pass_fields). false
+ * when out of memory.
+ */
+static bool pass_fields_key(struct pass *ps, const struct rdr_event *ev, struct hmap_fp *fk)
+{
+	bool oom;
+
+	fk->lo = fk->hi = 0;
+	if (pass_tracepoint(ps, ev, &oom) && !ps->o->no_labels)
+		*fk = tpfields_key(ps->tpf, ev->attr, &ev->u.sample);
+	return !oom;
+}
+
+/*
+ * The sample's tracepoint field labels (a tpfields value list; 0: none),
+ * UINT32_MAX when out of memory; after pass_fields_key.
+ */
+static uint32_t pass_fields(struct pass *ps, const struct rdr_event *ev)
+{
+	if (!ps->tpf || ps->o->no_labels)
+		return 0;
+	return tpfields_of(ps->tpf, ev->attr, &ev->u.sample);
 }
 
 /*
@@ -353,51 +380,38 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 {
 	struct rdr_event unwound;
 	const struct unwinding_built *built;
-	const struct rdr_sample *s = &ev->u.sample;
+	const struct rdr_sample *s;
 	struct scache *c = &ps->c;
-	struct pm_space_key sk;
+	struct pm_sample_ctx sc;
 	struct scache_key k;
 	struct scache_id id;
-	bool known = procmap_space_key(ps->pm, s->pid, &sk);
-	uint32_t lk = (s->sample_type & PERF_SAMPLE_CPU ? s->cpu : s->tid) % SCACHE_LAST_KEYS;
-	uint32_t found = UINT32_MAX;
+	uint32_t lk, found = UINT32_MAX;
+	bool known;
 	enum conv_err err;
 
 	if (!unwinding_pick(ps->uw, rdr_info(ps->r), &ev, &unwound, &built))
 		return CONV_E_NOMEM;
 	s = &ev->u.sample;
+	procmap_sample_ctx(ps->pm, ev, &sc);
+	known = sc.has_proc && !ps->o->no_sample_cache;
+	lk = (s->sample_type & PERF_SAMPLE_CPU ? s->cpu : s->tid) % SCACHE_LAST_KEYS;
 	memset(&k, 0, sizeof(k));
 	memset(&id, 0, sizeof(id));
 	id.walk = built;
 	id.tid = s->tid;
-	k.comm = procmap_thread_comm(ps->pm, s->tid);
+	k.comm = sc.comm;
 	k.attr = (uint32_t)ev->attr;
 	/* no CPU field recorded: no cpu label rather than a made-up cpu 0 */
 	k.cpu = !ps->o->label_cpu ? 0 : s->sample_type & PERF_SAMPLE_CPU ? s->cpu : UINT32_MAX;
 	id.mode = (ev->misc & PERF_MISC_CPUMODE_MASK) | (s->sample_type & PERF_SAMPLE_IP ? SCACHE_HAS_IP : 0);
-	k.fields = pass_fields(ps, ev);
-	if (k.fields == UINT32_MAX)
+	if (!pass_fields_key(ps, ev, &id.fields))
 		return CONV_E_NOMEM;
 	if (known) {
-		id.proc = sk.proc;
-		id.version = sk.version;
-		id.kversion = sk.kversion;
-		if (!scache_key_fingerprint(c, &k, &id, s))
-			return CONV_E_NOMEM;
-		if (c->last_key[lk] && scache_key_same(c, c->last_key[lk] - 1, &id)) {
-			found = c->last_key[lk] - 1;
-		} else {
-			struct hidx_iter it;
-
-			for (uint32_t ki = hidx_first(&c->key_idx, id.fp.lo, &it); ki != HIDX_NONE;
-			     ki = hidx_next(&c->key_idx, &it)) {
-				if (scache_key_same(c, ki, &id)) {
-					found = ki;
-					c->last_key[lk] = found + 1;
-					break;
-				}
-			}
-		}
+		id.proc = sc.key.proc;
+		id.version = sc.key.version;
+		id.kversion = sc.key.kversion;
+		scache_key_fingerprint(&k, &id, s);
+		found = scache_key_find(c, &id, lk);
 	}
 	if (found != UINT32_MAX) {
 		struct scache_key *e = &c->keys[found];
@@ -406,8 +420,14 @@ static enum conv_err pass_sample(struct pass *ps, const struct rdr_event *ev)
 		e->weight = satadd_u63(e->weight, s->period ? s->period : 1);
 		k.thread = e->thread;
 		k.stack = e->stack;
-		procmap_count_sample(ps->pm, (uint32_t)(c->threads[e->thread] >> 32));
+		k.fields = e->fields;
+		if (ps->tpf)
+			tpfields_repeat(ps->tpf, ev->attr, s, k.fields);
+		procmap_count_sample(ps->pm, id.proc);
 	} else {
+		k.fields = pass_fields(ps, ev);
+		if (k.fields == UINT32_MAX)
+			return CONV_E_NOMEM;
 		err = pass_new_sample(ps, ev, &k, &id, known, lk, &found);
 		if (err)
 			return err;

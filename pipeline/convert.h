@@ -36,6 +36,11 @@ struct convert_opts {
 	bool no_labels; /* no per-thread labels (aggregate harder) */
 	bool label_cpu;
 	bool keep_events;   /* spool every sample event into p->events (for JFR) */
+	/*
+	 * Resolve every sample as if it were new (no cache of distinct
+	 * samples): the same outputs, slower; for tests that check the cache.
+	 */
+	bool no_sample_cache;
 	/* --tp-fields: "EVENT:FIELD,FIELD..." each, in place of the event's default field labels */
 	const char *const *tp_fields;
 	size_t nr_tp_fields;

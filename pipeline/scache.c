@@ -91,41 +91,65 @@ uint32_t scache_stack_of(struct scache *c, const uint32_t *f, uint32_t n)
 	return (uint32_t)c->nr_stacks++;
 }
 
+/* Chains up to this long are hashed with the key's other words, longer ones on their own. */
+#define FP_INLINE 16
+
 /*
  * A sample's key's fingerprint into id->fp: its identity (id, the kept
- * fields of k) and its raw addresses (the IP when sampled, then the
- * callchain), hashed as one run of words; false when out of memory.
+ * fields of k but its labels) and its raw addresses (the IP when sampled,
+ * then the callchain), hashed from where they are.
  */
-bool scache_key_fingerprint(struct scache *c, const struct scache_key *k, struct scache_id *id,
-			       const struct rdr_sample *s)
+void scache_key_fingerprint(const struct scache_key *k, struct scache_id *id, const struct rdr_sample *s)
 {
-	bool ip = id->mode & SCACHE_HAS_IP;
-	const struct unwinding_built *b = id->walk;
-	size_t n = 7 + ip + s->callchain_nr + (b ? 1 + b->exact_words : 0);
-	uint64_t *w;
+	uint64_t w[12 + FP_INLINE];
+	size_t n = 0;
 
-	if (s->callchain_nr > SIZE_MAX / 16 ||
-	    !vec_reserve((void **)&c->fp_buf, &c->fp_cap, n, sizeof(uint64_t)))
-		return false;
-	w = c->fp_buf;
-	w[0] = id->version;
-	w[1] = id->kversion;
-	w[2] = (uint64_t)id->proc << 32 | id->tid;
-	w[3] = (uint64_t)k->attr << 32 | k->cpu;
-	w[4] = (uint64_t)id->mode << 32 | k->comm;
-	w[5] = k->fields;
-	w[6] = s->callchain_nr;
-	if (ip)
-		w[7] = s->ip;
-	if (s->callchain_nr)
-		memcpy(w + 7 + ip, s->callchain, s->callchain_nr * sizeof(uint64_t));
-	if (b) {
-		/* what an unwound chain's addresses do not say */
-		w[7 + ip + s->callchain_nr] = (uint64_t)b->stop << 32 | b->stop_mapping;
-		memcpy(w + 8 + ip + s->callchain_nr, b->exact, b->exact_words * sizeof(uint64_t));
+	w[n++] = id->version;
+	w[n++] = id->kversion;
+	w[n++] = (uint64_t)id->proc << 32 | id->tid;
+	w[n++] = (uint64_t)k->attr << 32 | k->cpu;
+	w[n++] = (uint64_t)id->mode << 32 | k->comm;
+	w[n++] = id->fields.lo;
+	w[n++] = id->fields.hi;
+	w[n++] = s->callchain_nr;
+	if (id->mode & SCACHE_HAS_IP)
+		w[n++] = s->ip;
+	/* the length is hashed: a chain's words and its fingerprint cannot be taken for each other */
+	if (s->callchain_nr <= FP_INLINE) {
+		for (uint64_t i = 0; i < s->callchain_nr; i++)
+			w[n++] = s->callchain[i];
+	} else {
+		struct hmap_fp cf = hmap_fingerprint(s->callchain, s->callchain_nr * sizeof(uint64_t));
+
+		w[n++] = cf.lo;
+		w[n++] = cf.hi;
+	}
+	if (id->walk) {
+		/* what an unwound chain's addresses do not say: its stop and which entries are exact */
+		const struct unwinding_built *b = id->walk;
+		struct hmap_fp ef = hmap_fingerprint(b->exact, b->exact_words * sizeof(uint64_t));
+
+		w[n++] = (uint64_t)b->stop << 32 | b->stop_mapping;
+		w[n++] = ef.lo;
+		w[n++] = ef.hi;
 	}
 	id->fp = hmap_fingerprint(w, n * sizeof(uint64_t));
-	return true;
+}
+
+uint32_t scache_key_find(struct scache *c, const struct scache_id *id, uint32_t lk)
+{
+	struct hidx_iter it;
+
+	if (c->last_key[lk] && scache_key_same(c, c->last_key[lk] - 1, id))
+		return c->last_key[lk] - 1;
+	for (uint32_t ki = hidx_first(&c->key_idx, id->fp.lo, &it); ki != HIDX_NONE;
+	     ki = hidx_next(&c->key_idx, &it)) {
+		if (scache_key_same(c, ki, id)) {
+			c->last_key[lk] = ki + 1;
+			return ki;
+		}
+	}
+	return UINT32_MAX;
 }
 
 /*
@@ -160,7 +184,6 @@ void scache_drop_indexes(struct scache *c)
 	vec_shrink((void **)&c->keys, &c->cap_keys, c->nr_keys, sizeof(*c->keys));
 	vec_shrink((void **)&c->frames, &c->cap_frames, c->nr_frames, sizeof(*c->frames));
 	vec_shrink((void **)&c->pool, &c->pool_cap, c->pool_len, sizeof(*c->pool));
-	vec_free((void **)&c->fp_buf, &c->fp_cap);
 	vec_free((void **)&c->key_fp, &c->cap_fp);
 	vec_free((void **)&c->stack_buf, &c->stack_buf_cap);
 	vec_free((void **)&c->hash_buf, &c->hash_buf_cap);
@@ -180,7 +203,6 @@ void scache_release(struct scache *c)
 	free(c->threads);
 	free(c->keys);
 	free(c->key_fp);
-	free(c->fp_buf);
 	free(c->stack_buf);
 	free(c->hash_buf);
 	hidx_release(&c->frame_idx);

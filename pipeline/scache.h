@@ -59,12 +59,19 @@ struct scache_key {
 	uint32_t fields; /* tracepoint field labels: a tpfields value list, 0 none */
 };
 
-/* What tells a sample's key apart besides the kept fields, and the key's fingerprint. */
+/*
+ * What tells a sample's key apart besides the kept fields, and the key's
+ * fingerprint. kversion is 0 for a sample without kernel frames
+ * (procmap_sample_ctx). fields: what decides a tracepoint sample's field
+ * labels (tpfields_key), in place of the labels, which are decoded only
+ * for a new key.
+ */
 struct scache_id {
 	uint64_t version, kversion;
 	uint32_t proc, tid;
 	uint32_t mode; /* cpumode | SCACHE_HAS_IP */
 	const struct unwinding_built *walk; /* a chain built by unwinding: its exact entries and stop */
+	struct hmap_fp fields;
 	struct hmap_fp fp; /* set by scache_key_fingerprint */
 };
 
@@ -97,8 +104,6 @@ struct scache {
 	struct hmap_fp *key_fp; /* per key: its fingerprint; never read (nor set) for a key not indexed */
 	size_t cap_fp;
 	struct hidx key_idx;
-	uint64_t *fp_buf; /* the words scache_key_fingerprint hashes */
-	size_t fp_cap;
 	uint32_t *stack_buf; /* frame indexes of the sample being resolved */
 	size_t stack_buf_cap;
 	uint64_t *hash_buf; /* and their frames' hashes */
@@ -160,11 +165,15 @@ uint32_t scache_frame_of(struct scache *c, const struct pm_frame *pf, uint64_t h
 uint32_t scache_stack_of(struct scache *c, const uint32_t *f, uint32_t n);
 /*
  * A sample's key's fingerprint into id->fp: its identity (id, the kept
- * fields of k) and its raw addresses (the IP when sampled, then the
- * callchain), hashed as one run of words; false when out of memory.
+ * fields of k but its labels) and its raw addresses (the IP when sampled,
+ * then the callchain), hashed from where they are.
  */
-bool scache_key_fingerprint(struct scache *c, const struct scache_key *k, struct scache_id *id,
-			    const struct rdr_sample *s);
+void scache_key_fingerprint(const struct scache_key *k, struct scache_id *id, const struct rdr_sample *s);
+/*
+ * The indexed key whose fingerprint is id->fp, UINT32_MAX when none; lk:
+ * the sample's slot in last_key (its CPU, else its tid).
+ */
+uint32_t scache_key_find(struct scache *c, const struct scache_id *id, uint32_t lk);
 /*
  * Adds a sample's key (resolved into stack and thread) with its first count;
  * indexed only when it can be looked up again. Returns its index,

@@ -47,6 +47,18 @@ struct tpf_attr {
 	const char *names[TPF_MAX]; /* interned */
 	bool sched_switch;
 	int prev_state, next_pid; /* sched_switch's fields, -1 none */
+	bool by_value; /* every field a number (or the syscall pseudo-field): tpfields_key */
+};
+
+/*
+ * A sched_switch record's facts (tpfields_switch), by its raw data's
+ * fingerprint: the state is the print fmt's rendering, too costly per sample.
+ */
+struct tpf_switch {
+	struct hmap_fp fp;
+	int attr;
+	const char *state;
+	int64_t next_pid;
 };
 
 /* An interned value list: its attr and its labels in the pool. */
@@ -64,6 +76,9 @@ struct tpfields {
 	size_t nr_pool, cap_pool;
 	struct strtab strs;
 	struct hidx idx;
+	struct tpf_switch *sw; /* distinct sched_switch records' facts */
+	size_t nr_sw, cap_sw;
+	struct hidx sw_idx;
 	struct tpfields_stats st;
 };
 
@@ -90,6 +105,11 @@ static void tpf_add_fields(struct tpfields *f, struct tpf_attr *a, const char *p
 		p += len;
 		p += strspn(p, ",#");
 	}
+	/* the syscall's name is its number's: decided by the number alone */
+	a->by_value = true;
+	for (size_t i = 0; i < a->nr; i++)
+		if (!a->num[i] && (size_t)a->idx[i] != tfmt_nr_fields(a->ev))
+			a->by_value = false;
 }
 
 /* The fields of attr: the last --tp-fields spec naming its event, else the defaults. */
@@ -128,6 +148,7 @@ struct tpfields *tpfields_new(const struct rdr_info *info, const char *const *sp
 		return NULL;
 	strtab_init(&f->strs);
 	hidx_init(&f->idx);
+	hidx_init(&f->sw_idx);
 	f->attrs = calloc(info->nr_attrs ? info->nr_attrs : 1, sizeof(*f->attrs));
 	if (!f->attrs || !vec_reserve((void **)&f->lists, &f->cap_lists, 16, sizeof(*f->lists))) {
 		tpfields_free(f);
@@ -179,6 +200,8 @@ void tpfields_free(struct tpfields *f)
 	free(f->pool);
 	strtab_release(&f->strs);
 	hidx_release(&f->idx);
+	free(f->sw);
+	hidx_release(&f->sw_idx);
 	free(f);
 }
 
@@ -251,6 +274,34 @@ undecoded:
 	return 0;
 }
 
+struct hmap_fp tpfields_key(const struct tpfields *f, int attr, const struct rdr_sample *s)
+{
+	const struct tpf_attr *a;
+	struct hmap_fp none = { 0, 0 };
+	uint64_t w[2 * TPF_MAX];
+	size_t n = 0;
+
+	if (attr < 0 || (size_t)attr >= f->nr_attrs || !f->attrs[attr].nr || !s->raw)
+		return none;
+	a = &f->attrs[attr];
+	if (!a->by_value)
+		return hmap_fingerprint(s->raw, s->raw_size);
+	for (size_t i = 0; i < a->nr; i++) {
+		int64_t v = 0;
+		bool ok = tfmt_field_num(a->ev, (size_t)a->idx[i], s->raw, s->raw_size, &v);
+
+		w[n++] = ok;
+		w[n++] = (uint64_t)v;
+	}
+	return hmap_fingerprint(w, n * sizeof(w[0]));
+}
+
+void tpfields_repeat(struct tpfields *f, int attr, const struct rdr_sample *s, uint32_t id)
+{
+	if (!id && attr >= 0 && (size_t)attr < f->nr_attrs && f->attrs[attr].nr && s->raw)
+		f->st.samples_undecoded++;
+}
+
 const char *const *tpfields_names(const struct tpfields *f, int attr, const bool **numeric, size_t *n)
 {
 	if (attr < 0 || (size_t)attr >= f->nr_attrs || !f->attrs[attr].nr) {
@@ -273,24 +324,53 @@ const struct tpfields_label *tpfields_labels(const struct tpfields *f, uint32_t 
 	return f->pool + f->lists[id].first;
 }
 
-bool tpfields_switch(struct tpfields *f, int attr, const struct rdr_sample *s, const char **state,
-		     int64_t *next_pid)
+/* Decodes a sched_switch record's facts (a: its attr's). */
+static void tpf_switch_decode(struct tpfields *f, const struct tpf_attr *a, const struct rdr_sample *s,
+			      const char **state, int64_t *next_pid)
 {
-	const struct tpf_attr *a;
 	char text[TPF_TEXT];
 	uint32_t id;
 
-	*state = "";
-	*next_pid = -1;
-	if (attr < 0 || (size_t)attr >= f->nr_attrs || !f->attrs[attr].sched_switch || !s->raw)
-		return false;
-	a = &f->attrs[attr];
 	if (a->prev_state >= 0 &&
 	    tfmt_field_text(a->ev, (size_t)a->prev_state, s->raw, s->raw_size, text, sizeof(text)) &&
 	    (id = strtab_intern_cstr(&f->strs, text)) != STRTAB_NONE)
 		*state = strtab_get(&f->strs, id);
 	if (a->next_pid >= 0 && !tfmt_field_num(a->ev, (size_t)a->next_pid, s->raw, s->raw_size, next_pid))
 		*next_pid = -1;
+}
+
+bool tpfields_switch(struct tpfields *f, int attr, const struct rdr_sample *s, const char **state,
+		     int64_t *next_pid)
+{
+	struct hmap_fp fp;
+	struct hidx_iter it;
+	struct tpf_switch *e;
+
+	*state = "";
+	*next_pid = -1;
+	if (attr < 0 || (size_t)attr >= f->nr_attrs || !f->attrs[attr].sched_switch || !s->raw)
+		return false;
+	/* the facts are the raw data's: decoded once per distinct record */
+	fp = hmap_fingerprint(s->raw, s->raw_size);
+	for (uint32_t i = hidx_first(&f->sw_idx, fp.lo, &it); i != HIDX_NONE; i = hidx_next(&f->sw_idx, &it)) {
+		e = &f->sw[i];
+		if (e->fp.lo == fp.lo && e->fp.hi == fp.hi && e->attr == attr) {
+			*state = e->state;
+			*next_pid = e->next_pid;
+			return true;
+		}
+	}
+	tpf_switch_decode(f, &f->attrs[attr], s, state, next_pid);
+	/* out of memory: decoded again next time */
+	if (f->nr_sw < UINT32_MAX - 1 &&
+	    vec_reserve((void **)&f->sw, &f->cap_sw, f->nr_sw + 1, sizeof(*f->sw)) &&
+	    hidx_add(&f->sw_idx, fp.lo, (uint32_t)f->nr_sw)) {
+		e = &f->sw[f->nr_sw++];
+		e->fp = fp;
+		e->attr = attr;
+		e->state = *state;
+		e->next_pid = *next_pid;
+	}
 	return true;
 }
 

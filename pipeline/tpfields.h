@@ -11,6 +11,7 @@
 #define CONV_PIPELINE_TPFIELDS_H
 
 #include "core/err.h"
+#include "core/hmap.h"
 #include "reader/reader.h"
 
 #include <stdbool.h>
@@ -45,6 +46,20 @@ void tpfields_free(struct tpfields *f);
 uint32_t tpfields_of(struct tpfields *f, int attr, const struct rdr_sample *s);
 
 /*
+ * What decides the value list of a sample of attr, as a fingerprint, so
+ * that a caller decodes each distinct one once (tpfields_of) and counts
+ * its repeats with tpfields_repeat: {0, 0} when the sample gets no labels
+ * (not a tracepoint, no fields chosen, no raw data); the numbers, where
+ * every field is a numeric label or the syscall behind a "syscall" label;
+ * else the whole raw data, as a text value is the print fmt's rendering,
+ * which may read any field. No allocation, no rendering.
+ */
+struct hmap_fp tpfields_key(const struct tpfields *f, int attr, const struct rdr_sample *s);
+
+/* Counts a repeat of a sample whose value list (tpfields_of) was id, as tpfields_of would. */
+void tpfields_repeat(struct tpfields *f, int attr, const struct rdr_sample *s, uint32_t id);
+
+/*
  * The fields attr's samples are labelled with: *n names (interned), and
  * which are numeric; the same for every value list of attr, in this order.
  */
@@ -57,7 +72,8 @@ const struct tpfields_label *tpfields_labels(const struct tpfields *f, uint32_t 
  * A sched:sched_switch sample's facts: the state its thread (prev) left in,
  * as perf prints it ("S", "D", "R+", ...; interned, stable; "" unknown),
  * and the pid of the thread switched in (-1 unknown). False when attr is
- * not sched_switch or its format has neither field.
+ * not sched_switch or its format has neither field. Decoded once per
+ * distinct raw record (the state is the print fmt's rendering).
  */
 bool tpfields_switch(struct tpfields *f, int attr, const struct rdr_sample *s, const char **state,
 		     int64_t *next_pid);

@@ -37,10 +37,16 @@ struct pm_ival {
 	uint32_t map;
 };
 
+/*
+ * A space's intervals may be shared with its fork children (refs: how
+ * many spaces hold v, NULL when this one alone does): a fork shares them,
+ * and the first insert into a shared array copies it (space_own).
+ */
 struct pm_space {
 	struct pm_ival *v;
 	size_t n, cap;
 	uint64_t version; /* changes with every insert: see procmap_space_key */
+	uint32_t *refs;
 };
 
 struct pm_proc_int {
@@ -56,6 +62,12 @@ struct pm_proc_int {
 struct pm_thread {
 	uint32_t tid, pid;
 	uint32_t comm_id;
+	/*
+	 * The current process of pid as last looked up (procmap_sample_ctx),
+	 * valid while nr_procs is proc_at: pid2proc changes only in proc_new.
+	 */
+	uint32_t proc;
+	size_t proc_at;
 };
 
 struct pm_bid {
@@ -102,6 +114,8 @@ struct procmap {
 	struct pm_stats st;
 };
 
+static void space_release(struct pm_space *s);
+
 struct procmap *procmap_new(const struct procmap_opts *opts)
 {
 	struct procmap *pm = calloc(1, sizeof(*pm));
@@ -124,9 +138,9 @@ void procmap_free(struct procmap *pm)
 	if (!pm)
 		return;
 	for (size_t i = 0; i < pm->nr_procs; i++)
-		free(pm->procs[i].space.v);
+		space_release(&pm->procs[i].space);
 	free(pm->procs);
-	free(pm->kspace.v);
+	space_release(&pm->kspace);
 	free(pm->maps);
 	free(pm->thr);
 	free(pm->bids);
@@ -149,6 +163,60 @@ void procmap_free(struct procmap *pm)
 static void jit_note_dump(struct procmap *pm, uint32_t pid, const char *path);
 
 /* ---- address spaces ---- */
+
+static void space_release(struct pm_space *s)
+{
+	if (s->refs && --*s->refs) {
+		s->v = NULL; /* another space still holds the intervals */
+		return;
+	}
+	free(s->refs);
+	free(s->v);
+	s->refs = NULL;
+	s->v = NULL;
+}
+
+/* dst (empty) takes src's intervals, shared until either one changes. */
+static bool space_share(struct pm_space *dst, struct pm_space *src)
+{
+	if (!src->n)
+		return true;
+	if (!src->refs) {
+		src->refs = malloc(sizeof(*src->refs));
+		if (!src->refs)
+			return false;
+		*src->refs = 1;
+	}
+	++*src->refs;
+	dst->v = src->v;
+	dst->n = src->n;
+	dst->cap = src->cap;
+	dst->refs = src->refs;
+	return true;
+}
+
+/* s's intervals its own, copied when shared, before they change. */
+static bool space_own(struct pm_space *s)
+{
+	struct pm_ival *v;
+
+	if (!s->refs)
+		return true;
+	if (*s->refs == 1) {
+		free(s->refs);
+		s->refs = NULL;
+		return true;
+	}
+	v = malloc(s->n * sizeof(*v));
+	if (!v)
+		return false;
+	memcpy(v, s->v, s->n * sizeof(*v));
+	--*s->refs;
+	s->refs = NULL;
+	s->v = v;
+	s->cap = s->n;
+	return true;
+}
 
 /* Index of the first interval whose end is above addr. */
 static size_t space_lower(const struct pm_space *s, uint64_t addr)
@@ -188,6 +256,8 @@ static bool space_insert(struct pm_space *s, uint64_t start, uint64_t end, uint3
 	size_t add = 0, k;
 
 	*replaced = false;
+	if (!space_own(s))
+		return false;
 	s->version++;
 	while (j < s->n && s->v[j].start < end)
 		j++;
@@ -313,6 +383,7 @@ static struct pm_thread *thread_set(struct procmap *pm, uint32_t tid, uint32_t p
 	t->tid = tid;
 	t->pid = pid;
 	t->comm_id = comm_id;
+	t->proc_at = SIZE_MAX;
 	return t;
 }
 
@@ -797,14 +868,8 @@ static enum conv_err apply_fork(struct procmap *pm, const struct rdr_event *ev)
 			return CONV_E_NOMEM;
 		/* proc_new may have moved the array: the parent is found again by index */
 		parent = &pm->procs[parent_idx];
-		if (parent != child && parent->space.n) {
-			child->space.v = malloc(parent->space.n * sizeof(*child->space.v));
-			if (!child->space.v)
-				return CONV_E_NOMEM;
-			memcpy(child->space.v, parent->space.v,
-			       parent->space.n * sizeof(*child->space.v));
-			child->space.n = child->space.cap = parent->space.n;
-		}
+		if (parent != child && !space_share(&child->space, &parent->space))
+			return CONV_E_NOMEM;
 		proc_set_comm(pm, child, comm_id);
 	} else if (!proc_get(pm, f->pid)) {
 		struct pm_proc_int *p = proc_get_or_new(pm, f->pid);
@@ -1235,6 +1300,43 @@ bool procmap_space_key(const struct procmap *pm, uint32_t pid, struct pm_space_k
 	key->version = p->space.version;
 	key->kversion = pm->kspace.version;
 	return true;
+}
+
+/* Whether procmap_resolve may look a frame of the sample up in the kernel's space. */
+static bool sample_has_kernel(const struct rdr_event *ev)
+{
+	const struct rdr_sample *s = &ev->u.sample;
+
+	if ((ev->misc & PERF_MISC_CPUMODE_MASK) == PERF_MISC_KERNEL)
+		return true;
+	for (uint64_t i = 0; i < s->callchain_nr; i++)
+		if (s->callchain[i] == PERF_CONTEXT_KERNEL)
+			return true;
+	return false;
+}
+
+void procmap_sample_ctx(struct procmap *pm, const struct rdr_event *sample, struct pm_sample_ctx *ctx)
+{
+	const struct rdr_sample *s = &sample->u.sample;
+	const uint64_t *v = hmap_get(&pm->tid2thr, s->tid);
+	struct pm_thread *t = v ? &pm->thr[*v] : NULL;
+	const struct pm_proc_int *p;
+
+	ctx->comm = t ? t->comm_id : PM_NO_COMM;
+	if (t && t->pid == s->pid && t->proc_at == pm->nr_procs) {
+		p = &pm->procs[t->proc];
+	} else {
+		v = hmap_get(&pm->pid2proc, s->pid);
+		p = v ? &pm->procs[*v] : NULL;
+		if (p && t && t->pid == s->pid) {
+			t->proc = p->pub.index;
+			t->proc_at = pm->nr_procs;
+		}
+	}
+	ctx->has_proc = p != NULL;
+	ctx->key.proc = p ? p->pub.index : 0;
+	ctx->key.version = p ? p->space.version : 0;
+	ctx->key.kversion = sample_has_kernel(sample) ? pm->kspace.version : 0;
 }
 
 void procmap_count_sample(struct procmap *pm, uint32_t proc)

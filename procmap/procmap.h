@@ -3,7 +3,8 @@
  * time order, so that every sampled address resolves to the mapping that was
  * live in that process when the sample was taken.
  *
- * FORK copies the parent's address space (a thread, pid == ppid, shares it),
+ * FORK copies the parent's address space (a thread, pid == ppid, shares it;
+ * the copy shares the parent's intervals until either of them maps something),
  * COMM with the exec flag starts a new generation with an empty space, EXIT
  * marks a process exited but keeps it for samples that arrive late. A later
  * FORK or exec of the same pid starts a new process, so pid reuse never mixes
@@ -213,6 +214,23 @@ struct pm_space_key {
 	uint64_t kversion;
 };
 bool procmap_space_key(const struct procmap *pm, uint32_t pid, struct pm_space_key *key);
+
+/*
+ * All a sample's cache key needs of the process model, in one call: the
+ * space key of its pid (has_proc false when the pid has no process yet)
+ * and the name of its thread (procmap_thread_comm). key.kversion is 0 for
+ * a sample without kernel frames (cpumode user, no PERF_CONTEXT_KERNEL in
+ * its chain): procmap_resolve looks nothing up in the kernel's space for
+ * it, so a kernel module or BPF program loaded since does not change its
+ * frames. The thread remembers its process: a thread seen before costs one
+ * hash lookup, not two.
+ */
+struct pm_sample_ctx {
+	struct pm_space_key key;
+	bool has_proc;
+	uint32_t comm; /* PM_NO_COMM: none */
+};
+void procmap_sample_ctx(struct procmap *pm, const struct rdr_event *sample, struct pm_sample_ctx *ctx);
 
 /*
  * Counts a sample of process proc that the caller resolved from an earlier

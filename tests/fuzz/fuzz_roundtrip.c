@@ -23,6 +23,9 @@
  *     their type; every record's size fits its chunk; there are at least
  *     jfr_stats.events other records, and that is the number of samples kept;
  *     jfr_stats.bytes and .chunks match the file;
+ *   - the cache of distinct samples: a second conversion that resolves every
+ *     sample as new (convert_opts.no_sample_cache) ends alike and writes the
+ *     same pprof and JFR bytes;
  *   - views: the call tree of the first event's count and weight, its folded
  *     stacks (each line "FRAMES COUNT" with a positive count, no more lines
  *     than nodes, no byte of a name able to break a line) and its page (the
@@ -411,10 +414,93 @@ static void check_views(const struct prof *p)
 	}
 }
 
+/* The JFR file of p (small chunks), malloc'ed, its length in *n; NULL when the writer failed. */
+static uint8_t *jfr_bytes(const struct prof *p, size_t *n)
+{
+	struct jfr_opts jo = { .chunk_size = JFR_SMALL_CHUNK };
+	struct jfr_stats js;
+	struct conv_diag diag;
+	uint8_t *buf = NULL;
+	int fd = memfd_create("fuzz-jfr", MFD_CLOEXEC);
+
+	FUZZ_CHECK(fd >= 0);
+	memset(&diag, 0, sizeof(diag));
+	if (jfr_write(p, &jo, fd, &js, &diag) == CONV_E_OK)
+		buf = (uint8_t *)memfd_text(fd, n);
+	close(fd);
+	return buf;
+}
+
+/* The input converted (its reader already open in *r, closed here), into p. */
+static enum conv_err convert(struct rdr *r, bool no_cache, struct prof *p, struct convert_stats *cs)
+{
+	struct convert_opts co;
+	struct conv_diag diag;
+	enum conv_err err;
+
+	memset(&diag, 0, sizeof(diag));
+	memset(&co, 0, sizeof(co));
+	co.pm.kernel_notes = "/nonexistent/kernel/notes";
+	co.pm.jit_dir = NOWHERE "/jit";
+	co.sj.no_symbolize = true;
+	co.sj.offline = true;
+	co.sj.jobs = 1;
+	co.sj.cache_dir = NOWHERE "/cache";
+	co.keep_events = true;
+	co.label_cpu = true;
+	co.no_sample_cache = no_cache;
+	co.tmpdir = NULL; /* $TMPDIR or /tmp: the spool is unlinked at once */
+	memset(cs, 0, sizeof(*cs));
+	prof_init(p);
+	err = convert_run(r, &co, p, cs, &diag);
+	FUZZ_CHECK(err == CONV_E_OK || err == CONV_E_NOMEM || err == CONV_E_IO);
+	FUZZ_CHECK(memchr(diag.msg, 0, sizeof(diag.msg)) != NULL);
+	rdr_close(r);
+	return err;
+}
+
+/*
+ * The same input without the sample cache: the same end, the same bytes out
+ * (raw: the first run's pprof encoding).
+ */
+static void check_no_cache(const uint8_t *data, size_t size, enum conv_err err, const struct prof *p,
+			   const struct dbuf *raw)
+{
+	struct rdr_opts ro = { .reorder_limit = 16u << 10, .max_problems = 16 };
+	struct convert_stats cs;
+	struct conv_diag diag;
+	struct rdr *r = NULL;
+	struct prof p2;
+	struct dbuf raw2;
+	enum conv_err err2;
+	uint8_t *j1, *j2;
+	size_t n1 = 0, n2 = 0;
+
+	memset(&diag, 0, sizeof(diag));
+	FUZZ_CHECK(rdr_open_mem(&r, data, size, &ro, &diag) == CONV_E_OK);
+	err2 = convert(r, true, &p2, &cs);
+	/* out of memory may strike one run and not the other */
+	if (err2 != CONV_E_NOMEM && err != CONV_E_NOMEM) {
+		FUZZ_CHECK(err2 == err);
+		if (err == CONV_E_OK) {
+			dbuf_init(&raw2, 0);
+			FUZZ_CHECK(pprof_encode(&p2, &raw2) == CONV_E_OK);
+			FUZZ_CHECK(raw2.len == raw->len && !memcmp(raw2.data, raw->data, raw->len));
+			dbuf_release(&raw2);
+			j1 = jfr_bytes(p, &n1);
+			j2 = jfr_bytes(&p2, &n2);
+			FUZZ_CHECK(!j1 == !j2 && n1 == n2 && (!j1 || !memcmp(j1, j2, n1)));
+			free(j1);
+			free(j2);
+		}
+	}
+	convert_stats_release(&cs);
+	prof_release(&p2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rdr_opts ro = { .reorder_limit = 16u << 10, .max_problems = 16 };
-	struct convert_opts co;
 	struct convert_stats cs;
 	struct conv_diag diag;
 	struct rdr *r = NULL;
@@ -426,41 +512,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&diag, 0, sizeof(diag));
 	if (rdr_open_mem(&r, data, size, &ro, &diag) != CONV_E_OK)
 		return 0; /* fuzz_reader covers the failed opens */
-
-	memset(&co, 0, sizeof(co));
-	co.pm.kernel_notes = "/nonexistent/kernel/notes";
-	co.pm.jit_dir = NOWHERE "/jit";
-	co.sj.no_symbolize = true;
-	co.sj.offline = true;
-	co.sj.jobs = 1;
-	co.sj.cache_dir = NOWHERE "/cache";
-	co.keep_events = true;
-	co.label_cpu = true;
-	co.tmpdir = NULL; /* $TMPDIR or /tmp: the spool is unlinked at once */
-	memset(&cs, 0, sizeof(cs));
-	prof_init(&p);
-	err = convert_run(r, &co, &p, &cs, &diag);
-	FUZZ_CHECK(err == CONV_E_OK || err == CONV_E_NOMEM || err == CONV_E_IO);
-	FUZZ_CHECK(memchr(diag.msg, 0, sizeof(diag.msg)) != NULL);
+	err = convert(r, false, &p, &cs);
+	dbuf_init(&raw, 0);
 	if (err == CONV_E_OK) {
 		check_model(&p, &cs);
 		for (size_t i = 0; i < cs.nr_missing; i++)
 			fuzz_sink += fuzz_touch_str(cs.missing[i].build_id) +
 				     fuzz_touch_str(cs.missing[i].path) + cs.missing[i].frames;
 
-		dbuf_init(&raw, 0);
 		dbuf_init(&gz, 0);
 		FUZZ_CHECK(pprof_encode(&p, &raw) == CONV_E_OK);
 		FUZZ_CHECK(pprof_encode_gz(&p, 1, &gz) == CONV_E_OK);
 		check_pprof(&p, &raw, &gz);
-		dbuf_release(&raw);
 		dbuf_release(&gz);
 
 		write_jfr(&p, &cs);
 		check_views(&p);
 	}
+	check_no_cache(data, size, err, &p, &raw);
+	dbuf_release(&raw);
 	convert_stats_release(&cs);
 	prof_release(&p);
-	rdr_close(r);
 	return 0;
 }

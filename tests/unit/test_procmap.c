@@ -127,6 +127,18 @@ static void test_fork_exec_exit(void **state)
 	assert_int_not_equal(proc_a, proc_b);
 	feed_mmap(pm, 200, 0x500000, 0x1000, 0, "/lib/childonly.so", true, 2);
 	assert_null(leaf_path(pm, 100, 0x500100, NULL));
+	/* the copy is shared until one of them maps: the parent's later maps are not the child's */
+	feed_fork(pm, PERF_REC_FORK, 210, 100, 210, 100);
+	feed_fork(pm, PERF_REC_FORK, 220, 100, 220, 100);
+	feed_mmap(pm, 100, 0x510000, 0x1000, 0, "/lib/parentlater.so", true, 6);
+	assert_string_equal(leaf_path(pm, 100, 0x510100, NULL), "/lib/parentlater.so");
+	assert_null(leaf_path(pm, 210, 0x510100, NULL));
+	assert_null(leaf_path(pm, 220, 0x510100, NULL));
+	assert_string_equal(leaf_path(pm, 210, 0x400100, NULL), "/bin/parent");
+	feed_mmap(pm, 210, 0x400000, 0x1000, 0, "/bin/other", true, 7);
+	assert_string_equal(leaf_path(pm, 210, 0x400100, NULL), "/bin/other");
+	assert_string_equal(leaf_path(pm, 220, 0x400100, NULL), "/bin/parent");
+	assert_string_equal(leaf_path(pm, 100, 0x400100, NULL), "/bin/parent");
 	/* exec: a new generation with an empty space */
 	feed_comm(pm, 200, 200, "child", true);
 	assert_null(leaf_path(pm, 200, 0x400100, &proc_b));
