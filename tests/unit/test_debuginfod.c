@@ -986,12 +986,68 @@ static void test_negative_cache(void **state)
 	assert_int_equal(dfd_stats(c)->negative_hits, 0);
 	dfd_free(c);
 
-	/*
-	 * The entry's age is its mtime against the real-time clock: set into
-	 * the past (or the future) here, each case 30 s or more from the TTL's
-	 * edge, so that no sleep is needed and a slow run cannot cross it.
-	 */
+	/* negative_ttl_s < 0: 404s are not remembered */
+	fresh_dir(cache, sizeof(cache), "cache");
+	o.negative_ttl_s = -1;
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	dfd_free(c);
+	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+	assert_false(exists(p));
+
+	/* a 404 and a 500: not "missing", so nothing is remembered */
+	{
+		const char *two[] = { g.empty.url, g.srv.url };
+		struct conv_diag d = { 0 };
+
+		srv_fault(&g.srv, hex, "500", NULL);
+		fresh_dir(cache, sizeof(cache), "cache");
+		opts_init(&o, two, 2, cache);
+		c = client(&o);
+		assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL,
+					  &d),
+				 CONV_E_NET);
+		assert_non_null(strstr(d.msg, "HTTP 500"));
+		assert_int_equal(dfd_stats(c)->errors, 1);
+		assert_int_equal(dfd_stats(c)->not_found, 0);
+		dfd_free(c);
+		entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+		assert_false(exists(p));
+	}
+	srv_reset(&g.srv);
+}
+
+/*
+ * A negative entry's age is its mtime against the real-time clock: set
+ * into the past (or the future) here, each case 30 s or more from the
+ * TTL's edge, so that no sleep is needed and a slow run cannot cross it.
+ */
+static void test_negative_cache_age(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], hex[64], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	char path[256];
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	buildid_hex(unknown_id, sizeof(unknown_id), hex);
+	strf(path, sizeof(path), "/buildid/%s/debuginfo", hex);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
 	o.negative_ttl_s = 60;
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	dfd_free(c);
+	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+	assert_true(exists(p));
+	assert_int_equal(srv_stat(&g.srv, path), 1);
+
+	/* within the TTL: answered without the network */
 	age_file(p, 30);
 	c = client(&o);
 	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
@@ -1026,36 +1082,6 @@ static void test_negative_cache(void **state)
 	assert_int_equal(dfd_stats(c)->not_found, 1);
 	dfd_free(c);
 	assert_int_equal(srv_stat(&g.srv, path), 3);
-
-	/* negative_ttl_s < 0: 404s are not remembered */
-	fresh_dir(cache, sizeof(cache), "cache");
-	o.negative_ttl_s = -1;
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	dfd_free(c);
-	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-	assert_false(exists(p));
-
-	/* a 404 and a 500: not "missing", so nothing is remembered */
-	{
-		const char *two[] = { g.empty.url, g.srv.url };
-		struct conv_diag d = { 0 };
-
-		srv_fault(&g.srv, hex, "500", NULL);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, two, 2, cache);
-		c = client(&o);
-		assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL,
-					  &d),
-				 CONV_E_NET);
-		assert_non_null(strstr(d.msg, "HTTP 500"));
-		assert_int_equal(dfd_stats(c)->errors, 1);
-		assert_int_equal(dfd_stats(c)->not_found, 0);
-		dfd_free(c);
-		entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-		assert_false(exists(p));
-	}
 	srv_reset(&g.srv);
 }
 
@@ -2341,6 +2367,7 @@ int main(void)
 		cmocka_unit_test(test_free_aborts),
 		cmocka_unit_test(test_env_limits),
 		cmocka_unit_test(test_negative_cache),
+		cmocka_unit_test(test_negative_cache_age),
 		cmocka_unit_test(test_corrupt_cache),
 		cmocka_unit_test(test_system_cache),
 		cmocka_unit_test(test_offline),
