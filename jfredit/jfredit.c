@@ -1,6 +1,6 @@
 #include "jfredit/jfredit.h"
 
-#include "jfrwriter/jfrenc.h"
+#include "core/jfrenc.h"
 
 #include "core/cursor.h"
 #include "core/dbuf.h"

@@ -25,7 +25,7 @@
  */
 #include "jfrwriter/jfr.h"
 
-#include "jfrwriter/jfrenc.h"
+#include "core/jfrenc.h"
 
 #include "core/dbuf.h"
 #include "core/io.h"

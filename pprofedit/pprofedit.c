@@ -1,6 +1,6 @@
 #include "pprofedit/pprofedit.h"
 
-#include "pprofwriter/pb.h"
+#include "core/pprofpb.h"
 
 #include "core/cursor.h"
 #include "core/dbuf.h"

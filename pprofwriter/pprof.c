@@ -27,7 +27,7 @@
  */
 #include "pprofwriter/pprof.h"
 
-#include "pprofwriter/pb.h"
+#include "core/pprofpb.h"
 
 #include "core/cursor.h"
 #include "core/dbuf.h"

@@ -128,6 +128,22 @@ INLINE = ("burn_inner", "burn_outer")  # (inlined function, its caller)
 passed = failed = skipped = 0
 
 
+def served_200(log, mark, want, limit=30.0):
+    """The build-ids the debuginfod log (from offset mark on) shows a debuginfo
+    request answered 200 for, once it shows all of want or after limit seconds:
+    debuginfod logs a request after answering it, so the line may come a moment
+    after conv has its file."""
+    end = time.monotonic() + limit
+    while True:
+        with open(log, "rb") as f:
+            f.seek(mark)
+            txt = f.read().decode(errors="replace")
+        got = {b for b, st in re.findall(r"GET /buildid/([0-9a-f]+)/debuginfo\S* (\d{3})", txt) if st == "200"}
+        if want <= got or time.monotonic() >= end:
+            return got
+        time.sleep(0.05)
+
+
 def check(name, cond, detail=""):
     global passed, failed
     passed += bool(cond)
@@ -576,11 +592,7 @@ def main():
         if not check("conv --debuginfod URL --cache-dir DIR --jfr sym.jfr (%.1f s)" % (time.time() - t0),
                      p.returncode == 0 and os.path.exists(sym_jfr), err(p)):
             finish()
-        time.sleep(0.3)  # debuginfod logs a request after answering it
-        with open(log, "rb") as f:
-            f.seek(mark)
-            txt = f.read().decode(errors="replace")
-        got = {b for b, st in re.findall(r"GET /buildid/([0-9a-f]+)/debuginfo\S* (\d{3})", txt) if st == "200"}
+        got = served_200(log, mark, set(ids.values()))
         check("conv fetched both .debug files from debuginfod (GET /buildid/ID/debuginfo 200)",
               set(ids.values()) <= got, "served 200: %s, want %s" % (sorted(got), sorted(ids.values())))
         # info: the symbolization report of the same run (the cache is warm now)

@@ -933,6 +933,17 @@ static void test_huge_seconds(void **state)
 static const uint8_t unknown_id[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
 					 7,    8,    9,    10,   11, 12, 13, 14, 15, 16 };
 
+/* Sets path's mtime (and atime) to age_s seconds before now; negative: after now. */
+static void age_file(const char *path, long age_s)
+{
+	struct timespec t[2];
+
+	assert_int_equal(clock_gettime(CLOCK_REALTIME, &t[0]), 0);
+	t[0].tv_sec -= age_s;
+	t[1] = t[0];
+	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
 static void test_negative_cache(void **state)
 {
 	const char *urls[] = { g.srv.url };
@@ -975,17 +986,6 @@ static void test_negative_cache(void **state)
 	assert_int_equal(dfd_stats(c)->negative_hits, 0);
 	dfd_free(c);
 
-	/* after the TTL: asked again */
-	o.negative_ttl_s = 1;
-	usleep(1100 * 1000);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 0);
-	assert_int_equal(dfd_stats(c)->not_found, 1);
-	dfd_free(c);
-	assert_int_equal(srv_stat(&g.srv, path), 2);
-
 	/* negative_ttl_s < 0: 404s are not remembered */
 	fresh_dir(cache, sizeof(cache), "cache");
 	o.negative_ttl_s = -1;
@@ -1015,6 +1015,73 @@ static void test_negative_cache(void **state)
 		entry(p, sizeof(p), cache, hex, "debuginfo.missing");
 		assert_false(exists(p));
 	}
+	srv_reset(&g.srv);
+}
+
+/*
+ * A negative entry's age is its mtime against the real-time clock: set
+ * into the past (or the future) here, each case 30 s or more from the
+ * TTL's edge, so that no sleep is needed and a slow run cannot cross it.
+ */
+static void test_negative_cache_age(void **state)
+{
+	const char *urls[] = { g.srv.url };
+	char cache[PATH_MAX], hex[64], p[PATH_MAX];
+	struct dfd_opts o;
+	struct dfd_client *c;
+	char path[256];
+	(void)state;
+
+	NEED_SERVER();
+	srv_reset(&g.srv);
+	buildid_hex(unknown_id, sizeof(unknown_id), hex);
+	strf(path, sizeof(path), "/buildid/%s/debuginfo", hex);
+	fresh_dir(cache, sizeof(cache), "cache");
+	opts_init(&o, urls, 1, cache);
+	o.negative_ttl_s = 60;
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	dfd_free(c);
+	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
+	assert_true(exists(p));
+	assert_int_equal(srv_stat(&g.srv, path), 1);
+
+	/* within the TTL: answered without the network */
+	age_file(p, 30);
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 1);
+	assert_int_equal(dfd_stats(c)->transfers, 0);
+	dfd_free(c);
+	assert_int_equal(srv_stat(&g.srv, path), 1);
+
+	/* after the TTL: asked again, and remembered anew */
+	age_file(p, 90);
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 0);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	dfd_free(c);
+	assert_int_equal(srv_stat(&g.srv, path), 2);
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 1);
+	dfd_free(c);
+	assert_int_equal(srv_stat(&g.srv, path), 2);
+
+	/* from the future (the clock was set back): stale, asked again */
+	age_file(p, -3600);
+	c = client(&o);
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	assert_int_equal(dfd_stats(c)->negative_hits, 0);
+	assert_int_equal(dfd_stats(c)->not_found, 1);
+	dfd_free(c);
+	assert_int_equal(srv_stat(&g.srv, path), 3);
 	srv_reset(&g.srv);
 }
 
@@ -2300,6 +2367,7 @@ int main(void)
 		cmocka_unit_test(test_free_aborts),
 		cmocka_unit_test(test_env_limits),
 		cmocka_unit_test(test_negative_cache),
+		cmocka_unit_test(test_negative_cache_age),
 		cmocka_unit_test(test_corrupt_cache),
 		cmocka_unit_test(test_system_cache),
 		cmocka_unit_test(test_offline),

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "jfrwriter/jfr.h"
-#include "jfrwriter/jfrenc.h"
+#include "core/jfrenc.h"
 #include "model/events.h"
 #include "model/profile.h"
 

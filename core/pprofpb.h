@@ -1,13 +1,14 @@
 /*
  * The protobuf encoding and the output sink of pprof files, shared by the
- * writer (pprofwriter/pprof.c) and the rewriter (pprofedit/). The sink
+ * writer (pprofwriter/pprof.c) and the rewriter (pprofedit/), in core/
+ * because neither of those folders may include the other. The sink
  * collects top-level fields in buf and sends them on every PPROF_SINK_AT
  * bytes, raw or as one gzip member each (libdeflate), to a dbuf or a file
  * descriptor: memory stays at a few hundred KiB whatever the profile's size.
  * See pprofwriter/pprof.c for why gzip members.
  */
-#ifndef CONV_PPROFWRITER_PB_H
-#define CONV_PPROFWRITER_PB_H
+#ifndef CONV_CORE_PPROFPB_H
+#define CONV_CORE_PPROFPB_H
 
 #include "core/cursor.h"
 #include "core/dbuf.h"

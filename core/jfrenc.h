@@ -1,11 +1,12 @@
 /*
  * JFR's number encodings, shared by the writer (jfrwriter/jfr.c) and the
- * rewriter (jfredit/) so that the two cannot drift: a varint is LEB128 of
+ * rewriter (jfredit/) so that the two cannot drift (in core/: neither of
+ * those folders may include the other): a varint is LEB128 of
  * at most 9 bytes, the 9th holding bits 56-63 whole (so it is not LEB128
  * for values of 2^63 and above); header fields are big-endian.
  */
-#ifndef CONV_JFRWRITER_JFRENC_H
-#define CONV_JFRWRITER_JFRENC_H
+#ifndef CONV_CORE_JFRENC_H
+#define CONV_CORE_JFRENC_H
 
 #include "core/dbuf.h"
 #include "core/utf8.h"

@@ -1,4 +1,4 @@
-#include "pprofwriter/pb.h"
+#include "core/pprofpb.h"
 
 #include "core/io.h"
 
