@@ -43,6 +43,8 @@ void prof_release(struct prof *p)
 	free(p->threads);
 	free(p->events_desc);
 	prof_events_free(p->events);
+	free(p->str_keys);
+	free(p->func_keys);
 	hidx_release(&p->func_idx);
 	hidx_release(&p->loc_idx);
 	hidx_release(&p->stack_idx);
@@ -56,6 +58,46 @@ uint32_t prof_str(struct prof *p, const char *s)
 	uint32_t id = strtab_intern_cstr(&p->strs, s ? s : "");
 
 	return id == STRTAB_NONE ? 0 : id;
+}
+
+/* Keeps id as key's in keys (grown, new room PROF_NONE); out of memory it is not kept. */
+static void key_set(uint32_t **keys, size_t *cap, uint32_t key, uint32_t id)
+{
+	size_t old = *cap;
+
+	if (key >= old) {
+		if (!vec_reserve((void **)keys, cap, (size_t)key + 1, sizeof(**keys)))
+			return;
+		memset(*keys + old, 0xff, (*cap - old) * sizeof(**keys));
+	}
+	(*keys)[key] = id;
+}
+
+uint32_t prof_str_keyed(struct prof *p, uint32_t key, const char *s)
+{
+	uint32_t id;
+
+	if (key < p->cap_str_keys && p->str_keys[key] != PROF_NONE)
+		return p->str_keys[key];
+	id = strtab_intern_cstr(&p->strs, s ? s : "");
+	if (id == STRTAB_NONE)
+		return 0; /* as prof_str; not kept, so asked again */
+	if (key != PROF_NONE)
+		key_set(&p->str_keys, &p->cap_str_keys, key, id);
+	return id;
+}
+
+uint32_t prof_function_keyed(struct prof *p, uint32_t key, uint32_t name, uint32_t system_name,
+			     uint32_t filename, int64_t start_line)
+{
+	uint32_t id = prof_function_of_key(p, key);
+
+	if (id != PROF_NONE)
+		return id;
+	id = prof_function(p, name, system_name, filename, start_line);
+	if (id != PROF_NONE && key != PROF_NONE)
+		key_set(&p->func_keys, &p->cap_func_keys, key, id);
+	return id;
 }
 
 uint32_t prof_add_mapping(struct prof *p, const struct prof_mapping *m)

@@ -172,6 +172,9 @@ struct prof {
 	struct prof_events *events;
 	/* dedup indexes (builder only) */
 	struct hidx func_idx, loc_idx, stack_idx, sample_idx;
+	/* a builder's keys -> ids (prof_str_keyed, prof_function_keyed); PROF_NONE: not given yet */
+	uint32_t *str_keys, *func_keys;
+	size_t cap_str_keys, cap_func_keys;
 	struct hmap labelset_idx; /* label sets already in the pool: samples share them */
 };
 
@@ -181,6 +184,21 @@ uint32_t prof_str(struct prof *p, const char *s);
 uint32_t prof_add_mapping(struct prof *p, const struct prof_mapping *m);
 uint32_t prof_function(struct prof *p, uint32_t name, uint32_t system_name, uint32_t filename,
 		       int64_t start_line);
+/*
+ * For a builder whose source numbers its strings and functions already:
+ * keys, dense from 0, each always naming one string (one function). The
+ * id of a key is kept on first use, so that what is seen again costs an
+ * array read instead of a hash of its text. PROF_NONE as key: no key (the
+ * same as prof_str, prof_function).
+ */
+uint32_t prof_str_keyed(struct prof *p, uint32_t key, const char *s);
+uint32_t prof_function_keyed(struct prof *p, uint32_t key, uint32_t name, uint32_t system_name,
+			     uint32_t filename, int64_t start_line);
+/* The function prof_function_keyed gave key; PROF_NONE when none yet. */
+static inline uint32_t prof_function_of_key(const struct prof *p, uint32_t key)
+{
+	return key < p->cap_func_keys ? p->func_keys[key] : PROF_NONE;
+}
 /*
  * The location of (mapping, address) with these lines, deduplicated by
  * (mapping, address): the first lines given for a pair are kept.

@@ -75,6 +75,14 @@ struct sj_obj {
 	struct strtab *strs; /* result strings (filled by one worker), made with the first one */
 	struct sym_frame *frames; /* result frames of all its addresses */
 	size_t nr_frames;
+	/*
+	 * per frame its function's number (in funcs; job-wide from symjob_finish
+	 * on), NULL when out of memory; funcs name their strings by their ids in
+	 * strs until symjob_finish gathers them in symjob.funcs
+	 */
+	uint32_t *frame_funcs;
+	struct symjob_function *funcs;
+	size_t nr_funcs;
 	enum symsrc src;
 	bool found;
 	uint64_t hits;
@@ -123,6 +131,9 @@ struct symjob {
 	bool vmlinux_asked;     /* the kernel's debug file was asked of debuginfod (or found here) */
 	struct loc_stats lstats;
 	uint64_t adds;
+	struct symjob_function *funcs; /* every object's, string numbers job-wide (symjob_finish) */
+	size_t nr_funcs;
+	size_t nr_strs;                /* string numbers given: every object's strs */
 };
 
 static void *worker(void *arg);
@@ -229,8 +240,11 @@ void symjob_free(struct symjob *j)
 			strtab_release(j->objs[i].strs);
 		free(j->objs[i].strs);
 		free(j->objs[i].frames);
+		free(j->objs[i].frame_funcs);
+		free(j->objs[i].funcs);
 	}
 	free(j->objs);
+	free(j->funcs);
 	free(j->addrs);
 	hidx_release(&j->addr_idx);
 	free(j->missing);
@@ -659,48 +673,110 @@ void symjob_hit(struct symjob *j, uint32_t addr_id, uint64_t n)
 struct str_memo {
 	const char *src[STR_MEMO];
 	const char *dst[STR_MEMO];
+	uint32_t id[STR_MEMO];
 };
 
-/* s copied into ob's strings (through m, NULL: none). */
-static const char *keep_str(struct sj_obj *ob, struct str_memo *m, const char *s)
+/*
+ * What a worker keeps while it copies one object's results: the frames'
+ * and their numbers' capacities, and the object's functions by
+ * (function, system_name, file, start_line) string ids.
+ */
+struct sj_copy {
+	struct str_memo *memo; /* NULL: every string interned */
+	size_t cap_frames, cap_frame_funcs, cap_funcs;
+	struct hidx func_idx;
+};
+
+static void copy_init(struct sj_copy *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->memo = calloc(1, sizeof(*c->memo));
+	hidx_init(&c->func_idx);
+}
+
+static void copy_release(struct sj_copy *c)
+{
+	free(c->memo);
+	hidx_release(&c->func_idx);
+}
+
+/* s copied into ob's strings (through m, NULL: none), its id there in *id (STRTAB_NONE: none). */
+static const char *keep_str(struct sj_obj *ob, struct str_memo *m, const char *s, uint32_t *id)
 {
 	size_t i = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 54);
-	const char *d;
 
-	if (m && m->src[i] == s)
+	if (m && m->src[i] == s) {
+		*id = m->id[i];
 		return m->dst[i];
+	}
+	*id = STRTAB_NONE;
 	if (!ob->strs) {
 		ob->strs = malloc(sizeof(*ob->strs));
 		if (!ob->strs)
 			return "";
 		strtab_init(ob->strs);
 	}
-	d = strtab_get(ob->strs, strtab_intern_cstr(ob->strs, s));
-	if (m) {
+	*id = strtab_intern_cstr(ob->strs, s);
+	if (m && *id != STRTAB_NONE) {
 		m->src[i] = s;
-		m->dst[i] = d;
+		m->dst[i] = strtab_get(ob->strs, *id);
+		m->id[i] = *id;
 	}
-	return d;
+	return strtab_get(ob->strs, *id);
 }
 
-static void copy_frames(struct sj_obj *ob, struct str_memo *m, struct symjob_result *r,
-			const struct sym_result *sr, struct sym_frame **out, size_t *nout,
-			size_t *cap)
+/* The number of ob's function fn (string ids in ob->strs), added on first sight; SYMJOB_NONE: none. */
+static uint32_t func_number(struct sj_obj *ob, struct sj_copy *c, const struct symjob_function *fn)
 {
-	size_t base = *nout;
+	uint64_t h = hmap_mix(hmap_mix(hmap_mix(hmap_hash(fn->function), fn->system_name), fn->file),
+			      fn->start_line);
+	struct hidx_iter it;
 
-	if (!sr->nr || !vec_reserve((void **)out, cap, base + sr->nr, sizeof(**out)))
+	for (uint32_t v = hidx_first(&c->func_idx, h, &it); v != HIDX_NONE;
+	     v = hidx_next(&c->func_idx, &it))
+		if (!memcmp(&ob->funcs[v], fn, sizeof(*fn)))
+			return v;
+	if (ob->nr_funcs >= SYMJOB_NONE - 1 ||
+	    !vec_reserve((void **)&ob->funcs, &c->cap_funcs, ob->nr_funcs + 1, sizeof(*ob->funcs)) ||
+	    !hidx_add(&c->func_idx, h, (uint32_t)ob->nr_funcs))
+		return SYMJOB_NONE;
+	ob->funcs[ob->nr_funcs] = *fn;
+	return (uint32_t)ob->nr_funcs++;
+}
+
+static void copy_frames(struct sj_obj *ob, struct sj_copy *c, struct symjob_result *r,
+			const struct sym_result *sr)
+{
+	size_t base = ob->nr_frames;
+
+	if (!sr->nr || !vec_reserve((void **)&ob->frames, &c->cap_frames, base + sr->nr,
+				    sizeof(*ob->frames)))
 		return;
+	/* once out of room, the object's frames go without numbers (callers intern their strings) */
+	if ((base == 0 || ob->frame_funcs) &&
+	    !vec_reserve((void **)&ob->frame_funcs, &c->cap_frame_funcs, base + sr->nr,
+			 sizeof(*ob->frame_funcs))) {
+		free(ob->frame_funcs);
+		ob->frame_funcs = NULL;
+	}
 	for (uint32_t i = 0; i < sr->nr; i++) {
 		struct sym_frame fr = sr->frames[i];
+		struct symjob_function fn;
 
 		/* the sym_file's strings die with it: keep copies */
-		fr.function = keep_str(ob, m, fr.function);
-		fr.system_name = keep_str(ob, m, fr.system_name);
-		fr.file = keep_str(ob, m, fr.file);
-		(*out)[base + i] = fr;
+		fr.function = keep_str(ob, c->memo, fr.function, &fn.function);
+		fr.system_name = keep_str(ob, c->memo, fr.system_name, &fn.system_name);
+		fr.file = keep_str(ob, c->memo, fr.file, &fn.file);
+		fn.start_line = fr.start_line;
+		ob->frames[base + i] = fr;
+		if (ob->frame_funcs)
+			ob->frame_funcs[base + i] =
+				fn.function == STRTAB_NONE || fn.system_name == STRTAB_NONE ||
+						fn.file == STRTAB_NONE
+					? SYMJOB_NONE
+					: func_number(ob, c, &fn);
 	}
-	*nout = base + sr->nr;
+	ob->nr_frames = base + sr->nr;
 	r->nr = sr->nr;
 	/* frames are pointed at after all are copied (the array may move) */
 	r->frames = (const struct sym_frame *)(uintptr_t)(base + 1);
@@ -737,8 +813,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 {
 	const struct located *lp = &ob->loc;
 	struct sym_file *f = NULL;
-	struct str_memo *memo;
-	size_t cap = 0;
+	struct sj_copy c;
 	enum symsrc src = lp->src;
 
 	if (j->o.no_symbolize) {
@@ -761,7 +836,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 	    sym_file_open(&f, lp->debug, lp->have_runtime ? lp->runtime : NULL, NULL))
 		return;
 	sym_file_set_name_form(f, name_form(j));
-	memo = calloc(1, sizeof(*memo)); /* NULL: every string interned */
+	copy_init(&c);
 	/* the binary's exported symbols are a stand-in, not debug info: it stays listed as missing */
 	ob->found = !lp->dynsym_only;
 	attach_alt(j, f);
@@ -782,9 +857,9 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 			continue;
 		}
 		a->res.src = sr.how == SYM_SYMTAB ? SYMSRC_SYMTAB : src;
-		copy_frames(ob, memo, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
+		copy_frames(ob, &c, &a->res, &sr);
 	}
-	free(memo);
+	copy_release(&c);
 	sym_file_close(f);
 }
 
@@ -944,9 +1019,9 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 {
 	uint64_t text_addr = 0, kstart = 0, klimit = 0, slide = 0;
 	const uint8_t *bid = NULL;
-	size_t bid_len = 0, cap = 0;
+	size_t bid_len = 0;
 	struct sym_file *vml;
-	struct str_memo *memo;
+	struct sj_copy c;
 	enum symsrc vsrc = SYMSRC_UNRESOLVED;
 
 	for (uint32_t i = 0; i < procmap_mapping_count(j->pm); i++) {
@@ -962,7 +1037,7 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 	}
 	vml = open_vmlinux(j, bid, bid_len, text_addr, &slide, &vsrc);
 	/* the vmlinux's strings, then kallsyms' (both stay put until the end of this object) */
-	memo = calloc(1, sizeof(*memo));
+	copy_init(&c);
 	if (vml) {
 		ob->found = true;
 		ob->src = vsrc;
@@ -976,17 +1051,17 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 			a->res.normalized = true;
 			if (sym_file_lookup(vml, a->res.elf_va, &sr) == CONV_E_OK && sr.nr) {
 				a->res.src = vsrc;
-				copy_frames(ob, memo, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
+				copy_frames(ob, &c, &a->res, &sr);
 			}
 		}
 		sym_file_close(vml);
 		/* a later allocation may take a closed file's addresses */
-		if (memo)
-			memset(memo, 0, sizeof(*memo));
+		if (c.memo)
+			memset(c.memo, 0, sizeof(*c.memo));
 	}
 	load_kallsyms(j, text_addr, bid, bid_len);
 	if (!j->ks_loaded) {
-		free(memo);
+		copy_release(&c);
 		return;
 	}
 	if (!ob->found)
@@ -1014,9 +1089,9 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 		sr.nr = 1;
 		sr.frames = &fr;
 		a->res.src = SYMSRC_KALLSYMS;
-		copy_frames(ob, memo, &a->res, &sr, &ob->frames, &ob->nr_frames, &cap);
+		copy_frames(ob, &c, &a->res, &sr);
 	}
-	free(memo);
+	copy_release(&c);
 	/* the names are copied: the table (a few MB for a whole kernel) is not needed again */
 	kallsyms_release(&j->ks);
 	kallsyms_init(&j->ks);
@@ -1103,6 +1178,43 @@ static const char *no_bid_reason(const struct symjob *j, const struct sj_obj *ob
 	}
 }
 
+/*
+ * Makes the objects' string and function numbers job-wide: an object's
+ * come after those of the objects before it. Its functions are gathered in
+ * symjob.funcs; out of memory, results keep no numbers (funcs NULL).
+ */
+static void number_results(struct symjob *j)
+{
+	size_t nf = 0, ns = 0;
+
+	for (size_t i = 0; i < j->nr_objs; i++)
+		nf += j->objs[i].nr_funcs;
+	j->funcs = nf ? malloc(nf * sizeof(*j->funcs)) : NULL;
+	for (size_t i = 0; i < j->nr_objs; i++) {
+		struct sj_obj *ob = &j->objs[i];
+
+		if (!j->funcs || !ob->strs) {
+			free(ob->frame_funcs);
+			ob->frame_funcs = NULL;
+		}
+		for (size_t k = 0; ob->frame_funcs && k < ob->nr_frames; k++)
+			if (ob->frame_funcs[k] != SYMJOB_NONE)
+				ob->frame_funcs[k] += (uint32_t)j->nr_funcs;
+		for (size_t k = 0; j->funcs && k < ob->nr_funcs; k++) {
+			struct symjob_function *fn = &j->funcs[j->nr_funcs++];
+
+			*fn = ob->funcs[k];
+			fn->function += (uint32_t)ns;
+			fn->system_name += (uint32_t)ns;
+			fn->file += (uint32_t)ns;
+		}
+		free(ob->funcs);
+		ob->funcs = NULL;
+		ns += ob->strs ? ob->strs->count : 0;
+	}
+	j->nr_strs = ns;
+}
+
 enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag)
 {
 	(void)diag;
@@ -1113,13 +1225,18 @@ enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag)
 	symjob_start(j);
 	worker(j);
 	join_workers(j);
+	number_results(j);
 	/* frame pointers were stored as 1-based indexes while arrays could move */
 	for (size_t i = 0; i < j->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[i];
 		struct sj_obj *ob = &j->objs[a->obj];
 
-		if (a->res.nr)
-			a->res.frames = ob->frames + ((uintptr_t)a->res.frames - 1);
+		if (a->res.nr) {
+			uintptr_t k = (uintptr_t)a->res.frames - 1;
+
+			a->res.frames = ob->frames + k;
+			a->res.funcs = ob->frame_funcs ? ob->frame_funcs + k : NULL;
+		}
 		j->st.frames_by_src[a->res.src] += a->hits;
 		if (a->res.nr > 1)
 			j->st.inline_frames += a->res.nr - 1;
@@ -1207,6 +1324,21 @@ void symjob_set_running_kernel(struct symjob *j, bool running)
 const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id)
 {
 	return addr_id < j->nr_addrs ? &j->addrs[addr_id].res : NULL;
+}
+
+const struct symjob_function *symjob_function(const struct symjob *j, uint32_t id)
+{
+	return id < j->nr_funcs ? &j->funcs[id] : NULL;
+}
+
+size_t symjob_function_count(const struct symjob *j)
+{
+	return j->nr_funcs;
+}
+
+size_t symjob_string_count(const struct symjob *j)
+{
+	return j->nr_strs;
 }
 
 const struct symjob_stats *symjob_stats(const struct symjob *j)

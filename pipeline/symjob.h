@@ -97,8 +97,26 @@ struct symjob_result {
 	enum symsrc src;
 	uint32_t nr;                    /* 0 when unresolved */
 	const struct sym_frame *frames; /* innermost first; strings live as long as the job */
+	/*
+	 * per frame, its function's number (symjob_function), SYMJOB_NONE for
+	 * none; NULL when no frame has one
+	 */
+	const uint32_t *funcs;
 	uint64_t elf_va;                /* for user objects; kernel: the address */
 	bool normalized;
+};
+
+/*
+ * A function of the results: a frame's (function, system_name, file,
+ * start_line), its strings by number. Numbers are dense over the job (below
+ * symjob_string_count, symjob_function_count): one number is always one
+ * string, one function, so a caller that interns them itself can do so once
+ * per number instead of once per frame. Equal strings (functions) of two
+ * objects may have two numbers.
+ */
+struct symjob_function {
+	uint32_t function, system_name, file; /* string numbers */
+	uint32_t start_line;
 };
 
 /* Errors: CONV_E_NOMEM; CONV_E_INVAL for a bad debuginfod URL or no usable cache dir (diag says). */
@@ -154,6 +172,10 @@ void symjob_start(struct symjob *j);
 enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag);
 
 const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id);
+/* Function number id (from symjob_result.funcs) after symjob_finish; NULL when out of range. */
+const struct symjob_function *symjob_function(const struct symjob *j, uint32_t id);
+size_t symjob_function_count(const struct symjob *j);
+size_t symjob_string_count(const struct symjob *j);
 const struct symjob_stats *symjob_stats(const struct symjob *j);
 size_t symjob_missing_count(const struct symjob *j);
 const struct symjob_missing *symjob_missing_at(const struct symjob *j, size_t i);

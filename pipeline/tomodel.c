@@ -271,10 +271,22 @@ static uint32_t tomodel_location_of(struct prof *p, const struct procmap *pm, st
 
 		for (uint32_t i = 0; r && i < r->nr && nl < 64; i++) {
 			const struct sym_frame *sf = &r->frames[i];
+			/* the symbolizer's numbers as keys: each string and function hashed into the model once */
+			uint32_t key = r->funcs ? r->funcs[i] : SYMJOB_NONE;
+			const struct symjob_function *fn = symjob_function(sj, key);
+			uint32_t fid = prof_function_of_key(p, key);
 
-			lines[nl].function = prof_function(p, prof_str(p, sf->function),
-							   prof_str(p, sf->system_name),
-							   prof_str(p, sf->file), sf->start_line);
+			if (fid == PROF_NONE) {
+				/* file, system name, name: the order the model has numbered them in */
+				uint32_t file = prof_str_keyed(p, fn ? fn->file : PROF_NONE, sf->file);
+				uint32_t sys = prof_str_keyed(p, fn ? fn->system_name : PROF_NONE,
+							      sf->system_name);
+				uint32_t name = prof_str_keyed(p, fn ? fn->function : PROF_NONE, sf->function);
+
+				fid = prof_function_keyed(p, fn ? key : PROF_NONE, name, sys, file,
+							  sf->start_line);
+			}
+			lines[nl].function = fid;
 			lines[nl].line = sf->line;
 			lines[nl].column = sf->column;
 			nl++;

@@ -4,6 +4,8 @@
  * only by chance. The vDSO: a frame in it gets an ELF address only from the
  * program headers of the recorded image (perf's copy under ~/.debug, or this
  * kernel's own vDSO when the build-ids match), never its runtime address.
+ * And the two halves of how locations intern symbolized frames: symjob's
+ * numbers of its results' strings and functions, the model's keyed ids.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create, mkdtemp */
@@ -21,9 +23,12 @@
 #include "jfrwriter/jfr.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
+#include "pipeline/symjob.h"
 #include "pprofwriter/pprof.h"
+#include "procmap/procmap.h"
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
+#include "symbolize/symbolize.h"
 #include "tests/unit/pdbuild.h"
 
 #include <gelf.h>
@@ -496,6 +501,119 @@ static void test_offcpu_time_file(void **state)
 	pdb_release(&in);
 }
 
+/*
+ * A builder's keys: a key's id is kept on first use and given again without
+ * looking at the text (which is why a key must always name one string);
+ * ids are given in the same order as without keys.
+ */
+static void test_prof_keyed(void **state)
+{
+	struct prof p, q;
+	uint32_t a, b, f, g;
+
+	(void)state;
+	prof_init(&p);
+	prof_init(&q);
+	a = prof_str_keyed(&p, 5, "alpha");
+	assert_int_equal(a, prof_str(&q, "alpha"));
+	assert_int_equal(prof_str_keyed(&p, 5, "not looked at"), a);
+	assert_int_equal(p.strs.count, q.strs.count);
+	b = prof_str_keyed(&p, PROF_NONE, "beta");
+	assert_int_equal(b, prof_str(&q, "beta"));
+	assert_int_equal(prof_str_keyed(&p, 0, "beta"), b); /* a new key for a known string */
+	assert_int_equal(prof_function_of_key(&p, 2), PROF_NONE);
+	f = prof_function_keyed(&p, 2, a, b, 0, 7);
+	assert_int_equal(f, prof_function(&q, a, b, 0, 7));
+	assert_int_equal(prof_function_of_key(&p, 2), f);
+	assert_int_equal(prof_function_keyed(&p, 2, b, b, b, 1), f);
+	assert_int_equal(p.nr_functions, 1);
+	g = prof_function_keyed(&p, PROF_NONE, b, a, 0, 7);
+	assert_int_equal(g, prof_function(&q, b, a, 0, 7));
+	assert_int_equal(prof_function_of_key(&p, PROF_NONE), PROF_NONE);
+	assert_int_equal(prof_function_of_key(&p, 3), PROF_NONE);
+	prof_release(&p);
+	prof_release(&q);
+}
+
+#define KBASE 0xffffffff81000000ull
+
+/*
+ * symjob's numbers of its results' strings and functions, on kernel frames
+ * named by a --kallsyms file: one number per distinct function (two
+ * addresses in one symbol share it), its strings' numbers below the
+ * string count, a name and its equal system name one number.
+ */
+static void test_symjob_numbers(void **state)
+{
+	static const char ks[] = "ffffffff81000000 T _text\n"
+				 "ffffffff81000100 T func_a\n"
+				 "ffffffff81000200 T func_b\n"
+				 "ffffffff81000300 T _etext\n";
+	static const uint64_t addrs[] = { KBASE + 0x110, KBASE + 0x1f0, KBASE + 0x204 };
+	struct procmap_opts po = { .kernel_notes = "/nonexistent/kernel/notes",
+				   .jit_dir = "/nonexistent/jit" };
+	struct symjob_opts so = { .offline = true, .jobs = 1 };
+	struct procmap *pm = procmap_new(&po);
+	struct symjob *sj = NULL;
+	struct rdr_event ev;
+	const struct symjob_result *r[3];
+	const struct symjob_function *fn[3];
+	char path[512];
+	uint32_t id[3];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kallsyms", g_home);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(ks, 1, sizeof(ks) - 1, f), sizeof(ks) - 1);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(pm);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PERF_REC_MMAP;
+	ev.misc = PERF_MISC_KERNEL;
+	ev.attr = -1;
+	ev.u.mmap.pid = ev.u.mmap.tid = 0xffffffffu;
+	ev.u.mmap.start = KBASE;
+	ev.u.mmap.len = 0x1000000;
+	ev.u.mmap.filename = "[kernel.kallsyms]_text";
+	ev.u.mmap.prot = 5;
+	assert_int_equal(procmap_feed(pm, &ev), CONV_E_OK);
+	assert_int_equal(procmap_mapping_count(pm), 1);
+	procmap_finish(pm);
+	so.kallsyms = path;
+	assert_int_equal(symjob_new(&sj, &so, pm, NULL), CONV_E_OK);
+	for (int i = 0; i < 3; i++)
+		id[i] = symjob_add(sj, 0, addrs[i] - KBASE);
+	assert_int_equal(id[0], 0);
+	assert_int_equal(id[2], 2);
+	assert_int_equal(symjob_run(sj, NULL), CONV_E_OK);
+	for (int i = 0; i < 3; i++) {
+		r[i] = symjob_get(sj, id[i]);
+		assert_non_null(r[i]);
+		assert_int_equal(r[i]->src, SYMSRC_KALLSYMS);
+		assert_int_equal(r[i]->nr, 1);
+		assert_non_null(r[i]->funcs);
+		fn[i] = symjob_function(sj, r[i]->funcs[0]);
+		assert_non_null(fn[i]);
+		assert_true(fn[i]->function < symjob_string_count(sj));
+		assert_true(fn[i]->file < symjob_string_count(sj));
+		assert_int_equal(fn[i]->function, fn[i]->system_name);
+		assert_int_not_equal(fn[i]->function, fn[i]->file);
+	}
+	assert_string_equal(r[0]->frames[0].function, "func_a");
+	assert_string_equal(r[2]->frames[0].function, "func_b");
+	assert_int_equal(r[0]->funcs[0], r[1]->funcs[0]);
+	assert_int_not_equal(r[0]->funcs[0], r[2]->funcs[0]);
+	assert_int_not_equal(fn[0]->function, fn[2]->function);
+	assert_int_equal(fn[0]->file, fn[2]->file);
+	assert_int_equal(symjob_function_count(sj), 2);
+	assert_null(symjob_function(sj, 2));
+	assert_null(symjob_function(sj, SYMJOB_NONE));
+	symjob_free(sj);
+	procmap_free(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -503,6 +621,8 @@ int main(void)
 		cmocka_unit_test(test_vdso_other_kernel),
 		cmocka_unit_test(test_vdso_perf_cache),
 		cmocka_unit_test(test_offcpu_time_file),
+		cmocka_unit_test(test_prof_keyed),
+		cmocka_unit_test(test_symjob_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
