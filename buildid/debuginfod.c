@@ -20,6 +20,7 @@
 #include "buildid/debuginfod.h"
 
 #include "core/cleanup.h"
+#include "core/clock.h"
 
 #include "buildid/buildid.h"
 #include "core/hmap.h"
@@ -226,6 +227,7 @@ struct dfd_xfer {
 	int io_errno;      /* XS_IO: the temporary file's write error */
 	bool paused;       /* waits for bytes in flight to fall below max_in_flight */
 	bool answered;     /* the server sent a status line (or, file://, bytes) */
+	bool to_deadline;  /* its whole-transfer limit is what was left before the deadline */
 	uint64_t seq;      /* start order: the oldest transfer is never paused */
 	uint64_t free_checked; /* received when free space was last looked at */
 	uint64_t free_bytes;   /* free then, when too little */
@@ -244,7 +246,7 @@ struct dfd_client {
 	size_t nr_urls;
 	struct dfd_srv *srv; /* nr_urls of them, when a server can be asked */
 	bool newly_down;     /* a server was given up: cut its unanswered transfers */
-	int64_t wait_since;  /* CLOCK_REALTIME ns since callers wait without a break; 0: not */
+	int64_t wait_since;  /* CLOCK_MONOTONIC ns since callers wait without a break; 0: not */
 	int64_t wait_told;   /* when the last DFD_EV_WAIT was emitted */
 	bool in_wait;        /* inside dfd_wait(): every event says how long it has waited */
 	char *cache;     /* conv's cache root */
@@ -257,7 +259,8 @@ struct dfd_client {
 	uid_t euid;
 	bool offline;
 	long timeout_s, max_time_s, neg_ttl_s;
-	struct timespec deadline; /* CLOCK_MONOTONIC: no transfer runs past it */
+	uint64_t (*clock_ns)(void); /* what the deadline is measured on (dfd_opts.clock_ns) */
+	uint64_t deadline;          /* on clock_ns: no transfer runs past it */
 	uint64_t max_size;
 	uint64_t max_in_flight; /* body bytes on disk of all transfers in flight */
 	uint64_t min_free;      /* bytes left free on the cache's file system */
@@ -591,7 +594,8 @@ static int tmp_make(struct dfd_client *c, const struct dfd_req *r, int dfd, char
 	return fd;
 }
 
-static int64_t now_ns(void)
+/* The wall clock: what a file's mtime is on. */
+static int64_t wall_ns(void)
 {
 	struct timespec ts;
 
@@ -599,11 +603,17 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The monotonic clock: what waits and polls are timed with (a step of the wall clock moves no wait). */
+static int64_t mono_ns(void)
+{
+	return (int64_t)clock_now_ns();
+}
+
 /* A negative entry written less than ttl ago; one from the future is stale (clock moved). */
 static bool is_fresh(const struct stat *st, long ttl)
 {
 	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-	int64_t age = now_ns() - mtime;
+	int64_t age = wall_ns() - mtime;
 
 	return ttl > 0 && age >= 0 && age < (int64_t)ttl * 1000000000;
 }
@@ -737,7 +747,7 @@ static void emit(struct dfd_client *c, enum dfd_event ev, const struct dfd_req *
 	p.active = c->nr_active;
 	p.queued = c->nr_queued;
 	if (c->in_wait && c->wait_since) {
-		int64_t ms = (now_ns() - c->wait_since) / 1000000;
+		int64_t ms = (mono_ns() - c->wait_since) / 1000000;
 
 		p.waited_ms = ms > 0 ? (uint64_t)ms : 1;
 	}
@@ -1047,10 +1057,10 @@ static void write_negative(struct dfd_client *c, struct dfd_req *r)
 /* Milliseconds left before the client's deadline (0 or less: passed). */
 static long ms_left(const struct dfd_client *c)
 {
-	struct timespec now;
+	uint64_t now = c->clock_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (long)(c->deadline.tv_sec - now.tv_sec) * 1000L + (c->deadline.tv_nsec - now.tv_nsec) / 1000000L;
+	return now >= c->deadline ? -(long)((now - c->deadline) / 1000000u)
+				  : (long)((c->deadline - now) / 1000000u);
 }
 
 /* Bytes conv may use on the file system of fd; UINT64_MAX when unknown (no reason to stop). */
@@ -1200,15 +1210,20 @@ static void xfer_free(struct dfd_xfer *x)
 	free(x);
 }
 
-/* The whole transfer's limit: its own, or what is left before the deadline if less. */
-static long xfer_time_ms(const struct dfd_client *c)
+/*
+ * The whole transfer's limit: its own, or what is left before the deadline
+ * if less (then x->to_deadline: libcurl's timer, not ours, says when it
+ * passed, and it may fire a millisecond before our clock would).
+ */
+static long xfer_time_ms(const struct dfd_client *c, struct dfd_xfer *x)
 {
 	long left = ms_left(c);
 
 	/* 0 would mean no limit at all: a transfer started at the deadline still ends */
 	if (left < 1)
 		left = 1;
-	return left < c->max_time_s * 1000L ? left : c->max_time_s * 1000L;
+	x->to_deadline = left < c->max_time_s * 1000L;
+	return x->to_deadline ? left : c->max_time_s * 1000L;
 }
 
 static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
@@ -1235,7 +1250,7 @@ static bool easy_setup(struct dfd_client *c, struct dfd_xfer *x)
 	SET(CURLOPT_CONNECTTIMEOUT, c->timeout_s);
 	SET(CURLOPT_LOW_SPEED_LIMIT, DFD_LOW_SPEED_BPS);
 	SET(CURLOPT_LOW_SPEED_TIME, c->timeout_s);
-	SET(CURLOPT_TIMEOUT_MS, xfer_time_ms(c));
+	SET(CURLOPT_TIMEOUT_MS, xfer_time_ms(c, x));
 	if (c->max_size) {
 		curl_off_t m = c->max_size > (uint64_t)INT64_MAX ? (curl_off_t)INT64_MAX
 								 : (curl_off_t)c->max_size;
@@ -1549,7 +1564,8 @@ static enum conv_err xfer_outcome(struct dfd_client *c, struct dfd_xfer *x, CURL
 		return CONV_E_NOTFOUND;
 	}
 	c->st.errors++;
-	if (res == CURLE_OPERATION_TIMEDOUT && ms_left(c) <= 0) {
+	if (res == CURLE_OPERATION_TIMEDOUT &&
+	    (ms_left(c) <= 0 || (x->to_deadline && !strncmp(x->errbuf, "Operation timed out", 19)))) {
 		c->st.deadline++;
 		snprintf(msg, msg_size, "%s: timed out at the symbolization deadline (--symbolize-deadline)",
 			 x->url);
@@ -1794,7 +1810,7 @@ static int xfer_follow(struct dfd_client *c, struct dfd_xfer *x, char *msg, size
 	}
 	cu.multi_remove_handle(c->multi, x->easy);
 	ok = cu.easy_setopt(x->easy, CURLOPT_URL, next) == CURLE_OK &&
-	     cu.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, xfer_time_ms(c)) == CURLE_OK;
+	     cu.easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, xfer_time_ms(c, x)) == CURLE_OK;
 	free(x->url);
 	x->url = next;
 	x->redirects++;
@@ -2115,8 +2131,9 @@ enum conv_err dfd_new(struct dfd_client **out, const struct dfd_opts *o, struct 
 	c->max_time_s = o->max_time_s > 0 ? within_max(o->max_time_s) : env_seconds("DEBUGINFOD_MAXTIME");
 	if (c->max_time_s <= 0)
 		c->max_time_s = DFD_DEFAULT_MAX_TIME_S;
-	clock_gettime(CLOCK_MONOTONIC, &c->deadline);
-	c->deadline.tv_sec += o->deadline_s > 0 ? within_max(o->deadline_s) : DFD_DEFAULT_DEADLINE_S;
+	c->clock_ns = o->clock_ns ? o->clock_ns : clock_now_ns;
+	c->deadline = c->clock_ns() +
+		      (uint64_t)(o->deadline_s > 0 ? within_max(o->deadline_s) : DFD_DEFAULT_DEADLINE_S) * 1000000000u;
 	c->max_size = o->max_size ? o->max_size : env_u64("DEBUGINFOD_MAXSIZE");
 	if (!c->max_size)
 		c->max_size = DFD_DEFAULT_MAX_SIZE; /* a server cannot fill the disk */
@@ -2273,16 +2290,16 @@ enum conv_err dfd_request(struct dfd_client *c, const uint8_t *bid, size_t len, 
 
 bool dfd_poll(struct dfd_client *c, int timeout_ms)
 {
-	int64_t deadline = now_ns() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+	int64_t deadline = mono_ns() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
 
 	c->wait_since = 0; /* the caller does other work between polls: not a wait */
 	for (;;) {
-		int64_t left = (deadline - now_ns()) / 1000000;
+		int64_t left = (deadline - mono_ns()) / 1000000;
 
 		step(c, left > 0 ? (int)left : 0);
 		if (!c->nr_active && !c->nr_queued)
 			return false;
-		if (now_ns() >= deadline)
+		if (mono_ns() >= deadline)
 			return true;
 	}
 }
@@ -2307,13 +2324,13 @@ enum conv_err dfd_wait(struct dfd_client *c, const uint8_t *bid, size_t len, enu
 	 * so this terminates. The caller is told every tick what it waits for.
 	 */
 	if (r->state != REQ_DONE && !c->wait_since)
-		c->wait_since = now_ns();
+		c->wait_since = mono_ns();
 	c->in_wait = true;
 	while (r->state != REQ_DONE) {
 		int64_t t;
 
 		step(c, DFD_WAIT_TICK_MS);
-		t = now_ns();
+		t = mono_ns();
 		if (r->state != REQ_DONE && t - c->wait_told >= DFD_WAIT_TICK_MS * 1000000LL) {
 			c->wait_told = t;
 			emit(c, DFD_EV_WAIT, r, NULL);

@@ -125,6 +125,12 @@ struct dfd_opts {
 	 * removed, and its request ends CONV_E_IO; 0: 256 MiB
 	 */
 	uint64_t min_free;
+	/*
+	 * the clock deadline_s is measured on, in ns (monotonic); NULL:
+	 * CLOCK_MONOTONIC. A test passes its own to step past the deadline
+	 * without waiting for it.
+	 */
+	uint64_t (*clock_ns)(void);
 	/* Called from dfd_poll()/dfd_wait(); must not call back into the client. NULL: none. */
 	void (*progress)(void *ctx, const struct dfd_progress *p);
 	void *progress_ctx;

@@ -1561,6 +1561,21 @@ static void test_orphan_tmp(void **state)
  * not past the deadline: it ends then, not asked, without a request; and
  * it looks at the cache once more first.
  */
+/*
+ * The deadline's clock for test_busy_deadline (dfd_opts.clock_ns): it
+ * moves only when the test says, or by 250 ms a reading while fake_step,
+ * so that a deadline passes at once without a wait.
+ */
+static uint64_t fake_ns = 1000000000u;
+static bool fake_step;
+
+static uint64_t fake_clock(void)
+{
+	if (fake_step)
+		fake_ns += 250000000u;
+	return fake_ns;
+}
+
 static void test_busy_deadline(void **state)
 {
 	const char *urls[] = { g.srv.url };
@@ -1579,6 +1594,8 @@ static void test_busy_deadline(void **state)
 	held = entry_lock(cache, true);
 	opts_init(&o, urls, 1, cache);
 	o.deadline_s = 1;
+	o.clock_ns = fake_clock;
+	fake_step = true;
 	c = client(&o);
 	t0 = now_s();
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
@@ -1594,12 +1611,13 @@ static void test_busy_deadline(void **state)
 	 * more: the holder puts its download in place, and the deadline passes
 	 * before it lets go.
 	 */
+	fake_step = false;
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	(void)dfd_poll(c, 0); /* tried: held elsewhere */
 	entry(p, sizeof(p), cache, g.a.hex, "debuginfo");
 	copy_file(g.a.path, p);
-	usleep(1100 * 1000);
+	fake_ns += 1100000000u; /* past the deadline */
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_OK);
 	assert_string_equal(path, p);
 	assert_int_equal(dfd_stats(c)->cache_hits, 1);
