@@ -944,55 +944,66 @@ static void age_file(const char *path, long age_s)
 	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
 }
 
+/*
+ * One client asked once for unknown_id, which no server has: a 404 (or a
+ * remembered one); its counts, after it is freed.
+ */
+static struct dfd_stats ask_unknown(const struct dfd_opts *o, enum dfd_kind kind)
+{
+	struct dfd_client *c = client(o);
+	struct dfd_stats st;
+
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), kind, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	st = *dfd_stats(c);
+	dfd_free(c);
+	return st;
+}
+
+/* The negative tests' start: a fresh cache, unknown_id's hex and the server's path for it. */
+static void negative_start(const char **urls, struct dfd_opts *o, char *cache, char *hex,
+			   char *path, size_t path_len)
+{
+	srv_reset(&g.srv);
+	buildid_hex(unknown_id, sizeof(unknown_id), hex);
+	strf(path, path_len, "/buildid/%s/debuginfo", hex);
+	fresh_dir(cache, PATH_MAX, "cache");
+	opts_init(o, urls, 1, cache);
+}
+
 static void test_negative_cache(void **state)
 {
 	const char *urls[] = { g.srv.url };
 	char cache[PATH_MAX], hex[64], p[PATH_MAX];
 	struct dfd_opts o;
-	struct dfd_client *c;
+	struct dfd_stats st;
 	char path[256];
 	(void)state;
 
 	NEED_SERVER();
-	srv_reset(&g.srv);
-	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	strf(path, sizeof(path), "/buildid/%s/debuginfo", hex);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	negative_start(urls, &o, cache, hex, path, sizeof(path));
 
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->not_found, 1);
-	dfd_free(c);
+	st = ask_unknown(&o, DFD_DEBUGINFO);
+	assert_int_equal(st.not_found, 1);
 	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
 	assert_true(exists(p));
 	assert_int_equal(srv_stat(&g.srv, path), 1);
 
 	/* within the TTL: answered without the network */
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 1);
-	assert_int_equal(dfd_stats(c)->not_found, 0);
-	assert_int_equal(dfd_stats(c)->transfers, 0);
-	dfd_free(c);
+	st = ask_unknown(&o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 1);
+	assert_int_equal(st.not_found, 0);
+	assert_int_equal(st.transfers, 0);
 	assert_int_equal(srv_stat(&g.srv, path), 1);
 
 	/* the other kind is a different question */
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_EXECUTABLE, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 0);
-	dfd_free(c);
+	st = ask_unknown(&o, DFD_EXECUTABLE);
+	assert_int_equal(st.negative_hits, 0);
 
 	/* negative_ttl_s < 0: 404s are not remembered */
 	fresh_dir(cache, sizeof(cache), "cache");
 	o.negative_ttl_s = -1;
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	dfd_free(c);
+	ask_unknown(&o, DFD_DEBUGINFO);
 	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
 	assert_false(exists(p));
 
@@ -1000,6 +1011,7 @@ static void test_negative_cache(void **state)
 	{
 		const char *two[] = { g.empty.url, g.srv.url };
 		struct conv_diag d = { 0 };
+		struct dfd_client *c;
 
 		srv_fault(&g.srv, hex, "500", NULL);
 		fresh_dir(cache, sizeof(cache), "cache");
@@ -1028,59 +1040,40 @@ static void test_negative_cache_age(void **state)
 	const char *urls[] = { g.srv.url };
 	char cache[PATH_MAX], hex[64], p[PATH_MAX];
 	struct dfd_opts o;
-	struct dfd_client *c;
+	struct dfd_stats st;
 	char path[256];
 	(void)state;
 
 	NEED_SERVER();
-	srv_reset(&g.srv);
-	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	strf(path, sizeof(path), "/buildid/%s/debuginfo", hex);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	negative_start(urls, &o, cache, hex, path, sizeof(path));
 	o.negative_ttl_s = 60;
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	dfd_free(c);
+	ask_unknown(&o, DFD_DEBUGINFO);
 	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
 	assert_true(exists(p));
 	assert_int_equal(srv_stat(&g.srv, path), 1);
 
 	/* within the TTL: answered without the network */
 	age_file(p, 30);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 1);
-	assert_int_equal(dfd_stats(c)->transfers, 0);
-	dfd_free(c);
+	st = ask_unknown(&o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 1);
+	assert_int_equal(st.transfers, 0);
 	assert_int_equal(srv_stat(&g.srv, path), 1);
 
 	/* after the TTL: asked again, and remembered anew */
 	age_file(p, 90);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 0);
-	assert_int_equal(dfd_stats(c)->not_found, 1);
-	dfd_free(c);
+	st = ask_unknown(&o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 0);
+	assert_int_equal(st.not_found, 1);
 	assert_int_equal(srv_stat(&g.srv, path), 2);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 1);
-	dfd_free(c);
+	st = ask_unknown(&o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 1);
 	assert_int_equal(srv_stat(&g.srv, path), 2);
 
 	/* from the future (the clock was set back): stale, asked again */
 	age_file(p, -3600);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 0);
-	assert_int_equal(dfd_stats(c)->not_found, 1);
-	dfd_free(c);
+	st = ask_unknown(&o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 0);
+	assert_int_equal(st.not_found, 1);
 	assert_int_equal(srv_stat(&g.srv, path), 3);
 	srv_reset(&g.srv);
 }
