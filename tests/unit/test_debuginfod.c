@@ -23,13 +23,13 @@
 #include "buildid/buildid.h"
 #include "buildid/debuginfod.h"
 #include "core/dbuf.h"
+#include "tests/unit/testutil.h"
 
 #include <curl/curl.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -74,51 +74,12 @@ static struct {
 
 /* ---- small helpers ---- */
 
-/*
- * snprintf() that fails the test on truncation (and, being a wrapper, keeps
- * -Wformat-truncation quiet about PATH_MAX buffers that cannot overflow).
- */
-static void strf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void strf(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	assert_true(n >= 0 && (size_t)n < size);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int run(char *const argv[])
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-
-		if (devnull >= 0) {
-			dup2(devnull, 1);
-			dup2(devnull, 2);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static void write_file(const char *path, const void *data, size_t len)
@@ -165,21 +126,6 @@ static void copy_file(const char *src, const char *dst)
 	dbuf_release(&d);
 }
 
-static void mkdirs(const char *path)
-{
-	char p[PATH_MAX];
-
-	strf(p, sizeof(p), "%s", path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		mkdir(p, 0700);
-		*s = '/';
-	}
-	mkdir(p, 0700);
-}
-
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -187,24 +133,15 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 /* A cache directory no test used before (created by the client when needed). */
 static void fresh_dir(char *out, size_t size, const char *what)
 {
-	strf(out, size, "%s/%s-%u", g.tmp, what, ++g.cases);
+	tu_strf(out, size, "%s/%s-%u", g.tmp, what, ++g.cases);
 }
 
 static void entry(char *out, size_t size, const char *cache, const char *hex, const char *name)
 {
-	strf(out, size, "%s/%s/%s", cache, hex, name);
+	tu_strf(out, size, "%s/%s/%s", cache, hex, name);
 }
 
 /* Counts ".conv-*" temporary files anywhere below the cache (two levels). */
@@ -220,7 +157,7 @@ static unsigned tmp_files_left(const char *cache)
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
-		strf(p, sizeof(p), "%s/%s", cache, e->d_name);
+		tu_strf(p, sizeof(p), "%s/%s", cache, e->d_name);
 		if (!(sub = opendir(p)))
 			continue;
 		while ((f = readdir(sub)) != NULL)
@@ -244,7 +181,7 @@ static unsigned count_sockets(void)
 		char p[64], link[64];
 		ssize_t k;
 
-		strf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		tu_strf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
 		k = readlink(p, link, sizeof(link) - 1);
 		if (k > 0) {
 			link[k] = '\0';
@@ -318,7 +255,7 @@ static long srv_stat(const struct fake *f, const char *key)
 	const char *from, *p;
 	long v = -1;
 
-	strf(url, sizeof(url), "%s/__stats", f->url);
+	tu_strf(url, sizeof(url), "%s/__stats", f->url);
 	assert_int_equal(http_get(url, &b), 200);
 	from = (const char *)b.data;
 	if (key[0] == '/') {
@@ -326,7 +263,7 @@ static long srv_stat(const struct fake *f, const char *key)
 		from = strstr(from, "\"paths\": {");
 		assert_non_null(from);
 	}
-	strf(pat, sizeof(pat), "\"%s\": ", key);
+	tu_strf(pat, sizeof(pat), "\"%s\": ", key);
 	p = strstr(from, pat);
 	v = p ? strtol(p + strlen(pat), NULL, 10) : 0;
 	dbuf_release(&b);
@@ -337,7 +274,7 @@ static long srv_path(const struct fake *f, const char *hex, const char *kind)
 {
 	char path[256];
 
-	strf(path, sizeof(path), "/buildid/%s/%s", hex, kind);
+	tu_strf(path, sizeof(path), "/buildid/%s/%s", hex, kind);
 	return srv_stat(f, path);
 }
 
@@ -357,7 +294,7 @@ static bool srv_start(struct fake *f, const char *dir)
 
 		if (!s)
 			return false;
-		strf(guess, sizeof(guess), "%.*stools/fake_debuginfod.py",
+		tu_strf(guess, sizeof(guess), "%.*stools/fake_debuginfod.py",
 			 (int)(s - __FILE__), __FILE__);
 		script = guess;
 	}
@@ -399,7 +336,7 @@ static bool srv_start(struct fake *f, const char *dir)
 		f->pid = 0;
 		return false;
 	}
-	strf(f->url, sizeof(f->url), "http://127.0.0.1:%d", port);
+	tu_strf(f->url, sizeof(f->url), "http://127.0.0.1:%d", port);
 	return true;
 }
 
@@ -422,9 +359,9 @@ static void make_dead_url(void)
 
 	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
 	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+		tu_strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
 	else
-		strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:1");
+		tu_strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:1");
 	if (fd >= 0)
 		close(fd);
 }
@@ -436,12 +373,12 @@ static bool build_elf(struct elf_file *e, const char *name, const char *src)
 	const char *cc = getenv("CC") ? getenv("CC") : "cc";
 	char c_path[PATH_MAX];
 
-	strf(c_path, sizeof(c_path), "%s/%s.c", g.tmp, name);
-	strf(e->path, sizeof(e->path), "%s/%s", g.tmp, name);
+	tu_strf(c_path, sizeof(c_path), "%s/%s.c", g.tmp, name);
+	tu_strf(e->path, sizeof(e->path), "%s/%s", g.tmp, name);
 	write_file(c_path, src, strlen(src));
 	char g_flag[] = "-g", o0[] = "-O0", bid[] = "-Wl,--build-id", o[] = "-o";
 	char *argv[] = { (char *)cc, g_flag, o0, bid, o, e->path, c_path, NULL };
-	if (run(argv) != 0)
+	if (tu_run(argv) != 0)
 		return false;
 	if (buildid_from_path(e->path, e->id, &e->len, NULL) != CONV_E_OK)
 		return false;
@@ -453,8 +390,8 @@ static void serve_elf(const char *root, const struct elf_file *e)
 {
 	char p[PATH_MAX];
 
-	strf(p, sizeof(p), "%s/%s", root, e->hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", root, e->hex);
+	tu_mkdirs(p, 0700);
 	entry(p, sizeof(p), root, e->hex, "debuginfo");
 	copy_file(e->path, p);
 	entry(p, sizeof(p), root, e->hex, "executable");
@@ -473,21 +410,19 @@ static void clean_env(void)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	/* Never look at the real user's caches: they would make results depend on the machine. */
-	strf(p, sizeof(p), "%s/home", g.tmp);
+	tu_strf(p, sizeof(p), "%s/home", g.tmp);
 	setenv("HOME", p, 1);
-	strf(p, sizeof(p), "%s/xdg", g.tmp);
+	tu_strf(p, sizeof(p), "%s/xdg", g.tmp);
 	setenv("XDG_CACHE_HOME", p, 1);
 }
 
 static int group_setup(void **state)
 {
-	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char srvdir[PATH_MAX], emptydir[PATH_MAX];
 	(void)state;
 
 	signal(SIGPIPE, SIG_IGN);
-	strf(g.tmp, sizeof(g.tmp), "%s/test_debuginfod.XXXXXX", t);
-	if (!mkdtemp(g.tmp))
+	if (!tu_tmpdir_make(g.tmp, sizeof(g.tmp), "test_debuginfod"))
 		return -1;
 	clean_env();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -497,11 +432,11 @@ static int group_setup(void **state)
 	if (!g.have_elves)
 		return 0;
 	assert_string_not_equal(g.a.hex, g.b.hex);
-	strf(srvdir, sizeof(srvdir), "%s/served", g.tmp);
-	strf(emptydir, sizeof(emptydir), "%s/served-empty", g.tmp);
+	tu_strf(srvdir, sizeof(srvdir), "%s/served", g.tmp);
+	tu_strf(emptydir, sizeof(emptydir), "%s/served-empty", g.tmp);
 	serve_elf(srvdir, &g.a);
 	serve_elf(srvdir, &g.b);
-	mkdirs(emptydir);
+	tu_mkdirs(emptydir, 0700);
 	g.have_server = srv_start(&g.srv, srvdir) && srv_start(&g.empty, emptydir);
 	make_dead_url();
 	return 0;
@@ -510,11 +445,9 @@ static int group_setup(void **state)
 /* The real-server group needs no compiler and no fake server. */
 static int real_setup(void **state)
 {
-	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	(void)state;
 
-	strf(g.tmp, sizeof(g.tmp), "%s/test_debuginfod.XXXXXX", t);
-	if (!mkdtemp(g.tmp))
+	if (!tu_tmpdir_make(g.tmp, sizeof(g.tmp), "test_debuginfod"))
 		return -1;
 	clean_env();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -527,8 +460,7 @@ static int group_teardown(void **state)
 	srv_stop(&g.srv);
 	srv_stop(&g.empty);
 	curl_global_cleanup();
-	if (!getenv("CONV_KEEP_TMP"))
-		nftw(g.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_tmpdir_drop(g.tmp);
 	return 0;
 }
 
@@ -648,7 +580,7 @@ static void test_fetch_verify_cache(void **state)
 		char url[128];
 		struct dbuf b;
 
-		strf(url, sizeof(url), "%s/__stats", g.srv.url);
+		tu_strf(url, sizeof(url), "%s/__stats", g.srv.url);
 		http_get(url, &b);
 		assert_non_null(strstr((const char *)b.data, "\"4294967296\""));
 		assert_non_null(strstr((const char *)b.data, "\"user_agent\": \"conv"));
@@ -815,9 +747,9 @@ static void test_faults(void **state)
 			char url[128], want[64];
 			struct dbuf b;
 
-			strf(url, sizeof(url), "%s/__stats", g.srv.url);
+			tu_strf(url, sizeof(url), "%s/__stats", g.srv.url);
 			http_get(url, &b);
-			strf(want, sizeof(want), "/debuginfo\": \"%llu\"",
+			tu_strf(want, sizeof(want), "/debuginfo\": \"%llu\"",
 				 (unsigned long long)fc->max_size);
 			assert_non_null(strstr((const char *)b.data, want));
 			dbuf_release(&b);
@@ -966,7 +898,7 @@ static void negative_start(const char **urls, struct dfd_opts *o, char *cache, c
 {
 	srv_reset(&g.srv);
 	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	strf(path, path_len, "/buildid/%s/debuginfo", hex);
+	tu_strf(path, path_len, "/buildid/%s/debuginfo", hex);
 	fresh_dir(cache, PATH_MAX, "cache");
 	opts_init(o, urls, 1, cache);
 }
@@ -1084,9 +1016,9 @@ static int entry_lock(const char *cache, bool take)
 	char dir[PATH_MAX], p[PATH_MAX];
 	int fd;
 
-	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
-	mkdirs(dir);
-	strf(p, sizeof(p), "%s/.lock-debuginfo", dir);
+	tu_strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	tu_mkdirs(dir, 0700);
+	tu_strf(p, sizeof(p), "%s/.lock-debuginfo", dir);
 	fd = open(p, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	if (take)
@@ -1175,12 +1107,12 @@ static void test_system_cache(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	fresh_dir(sys, sizeof(sys), "syscache");
-	strf(p, sizeof(p), "%s/%s", sys, g.b.hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", sys, g.b.hex);
+	tu_mkdirs(p, 0700);
 	entry(want, sizeof(want), sys, g.b.hex, "debuginfo");
 	copy_file(g.b.path, want);
-	strf(p, sizeof(p), "%s/%s", sys, g.a.hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", sys, g.a.hex);
+	tu_mkdirs(p, 0700);
 	entry(p, sizeof(p), sys, g.a.hex, "debuginfo");
 	write_file(p, junk, sizeof(junk));
 	assert_int_equal(stat(p, &before), 0);
@@ -1201,7 +1133,7 @@ static void test_system_cache(void **state)
 	assert_int_equal(stat(p, &after), 0);
 	assert_int_equal(after.st_size, before.st_size);
 	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
-	strf(p, sizeof(p), "%s/%s", cache, g.b.hex);
+	tu_strf(p, sizeof(p), "%s/%s", cache, g.b.hex);
 	assert_false(exists(p)); /* nothing copied into ours */
 	assert_int_equal(srv_stat(&g.srv, "requests"), 1);
 
@@ -1226,17 +1158,17 @@ static void test_system_cache(void **state)
 	unsetenv("DEBUGINFOD_CACHE_PATH");
 
 	/* defaults: $XDG_CACHE_HOME/conv, and $XDG_CACHE_HOME/debuginfod_client read-only */
-	strf(xdg, sizeof(xdg), "%s/xdg-%u", g.tmp, ++g.cases);
+	tu_strf(xdg, sizeof(xdg), "%s/xdg-%u", g.tmp, ++g.cases);
 	setenv("XDG_CACHE_HOME", xdg, 1);
-	strf(p, sizeof(p), "%s/debuginfod_client/%s", xdg, g.b.hex);
-	mkdirs(p);
-	strf(p, sizeof(p), "%s/debuginfod_client/%s/executable", xdg, g.b.hex);
+	tu_strf(p, sizeof(p), "%s/debuginfod_client/%s", xdg, g.b.hex);
+	tu_mkdirs(p, 0700);
+	tu_strf(p, sizeof(p), "%s/debuginfod_client/%s/executable", xdg, g.b.hex);
 	copy_file(g.b.path, p);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.b, DFD_EXECUTABLE, &path), CONV_E_OK);
 	assert_string_equal(path, p);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
-	strf(want, sizeof(want), "%s/conv/%s/debuginfo", xdg, g.a.hex);
+	tu_strf(want, sizeof(want), "%s/conv/%s/debuginfo", xdg, g.a.hex);
 	assert_string_equal(path, want);
 	dfd_free(c);
 	clean_env();
@@ -1352,7 +1284,7 @@ static void test_servers_in_order(void **state)
 		srv_reset(&g.srv);
 	}
 	/* the same order from DEBUGINFOD_URLS */
-	strf(env, sizeof(env), "  %s/ \t%s  ", g.empty.url, g.srv.url);
+	tu_strf(env, sizeof(env), "  %s/ \t%s  ", g.empty.url, g.srv.url);
 	setenv("DEBUGINFOD_URLS", env, 1);
 	srv_reset(&g.empty);
 	fresh_dir(cache, sizeof(cache), "cache");
@@ -1529,11 +1461,11 @@ static void test_orphan_tmp(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	fresh_dir(cache, sizeof(cache), "cache");
-	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
-	mkdirs(dir);
-	strf(mine, sizeof(mine), "%s/.conv-debuginfo.AbC123", dir);
-	strf(other, sizeof(other), "%s/.conv-executable.AbC123", dir);
-	strf(old, sizeof(old), "%s/.conv-executable.Old456", dir);
+	tu_strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	tu_mkdirs(dir, 0700);
+	tu_strf(mine, sizeof(mine), "%s/.conv-debuginfo.AbC123", dir);
+	tu_strf(other, sizeof(other), "%s/.conv-executable.AbC123", dir);
+	tu_strf(old, sizeof(old), "%s/.conv-executable.Old456", dir);
 	write_file(mine, "partial", 7);
 	write_file(other, "partial", 7);
 	write_file(old, "partial", 7);
@@ -1670,9 +1602,9 @@ static void test_file_url(void **state)
 
 	NEED_ELVES();
 	fresh_dir(mock, sizeof(mock), "mock");
-	strf(p, sizeof(p), "%s/buildid", mock);
+	tu_strf(p, sizeof(p), "%s/buildid", mock);
 	serve_elf(p, &g.a);
-	strf(url, sizeof(url), "file://%s", mock);
+	tu_strf(url, sizeof(url), "file://%s", mock);
 	fresh_dir(cache, sizeof(cache), "cache");
 	opts_init(&o, urls, 1, cache);
 	c = client(&o);
@@ -1743,7 +1675,7 @@ static void test_real_server(void **state)
 	assert_non_null(expect);
 	fresh_dir(cache, sizeof(cache), "real-cache");
 	opts_init(&o, urls, 1, cache);
-	strf(list, sizeof(list), "%s", expect);
+	tu_strf(list, sizeof(list), "%s", expect);
 	for (char *save = NULL, *tok = strtok_r(list, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
 		char *file = strchr(tok, ':');
@@ -1816,7 +1748,7 @@ static int silent_server(char *url, size_t n)
 	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(fd, 128), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	strf(url, n, "http://127.0.0.1:%u", ntohs(sa.sin_port));
+	tu_strf(url, n, "http://127.0.0.1:%u", ntohs(sa.sin_port));
 	return fd;
 }
 
@@ -2156,7 +2088,7 @@ static void test_redirect_origin(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	strf(arg, sizeof(arg), "http://127.0.0.1:%u/__file/{id}/{kind}", port);
+	tu_strf(arg, sizeof(arg), "http://127.0.0.1:%u/__file/{id}/{kind}", port);
 	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
 	fresh_dir(cache, sizeof(cache), "cache");
 	opts_init(&o, urls, 1, cache);
@@ -2164,7 +2096,7 @@ static void test_redirect_origin(void **state)
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
 	print_message("redirect elsewhere: %s\n", d.msg);
-	strf(want, sizeof(want), "redirected to http://127.0.0.1:%u/__file/%s/debuginfo", port, g.a.hex);
+	tu_strf(want, sizeof(want), "redirected to http://127.0.0.1:%u/__file/%s/debuginfo", port, g.a.hex);
 	assert_non_null(strstr(d.msg, want));
 	assert_non_null(strstr(d.msg, "not followed"));
 	assert_int_equal(dfd_stats(c)->errors, 1);
@@ -2179,7 +2111,7 @@ static void test_redirect_origin(void **state)
 
 	/* the server's own origin, in full: followed */
 	srv_reset(&g.srv);
-	strf(arg, sizeof(arg), "%s/__file/{id}/{kind}", g.srv.url);
+	tu_strf(arg, sizeof(arg), "%s/__file/{id}/{kind}", g.srv.url);
 	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
 	fresh_dir(cache, sizeof(cache), "cache");
 	opts_init(&o, urls, 1, cache);
@@ -2202,8 +2134,8 @@ struct victim {
 
 static void victim_make(struct victim *v, const char *dir, const char *name)
 {
-	strf(v->path, sizeof(v->path), "%s/%s", dir, name);
-	strf(v->data, sizeof(v->data), "victim %s: must stay as it is\n", name);
+	tu_strf(v->path, sizeof(v->path), "%s/%s", dir, name);
+	tu_strf(v->data, sizeof(v->data), "victim %s: must stay as it is\n", name);
 	write_file(v->path, v->data, strlen(v->data));
 	assert_int_equal(chmod(v->path, 0600), 0);
 }
@@ -2226,7 +2158,7 @@ static void plant_link(const char *target, const char *dir, const char *name)
 {
 	char p[PATH_MAX];
 
-	strf(p, sizeof(p), "%s/%s", dir, name);
+	tu_strf(p, sizeof(p), "%s/%s", dir, name);
 	assert_int_equal(symlink(target, p), 0);
 }
 
@@ -2254,31 +2186,31 @@ static void test_hostile_links(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	fresh_dir(vdir, sizeof(vdir), "victims");
-	mkdirs(vdir);
+	tu_mkdirs(vdir, 0700);
 	assert_int_equal(chmod(vdir, 0700), 0);
 	victim_make(&lock, vdir, "lock");
 	victim_make(&missing, vdir, "missing");
 	victim_make(&file, vdir, "file");
 	fresh_dir(sdir, sizeof(sdir), "secret");
-	mkdirs(sdir);
+	tu_mkdirs(sdir, 0700);
 	assert_int_equal(chmod(sdir, 0700), 0);
-	strf(p, sizeof(p), "%s/debuginfo", sdir);
+	tu_strf(p, sizeof(p), "%s/debuginfo", sdir);
 	copy_file(g.b.path, p);
 	assert_int_equal(chmod(p, 0600), 0);
 	victim_make(&inside, sdir, "executable.missing");
 
 	fresh_dir(cache, sizeof(cache), "cache");
-	mkdirs(cache);
+	tu_mkdirs(cache, 0700);
 	assert_int_equal(chmod(cache, 01777), 0);
 	/* a's entry: every name conv opens, a link */
-	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
-	mkdirs(dir);
+	tu_strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	tu_mkdirs(dir, 0700);
 	for (int k = 0; k < 2; k++) {
 		char name[64];
 
-		strf(name, sizeof(name), ".lock-%s", kinds[k]);
+		tu_strf(name, sizeof(name), ".lock-%s", kinds[k]);
 		plant_link(lock.path, dir, name);
-		strf(name, sizeof(name), "%s.missing", kinds[k]);
+		tu_strf(name, sizeof(name), "%s.missing", kinds[k]);
 		plant_link(missing.path, dir, name);
 		plant_link(file.path, dir, kinds[k]);
 	}
@@ -2286,8 +2218,8 @@ static void test_hostile_links(void **state)
 	plant_link(sdir, cache, g.b.hex);
 	/* an unknown build-id's: the marker a 404 writes, a link */
 	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	strf(p, sizeof(p), "%s/%s", cache, hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", cache, hex);
+	tu_mkdirs(p, 0700);
 	plant_link(missing.path, p, "debuginfo.missing");
 
 	opts_init(&o, urls, 1, cache);
@@ -2314,7 +2246,7 @@ static void test_hostile_links(void **state)
 	dfd_free(c);
 	/* b was not asked for: nothing can be stored for it */
 	assert_int_equal(srv_path(&g.srv, g.b.hex, "debuginfo"), 0);
-	strf(p, sizeof(p), "%s/%s/debuginfo.missing", cache, hex);
+	tu_strf(p, sizeof(p), "%s/%s/debuginfo.missing", cache, hex);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_true(S_ISREG(st.st_mode)); /* a new marker renamed over the link */
 
@@ -2331,7 +2263,7 @@ static void test_hostile_links(void **state)
 	victim_check(&missing);
 	victim_check(&file);
 	victim_check(&inside);
-	strf(p, sizeof(p), "%s/debuginfo", sdir);
+	tu_strf(p, sizeof(p), "%s/debuginfo", sdir);
 	assert_true(same_file(p, g.b.path));
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
