@@ -106,6 +106,20 @@ static void copy_file(const char *src, const char *dst, const char *extra)
 	chmod(dst, 0755);
 }
 
+/* out = dir/rel, a copy of src. */
+static void copy_into(char *out, const char *dir, const char *rel, const char *src)
+{
+	tu_strf(out, PATH_MAX, "%s/%s", dir, rel);
+	copy_file(src, out, NULL);
+}
+
+/* The answer was path, found by source. */
+static void expect_found(const struct loc_result *r, const char *path, enum loc_source source)
+{
+	assert_string_equal(r->path, path);
+	assert_int_equal(r->source, source);
+}
+
 static void link_to(const char *target, const char *linkpath)
 {
 	mkparent(linkpath);
@@ -342,8 +356,7 @@ static void test_debug_dir_build_id_tree(void **state)
 	o.debug_dirs = dirs;
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 	assert_true(r.has_debug_info);
 	assert_true(r.has_symtab);
 	assert_true(r.build_id_verified);
@@ -370,8 +383,7 @@ static void test_debug_dir_is_build_id_dir(void **state)
 	o.debug_dirs = dirs;
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 }
 
 /* A 16-byte (md5) build-id splits the same way: NN/ + 30 hex digits. */
@@ -414,8 +426,7 @@ static void test_debug_dir_perf_layout(void **state)
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/debug");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, want, LOC_DEBUG_DIR);
 	assert_true(r.has_debug_info);
 	assert_int_equal(find(true, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/elf");
@@ -478,8 +489,7 @@ static void test_debug_dir_perf_archive(void **state)
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, "/opt/app/a", &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/debug");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, want, LOC_DEBUG_DIR);
 	assert_int_equal(find(true, &o, &g.a_full, "/opt/app/a", &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/elf");
 	assert_string_equal(r.path, want);
@@ -535,8 +545,7 @@ static void test_debug_dirs_order_and_wrong_id(void **state)
 	id_path(p3, d3, &g.a_full, "");
 	link_to(g.a_strip.path, p3);
 	assert_int_equal(find(true, &o, &g.a_full, NULL, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p3);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p3, LOC_DEBUG_DIR);
 }
 
 /* A --debug-dir that is a sysroot (unpacked image) or a flat folder of files. */
@@ -550,8 +559,7 @@ static void test_debug_dir_sysroot_and_flat(void **state)
 	(void)state;
 	NEED_TOOLS();
 	case_dir(d, "sysroot");
-	tu_strf(p, sizeof(p), "%s/opt/app/a", d);
-	copy_file(g.a_full.path, p, NULL);
+	copy_into(p, d, "opt/app/a", g.a_full.path);
 	opts_none(&o);
 	o.debug_dirs = dirs;
 	o.nr_debug_dirs = 1;
@@ -561,8 +569,7 @@ static void test_debug_dir_sysroot_and_flat(void **state)
 	assert_string_equal(r.path, p);
 
 	case_dir(f, "flat");
-	tu_strf(p, sizeof(p), "%s/a.debug", f);
-	copy_file(g.a_dbg.path, p, NULL);
+	copy_into(p, f, "a.debug", g.a_dbg.path);
 	dirs[0] = f;
 	assert_int_equal(find(false, &o, &g.a_full, "/opt/app/a", &r, NULL), CONV_E_OK);
 	assert_string_equal(r.path, p);
@@ -585,11 +592,9 @@ static void test_system_dir(void **state)
 	opts_none(&o);
 	o.system_debug_dir = s;
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_SYSTEM);
+	expect_found(&r, p, LOC_SYSTEM);
 	assert_int_equal(find(true, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, b);
-	assert_int_equal(r.source, LOC_SYSTEM);
+	expect_found(&r, b, LOC_SYSTEM);
 	/* "" skips it */
 	o.system_debug_dir = "";
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_NOTFOUND);
@@ -611,12 +616,10 @@ static void test_perf_cache(void **state)
 	o.home = h;
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
 	id_path(want, hd, &g.a_full, "/debug");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_PERF_CACHE);
+	expect_found(&r, want, LOC_PERF_CACHE);
 	assert_int_equal(find(true, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
 	id_path(want, hd, &g.a_full, "/elf");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_PERF_CACHE);
+	expect_found(&r, want, LOC_PERF_CACHE);
 
 	/* perf_cache_dir wins over home; "" skips the cache */
 	o.home = "/nonexistent";
@@ -672,19 +675,16 @@ static void test_debuglink_places(void **state)
 	NEED_TOOLS();
 	case_dir(d, "link/next");
 	recorded(orig, d, g.a_strip.path);
-	tu_strf(p, sizeof(p), "%s/bin/a.dbg", d);
-	copy_file(g.a_dbg.path, p, NULL);
+	copy_into(p, d, "bin/a.dbg", g.a_dbg.path);
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 	assert_true(r.has_debug_info);
 	assert_true(r.build_id_verified);
 	/* the stripped binary is the runtime binary */
 	assert_int_equal(find(true, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	/* without use_original_path, neither */
 	o.use_original_path = false;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_NOTFOUND);
@@ -693,11 +693,9 @@ static void test_debuglink_places(void **state)
 
 	case_dir(d, "link/dotdebug");
 	recorded(orig, d, g.a_strip.path);
-	tu_strf(p, sizeof(p), "%s/bin/.debug/a.dbg", d);
-	copy_file(g.a_dbg.path, p, NULL);
+	copy_into(p, d, "bin/.debug/a.dbg", g.a_dbg.path);
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 
 	case_dir(d, "link/system");
 	case_dir(s, "link/sysroot");
@@ -706,8 +704,7 @@ static void test_debuglink_places(void **state)
 	copy_file(g.a_dbg.path, p, NULL);
 	o.system_debug_dir = s;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 }
 
 /* The recorded path goes through a symlinked directory; the debug file sits by the real one. */
@@ -724,8 +721,7 @@ static void test_debuglink_resolved_dir(void **state)
 	case_dir(s, "link/resolved-sys");
 	rd = realpath(d, NULL); /* $TMPDIR itself may contain symlinks */
 	assert_non_null(rd);
-	tu_strf(real, sizeof(real), "%s/usr/lib/a", d);
-	copy_file(g.a_strip.path, real, NULL);
+	copy_into(real, d, "usr/lib/a", g.a_strip.path);
 	tu_strf(lnk, sizeof(lnk), "%s/lib", d);
 	link_to("usr/lib", lnk);
 	tu_strf(orig, sizeof(orig), "%s/lib/a", d);
@@ -737,8 +733,7 @@ static void test_debuglink_resolved_dir(void **state)
 	o.use_original_path = true;
 	o.system_debug_dir = s;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 }
 
 static void test_debuglink_bad_crc(void **state)
@@ -760,8 +755,7 @@ static void test_debuglink_bad_crc(void **state)
 	assert_int_equal(st.bad_crc, 1);
 	assert_int_equal(st.no_symbols, 1); /* the stripped binary itself */
 	/* the next place still counts */
-	tu_strf(good, sizeof(good), "%s/bin/.debug/a.dbg", d);
-	copy_file(g.a_dbg.path, good, NULL);
+	copy_into(good, d, "bin/.debug/a.dbg", g.a_dbg.path);
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
 	assert_string_equal(r.path, good);
@@ -780,8 +774,7 @@ static void test_debuglink_wrong_build_id(void **state)
 	NEED_TOOLS();
 	case_dir(d, "link/wrongid");
 	recorded(orig, d, g.a_badl.path);
-	tu_strf(p, sizeof(p), "%s/bin/a.dbg", d);
-	copy_file(g.c_dbg.path, p, NULL);
+	copy_into(p, d, "bin/a.dbg", g.c_dbg.path);
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_NOTFOUND);
@@ -810,13 +803,11 @@ static void test_original_path(void **state)
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	assert_true(r.has_debug_info);
 	assert_true(r.build_id_verified);
 	assert_int_equal(find(true, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	/* the same path asked for with another build-id */
 	assert_int_equal(find(false, &o, &g.c_full, orig, &r, &st), CONV_E_NOTFOUND);
 	assert_int_equal(find(true, &o, &g.c_full, orig, &r, &st), CONV_E_NOTFOUND);
@@ -864,8 +855,7 @@ static void test_symtab_fallback(void **state)
 	/* without the cache: the first symbol table */
 	o.home = "";
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 	assert_false(r.has_debug_info);
 	assert_true(r.has_symtab);
 
@@ -902,8 +892,7 @@ static void test_binary_never_debug_only(void **state)
 	case_dir(h, "dbgonly/home");
 	id_path(p, d, &g.a_full, "");
 	copy_file(g.a_dbg.path, p, NULL);
-	tu_strf(p, sizeof(p), "%s/usr/bin/a", d);
-	copy_file(debug_only, p, NULL);
+	copy_into(p, d, "usr/bin/a", debug_only);
 	id_path(p, s, &g.a_full, "");
 	link_to(g.a_dbg.path, p);
 	tu_strf(hd, sizeof(hd), "%s/.debug", h);
@@ -1057,13 +1046,11 @@ static void test_path_only_mode(void **state)
 	NEED_TOOLS();
 	case_dir(d, "noid");
 	recorded(orig, d, g.n_strip.path);
-	tu_strf(p, sizeof(p), "%s/bin/n.dbg", d);
-	copy_file(g.n_dbg.path, p, NULL);
+	copy_into(p, d, "bin/n.dbg", g.n_dbg.path);
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.n_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 	assert_false(r.build_id_verified);
 	assert_true(r.has_debug_info);
 	assert_int_equal(find(true, &o, &g.n_full, orig, &r, &st), CONV_E_OK);
@@ -1076,8 +1063,7 @@ static void test_path_only_mode(void **state)
 	/* the unstripped binary itself */
 	recorded(orig, d, g.n_full.path);
 	assert_int_equal(find(false, &o, &g.n_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	/* nothing else is consulted without a build-id, and not without the recorded path */
 	o.use_original_path = false;
 	assert_int_equal(find(false, &o, &g.n_full, orig, &r, NULL), CONV_E_NOTFOUND);
@@ -1123,8 +1109,7 @@ static void test_debug_dir_confined(void **state)
 	case_dir(d, "confined");
 	tu_strf(dd, sizeof(dd), "%s/given", d);
 	tu_mkdirs(dd, 0755);
-	tu_strf(secret, sizeof(secret), "%s/outside/secret.so", d);
-	copy_file(g.n_full.path, secret, NULL);
+	copy_into(secret, d, "outside/secret.so", g.n_full.path);
 	opts_none(&o);
 	dirs[0] = dd;
 	o.debug_dirs = dirs;
@@ -1142,13 +1127,11 @@ static void test_debug_dir_confined(void **state)
 	assert_int_equal(st.outside_dir, 1);
 	assert_int_equal(st.probed, 0);
 	/* a symlink that stays in DIR is followed */
-	tu_strf(p, sizeof(p), "%s/inside/real.so", dd);
-	copy_file(g.n_full.path, p, NULL);
+	copy_into(p, dd, "inside/real.so", g.n_full.path);
 	tu_strf(p, sizeof(p), "%s/in.so", dd);
 	link_to("inside/real.so", p);
 	assert_int_equal(find(true, &o, &g.n_full, "/usr/lib/in.so", &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 	/* a FIFO in DIR is counted, not opened (the open would wait for a writer) */
 	memset(&st, 0, sizeof(st));
 	tu_strf(p, sizeof(p), "%s/fifo.so", dd);
@@ -1157,8 +1140,7 @@ static void test_debug_dir_confined(void **state)
 	assert_int_equal(st.not_regular, 1);
 	assert_int_equal(st.probed, 0);
 	/* with a build-id: DIR/.build-id/NN/REST.debug linking out of DIR is proven by the note */
-	tu_strf(orig, sizeof(orig), "%s/elsewhere/a.dbg", d);
-	copy_file(g.a_dbg.path, orig, NULL);
+	copy_into(orig, d, "elsewhere/a.dbg", g.a_dbg.path);
 	id_path(p, dd, &g.a_full, ".debug");
 	link_to(orig, p);
 	assert_int_equal(find(false, &o, &g.a_full, "/../outside/a", &r, NULL), CONV_E_OK);
