@@ -485,6 +485,13 @@ static void opts_init(struct dfd_opts *o, const char *const *urls, size_t n, con
 	o->max_time_s = 30;
 }
 
+/* Options over a cache directory of its own (cache: PATH_MAX bytes). */
+static void fresh_opts(struct dfd_opts *o, const char *const *urls, size_t n, char *cache)
+{
+	fresh_dir(cache, PATH_MAX, "cache");
+	opts_init(o, urls, n, cache);
+}
+
 static struct dfd_client *client(const struct dfd_opts *o)
 {
 	struct dfd_client *c = NULL;
@@ -552,8 +559,7 @@ static void test_fetch_verify_cache(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.progress = on_progress;
 	o.progress_ctx = &ev;
 	c = client(&o);
@@ -612,8 +618,7 @@ static void test_dedup(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
@@ -705,8 +710,7 @@ static void test_faults(void **state)
 
 		srv_reset(&g.srv);
 		srv_fault(&g.srv, g.a.hex, fc->fault, fc->arg);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.timeout_s = fc->timeout_s;
 		o.max_size = fc->max_size;
 		o.progress = on_progress;
@@ -772,8 +776,7 @@ static void test_free_aborts(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, g.a.hex, "stall", "5");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	while (srv_path(&g.srv, g.a.hex, "debuginfo") < 1 && rounds++ < 50)
@@ -800,8 +803,7 @@ static void test_env_limits(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	setenv("DEBUGINFOD_MAXSIZE", "100", 1);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_LIMIT);
 	assert_non_null(strstr(d.msg, "limit of 100 bytes"));
@@ -836,8 +838,7 @@ static void test_huge_seconds(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.deadline_s = LONG_MAX;
 	o.timeout_s = LONG_MAX;
 	o.max_time_s = LONG_MAX;
@@ -899,8 +900,7 @@ static void negative_start(const char **urls, struct dfd_opts *o, char *cache, c
 	srv_reset(&g.srv);
 	buildid_hex(unknown_id, sizeof(unknown_id), hex);
 	tu_strf(path, path_len, "/buildid/%s/debuginfo", hex);
-	fresh_dir(cache, PATH_MAX, "cache");
-	opts_init(o, urls, 1, cache);
+	fresh_opts(o, urls, 1, cache);
 }
 
 static void test_negative_cache(void **state)
@@ -946,8 +946,7 @@ static void test_negative_cache(void **state)
 		struct dfd_client *c;
 
 		srv_fault(&g.srv, hex, "500", NULL);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, two, 2, cache);
+		fresh_opts(&o, two, 2, cache);
 		c = client(&o);
 		assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL,
 					  &d),
@@ -1039,8 +1038,7 @@ static void test_corrupt_cache(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	dfd_free(c);
@@ -1118,8 +1116,7 @@ static void test_system_cache(void **state)
 	assert_int_equal(stat(p, &before), 0);
 	setenv("DEBUGINFOD_CACHE_PATH", sys, 1);
 
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_string_equal(path, want);
@@ -1186,8 +1183,7 @@ static void test_offline(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	dfd_free(c);
@@ -1231,8 +1227,7 @@ static void test_servers_in_order(void **state)
 
 		srv_reset(&g.srv);
 		srv_reset(&g.empty);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 2, cache);
+		fresh_opts(&o, urls, 2, cache);
 		c = client(&o);
 		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 		assert_int_equal(dfd_stats(c)->transfers, 2);
@@ -1246,8 +1241,7 @@ static void test_servers_in_order(void **state)
 	{
 		const char *urls[] = { g.dead_url, g.srv.url };
 
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 2, cache);
+		fresh_opts(&o, urls, 2, cache);
 		c = client(&o);
 		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 		assert_int_equal(dfd_stats(c)->errors, 1);
@@ -1260,8 +1254,7 @@ static void test_servers_in_order(void **state)
 
 		srv_reset(&g.srv);
 		srv_fault(&g.srv, g.a.hex, "wrong", NULL);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 2, cache);
+		fresh_opts(&o, urls, 2, cache);
 		c = client(&o);
 		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_FORMAT);
 		assert_int_equal(dfd_stats(c)->bad_build_id, 2);
@@ -1274,8 +1267,7 @@ static void test_servers_in_order(void **state)
 		struct conv_diag d = { 0 };
 
 		srv_fault(&g.srv, g.a.hex, "garbage", NULL);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 3, cache);
+		fresh_opts(&o, urls, 3, cache);
 		c = client(&o);
 		assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d),
 				 CONV_E_FORMAT);
@@ -1287,8 +1279,7 @@ static void test_servers_in_order(void **state)
 	tu_strf(env, sizeof(env), "  %s/ \t%s  ", g.empty.url, g.srv.url);
 	setenv("DEBUGINFOD_URLS", env, 1);
 	srv_reset(&g.empty);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, NULL, 0, cache);
+	fresh_opts(&o, NULL, 0, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_int_equal(dfd_stats(c)->transfers, 2);
@@ -1312,8 +1303,7 @@ static void test_max_parallel(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, "*", "delay", "0.25");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.max_parallel = PAR;
 	c = client(&o);
 	t0 = now_s();
@@ -1364,8 +1354,7 @@ static void test_in_flight_cap(void **state)
 	for (int capped = 1; capped >= 0; capped--) {
 		srv_reset(&g.srv);
 		srv_fault(&g.srv, "*", "drip", "0.02:2048");
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.max_parallel = 4;
 		o.max_in_flight = capped ? CAP : 0;
 		c = client(&o);
@@ -1413,8 +1402,7 @@ static void test_min_free(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 2, cache);
+	fresh_opts(&o, urls, 2, cache);
 	o.min_free = UINT64_MAX / 4; /* more than any disk has */
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
@@ -1434,8 +1422,7 @@ static void test_min_free(void **state)
 	dfd_free(c);
 
 	/* the default keeps 256 MiB: on a disk with room, the same file is stored */
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_int_equal(dfd_stats(c)->no_space, 0);
@@ -1547,8 +1534,7 @@ static void test_free_unlocks(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, g.a.hex, "delay", "5");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	assert_true(dfd_poll(c, 0)); /* the lock is taken, the transfer started */
@@ -1575,8 +1561,7 @@ static void test_wait_jumps_queue(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, "*", "delay", "0.2");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.max_parallel = 1;
 	c = client(&o);
 	for (int i = 0; i < N; i++) {
@@ -1605,8 +1590,7 @@ static void test_file_url(void **state)
 	tu_strf(p, sizeof(p), "%s/buildid", mock);
 	serve_elf(p, &g.a);
 	tu_strf(url, sizeof(url), "file://%s", mock);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_true(same_file(path, g.a.path));
@@ -1626,8 +1610,7 @@ static void test_bad_arguments(void **state)
 	char cache[PATH_MAX];
 	(void)state;
 
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, bad, 1, cache);
+	fresh_opts(&o, bad, 1, cache);
 	assert_int_equal(dfd_new(&c, &o, &d), CONV_E_INVAL);
 	assert_null(c);
 	assert_non_null(strstr(d.msg, "ftp://"));
@@ -1778,8 +1761,7 @@ static void test_silent_given_up(void **state)
 	int fd = silent_server(url, sizeof(url));
 	(void)state;
 
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.timeout_s = 1;
 	o.max_parallel = PAR;
 	o.progress = on_progress;
@@ -1849,8 +1831,7 @@ static void test_dead_beside_live(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 2, cache);
+	fresh_opts(&o, urls, 2, cache);
 	o.timeout_s = 1;
 	o.max_parallel = 4;
 	c = client(&o);
@@ -1897,8 +1878,7 @@ static void test_refused_and_404(void **state)
 	{
 		const char *urls[] = { g.dead_url };
 
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.max_parallel = 1;
 		c = client(&o);
 		fake_ids(ids, N, 0x80);
@@ -1918,8 +1898,7 @@ static void test_refused_and_404(void **state)
 		const char *urls[] = { g.empty.url };
 
 		srv_reset(&g.empty);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.max_parallel = 1;
 		c = client(&o);
 		for (int i = 0; i < N; i++)
@@ -1958,8 +1937,7 @@ static void test_answers_then_silent(void **state)
 	buildid_hex(x, sizeof(x), xhex);
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, xhex, "delay", "4");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.timeout_s = 1;
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
@@ -1977,8 +1955,7 @@ static void test_answers_then_silent(void **state)
 	dfd_free(c);
 
 	/* the deadline cuts the same silence: the server is not given up for it */
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.timeout_s = 10;
 	o.deadline_s = 1;
 	c = client(&o);
@@ -2090,8 +2067,7 @@ static void test_redirect_origin(void **state)
 	srv_reset(&g.srv);
 	tu_strf(arg, sizeof(arg), "http://127.0.0.1:%u/__file/{id}/{kind}", port);
 	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
@@ -2113,8 +2089,7 @@ static void test_redirect_origin(void **state)
 	srv_reset(&g.srv);
 	tu_strf(arg, sizeof(arg), "%s/__file/{id}/{kind}", g.srv.url);
 	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_true(same_file(path, g.a.path));
