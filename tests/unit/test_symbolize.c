@@ -790,6 +790,21 @@ static void p_addrs(struct addrs *a, const char *file)
 	addrs_func(a, file, "main");
 }
 
+/*
+ * bin, a build of the p program: opened, with DWARF, every address as
+ * llvm-addr2line gives it and the inline chains as the source has them.
+ */
+static struct sym_file *open_p_checked(const char *bin, struct addrs *a)
+{
+	struct sym_file *f = open_ok(bin, NULL);
+
+	assert_true(sym_file_has_dwarf(f));
+	p_addrs(a, bin);
+	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, a), a->n);
+	check_p_inlines(f, a);
+	return f;
+}
+
 /* Builds tmp/p/{p.c,g5,g4,c5}: gcc DWARF 5, gcc DWARF 4, clang (when present). */
 static void build_p(void)
 {
@@ -874,12 +889,8 @@ static void test_clang_no_aranges(void **state)
 	assert_int_equal(elf_section(bin, ".debug_info", NULL, NULL), 1);
 	/* what the case is about: libdw's dwarf_addrdie would find nothing here */
 	assert_int_equal(elf_section(bin, ".debug_aranges", NULL, NULL), 0);
-	f = open_ok(bin, NULL);
-	assert_true(sym_file_has_dwarf(f));
-	p_addrs(&a, bin);
 	/* binutils 2.40 addr2line misses clang's DWARF 5 inlines: llvm-addr2line only */
-	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, &a), a.n);
-	check_p_inlines(f, &a);
+	f = open_p_checked(bin, &a);
 	assert_int_equal(sym_file_stats(f)->unresolved, 0);
 	free(a.v);
 	sym_file_close(f);
@@ -995,11 +1006,7 @@ static void test_split_dwarf(void **state)
 	/* DWARF 4 (GNU extension, DW_AT_GNU_dwo_name): llvm-addr2line reads it too */
 	assert_true(build_split(dir, "sp4", "gcc -gdwarf-4 -gsplit-dwarf -O2 -g"));
 	tu_strf(bin, sizeof(bin), "%s/sp4", dir);
-	f = open_ok(bin, NULL);
-	assert_true(sym_file_has_dwarf(f));
-	p_addrs(&a, bin);
-	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, &a), a.n);
-	check_p_inlines(f, &a);
+	f = open_p_checked(bin, &a);
 	sym_file_close(f);
 	a.n = 0;
 
@@ -1020,12 +1027,8 @@ static void test_split_dwarf(void **state)
 	tu_strf(dwo, sizeof(dwo), "%s/sp.dwo", dir);
 	tu_strf(off, sizeof(off), "%s/sp.dwo.off", dir);
 	assert_int_equal(elf_section(bin, ".debug_info", NULL, NULL), 1);
-	f = open_ok(bin, NULL);
-	assert_true(sym_file_has_dwarf(f));
-	p_addrs(&a, bin);
-	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, &a), a.n);
-	/* the skeleton has no subprograms: these names came from the .dwo */
-	check_p_inlines(f, &a);
+	/* the skeleton has no subprograms: the inlines' names come from the .dwo */
+	f = open_p_checked(bin, &a);
 	sym_file_close(f);
 
 	/*
