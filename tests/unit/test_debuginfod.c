@@ -893,51 +893,59 @@ static struct dfd_stats ask_unknown(const struct dfd_opts *o, enum dfd_kind kind
 	return st;
 }
 
-/* The negative tests' start: a fresh cache, unknown_id's hex and the server's path for it. */
-static void negative_start(const char **urls, struct dfd_opts *o, char *cache, char *hex,
-			   char *path, size_t path_len)
+/* A negative-cache case: options over a fresh cache, unknown_id in hex, its path on the server. */
+struct negcase {
+	const char *urls[1];
+	struct dfd_opts o;
+	char cache[PATH_MAX], hex[64], path[256];
+	char entry[PATH_MAX]; /* the cache's negative entry, after negative_kept() */
+};
+
+static void negative_start(struct negcase *n)
 {
 	srv_reset(&g.srv);
-	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	tu_strf(path, path_len, "/buildid/%s/debuginfo", hex);
-	fresh_opts(o, urls, 1, cache);
+	n->urls[0] = g.srv.url;
+	buildid_hex(unknown_id, sizeof(unknown_id), n->hex);
+	tu_strf(n->path, sizeof(n->path), "/buildid/%s/debuginfo", n->hex);
+	fresh_opts(&n->o, n->urls, 1, n->cache);
+}
+
+/* Whether the cache holds a negative entry for unknown_id (its path in n->entry). */
+static bool negative_kept(struct negcase *n)
+{
+	entry(n->entry, sizeof(n->entry), n->cache, n->hex, "debuginfo.missing");
+	return exists(n->entry);
 }
 
 static void test_negative_cache(void **state)
 {
-	const char *urls[] = { g.srv.url };
-	char cache[PATH_MAX], hex[64], p[PATH_MAX];
-	struct dfd_opts o;
+	struct negcase n;
 	struct dfd_stats st;
-	char path[256];
 	(void)state;
 
 	NEED_SERVER();
-	negative_start(urls, &o, cache, hex, path, sizeof(path));
-
-	st = ask_unknown(&o, DFD_DEBUGINFO);
+	negative_start(&n);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
 	assert_int_equal(st.not_found, 1);
-	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-	assert_true(exists(p));
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	assert_true(negative_kept(&n));
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* within the TTL: answered without the network */
-	st = ask_unknown(&o, DFD_DEBUGINFO);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
 	assert_int_equal(st.negative_hits, 1);
 	assert_int_equal(st.not_found, 0);
 	assert_int_equal(st.transfers, 0);
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* the other kind is a different question */
-	st = ask_unknown(&o, DFD_EXECUTABLE);
+	st = ask_unknown(&n.o, DFD_EXECUTABLE);
 	assert_int_equal(st.negative_hits, 0);
 
 	/* negative_ttl_s < 0: 404s are not remembered */
-	fresh_dir(cache, sizeof(cache), "cache");
-	o.negative_ttl_s = -1;
-	ask_unknown(&o, DFD_DEBUGINFO);
-	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-	assert_false(exists(p));
+	fresh_dir(n.cache, sizeof(n.cache), "cache");
+	n.o.negative_ttl_s = -1;
+	ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_false(negative_kept(&n));
 
 	/* a 404 and a 500: not "missing", so nothing is remembered */
 	{
@@ -945,9 +953,9 @@ static void test_negative_cache(void **state)
 		struct conv_diag d = { 0 };
 		struct dfd_client *c;
 
-		srv_fault(&g.srv, hex, "500", NULL);
-		fresh_opts(&o, two, 2, cache);
-		c = client(&o);
+		srv_fault(&g.srv, n.hex, "500", NULL);
+		fresh_opts(&n.o, two, 2, n.cache);
+		c = client(&n.o);
 		assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL,
 					  &d),
 				 CONV_E_NET);
@@ -955,8 +963,7 @@ static void test_negative_cache(void **state)
 		assert_int_equal(dfd_stats(c)->errors, 1);
 		assert_int_equal(dfd_stats(c)->not_found, 0);
 		dfd_free(c);
-		entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-		assert_false(exists(p));
+		assert_false(negative_kept(&n));
 	}
 	srv_reset(&g.srv);
 }
@@ -968,44 +975,40 @@ static void test_negative_cache(void **state)
  */
 static void test_negative_cache_age(void **state)
 {
-	const char *urls[] = { g.srv.url };
-	char cache[PATH_MAX], hex[64], p[PATH_MAX];
-	struct dfd_opts o;
+	struct negcase n;
 	struct dfd_stats st;
-	char path[256];
 	(void)state;
 
 	NEED_SERVER();
-	negative_start(urls, &o, cache, hex, path, sizeof(path));
-	o.negative_ttl_s = 60;
-	ask_unknown(&o, DFD_DEBUGINFO);
-	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-	assert_true(exists(p));
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	negative_start(&n);
+	n.o.negative_ttl_s = 60;
+	ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_true(negative_kept(&n));
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* within the TTL: answered without the network */
-	age_file(p, 30);
-	st = ask_unknown(&o, DFD_DEBUGINFO);
+	age_file(n.entry, 30);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
 	assert_int_equal(st.negative_hits, 1);
 	assert_int_equal(st.transfers, 0);
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* after the TTL: asked again, and remembered anew */
-	age_file(p, 90);
-	st = ask_unknown(&o, DFD_DEBUGINFO);
+	age_file(n.entry, 90);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
 	assert_int_equal(st.negative_hits, 0);
 	assert_int_equal(st.not_found, 1);
-	assert_int_equal(srv_stat(&g.srv, path), 2);
-	st = ask_unknown(&o, DFD_DEBUGINFO);
+	assert_int_equal(srv_stat(&g.srv, n.path), 2);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
 	assert_int_equal(st.negative_hits, 1);
-	assert_int_equal(srv_stat(&g.srv, path), 2);
+	assert_int_equal(srv_stat(&g.srv, n.path), 2);
 
 	/* from the future (the clock was set back): stale, asked again */
-	age_file(p, -3600);
-	st = ask_unknown(&o, DFD_DEBUGINFO);
+	age_file(n.entry, -3600);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
 	assert_int_equal(st.negative_hits, 0);
 	assert_int_equal(st.not_found, 1);
-	assert_int_equal(srv_stat(&g.srv, path), 3);
+	assert_int_equal(srv_stat(&g.srv, n.path), 3);
 	srv_reset(&g.srv);
 }
 
