@@ -2075,7 +2075,8 @@ static void test_redirect_origin(void **state)
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
 	print_message("redirect elsewhere: %s\n", d.msg);
-	tu_strf(want, sizeof(want), "redirected to http://127.0.0.1:%u/__file/%s/debuginfo", port, g.a.hex);
+	tu_strf(want, sizeof(want), "redirected to http://127.0.0.1:%u/__file/%s/debuginfo", port,
+		g.a.hex);
 	assert_non_null(strstr(d.msg, want));
 	assert_non_null(strstr(d.msg, "not followed"));
 	assert_int_equal(dfd_stats(c)->errors, 1);

@@ -17,7 +17,10 @@
  */
 void tu_strf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Runs argv without a shell, output discarded; the exit status, 127 when not started, -1 on failure. */
+/*
+ * Runs argv without a shell, output discarded: its exit status, 127 when it
+ * could not start, -1 when it could not be waited for.
+ */
 int tu_run(char *const argv[]);
 
 /* mkdir -p with the given mode; errors (mostly "exists") are left to the caller's next step. */
