@@ -7,6 +7,9 @@
     t.skip_unless_others_reach(WORK)  # skip_all when another user cannot enter WORK's parents
     t.finish()                        # prints "N passed, M failed[, K skipped]" and exits 1 on a failure,
                                       # 77 when every check was skipped
+    t.note("text")                    # an indented line between the checks
+    p = t.sh(argv, timeout=600)       # subprocess.run, output captured; exit 124 when it hangs
+    t.text(p.stdout)                  # bytes (or None) as text
     server, url = t.fake_debuginfod(DIR, faults=("*=drip:0.1:2048",))
     t.server_stats(url)["requests"]; t.server_get(url, "/__reset")
     t.stop(server)
@@ -60,6 +63,25 @@ def skip_unless_others_reach(path, who="nobody"):
 def finish():
     print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""), flush=True)
     sys.exit(1 if failed else 77 if skipped and not passed else 0)
+
+
+def note(msg):
+    print("     " + msg, flush=True)
+
+
+def sh(cmd, timeout=600, env=None, cwd=None, stdin=None):
+    """subprocess.run with stdout and stderr captured (stdin: bytes to send, else /dev/null);
+    a command past timeout s is stuck, not slow: exit status 124, "timed out" in stderr."""
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL if stdin is None else None,
+                              input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout, env=env, cwd=cwd)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
+
+
+def text(b):
+    return (b or b"").decode("utf-8", "replace")
 
 
 def fake_debuginfod(serve_dir, faults=(), lifetime=600):

@@ -153,9 +153,9 @@ own unwinding written as a pprof, conv's interface) in place of CONV: the
 comparisons must pass; the checks of what perf does not write (truncation
 frames, --stats, JFR) are skipped.
 
-Prints ok/FAIL/SKIP lines and "N passed, M failed, K skipped"; exit 1 on a
-failure, 77 (with "SKIP: why") when it cannot run here at all (no perf
-rights, a tool missing, no corpus). Everything is written under WORKDIR,
+Prints testlib's ok/FAIL/skip lines and "N passed, M failed[, K skipped]";
+exit 1 on a failure, 77 (with "SKIP: why") when it cannot run here at all
+(no perf rights, a tool missing, no corpus) or every check was skipped. Everything is written under WORKDIR,
 emptied first. Needs root or perf_event_paranoid <= 1, and the Debian
 packages linux-perf binutils gcc g++ debuginfod (rustc optional).
 """
@@ -176,6 +176,7 @@ TESTS = os.path.dirname(HERE)
 REPO = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(TESTS, "tools"))
 sys.path.insert(0, os.path.join(TESTS, "symbolize"))
+import testlib as t  # noqa: E402
 import pprofdec  # noqa: E402
 import vdso  # noqa: E402
 import test_symbolize as ts  # noqa: E402  (enter_netns, elf_loads, conv_env)
@@ -213,52 +214,12 @@ CONTRACT_REASONS = re.compile(r"^(stack copy ended|no CFI for \S+|stack pointer 
 KERNEL_START = 0xffff800000000000
 PERF_END_FRAME = 0xffffffffffffffff
 
-passed = failed = skipped = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else "  -- " + str(detail)))
-    sys.stdout.flush()
-    return cond
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print("SKIP %s  -- %s" % (name, why))
-    sys.stdout.flush()
-
-
-def note(msg):
-    print("     " + msg)
-    sys.stdout.flush()
-
-
-def finish():
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    sys.exit(1 if failed else 0)
-
-
-def cannot_run(why):
-    print("SKIP: %s" % why)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped + 1))
-    sys.exit(1 if failed else 77)
+check, skip, note, finish, text = t.check, t.skip, t.note, t.finish, t.text
+cannot_run = t.skip_all
 
 
 def sh(cmd, timeout=HANG, env=None, cwd=None, stdin=None):
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL if stdin is None else None,
-                              input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout, env=env, cwd=cwd)
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
-
-
-def text(b):
-    return (b or b"").decode("utf-8", "replace")
+    return t.sh(cmd, timeout=timeout, env=env, cwd=cwd, stdin=stdin)
 
 
 def share(a, b):
