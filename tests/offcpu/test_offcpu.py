@@ -67,10 +67,10 @@ compare and are skipped. --only makes only the recordings named.
 
 The checks assert properties of the recording (what the program measured),
 never the speed of the machine. Prints testlib's ok/FAIL/skip lines and "N
-passed, M failed[, K skipped]"; exit 1 on a failure, 77 (with "SKIP: why")
-when it cannot run here at all or every check was skipped (no perf, no gcc, no right to record tracepoints:
-root or perf_event_paranoid <= 1 and a readable tracefs). Everything is
-written under WORKDIR, emptied first.
+passed, M failed[, K skipped]"; exit 1 on a failure, 77 when it cannot run
+here at all ("SKIP: why": no perf, no gcc, no right to record tracepoints:
+root or perf_event_paranoid <= 1 and a readable tracefs) or every check was
+skipped. Everything is written under WORKDIR, emptied first.
 """
 import argparse
 import collections

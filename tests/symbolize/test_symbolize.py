@@ -48,9 +48,9 @@ which is cleared first.
 usage: test_symbolize.py [--selftest] [--programs a,b] CONV OUTDIR
   --selftest uses selftest_conv.py (perf-based, same interface) as CONV to test
   this harness (the checks on conv's pprof output are then skipped). Prints
-  ok/FAIL/SKIP lines and "N passed, M failed, K skipped"; exits 1 on any
-  failure. When it cannot run at all (perf cannot record, a tool is missing)
-  it prints "SKIP: reason" and exits 77.
+  testlib's ok/FAIL/skip lines and "N passed, M failed[, K skipped]"; exits 1
+  on any failure, 77 when it cannot run at all (perf cannot record, a tool
+  is missing: "SKIP: reason") or every check was skipped.
 """
 import argparse
 import collections
@@ -75,6 +75,7 @@ sys.dont_write_bytecode = True
 import perf_reference as pr  # noqa: E402
 import pprof_read  # noqa: E402
 import pprof_stacks  # noqa: E402
+import testlib as t  # noqa: E402
 
 TOP = 20
 RECORD_TRIES = 3  # recordings of one program at most, when one lacks what a check needs
@@ -117,46 +118,12 @@ def own_code(binary, function):
     return True
 TOOLS = {"lldhot": ("ld.lld", "lld"), "gohot": ("go", "golang-go"), "rshot": ("rustc", "rustc")}
 
-passed = failed = skipped = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else "  -- " + str(detail)))
-    sys.stdout.flush()
-    return cond
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print("SKIP %s  -- %s" % (name, why))
-
-
-def note(msg):
-    print("     " + msg)
-
-
-def finish():
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    sys.exit(1 if failed else 0)
-
-
-def cannot_run(why):
-    """The test cannot run here at all: skipped (CTest's SKIP_RETURN_CODE 77)."""
-    print("SKIP: %s" % why)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped + 1))
-    sys.exit(1 if failed else 77)
+check, skip, note, finish = t.check, t.skip, t.note, t.finish
+cannot_run = t.skip_all
 
 
 def sh(cmd, timeout=HANG, env=None, cwd=None):
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd)
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
+    return t.sh(cmd, timeout=timeout, env=env, cwd=cwd)
 
 
 # -- network namespace -------------------------------------------------------------

@@ -154,10 +154,11 @@ comparisons must pass; the checks of what perf does not write (truncation
 frames, --stats, JFR) are skipped.
 
 Prints testlib's ok/FAIL/skip lines and "N passed, M failed[, K skipped]";
-exit 1 on a failure, 77 (with "SKIP: why") when it cannot run here at all
-(no perf rights, a tool missing, no corpus) or every check was skipped. Everything is written under WORKDIR,
-emptied first. Needs root or perf_event_paranoid <= 1, and the Debian
-packages linux-perf binutils gcc g++ debuginfod (rustc optional).
+exit 1 on a failure, 77 when it cannot run here at all ("SKIP: why": no perf
+rights, a tool missing, no corpus) or every check was skipped. Everything is
+written under WORKDIR, emptied first. Needs root or perf_event_paranoid <=
+1, and the Debian packages linux-perf binutils gcc g++ debuginfod (rustc
+optional).
 """
 import argparse
 import collections
