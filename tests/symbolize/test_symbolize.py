@@ -126,6 +126,33 @@ def sh(cmd, timeout=HANG, env=None, cwd=None):
     return t.sh(cmd, timeout=timeout, env=env, cwd=cwd)
 
 
+def start_debuginfod(out):
+    """serve_debuginfod.sh over out on a free port of 127.0.0.1: (process, URL or None, the lines
+    it printed; its stderr too when it gave no URL, and then it is stopped)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    # LIFETIME only bounds a server this script failed to stop
+    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
+    server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+    url, lines = None, []
+    while True:
+        line = server.stdout.readline().decode()
+        if not line:
+            break
+        lines.append(line.strip())
+        if line.startswith("URL "):
+            url = line.split()[1]
+            break
+    if not url:
+        lines.append(server.stderr.read().decode(errors="replace"))
+        server.terminate()
+    return server, url, lines
+
+
 # -- network namespace -------------------------------------------------------------
 
 def lo_up():
@@ -653,27 +680,9 @@ def main():
             note("%s: inline frames at leaf addresses: %s" % (n, json.dumps(ref["inline"])))
 
     # 4. the real debuginfod
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    # LIFETIME only bounds a server this script failed to stop
-    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
-    server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=env)
-    url, lines = None, []
-    while True:
-        line = server.stdout.readline().decode()
-        if not line:
-            break
-        lines.append(line.strip())
-        if line.startswith("URL "):
-            url = line.split()[1]
-            break
+    server, url, lines = start_debuginfod(out)
     if not check("debuginfod serves every .debug file and executable by build-id", url,
-                 " ".join(lines) + server.stderr.read().decode(errors="replace") if not url else ""):
-        server.terminate()
+                 " ".join(lines) if not url else ""):
         finish()
     for l in lines:
         note("debuginfod: " + l)

@@ -166,7 +166,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -180,7 +179,7 @@ sys.path.insert(0, os.path.join(TESTS, "symbolize"))
 import testlib as t  # noqa: E402
 import pprofdec  # noqa: E402
 import vdso  # noqa: E402
-import test_symbolize as ts  # noqa: E402  (enter_netns, elf_loads, conv_env)
+import test_symbolize as ts  # noqa: E402  (enter_netns, elf_loads, conv_env, start_debuginfod)
 
 CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
 HANG = 600            # seconds: a subprocess that takes longer is stuck, not slow
@@ -712,30 +711,6 @@ def buildids(out):
     return ids
 
 
-def start_debuginfod(out):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
-    server = subprocess.Popen([os.path.join(TESTS, "symbolize", "serve_debuginfod.sh"), out, str(port)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=env)
-    url, lines = None, []
-    while True:
-        line = server.stdout.readline().decode()
-        if not line:
-            break
-        lines.append(line.strip())
-        if line.startswith("URL "):
-            url = line.split()[1]
-            break
-    if not url:
-        lines.append(text(server.stderr.read()))
-        server.terminate()
-    return server, url, lines
-
-
 def stop(server):
     if server and server.poll() is None:
         server.terminate()
@@ -814,7 +789,7 @@ def fixtures(conv, work, selftest, programs):
             "; ".join(notes) or "no perf artefacts"))
 
     # 4. conv, with the debug info on a real debuginfod
-    server, url, lines = start_debuginfod(out)
+    server, url, lines = ts.start_debuginfod(out)
     try:
         if not check("debuginfod serves every .debug file and executable by build-id", url, " ".join(lines)):
             return
