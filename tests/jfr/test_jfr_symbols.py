@@ -102,20 +102,18 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SERVE = os.path.join(REPO, "tests", "symbolize", "serve_debuginfod.sh")
 BUILD = os.path.join(HERE, "jfr_symbols_build.sh")
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 sys.path.insert(0, os.path.join(REPO, "tests", "symbolize"))
 sys.dont_write_bytecode = True
 import pprof_stacks  # noqa: E402
-import test_symbolize as ts  # noqa: E402  (enter_netns)
+import test_symbolize as ts  # noqa: E402  (enter_netns, start_debuginfod)
 DEADLINE = time.time() + 150
 BINS = ("workload", "libwork.so")
 # functions that must appear (name -> binary); all but lib_work are static:
@@ -515,13 +513,7 @@ def main():
     note("recorded %s (%d bytes)" % (data, os.path.getsize(data)))
 
     # -- the real debuginfod -------------------------------------------------------------
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    env = dict(os.environ, LIFETIME=str(int(max(60, DEADLINE - time.time() + 30))))
-    server = subprocess.Popen(["sh", SERVE, work, str(port)], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    server, url, lines = ts.start_debuginfod(work, lifetime=int(max(60, DEADLINE - time.time() + 30)))
 
     def stop_server():
         if server.poll() is None:
@@ -533,19 +525,8 @@ def main():
                 server.wait()
 
     try:
-        url, lines = None, []
-        t0 = time.time()
-        while time.time() - t0 < 90:
-            line = server.stdout.readline().decode()
-            if not line:
-                break
-            lines.append(line.strip())
-            if line.startswith("URL "):
-                url = line.split()[1]
-                break
         if not url:
-            stop_server()
-            e = server.stderr.read().decode(errors="replace")
+            e = lines.pop()
             if server.returncode == 3:
                 skip_all("debuginfod is not usable: " + e.strip())
             check("debuginfod serves the .debug files and stripped binaries by build-id", False,

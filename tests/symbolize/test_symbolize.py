@@ -126,15 +126,15 @@ def sh(cmd, timeout=HANG, env=None, cwd=None):
     return t.sh(cmd, timeout=timeout, env=env, cwd=cwd)
 
 
-def start_debuginfod(out):
+def start_debuginfod(out, lifetime=3 * HANG):
     """serve_debuginfod.sh over out on a free port of 127.0.0.1: (process, URL or None, the lines
-    it printed; its stderr too when it gave no URL, and then it is stopped)."""
+    it printed; when it gave no URL, its stderr last and the process ended, exit 3: no debuginfod)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     # LIFETIME only bounds a server this script failed to stop
-    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
+    env = dict(os.environ, LIFETIME=str(lifetime), INDEX_TIMEOUT=str(HANG))
     server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=env)
@@ -150,6 +150,11 @@ def start_debuginfod(out):
     if not url:
         lines.append(server.stderr.read().decode(errors="replace"))
         server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
     return server, url, lines
 
 
