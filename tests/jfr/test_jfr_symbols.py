@@ -113,7 +113,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 sys.path.insert(0, os.path.join(REPO, "tests", "symbolize"))
 sys.dont_write_bytecode = True
 import pprof_stacks  # noqa: E402
-import test_symbolize as ts  # noqa: E402  (enter_netns, start_debuginfod)
+import test_symbolize as ts  # noqa: E402  (enter_netns, start_debuginfod, stop_server)
 DEADLINE = time.time() + 150
 BINS = ("workload", "libwork.so")
 # functions that must appear (name -> binary); all but lib_work are static:
@@ -515,15 +515,6 @@ def main():
     # -- the real debuginfod -------------------------------------------------------------
     server, url, lines = ts.start_debuginfod(work, lifetime=int(max(60, DEADLINE - time.time() + 30)))
 
-    def stop_server():
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-
     try:
         if not url:
             e = lines.pop()
@@ -561,7 +552,7 @@ def main():
         note("conv info: %d cpu-clock samples; frames by source %s" % (nsamples, json.dumps(srcs)))
         resymbolized(conv, work, data, url, cache)
     finally:
-        stop_server()
+        ts.stop_server(server, 15)
 
     nosym_jfr = os.path.join(work, "nosym.jfr")
     p = sh([conv, "-q", "--offline", "--no-symbolize", "--cache-dir", os.path.join(work, "cache-nosym"),

@@ -149,13 +149,19 @@ def start_debuginfod(out, lifetime=3 * HANG):
             break
     if not url:
         lines.append(server.stderr.read().decode(errors="replace"))
+        stop_server(server, 15)
+    return server, url, lines
+
+
+def stop_server(server, timeout=60):
+    """Ends a server process (None: none): SIGTERM, SIGKILL after timeout s."""
+    if server and server.poll() is None:
         server.terminate()
         try:
-            server.wait(timeout=15)
+            server.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    return server, url, lines
 
 
 # -- network namespace -------------------------------------------------------------
@@ -693,14 +699,6 @@ def main():
         note("debuginfod: " + l)
     log = os.path.join(out, "debuginfod.log")
 
-    def stop_server():
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-
     try:
         # 5. conv
         if not progs:
@@ -818,7 +816,7 @@ def main():
             if doc2:
                 check("%s: the cached run gives the same top functions" % n,
                       doc2["top_functions"] == doc["top_functions"])
-        stop_server()
+        stop_server(server)
         for n, doc in results.items():
             data = os.path.join(out, n + ".data")
             doc3, err, dt = run_conv(conv, out, data, "--offline", "--cache-dir", cache)
@@ -844,7 +842,7 @@ def main():
             check("%s: --offline --debug-dir OUTDIR/debug-dir (.build-id tree) equals perf too" % n,
                   not probs, "; ".join(probs))
     finally:
-        stop_server()
+        stop_server(server)
     finish()
 
 

@@ -179,7 +179,8 @@ sys.path.insert(0, os.path.join(TESTS, "symbolize"))
 import testlib as t  # noqa: E402
 import pprofdec  # noqa: E402
 import vdso  # noqa: E402
-import test_symbolize as ts  # noqa: E402  (enter_netns, elf_loads, conv_env, start_debuginfod)
+import test_symbolize as ts  # noqa: E402  (enter_netns, elf_loads, conv_env, start_debuginfod,
+#                                            stop_server)
 
 CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
 HANG = 600            # seconds: a subprocess that takes longer is stuck, not slow
@@ -711,15 +712,6 @@ def buildids(out):
     return ids
 
 
-def stop(server):
-    if server and server.poll() is None:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-
-
 def rooted(s):
     return bool(s.user) and norm(s.user[-1][0]) in ROOTS
 
@@ -818,7 +810,7 @@ def fixtures(conv, work, selftest, programs):
             got, problems = conv_samples(pb)
             check_recording(name, rec, perf[name], got, problems, stats, err, jfr, files, selftest)
     finally:
-        stop(server)
+        ts.stop_server(server)
 
 
 def check_recording(name, rec, ref, got, problems, stats, err, jfr, files, selftest):
