@@ -41,6 +41,25 @@ static int missing_cmp(const void *a, const void *b)
 	return strcmp(x->build_id, y->build_id);
 }
 
+/* Appends one entry (room reserved by the caller), its strings copied; none when a copy fails. */
+static void missing_push(struct convert_stats *st, const char *build_id, const char *path,
+			 uint64_t frames, const char *reason)
+{
+	struct convert_missing *e = &st->missing[st->nr_missing];
+
+	e->build_id = strdup(build_id);
+	e->path = strdup(path);
+	e->frames = frames;
+	e->reason = strdup(reason);
+	if (!e->build_id || !e->path || !e->reason) {
+		free(e->build_id);
+		free(e->path);
+		free(e->reason);
+		return;
+	}
+	st->nr_missing++;
+}
+
 /*
  * A frame in a mapping with no file to look in (anonymous memory, JIT code
  * without its perf map): unresolved, listed under the mapping's name.
@@ -61,20 +80,9 @@ static void note_nofile(struct convert_stats *st, const struct procmap *pm, uint
 	if (st->nr_missing >= 64 || !vec_reserve((void **)&st->missing, &st->cap_missing,
 						  st->nr_missing + 1, sizeof(*st->missing)))
 		return;
-	st->missing[st->nr_missing].build_id = strdup("");
-	st->missing[st->nr_missing].path = strdup(name);
-	st->missing[st->nr_missing].frames = n;
-	st->missing[st->nr_missing].reason =
-		strdup(m && m->kind == PM_KIND_JIT ? "JIT code: no perf-PID.map or jitdump names it"
-						   : "no file behind this memory");
-	if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path ||
-	    !st->missing[st->nr_missing].reason) {
-		free(st->missing[st->nr_missing].build_id);
-		free(st->missing[st->nr_missing].path);
-		free(st->missing[st->nr_missing].reason);
-		return;
-	}
-	st->nr_missing++;
+	missing_push(st, "", name, n,
+		     m && m->kind == PM_KIND_JIT ? "JIT code: no perf-PID.map or jitdump names it"
+						 : "no file behind this memory");
 }
 
 /* The debuginfod servers given up, copied: the symbolizer's strings go with it. */
@@ -119,19 +127,9 @@ void cstats_collect_sym(struct convert_stats *st, const struct symjob *sj)
 
 		if (!m->frames)
 			continue;
-		st->missing[st->nr_missing].build_id = strdup(m->build_id ? m->build_id : "");
-		st->missing[st->nr_missing].path = strdup(m->path ? m->path : "");
-		st->missing[st->nr_missing].frames = m->frames;
-		/* the symbolizer's strings go with it: copy */
-		st->missing[st->nr_missing].reason = strdup(m->reason ? m->reason : "");
-		if (!st->missing[st->nr_missing].build_id || !st->missing[st->nr_missing].path ||
-		    !st->missing[st->nr_missing].reason) {
-			free(st->missing[st->nr_missing].build_id);
-			free(st->missing[st->nr_missing].path);
-			free(st->missing[st->nr_missing].reason);
-			continue;
-		}
-		st->nr_missing++;
+		/* the symbolizer's strings go with it: copied */
+		missing_push(st, m->build_id ? m->build_id : "", m->path ? m->path : "", m->frames,
+			     m->reason ? m->reason : "");
 	}
 	qsort(st->missing, st->nr_missing, sizeof(*st->missing), missing_cmp);
 }

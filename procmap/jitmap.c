@@ -44,9 +44,11 @@
 #include "core/hex.h"
 #include "core/hmap.h"
 #include "core/ropen.h"
+#include "core/sorted.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,17 +266,10 @@ static enum conv_err apply_items(struct jit_table *t, const struct jit_items *it
 
 const struct jit_sym *jit_lookup(const struct jit_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->nr;
-
 	/* first entry starting above addr; the one before it may cover addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = sorted_first_above(t->syms, t->nr, sizeof(t->syms[0]), offsetof(struct jit_sym, start),
+				       addr);
 
-		if (t->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	if (addr - t->syms[lo - 1].start < t->syms[lo - 1].size)
@@ -284,21 +279,14 @@ const struct jit_sym *jit_lookup(const struct jit_table *t, uint64_t addr)
 
 const struct jit_line *jit_lookup_line(const struct jit_sym *s, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	uint64_t off;
 
 	if (!s || !s->nr_lines || addr < s->code_start)
 		return NULL;
 	off = addr - s->code_start;
-	hi = s->nr_lines;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->lines[mid].offset <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sorted_first_above(s->lines, s->nr_lines, sizeof(s->lines[0]),
+				offsetof(struct jit_line, offset), off);
 	return lo ? &s->lines[lo - 1] : NULL;
 }
 

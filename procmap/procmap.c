@@ -13,6 +13,7 @@
 #include "buildid/buildid.h"
 #include "core/hmap.h"
 #include "core/ropen.h"
+#include "core/sorted.h"
 #include "procmap/jitmap.h"
 #include "core/strtab.h"
 #include "reader/perf_abi.h"
@@ -20,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,17 +223,7 @@ static bool space_own(struct pm_space *s)
 /* Index of the first interval whose end is above addr. */
 static size_t space_lower(const struct pm_space *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted_first_above(s->v, s->n, sizeof(s->v[0]), offsetof(struct pm_ival, end), addr);
 }
 
 static uint32_t space_find(const struct pm_space *s, uint64_t addr)

@@ -7,9 +7,11 @@
 
 #include "core/hex.h"
 #include "core/ropen.h"
+#include "core/sorted.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,16 +244,9 @@ enum conv_err kallsyms_load(struct kallsyms *k, const char *path)
 
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->nr;
+	size_t lo = sorted_first_above(k->syms, k->nr, sizeof(k->syms[0]), offsetof(struct ksym, addr),
+				       addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || lo == k->nr)
 		return NULL; /* before the first or after the last: no end known */
 	return &k->syms[lo - 1];

@@ -30,6 +30,7 @@
 #include "core/elfseg.h"
 #include "core/hmap.h"
 #include "core/ropen.h"
+#include "core/sorted.h"
 #include "core/strtab.h"
 #include "core/vec.h"
 
@@ -38,6 +39,7 @@
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -653,17 +655,10 @@ bool sym_file_image_va(const struct sym_file *f, uint64_t img_off, uint64_t *elf
 
 static const struct cu_info *find_cu(struct sym_file *f, uint64_t pc, size_t *cu_index)
 {
-	size_t lo = 0, hi = f->nr_cu_idx;
-
 	/* last range starting at or below pc; ranges of different CUs do not nest */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = sorted_first_above(f->cu_idx, f->nr_cu_idx, sizeof(f->cu_idx[0]),
+				       offsetof(struct cu_ent, lo), pc);
 
-		if (f->cu_idx[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* CU ranges rarely overlap; a short look back covers the cases where they do */
 	for (size_t i = lo; i > 0 && lo - i < 32; i--) {
 		const struct cu_ent *e = &f->cu_idx[i - 1];
@@ -764,17 +759,10 @@ static bool die_contains(Dwarf_Die *die, uint64_t pc)
 /* The innermost subprogram range containing pc. */
 static bool find_func(struct sym_file *f, struct cu_info *ci, uint64_t pc, Dwarf_Die *out)
 {
-	size_t lo = 0, hi = ci->nr_funcs;
+	size_t lo = sorted_first_above(ci->funcs, ci->nr_funcs, sizeof(ci->funcs[0]),
+				       offsetof(struct func_ival, lo), pc);
 	Dwarf *dbg = dwarf_cu_getdwarf(ci->subdie.cu);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ci->funcs[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* scan back: the innermost (latest starting) containing range wins */
 	for (size_t i = lo; i > 0 && lo - i < 64; i--) {
 		const struct func_ival *fi = &ci->funcs[i - 1];
@@ -1723,19 +1711,12 @@ static void build_symtab(struct sym_file *f)
 /* The symbol perf would name at pc, or NULL. */
 static struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!f->syms_built)
 		build_symtab(f);
-	hi = f->nr_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->syms[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sorted_first_above(f->syms, f->nr_syms, sizeof(f->syms[0]), offsetof(struct symtab_ent, lo),
+				pc);
 	/* nested symbols are rare; a short look back finds one that covers pc */
 	for (size_t i = lo; i > 0 && lo - i < 16; i--) {
 		struct symtab_ent *s = &f->syms[i - 1];

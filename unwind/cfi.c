@@ -10,11 +10,13 @@
 #include "core/arena.h"
 #include "core/hmap.h"
 #include "core/ropen.h"
+#include "core/sorted.h"
 #include "core/vec.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -254,16 +256,9 @@ static const struct uw_rule *compile(struct uw_cfi *c, Dwarf_Frame *fr, unsigned
  */
 static const struct cfi_row *row_find(const struct uw_cfi *c, uint64_t va, uint64_t *next)
 {
-	size_t lo = 0, hi = c->nr_sorted;
+	size_t lo = sorted_first_above(c->rows, c->nr_sorted, sizeof(c->rows[0]),
+				       offsetof(struct cfi_row, hi), va);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->rows[mid].hi <= va)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < c->nr_sorted && c->rows[lo].lo <= va)
 		return &c->rows[lo];
 	*next = lo < c->nr_sorted ? c->rows[lo].lo : UINT64_MAX;
@@ -296,16 +291,9 @@ static void row_merge(struct uw_cfi *c)
 	qsort(tail, nt, sizeof(*tail), row_cmp);
 	while (nt) {
 		const struct cfi_row *t = &tail[--nt];
-		size_t lo = 0, hi = i;
+		size_t lo = sorted_first_above(c->rows, i, sizeof(c->rows[0]),
+					       offsetof(struct cfi_row, lo), t->lo);
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (c->rows[mid].lo > t->lo)
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
 		k -= i - lo;
 		memmove(c->rows + k, c->rows + lo, (i - lo) * sizeof(*c->rows));
 		i = lo;

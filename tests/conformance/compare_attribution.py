@@ -83,7 +83,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -94,6 +93,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 
 import perf_attribution as pa  # noqa: E402
 import perf_counts as pc  # noqa: E402
+import testlib as t  # noqa: E402
 
 CONV_TIMEOUT = 60
 DEFAULT_THRESHOLD = 99.5
@@ -177,25 +177,7 @@ def fixture_files():
 # ---------------------------------------------------------------- conv
 
 def run_conv(conv, path):
-    r = {"rc": None, "json": None, "err": "", "timed_out": False}
-    try:
-        p = subprocess.run([conv, "info", "--json", "--dso", path], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CONV_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        r["timed_out"] = True
-        return r
-    except OSError as e:
-        r["rc"] = -1
-        r["err"] = str(e)
-        return r
-    r["rc"] = p.returncode
-    r["err"] = p.stderr.decode("utf-8", "replace").strip()
-    if p.returncode == 0:
-        try:
-            r["json"] = json.loads(p.stdout.decode("utf-8", "replace"))
-        except ValueError as e:
-            r["err"] = "conv printed invalid JSON: %s" % e
-    return r
+    return t.run_json([conv, "info", "--json", "--dso", path], CONV_TIMEOUT)
 
 
 def conv_problem(r):

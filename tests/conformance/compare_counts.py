@@ -44,7 +44,6 @@ Python 3 standard library only.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,6 +52,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 
 import perf_counts as pc  # noqa: E402
+import testlib as t  # noqa: E402
 
 CONV_TIMEOUT = 30
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -131,25 +131,7 @@ def load_expected(fixture):
 
 def run_conv(conv, path):
     """-> dict(rc, json, err, timed_out)."""
-    r = {"rc": None, "json": None, "err": "", "timed_out": False}
-    try:
-        p = subprocess.run([conv, "info", "--json", path], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CONV_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        r["timed_out"] = True
-        return r
-    except OSError as e:
-        r["rc"] = -1
-        r["err"] = str(e)
-        return r
-    r["rc"] = p.returncode
-    r["err"] = p.stderr.decode("utf-8", "replace").strip()
-    if p.returncode == 0:
-        try:
-            r["json"] = json.loads(p.stdout.decode("utf-8", "replace"))
-        except ValueError as e:
-            r["err"] = "conv printed invalid JSON: %s" % e
-    return r
+    return t.run_json([conv, "info", "--json", path], CONV_TIMEOUT)
 
 
 def conv_crashed(r):

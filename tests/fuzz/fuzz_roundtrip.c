@@ -54,6 +54,7 @@
 #include "jfrwriter/jfr.h"
 #include "pprofwriter/pprof.h"
 #include "reader/reader.h"
+#include "tests/unit/convopts.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -439,17 +440,7 @@ static enum conv_err convert(struct rdr *r, bool no_cache, struct prof *p, struc
 	enum conv_err err;
 
 	memset(&diag, 0, sizeof(diag));
-	memset(&co, 0, sizeof(co));
-	co.pm.kernel_notes = "/nonexistent/kernel/notes";
-	co.pm.jit_dir = NOWHERE "/jit";
-	co.sj.no_symbolize = true;
-	co.sj.offline = true;
-	co.sj.jobs = 1;
-	co.sj.cache_dir = NOWHERE "/cache";
-	co.keep_events = true;
-	co.label_cpu = true;
-	co.no_sample_cache = no_cache;
-	co.tmpdir = NULL; /* $TMPDIR or /tmp: the spool is unlinked at once */
+	convopts_offline(&co, no_cache); /* tmpdir NULL: $TMPDIR or /tmp, the spool unlinked at once */
 	memset(cs, 0, sizeof(*cs));
 	prof_init(p);
 	err = convert_run(r, &co, p, cs, &diag);

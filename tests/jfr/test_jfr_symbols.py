@@ -98,24 +98,22 @@ about 10 s.
 """
 import calendar
 import collections
-import fcntl
 import json
 import os
 import re
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SERVE = os.path.join(REPO, "tests", "symbolize", "serve_debuginfod.sh")
 BUILD = os.path.join(HERE, "jfr_symbols_build.sh")
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
+sys.path.insert(0, os.path.join(REPO, "tests", "symbolize"))
 sys.dont_write_bytecode = True
 import pprof_stacks  # noqa: E402
+import test_symbolize as ts  # noqa: E402  (enter_netns, start_debuginfod, stop_server)
 DEADLINE = time.time() + 150
 BINS = ("workload", "libwork.so")
 # functions that must appear (name -> binary); all but lib_work are static:
@@ -189,33 +187,6 @@ def sh(cmd, timeout=120, env=None, cwd=None, stdin_data=None):
 
 def err(p, n=600):
     return ("exit %d: " % p.returncode) + p.stderr.decode(errors="replace").strip()[-n:]
-
-
-# -- network namespace (as tests/symbolize/test_symbolize.py) ----------------------
-
-def lo_up():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        ifr = struct.pack("16sH", b"lo", 0)
-        flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, ifr))[1]  # SIOCGIFFLAGS
-        fcntl.ioctl(s, 0x8914, struct.pack("16sH", b"lo", flags | 1))  # SIOCSIFFLAGS, IFF_UP
-    finally:
-        s.close()
-
-
-def enter_netns():
-    """Re-runs this script under `unshare -n` once; returns a note."""
-    if os.environ.get("JFRSYM_NETNS") == "1":
-        lo_up()
-        return "private network namespace (loopback only)"
-    if os.environ.get("JFRSYM_NETNS") == "0" or not shutil.which("unshare"):
-        return "host network namespace"
-    if sh(["unshare", "-n", "true"], timeout=10).returncode != 0:
-        return "host network namespace (unshare -n not permitted)"
-    env = dict(os.environ, JFRSYM_NETNS="1")
-    sys.stdout.flush()
-    os.execvpe("unshare", ["unshare", "-n", sys.executable, os.path.abspath(__file__)] + sys.argv[1:], env)
-    return ""  # not reached
 
 
 # -- ELF facts (binutils) ------------------------------------------------------------
@@ -469,7 +440,7 @@ def resymbolized(conv, work, data, url, cache):
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: test_jfr_symbols.py CONV WORKDIR")
-    where = enter_netns()
+    where = ts.enter_netns()
     conv = os.path.abspath(sys.argv[1])
     work = os.path.abspath(sys.argv[2])
     # an earlier run's files play no part (JFRSYM_REUSE_DATA=1 keeps its recording)
@@ -542,37 +513,11 @@ def main():
     note("recorded %s (%d bytes)" % (data, os.path.getsize(data)))
 
     # -- the real debuginfod -------------------------------------------------------------
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    env = dict(os.environ, LIFETIME=str(int(max(60, DEADLINE - time.time() + 30))))
-    server = subprocess.Popen(["sh", SERVE, work, str(port)], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-
-    def stop_server():
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    server, url, lines = ts.start_debuginfod(work, lifetime=int(max(60, DEADLINE - time.time() + 30)))
 
     try:
-        url, lines = None, []
-        t0 = time.time()
-        while time.time() - t0 < 90:
-            line = server.stdout.readline().decode()
-            if not line:
-                break
-            lines.append(line.strip())
-            if line.startswith("URL "):
-                url = line.split()[1]
-                break
         if not url:
-            stop_server()
-            e = server.stderr.read().decode(errors="replace")
+            e = lines.pop()
             if server.returncode == 3:
                 skip_all("debuginfod is not usable: " + e.strip())
             check("debuginfod serves the .debug files and stripped binaries by build-id", False,
@@ -607,7 +552,7 @@ def main():
         note("conv info: %d cpu-clock samples; frames by source %s" % (nsamples, json.dumps(srcs)))
         resymbolized(conv, work, data, url, cache)
     finally:
-        stop_server()
+        ts.stop_server(server, 15)
 
     nosym_jfr = os.path.join(work, "nosym.jfr")
     p = sh([conv, "-q", "--offline", "--no-symbolize", "--cache-dir", os.path.join(work, "cache-nosym"),

@@ -66,11 +66,11 @@ at least one per wait, and the state, label and JFR checks have nothing to
 compare and are skipped. --only makes only the recordings named.
 
 The checks assert properties of the recording (what the program measured),
-never the speed of the machine. Prints ok/FAIL/SKIP lines and "N passed, M
-failed, K skipped"; exit 1 on a failure, 77 (with "SKIP: why") when it
-cannot run here at all (no perf, no gcc, no right to record tracepoints:
-root or perf_event_paranoid <= 1 and a readable tracefs). Everything is
-written under WORKDIR, emptied first.
+never the speed of the machine. Prints testlib's ok/FAIL/skip lines and "N
+passed, M failed[, K skipped]"; exit 1 on a failure, 77 when it cannot run
+here at all ("SKIP: why": no perf, no gcc, no right to record tracepoints:
+root or perf_event_paranoid <= 1 and a readable tracefs) or every check was
+skipped. Everything is written under WORKDIR, emptied first.
 """
 import argparse
 import collections
@@ -85,6 +85,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TESTS, "tools"))
+import testlib as t  # noqa: E402
 import pprofdec  # noqa: E402
 
 HANG = 600            # seconds: a subprocess that takes longer is stuck, not slow
@@ -105,52 +106,12 @@ RECORDINGS = [
      ["--off-cpu", "-e", "cpu-clock", "-g"]),
 ]
 
-passed = failed = skipped = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else "  -- " + str(detail)))
-    sys.stdout.flush()
-    return cond
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print("SKIP %s  -- %s" % (name, why))
-    sys.stdout.flush()
-
-
-def note(msg):
-    print("     " + msg)
-    sys.stdout.flush()
-
-
-def finish():
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    sys.exit(1 if failed else 0)
-
-
-def cannot_run(why):
-    print("SKIP: %s" % why)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped + 1))
-    sys.exit(1 if failed else 77)
+check, skip, note, finish, text = t.check, t.skip, t.note, t.finish, t.text
+cannot_run = t.skip_all
 
 
 def sh(cmd, timeout=HANG, env=None, cwd=None, stdin=None):
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL if stdin is None else None,
-                              input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout, env=env, cwd=cwd)
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
-
-
-def text(b):
-    return (b or b"").decode("utf-8", "replace")
+    return t.sh(cmd, timeout=timeout, env=env, cwd=cwd, stdin=stdin)
 
 
 def ms(ns):

@@ -37,7 +37,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -139,25 +138,8 @@ def main():
     ts.note("recordings: " + ", ".join(os.path.basename(d) for d in datas))
 
     # 2. the real debuginfod
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    env = dict(os.environ, LIFETIME=str(3 * ts.HANG), INDEX_TIMEOUT=str(ts.HANG))
-    server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=env)
-    url = None
-    while True:
-        line = server.stdout.readline().decode()
-        if not line:
-            break
-        if line.startswith("URL "):
-            url = line.split()[1]
-            break
-    if not ts.check("debuginfod serves every file by build-id", url, server.stderr.read().decode(errors="replace")
-                    if not url else ""):
-        server.terminate()
+    server, url, lines = ts.start_debuginfod(out)
+    if not ts.check("debuginfod serves every file by build-id", url, lines[-1] if not url else ""):
         ts.finish()
     log = os.path.join(out, "debuginfod.log")
     rsrv, rurl = relay(url)
@@ -165,11 +147,7 @@ def main():
         run_all(conv, out, url, rurl, log, datas, hidden)
     finally:
         rsrv.shutdown()
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        ts.stop_server(server)
     ts.finish()
 
 

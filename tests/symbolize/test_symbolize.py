@@ -48,9 +48,9 @@ which is cleared first.
 usage: test_symbolize.py [--selftest] [--programs a,b] CONV OUTDIR
   --selftest uses selftest_conv.py (perf-based, same interface) as CONV to test
   this harness (the checks on conv's pprof output are then skipped). Prints
-  ok/FAIL/SKIP lines and "N passed, M failed, K skipped"; exits 1 on any
-  failure. When it cannot run at all (perf cannot record, a tool is missing)
-  it prints "SKIP: reason" and exits 77.
+  testlib's ok/FAIL/skip lines and "N passed, M failed[, K skipped]"; exits 1
+  on any failure, 77 when it cannot run at all (perf cannot record, a tool
+  is missing: "SKIP: reason") or every check was skipped.
 """
 import argparse
 import collections
@@ -75,6 +75,7 @@ sys.dont_write_bytecode = True
 import perf_reference as pr  # noqa: E402
 import pprof_read  # noqa: E402
 import pprof_stacks  # noqa: E402
+import testlib as t  # noqa: E402
 
 TOP = 20
 RECORD_TRIES = 3  # recordings of one program at most, when one lacks what a check needs
@@ -117,46 +118,50 @@ def own_code(binary, function):
     return True
 TOOLS = {"lldhot": ("ld.lld", "lld"), "gohot": ("go", "golang-go"), "rshot": ("rustc", "rustc")}
 
-passed = failed = skipped = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else "  -- " + str(detail)))
-    sys.stdout.flush()
-    return cond
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print("SKIP %s  -- %s" % (name, why))
-
-
-def note(msg):
-    print("     " + msg)
-
-
-def finish():
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    sys.exit(1 if failed else 0)
-
-
-def cannot_run(why):
-    """The test cannot run here at all: skipped (CTest's SKIP_RETURN_CODE 77)."""
-    print("SKIP: %s" % why)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped + 1))
-    sys.exit(1 if failed else 77)
+check, skip, note, finish = t.check, t.skip, t.note, t.finish
+cannot_run = t.skip_all
 
 
 def sh(cmd, timeout=HANG, env=None, cwd=None):
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd)
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
+    return t.sh(cmd, timeout=timeout, env=env, cwd=cwd)
+
+
+def start_debuginfod(out, lifetime=3 * HANG):
+    """serve_debuginfod.sh over out on a free port of 127.0.0.1: (process, URL or None, the lines
+    it printed; when it gave no URL, its stderr last and the process ended, exit 3: no debuginfod)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    # LIFETIME only bounds a server this script failed to stop
+    env = dict(os.environ, LIFETIME=str(lifetime), INDEX_TIMEOUT=str(HANG))
+    server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+    url, lines = None, []
+    while True:
+        line = server.stdout.readline().decode()
+        if not line:
+            break
+        lines.append(line.strip())
+        if line.startswith("URL "):
+            url = line.split()[1]
+            break
+    if not url:
+        lines.append(server.stderr.read().decode(errors="replace"))
+        stop_server(server, 15)
+    return server, url, lines
+
+
+def stop_server(server, timeout=60):
+    """Ends a server process (None: none): SIGTERM, SIGKILL after timeout s."""
+    if server and server.poll() is None:
+        server.terminate()
+        try:
+            server.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 # -- network namespace -------------------------------------------------------------
@@ -686,39 +691,13 @@ def main():
             note("%s: inline frames at leaf addresses: %s" % (n, json.dumps(ref["inline"])))
 
     # 4. the real debuginfod
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    # LIFETIME only bounds a server this script failed to stop
-    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
-    server = subprocess.Popen([os.path.join(HERE, "serve_debuginfod.sh"), out, str(port)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=env)
-    url, lines = None, []
-    while True:
-        line = server.stdout.readline().decode()
-        if not line:
-            break
-        lines.append(line.strip())
-        if line.startswith("URL "):
-            url = line.split()[1]
-            break
+    server, url, lines = start_debuginfod(out)
     if not check("debuginfod serves every .debug file and executable by build-id", url,
-                 " ".join(lines) + server.stderr.read().decode(errors="replace") if not url else ""):
-        server.terminate()
+                 " ".join(lines) if not url else ""):
         finish()
     for l in lines:
         note("debuginfod: " + l)
     log = os.path.join(out, "debuginfod.log")
-
-    def stop_server():
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
 
     try:
         # 5. conv
@@ -837,7 +816,7 @@ def main():
             if doc2:
                 check("%s: the cached run gives the same top functions" % n,
                       doc2["top_functions"] == doc["top_functions"])
-        stop_server()
+        stop_server(server)
         for n, doc in results.items():
             data = os.path.join(out, n + ".data")
             doc3, err, dt = run_conv(conv, out, data, "--offline", "--cache-dir", cache)
@@ -863,7 +842,7 @@ def main():
             check("%s: --offline --debug-dir OUTDIR/debug-dir (.build-id tree) equals perf too" % n,
                   not probs, "; ".join(probs))
     finally:
-        stop_server()
+        stop_server(server)
     finish()
 
 

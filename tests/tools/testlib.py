@@ -7,6 +7,10 @@
     t.skip_unless_others_reach(WORK)  # skip_all when another user cannot enter WORK's parents
     t.finish()                        # prints "N passed, M failed[, K skipped]" and exits 1 on a failure,
                                       # 77 when every check was skipped
+    t.note("text")                    # an indented line between the checks
+    p = t.sh(argv, timeout=600)       # subprocess.run, output captured; exit 124 when it hangs
+    t.text(p.stdout)                  # bytes (or None) as text
+    t.run_json([conv, "info", "--json", f], 30)   # dict(rc, json, err, timed_out)
     server, url = t.fake_debuginfod(DIR, faults=("*=drip:0.1:2048",))
     t.server_stats(url)["requests"]; t.server_get(url, "/__reset")
     t.stop(server)
@@ -60,6 +64,49 @@ def skip_unless_others_reach(path, who="nobody"):
 def finish():
     print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""), flush=True)
     sys.exit(1 if failed else 77 if skipped and not passed else 0)
+
+
+def note(msg):
+    print("     " + msg, flush=True)
+
+
+def sh(cmd, timeout=600, env=None, cwd=None, stdin=None):
+    """subprocess.run with stdout and stderr captured (stdin: bytes to send, else /dev/null);
+    a command past timeout s is stuck, not slow: exit status 124, "timed out" in stderr."""
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL if stdin is None else None,
+                              input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout, env=env, cwd=cwd)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
+
+
+def text(b):
+    return (b or b"").decode("utf-8", "replace")
+
+
+def run_json(argv, timeout):
+    """Runs a command that prints JSON (conv info --json): dict(rc, json, err, timed_out), rc -1
+    when it could not start, json None unless it exited 0 with valid JSON (err then says why)."""
+    r = {"rc": None, "json": None, "err": "", "timed_out": False}
+    try:
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        r["timed_out"] = True
+        return r
+    except OSError as e:
+        r["rc"] = -1
+        r["err"] = str(e)
+        return r
+    r["rc"] = p.returncode
+    r["err"] = p.stderr.decode("utf-8", "replace").strip()
+    if p.returncode == 0:
+        try:
+            r["json"] = json.loads(p.stdout.decode("utf-8", "replace"))
+        except ValueError as e:
+            r["err"] = "conv printed invalid JSON: %s" % e
+    return r
 
 
 def fake_debuginfod(serve_dir, faults=(), lifetime=600):

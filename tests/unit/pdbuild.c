@@ -165,6 +165,14 @@ void pdb_file_begin(struct pdb *p, const struct pdb_attr *attrs, const uint64_t 
 	pdb_put_u64_at(p, 40, p->b.len); /* data.offset */
 }
 
+void pdb_file_begin_one(struct pdb *p, const struct pdb_attr *attr, uint64_t id)
+{
+	const uint64_t *ids[] = { &id };
+	size_t nids[] = { 1 };
+
+	pdb_file_begin(p, attr, ids, nids, 1);
+}
+
 void pdb_file_end(struct pdb *p, const struct pdb_feature *feats, size_t nr_feats)
 {
 	size_t data_off;

@@ -67,6 +67,8 @@ struct pdb_feature {
 };
 void pdb_file_begin(struct pdb *p, const struct pdb_attr *attrs, const uint64_t *const *ids,
 		    const size_t *nr_ids, size_t nr_attrs);
+/* The usual file of one attr with one sample id. */
+void pdb_file_begin_one(struct pdb *p, const struct pdb_attr *attr, uint64_t id);
 void pdb_file_end(struct pdb *p, const struct pdb_feature *feats, size_t nr_feats);
 
 #endif

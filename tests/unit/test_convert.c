@@ -134,12 +134,9 @@ static void build(struct pdb *p, const struct vdso *v, const uint8_t *bid, uint6
 			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
 		.flags = (1ull << PERF_ATTR_FLAG_SAMPLE_ID_ALL) | (1ull << PERF_ATTR_FLAG_MMAP2),
 	};
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 
 	pdb_init(p, false);
-	pdb_file_begin(p, &a, ids, nids, 1);
+	pdb_file_begin_one(p, &a, 1);
 	pdb_rec_begin(p, PERF_REC_COMM, PERF_MISC_COMM_EXEC);
 	pdb_u32(p, PID);
 	pdb_u32(p, PID);
@@ -440,9 +437,6 @@ static void test_offcpu_time_file(void **state)
 			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
 		.flags = (1ull << PERF_ATTR_FLAG_SAMPLE_ID_ALL) | (1ull << PERF_ATTR_FLAG_MMAP2),
 	};
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	struct pdb in, desc;
 	struct pdb_feature f;
 	struct outcome o;
@@ -453,7 +447,7 @@ static void test_offcpu_time_file(void **state)
 	(void)state;
 	set_home("offcpu");
 	pdb_init(&in, false);
-	pdb_file_begin(&in, &a, ids, nids, 1);
+	pdb_file_begin_one(&in, &a, 1);
 	for (int i = 0; i < 3; i++) {
 		pdb_rec_begin(&in, PERF_REC_SAMPLE, PERF_MISC_USER);
 		pdb_u64(&in, 0x401000);

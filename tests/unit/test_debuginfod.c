@@ -23,13 +23,13 @@
 #include "buildid/buildid.h"
 #include "buildid/debuginfod.h"
 #include "core/dbuf.h"
+#include "tests/unit/testutil.h"
 
 #include <curl/curl.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -74,51 +74,12 @@ static struct {
 
 /* ---- small helpers ---- */
 
-/*
- * snprintf() that fails the test on truncation (and, being a wrapper, keeps
- * -Wformat-truncation quiet about PATH_MAX buffers that cannot overflow).
- */
-static void strf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void strf(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	assert_true(n >= 0 && (size_t)n < size);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int run(char *const argv[])
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-
-		if (devnull >= 0) {
-			dup2(devnull, 1);
-			dup2(devnull, 2);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static void write_file(const char *path, const void *data, size_t len)
@@ -165,21 +126,6 @@ static void copy_file(const char *src, const char *dst)
 	dbuf_release(&d);
 }
 
-static void mkdirs(const char *path)
-{
-	char p[PATH_MAX];
-
-	strf(p, sizeof(p), "%s", path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		mkdir(p, 0700);
-		*s = '/';
-	}
-	mkdir(p, 0700);
-}
-
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -187,24 +133,15 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 /* A cache directory no test used before (created by the client when needed). */
 static void fresh_dir(char *out, size_t size, const char *what)
 {
-	strf(out, size, "%s/%s-%u", g.tmp, what, ++g.cases);
+	tu_strf(out, size, "%s/%s-%u", g.tmp, what, ++g.cases);
 }
 
 static void entry(char *out, size_t size, const char *cache, const char *hex, const char *name)
 {
-	strf(out, size, "%s/%s/%s", cache, hex, name);
+	tu_strf(out, size, "%s/%s/%s", cache, hex, name);
 }
 
 /* Counts ".conv-*" temporary files anywhere below the cache (two levels). */
@@ -220,7 +157,7 @@ static unsigned tmp_files_left(const char *cache)
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
-		strf(p, sizeof(p), "%s/%s", cache, e->d_name);
+		tu_strf(p, sizeof(p), "%s/%s", cache, e->d_name);
 		if (!(sub = opendir(p)))
 			continue;
 		while ((f = readdir(sub)) != NULL)
@@ -244,7 +181,7 @@ static unsigned count_sockets(void)
 		char p[64], link[64];
 		ssize_t k;
 
-		strf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		tu_strf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
 		k = readlink(p, link, sizeof(link) - 1);
 		if (k > 0) {
 			link[k] = '\0';
@@ -318,7 +255,7 @@ static long srv_stat(const struct fake *f, const char *key)
 	const char *from, *p;
 	long v = -1;
 
-	strf(url, sizeof(url), "%s/__stats", f->url);
+	tu_strf(url, sizeof(url), "%s/__stats", f->url);
 	assert_int_equal(http_get(url, &b), 200);
 	from = (const char *)b.data;
 	if (key[0] == '/') {
@@ -326,7 +263,7 @@ static long srv_stat(const struct fake *f, const char *key)
 		from = strstr(from, "\"paths\": {");
 		assert_non_null(from);
 	}
-	strf(pat, sizeof(pat), "\"%s\": ", key);
+	tu_strf(pat, sizeof(pat), "\"%s\": ", key);
 	p = strstr(from, pat);
 	v = p ? strtol(p + strlen(pat), NULL, 10) : 0;
 	dbuf_release(&b);
@@ -337,7 +274,7 @@ static long srv_path(const struct fake *f, const char *hex, const char *kind)
 {
 	char path[256];
 
-	strf(path, sizeof(path), "/buildid/%s/%s", hex, kind);
+	tu_strf(path, sizeof(path), "/buildid/%s/%s", hex, kind);
 	return srv_stat(f, path);
 }
 
@@ -357,7 +294,7 @@ static bool srv_start(struct fake *f, const char *dir)
 
 		if (!s)
 			return false;
-		strf(guess, sizeof(guess), "%.*stools/fake_debuginfod.py",
+		tu_strf(guess, sizeof(guess), "%.*stools/fake_debuginfod.py",
 			 (int)(s - __FILE__), __FILE__);
 		script = guess;
 	}
@@ -399,7 +336,7 @@ static bool srv_start(struct fake *f, const char *dir)
 		f->pid = 0;
 		return false;
 	}
-	strf(f->url, sizeof(f->url), "http://127.0.0.1:%d", port);
+	tu_strf(f->url, sizeof(f->url), "http://127.0.0.1:%d", port);
 	return true;
 }
 
@@ -422,9 +359,9 @@ static void make_dead_url(void)
 
 	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
 	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+		tu_strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
 	else
-		strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:1");
+		tu_strf(g.dead_url, sizeof(g.dead_url), "http://127.0.0.1:1");
 	if (fd >= 0)
 		close(fd);
 }
@@ -436,12 +373,12 @@ static bool build_elf(struct elf_file *e, const char *name, const char *src)
 	const char *cc = getenv("CC") ? getenv("CC") : "cc";
 	char c_path[PATH_MAX];
 
-	strf(c_path, sizeof(c_path), "%s/%s.c", g.tmp, name);
-	strf(e->path, sizeof(e->path), "%s/%s", g.tmp, name);
+	tu_strf(c_path, sizeof(c_path), "%s/%s.c", g.tmp, name);
+	tu_strf(e->path, sizeof(e->path), "%s/%s", g.tmp, name);
 	write_file(c_path, src, strlen(src));
 	char g_flag[] = "-g", o0[] = "-O0", bid[] = "-Wl,--build-id", o[] = "-o";
 	char *argv[] = { (char *)cc, g_flag, o0, bid, o, e->path, c_path, NULL };
-	if (run(argv) != 0)
+	if (tu_run(argv) != 0)
 		return false;
 	if (buildid_from_path(e->path, e->id, &e->len, NULL) != CONV_E_OK)
 		return false;
@@ -453,8 +390,8 @@ static void serve_elf(const char *root, const struct elf_file *e)
 {
 	char p[PATH_MAX];
 
-	strf(p, sizeof(p), "%s/%s", root, e->hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", root, e->hex);
+	tu_mkdirs(p, 0700);
 	entry(p, sizeof(p), root, e->hex, "debuginfo");
 	copy_file(e->path, p);
 	entry(p, sizeof(p), root, e->hex, "executable");
@@ -473,21 +410,19 @@ static void clean_env(void)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	/* Never look at the real user's caches: they would make results depend on the machine. */
-	strf(p, sizeof(p), "%s/home", g.tmp);
+	tu_strf(p, sizeof(p), "%s/home", g.tmp);
 	setenv("HOME", p, 1);
-	strf(p, sizeof(p), "%s/xdg", g.tmp);
+	tu_strf(p, sizeof(p), "%s/xdg", g.tmp);
 	setenv("XDG_CACHE_HOME", p, 1);
 }
 
 static int group_setup(void **state)
 {
-	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char srvdir[PATH_MAX], emptydir[PATH_MAX];
 	(void)state;
 
 	signal(SIGPIPE, SIG_IGN);
-	strf(g.tmp, sizeof(g.tmp), "%s/test_debuginfod.XXXXXX", t);
-	if (!mkdtemp(g.tmp))
+	if (!tu_tmpdir_make(g.tmp, sizeof(g.tmp), "test_debuginfod"))
 		return -1;
 	clean_env();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -497,11 +432,11 @@ static int group_setup(void **state)
 	if (!g.have_elves)
 		return 0;
 	assert_string_not_equal(g.a.hex, g.b.hex);
-	strf(srvdir, sizeof(srvdir), "%s/served", g.tmp);
-	strf(emptydir, sizeof(emptydir), "%s/served-empty", g.tmp);
+	tu_strf(srvdir, sizeof(srvdir), "%s/served", g.tmp);
+	tu_strf(emptydir, sizeof(emptydir), "%s/served-empty", g.tmp);
 	serve_elf(srvdir, &g.a);
 	serve_elf(srvdir, &g.b);
-	mkdirs(emptydir);
+	tu_mkdirs(emptydir, 0700);
 	g.have_server = srv_start(&g.srv, srvdir) && srv_start(&g.empty, emptydir);
 	make_dead_url();
 	return 0;
@@ -510,11 +445,9 @@ static int group_setup(void **state)
 /* The real-server group needs no compiler and no fake server. */
 static int real_setup(void **state)
 {
-	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	(void)state;
 
-	strf(g.tmp, sizeof(g.tmp), "%s/test_debuginfod.XXXXXX", t);
-	if (!mkdtemp(g.tmp))
+	if (!tu_tmpdir_make(g.tmp, sizeof(g.tmp), "test_debuginfod"))
 		return -1;
 	clean_env();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -527,8 +460,7 @@ static int group_teardown(void **state)
 	srv_stop(&g.srv);
 	srv_stop(&g.empty);
 	curl_global_cleanup();
-	if (!getenv("CONV_KEEP_TMP"))
-		nftw(g.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_tmpdir_drop(g.tmp);
 	return 0;
 }
 
@@ -551,6 +483,13 @@ static void opts_init(struct dfd_opts *o, const char *const *urls, size_t n, con
 	o->cache_dir = cache;
 	o->timeout_s = 5;
 	o->max_time_s = 30;
+}
+
+/* Options over a cache directory of its own (cache: PATH_MAX bytes). */
+static void fresh_opts(struct dfd_opts *o, const char *const *urls, size_t n, char *cache)
+{
+	fresh_dir(cache, PATH_MAX, "cache");
+	opts_init(o, urls, n, cache);
 }
 
 static struct dfd_client *client(const struct dfd_opts *o)
@@ -620,8 +559,7 @@ static void test_fetch_verify_cache(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.progress = on_progress;
 	o.progress_ctx = &ev;
 	c = client(&o);
@@ -648,7 +586,7 @@ static void test_fetch_verify_cache(void **state)
 		char url[128];
 		struct dbuf b;
 
-		strf(url, sizeof(url), "%s/__stats", g.srv.url);
+		tu_strf(url, sizeof(url), "%s/__stats", g.srv.url);
 		http_get(url, &b);
 		assert_non_null(strstr((const char *)b.data, "\"4294967296\""));
 		assert_non_null(strstr((const char *)b.data, "\"user_agent\": \"conv"));
@@ -680,8 +618,7 @@ static void test_dedup(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
@@ -773,8 +710,7 @@ static void test_faults(void **state)
 
 		srv_reset(&g.srv);
 		srv_fault(&g.srv, g.a.hex, fc->fault, fc->arg);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.timeout_s = fc->timeout_s;
 		o.max_size = fc->max_size;
 		o.progress = on_progress;
@@ -815,9 +751,9 @@ static void test_faults(void **state)
 			char url[128], want[64];
 			struct dbuf b;
 
-			strf(url, sizeof(url), "%s/__stats", g.srv.url);
+			tu_strf(url, sizeof(url), "%s/__stats", g.srv.url);
 			http_get(url, &b);
-			strf(want, sizeof(want), "/debuginfo\": \"%llu\"",
+			tu_strf(want, sizeof(want), "/debuginfo\": \"%llu\"",
 				 (unsigned long long)fc->max_size);
 			assert_non_null(strstr((const char *)b.data, want));
 			dbuf_release(&b);
@@ -840,8 +776,7 @@ static void test_free_aborts(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, g.a.hex, "stall", "5");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	while (srv_path(&g.srv, g.a.hex, "debuginfo") < 1 && rounds++ < 50)
@@ -868,8 +803,7 @@ static void test_env_limits(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	setenv("DEBUGINFOD_MAXSIZE", "100", 1);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_LIMIT);
 	assert_non_null(strstr(d.msg, "limit of 100 bytes"));
@@ -904,8 +838,7 @@ static void test_huge_seconds(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.deadline_s = LONG_MAX;
 	o.timeout_s = LONG_MAX;
 	o.max_time_s = LONG_MAX;
@@ -944,67 +877,85 @@ static void age_file(const char *path, long age_s)
 	assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
 }
 
+/*
+ * One client asked once for unknown_id, which no server has: a 404 (or a
+ * remembered one); its counts, after it is freed.
+ */
+static struct dfd_stats ask_unknown(const struct dfd_opts *o, enum dfd_kind kind)
+{
+	struct dfd_client *c = client(o);
+	struct dfd_stats st;
+
+	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), kind, NULL, NULL),
+			 CONV_E_NOTFOUND);
+	st = *dfd_stats(c);
+	dfd_free(c);
+	return st;
+}
+
+/* A negative-cache case: options over a fresh cache, unknown_id in hex, its path on the server. */
+struct negcase {
+	const char *urls[1];
+	struct dfd_opts o;
+	char cache[PATH_MAX], hex[64], path[256];
+	char entry[PATH_MAX]; /* the cache's negative entry, after negative_kept() */
+};
+
+static void negative_start(struct negcase *n)
+{
+	srv_reset(&g.srv);
+	n->urls[0] = g.srv.url;
+	buildid_hex(unknown_id, sizeof(unknown_id), n->hex);
+	tu_strf(n->path, sizeof(n->path), "/buildid/%s/debuginfo", n->hex);
+	fresh_opts(&n->o, n->urls, 1, n->cache);
+}
+
+/* Whether the cache holds a negative entry for unknown_id (its path in n->entry). */
+static bool negative_kept(struct negcase *n)
+{
+	entry(n->entry, sizeof(n->entry), n->cache, n->hex, "debuginfo.missing");
+	return exists(n->entry);
+}
+
 static void test_negative_cache(void **state)
 {
-	const char *urls[] = { g.srv.url };
-	char cache[PATH_MAX], hex[64], p[PATH_MAX];
-	struct dfd_opts o;
-	struct dfd_client *c;
-	char path[256];
+	struct negcase n;
+	struct dfd_stats st;
 	(void)state;
 
 	NEED_SERVER();
-	srv_reset(&g.srv);
-	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	strf(path, sizeof(path), "/buildid/%s/debuginfo", hex);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
-
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->not_found, 1);
-	dfd_free(c);
-	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-	assert_true(exists(p));
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	negative_start(&n);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_int_equal(st.not_found, 1);
+	assert_true(negative_kept(&n));
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* within the TTL: answered without the network */
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 1);
-	assert_int_equal(dfd_stats(c)->not_found, 0);
-	assert_int_equal(dfd_stats(c)->transfers, 0);
-	dfd_free(c);
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 1);
+	assert_int_equal(st.not_found, 0);
+	assert_int_equal(st.transfers, 0);
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* the other kind is a different question */
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_EXECUTABLE, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 0);
-	dfd_free(c);
+	st = ask_unknown(&n.o, DFD_EXECUTABLE);
+	assert_int_equal(st.negative_hits, 0);
 
 	/* negative_ttl_s < 0: 404s are not remembered */
-	fresh_dir(cache, sizeof(cache), "cache");
-	o.negative_ttl_s = -1;
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	dfd_free(c);
-	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-	assert_false(exists(p));
+	fresh_dir(n.cache, sizeof(n.cache), "cache");
+	n.o.negative_ttl_s = -1;
+	ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_false(negative_kept(&n));
 
 	/* a 404 and a 500: not "missing", so nothing is remembered */
 	{
 		const char *two[] = { g.empty.url, g.srv.url };
 		struct conv_diag d = { 0 };
+		struct dfd_client *c;
 
-		srv_fault(&g.srv, hex, "500", NULL);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, two, 2, cache);
-		c = client(&o);
+		srv_fault(&g.srv, n.hex, "500", NULL);
+		fresh_opts(&n.o, two, 2, n.cache);
+		c = client(&n.o);
 		assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL,
 					  &d),
 				 CONV_E_NET);
@@ -1012,8 +963,7 @@ static void test_negative_cache(void **state)
 		assert_int_equal(dfd_stats(c)->errors, 1);
 		assert_int_equal(dfd_stats(c)->not_found, 0);
 		dfd_free(c);
-		entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-		assert_false(exists(p));
+		assert_false(negative_kept(&n));
 	}
 	srv_reset(&g.srv);
 }
@@ -1025,63 +975,40 @@ static void test_negative_cache(void **state)
  */
 static void test_negative_cache_age(void **state)
 {
-	const char *urls[] = { g.srv.url };
-	char cache[PATH_MAX], hex[64], p[PATH_MAX];
-	struct dfd_opts o;
-	struct dfd_client *c;
-	char path[256];
+	struct negcase n;
+	struct dfd_stats st;
 	(void)state;
 
 	NEED_SERVER();
-	srv_reset(&g.srv);
-	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	strf(path, sizeof(path), "/buildid/%s/debuginfo", hex);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
-	o.negative_ttl_s = 60;
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	dfd_free(c);
-	entry(p, sizeof(p), cache, hex, "debuginfo.missing");
-	assert_true(exists(p));
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	negative_start(&n);
+	n.o.negative_ttl_s = 60;
+	ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_true(negative_kept(&n));
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* within the TTL: answered without the network */
-	age_file(p, 30);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 1);
-	assert_int_equal(dfd_stats(c)->transfers, 0);
-	dfd_free(c);
-	assert_int_equal(srv_stat(&g.srv, path), 1);
+	age_file(n.entry, 30);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 1);
+	assert_int_equal(st.transfers, 0);
+	assert_int_equal(srv_stat(&g.srv, n.path), 1);
 
 	/* after the TTL: asked again, and remembered anew */
-	age_file(p, 90);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 0);
-	assert_int_equal(dfd_stats(c)->not_found, 1);
-	dfd_free(c);
-	assert_int_equal(srv_stat(&g.srv, path), 2);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 1);
-	dfd_free(c);
-	assert_int_equal(srv_stat(&g.srv, path), 2);
+	age_file(n.entry, 90);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 0);
+	assert_int_equal(st.not_found, 1);
+	assert_int_equal(srv_stat(&g.srv, n.path), 2);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 1);
+	assert_int_equal(srv_stat(&g.srv, n.path), 2);
 
 	/* from the future (the clock was set back): stale, asked again */
-	age_file(p, -3600);
-	c = client(&o);
-	assert_int_equal(dfd_wait(c, unknown_id, sizeof(unknown_id), DFD_DEBUGINFO, NULL, NULL),
-			 CONV_E_NOTFOUND);
-	assert_int_equal(dfd_stats(c)->negative_hits, 0);
-	assert_int_equal(dfd_stats(c)->not_found, 1);
-	dfd_free(c);
-	assert_int_equal(srv_stat(&g.srv, path), 3);
+	age_file(n.entry, -3600);
+	st = ask_unknown(&n.o, DFD_DEBUGINFO);
+	assert_int_equal(st.negative_hits, 0);
+	assert_int_equal(st.not_found, 1);
+	assert_int_equal(srv_stat(&g.srv, n.path), 3);
 	srv_reset(&g.srv);
 }
 
@@ -1091,9 +1018,9 @@ static int entry_lock(const char *cache, bool take)
 	char dir[PATH_MAX], p[PATH_MAX];
 	int fd;
 
-	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
-	mkdirs(dir);
-	strf(p, sizeof(p), "%s/.lock-debuginfo", dir);
+	tu_strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	tu_mkdirs(dir, 0700);
+	tu_strf(p, sizeof(p), "%s/.lock-debuginfo", dir);
 	fd = open(p, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	if (take)
@@ -1114,8 +1041,7 @@ static void test_corrupt_cache(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	dfd_free(c);
@@ -1182,19 +1108,18 @@ static void test_system_cache(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	fresh_dir(sys, sizeof(sys), "syscache");
-	strf(p, sizeof(p), "%s/%s", sys, g.b.hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", sys, g.b.hex);
+	tu_mkdirs(p, 0700);
 	entry(want, sizeof(want), sys, g.b.hex, "debuginfo");
 	copy_file(g.b.path, want);
-	strf(p, sizeof(p), "%s/%s", sys, g.a.hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", sys, g.a.hex);
+	tu_mkdirs(p, 0700);
 	entry(p, sizeof(p), sys, g.a.hex, "debuginfo");
 	write_file(p, junk, sizeof(junk));
 	assert_int_equal(stat(p, &before), 0);
 	setenv("DEBUGINFOD_CACHE_PATH", sys, 1);
 
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_string_equal(path, want);
@@ -1208,7 +1133,7 @@ static void test_system_cache(void **state)
 	assert_int_equal(stat(p, &after), 0);
 	assert_int_equal(after.st_size, before.st_size);
 	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
-	strf(p, sizeof(p), "%s/%s", cache, g.b.hex);
+	tu_strf(p, sizeof(p), "%s/%s", cache, g.b.hex);
 	assert_false(exists(p)); /* nothing copied into ours */
 	assert_int_equal(srv_stat(&g.srv, "requests"), 1);
 
@@ -1233,17 +1158,17 @@ static void test_system_cache(void **state)
 	unsetenv("DEBUGINFOD_CACHE_PATH");
 
 	/* defaults: $XDG_CACHE_HOME/conv, and $XDG_CACHE_HOME/debuginfod_client read-only */
-	strf(xdg, sizeof(xdg), "%s/xdg-%u", g.tmp, ++g.cases);
+	tu_strf(xdg, sizeof(xdg), "%s/xdg-%u", g.tmp, ++g.cases);
 	setenv("XDG_CACHE_HOME", xdg, 1);
-	strf(p, sizeof(p), "%s/debuginfod_client/%s", xdg, g.b.hex);
-	mkdirs(p);
-	strf(p, sizeof(p), "%s/debuginfod_client/%s/executable", xdg, g.b.hex);
+	tu_strf(p, sizeof(p), "%s/debuginfod_client/%s", xdg, g.b.hex);
+	tu_mkdirs(p, 0700);
+	tu_strf(p, sizeof(p), "%s/debuginfod_client/%s/executable", xdg, g.b.hex);
 	copy_file(g.b.path, p);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.b, DFD_EXECUTABLE, &path), CONV_E_OK);
 	assert_string_equal(path, p);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
-	strf(want, sizeof(want), "%s/conv/%s/debuginfo", xdg, g.a.hex);
+	tu_strf(want, sizeof(want), "%s/conv/%s/debuginfo", xdg, g.a.hex);
 	assert_string_equal(path, want);
 	dfd_free(c);
 	clean_env();
@@ -1261,8 +1186,7 @@ static void test_offline(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	dfd_free(c);
@@ -1306,8 +1230,7 @@ static void test_servers_in_order(void **state)
 
 		srv_reset(&g.srv);
 		srv_reset(&g.empty);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 2, cache);
+		fresh_opts(&o, urls, 2, cache);
 		c = client(&o);
 		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 		assert_int_equal(dfd_stats(c)->transfers, 2);
@@ -1321,8 +1244,7 @@ static void test_servers_in_order(void **state)
 	{
 		const char *urls[] = { g.dead_url, g.srv.url };
 
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 2, cache);
+		fresh_opts(&o, urls, 2, cache);
 		c = client(&o);
 		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 		assert_int_equal(dfd_stats(c)->errors, 1);
@@ -1335,8 +1257,7 @@ static void test_servers_in_order(void **state)
 
 		srv_reset(&g.srv);
 		srv_fault(&g.srv, g.a.hex, "wrong", NULL);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 2, cache);
+		fresh_opts(&o, urls, 2, cache);
 		c = client(&o);
 		assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_FORMAT);
 		assert_int_equal(dfd_stats(c)->bad_build_id, 2);
@@ -1349,8 +1270,7 @@ static void test_servers_in_order(void **state)
 		struct conv_diag d = { 0 };
 
 		srv_fault(&g.srv, g.a.hex, "garbage", NULL);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 3, cache);
+		fresh_opts(&o, urls, 3, cache);
 		c = client(&o);
 		assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d),
 				 CONV_E_FORMAT);
@@ -1359,11 +1279,10 @@ static void test_servers_in_order(void **state)
 		srv_reset(&g.srv);
 	}
 	/* the same order from DEBUGINFOD_URLS */
-	strf(env, sizeof(env), "  %s/ \t%s  ", g.empty.url, g.srv.url);
+	tu_strf(env, sizeof(env), "  %s/ \t%s  ", g.empty.url, g.srv.url);
 	setenv("DEBUGINFOD_URLS", env, 1);
 	srv_reset(&g.empty);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, NULL, 0, cache);
+	fresh_opts(&o, NULL, 0, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.b, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_int_equal(dfd_stats(c)->transfers, 2);
@@ -1387,8 +1306,7 @@ static void test_max_parallel(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, "*", "delay", "0.25");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.max_parallel = PAR;
 	c = client(&o);
 	t0 = now_s();
@@ -1439,8 +1357,7 @@ static void test_in_flight_cap(void **state)
 	for (int capped = 1; capped >= 0; capped--) {
 		srv_reset(&g.srv);
 		srv_fault(&g.srv, "*", "drip", "0.02:2048");
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.max_parallel = 4;
 		o.max_in_flight = capped ? CAP : 0;
 		c = client(&o);
@@ -1488,8 +1405,7 @@ static void test_min_free(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 2, cache);
+	fresh_opts(&o, urls, 2, cache);
 	o.min_free = UINT64_MAX / 4; /* more than any disk has */
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
@@ -1509,8 +1425,7 @@ static void test_min_free(void **state)
 	dfd_free(c);
 
 	/* the default keeps 256 MiB: on a disk with room, the same file is stored */
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_int_equal(dfd_stats(c)->no_space, 0);
@@ -1536,11 +1451,11 @@ static void test_orphan_tmp(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	fresh_dir(cache, sizeof(cache), "cache");
-	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
-	mkdirs(dir);
-	strf(mine, sizeof(mine), "%s/.conv-debuginfo.AbC123", dir);
-	strf(other, sizeof(other), "%s/.conv-executable.AbC123", dir);
-	strf(old, sizeof(old), "%s/.conv-executable.Old456", dir);
+	tu_strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	tu_mkdirs(dir, 0700);
+	tu_strf(mine, sizeof(mine), "%s/.conv-debuginfo.AbC123", dir);
+	tu_strf(other, sizeof(other), "%s/.conv-executable.AbC123", dir);
+	tu_strf(old, sizeof(old), "%s/.conv-executable.Old456", dir);
 	write_file(mine, "partial", 7);
 	write_file(other, "partial", 7);
 	write_file(old, "partial", 7);
@@ -1640,8 +1555,7 @@ static void test_free_unlocks(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, g.a.hex, "delay", "5");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	assert_true(dfd_poll(c, 0)); /* the lock is taken, the transfer started */
@@ -1668,8 +1582,7 @@ static void test_wait_jumps_queue(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, "*", "delay", "0.2");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.max_parallel = 1;
 	c = client(&o);
 	for (int i = 0; i < N; i++) {
@@ -1695,11 +1608,10 @@ static void test_file_url(void **state)
 
 	NEED_ELVES();
 	fresh_dir(mock, sizeof(mock), "mock");
-	strf(p, sizeof(p), "%s/buildid", mock);
+	tu_strf(p, sizeof(p), "%s/buildid", mock);
 	serve_elf(p, &g.a);
-	strf(url, sizeof(url), "file://%s", mock);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	tu_strf(url, sizeof(url), "file://%s", mock);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_true(same_file(path, g.a.path));
@@ -1719,8 +1631,7 @@ static void test_bad_arguments(void **state)
 	char cache[PATH_MAX];
 	(void)state;
 
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, bad, 1, cache);
+	fresh_opts(&o, bad, 1, cache);
 	assert_int_equal(dfd_new(&c, &o, &d), CONV_E_INVAL);
 	assert_null(c);
 	assert_non_null(strstr(d.msg, "ftp://"));
@@ -1768,7 +1679,7 @@ static void test_real_server(void **state)
 	assert_non_null(expect);
 	fresh_dir(cache, sizeof(cache), "real-cache");
 	opts_init(&o, urls, 1, cache);
-	strf(list, sizeof(list), "%s", expect);
+	tu_strf(list, sizeof(list), "%s", expect);
 	for (char *save = NULL, *tok = strtok_r(list, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
 		char *file = strchr(tok, ':');
@@ -1841,7 +1752,7 @@ static int silent_server(char *url, size_t n)
 	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(fd, 128), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	strf(url, n, "http://127.0.0.1:%u", ntohs(sa.sin_port));
+	tu_strf(url, n, "http://127.0.0.1:%u", ntohs(sa.sin_port));
 	return fd;
 }
 
@@ -1871,8 +1782,7 @@ static void test_silent_given_up(void **state)
 	int fd = silent_server(url, sizeof(url));
 	(void)state;
 
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.timeout_s = 1;
 	o.max_parallel = PAR;
 	o.progress = on_progress;
@@ -1942,8 +1852,7 @@ static void test_dead_beside_live(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 2, cache);
+	fresh_opts(&o, urls, 2, cache);
 	o.timeout_s = 1;
 	o.max_parallel = 4;
 	c = client(&o);
@@ -1990,8 +1899,7 @@ static void test_refused_and_404(void **state)
 	{
 		const char *urls[] = { g.dead_url };
 
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.max_parallel = 1;
 		c = client(&o);
 		fake_ids(ids, N, 0x80);
@@ -2011,8 +1919,7 @@ static void test_refused_and_404(void **state)
 		const char *urls[] = { g.empty.url };
 
 		srv_reset(&g.empty);
-		fresh_dir(cache, sizeof(cache), "cache");
-		opts_init(&o, urls, 1, cache);
+		fresh_opts(&o, urls, 1, cache);
 		o.max_parallel = 1;
 		c = client(&o);
 		for (int i = 0; i < N; i++)
@@ -2051,8 +1958,7 @@ static void test_answers_then_silent(void **state)
 	buildid_hex(x, sizeof(x), xhex);
 	srv_reset(&g.srv);
 	srv_fault(&g.srv, xhex, "delay", "4");
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.timeout_s = 1;
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
@@ -2070,8 +1976,7 @@ static void test_answers_then_silent(void **state)
 	dfd_free(c);
 
 	/* the deadline cuts the same silence: the server is not given up for it */
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	o.timeout_s = 10;
 	o.deadline_s = 1;
 	c = client(&o);
@@ -2181,15 +2086,15 @@ static void test_redirect_origin(void **state)
 
 	NEED_SERVER();
 	srv_reset(&g.srv);
-	strf(arg, sizeof(arg), "http://127.0.0.1:%u/__file/{id}/{kind}", port);
+	tu_strf(arg, sizeof(arg), "http://127.0.0.1:%u/__file/{id}/{kind}", port);
 	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(dfd_request(c, g.a.id, g.a.len, DFD_DEBUGINFO), CONV_E_OK);
 	assert_int_equal(dfd_wait(c, g.a.id, g.a.len, DFD_DEBUGINFO, &path, &d), CONV_E_NET);
 	print_message("redirect elsewhere: %s\n", d.msg);
-	strf(want, sizeof(want), "redirected to http://127.0.0.1:%u/__file/%s/debuginfo", port, g.a.hex);
+	tu_strf(want, sizeof(want), "redirected to http://127.0.0.1:%u/__file/%s/debuginfo", port,
+		g.a.hex);
 	assert_non_null(strstr(d.msg, want));
 	assert_non_null(strstr(d.msg, "not followed"));
 	assert_int_equal(dfd_stats(c)->errors, 1);
@@ -2204,10 +2109,9 @@ static void test_redirect_origin(void **state)
 
 	/* the server's own origin, in full: followed */
 	srv_reset(&g.srv);
-	strf(arg, sizeof(arg), "%s/__file/{id}/{kind}", g.srv.url);
+	tu_strf(arg, sizeof(arg), "%s/__file/{id}/{kind}", g.srv.url);
 	srv_fault(&g.srv, g.a.hex, "redirect_to", arg);
-	fresh_dir(cache, sizeof(cache), "cache");
-	opts_init(&o, urls, 1, cache);
+	fresh_opts(&o, urls, 1, cache);
 	c = client(&o);
 	assert_int_equal(fetch(c, &g.a, DFD_DEBUGINFO, &path), CONV_E_OK);
 	assert_true(same_file(path, g.a.path));
@@ -2227,8 +2131,8 @@ struct victim {
 
 static void victim_make(struct victim *v, const char *dir, const char *name)
 {
-	strf(v->path, sizeof(v->path), "%s/%s", dir, name);
-	strf(v->data, sizeof(v->data), "victim %s: must stay as it is\n", name);
+	tu_strf(v->path, sizeof(v->path), "%s/%s", dir, name);
+	tu_strf(v->data, sizeof(v->data), "victim %s: must stay as it is\n", name);
 	write_file(v->path, v->data, strlen(v->data));
 	assert_int_equal(chmod(v->path, 0600), 0);
 }
@@ -2251,7 +2155,7 @@ static void plant_link(const char *target, const char *dir, const char *name)
 {
 	char p[PATH_MAX];
 
-	strf(p, sizeof(p), "%s/%s", dir, name);
+	tu_strf(p, sizeof(p), "%s/%s", dir, name);
 	assert_int_equal(symlink(target, p), 0);
 }
 
@@ -2279,31 +2183,31 @@ static void test_hostile_links(void **state)
 	NEED_SERVER();
 	srv_reset(&g.srv);
 	fresh_dir(vdir, sizeof(vdir), "victims");
-	mkdirs(vdir);
+	tu_mkdirs(vdir, 0700);
 	assert_int_equal(chmod(vdir, 0700), 0);
 	victim_make(&lock, vdir, "lock");
 	victim_make(&missing, vdir, "missing");
 	victim_make(&file, vdir, "file");
 	fresh_dir(sdir, sizeof(sdir), "secret");
-	mkdirs(sdir);
+	tu_mkdirs(sdir, 0700);
 	assert_int_equal(chmod(sdir, 0700), 0);
-	strf(p, sizeof(p), "%s/debuginfo", sdir);
+	tu_strf(p, sizeof(p), "%s/debuginfo", sdir);
 	copy_file(g.b.path, p);
 	assert_int_equal(chmod(p, 0600), 0);
 	victim_make(&inside, sdir, "executable.missing");
 
 	fresh_dir(cache, sizeof(cache), "cache");
-	mkdirs(cache);
+	tu_mkdirs(cache, 0700);
 	assert_int_equal(chmod(cache, 01777), 0);
 	/* a's entry: every name conv opens, a link */
-	strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
-	mkdirs(dir);
+	tu_strf(dir, sizeof(dir), "%s/%s", cache, g.a.hex);
+	tu_mkdirs(dir, 0700);
 	for (int k = 0; k < 2; k++) {
 		char name[64];
 
-		strf(name, sizeof(name), ".lock-%s", kinds[k]);
+		tu_strf(name, sizeof(name), ".lock-%s", kinds[k]);
 		plant_link(lock.path, dir, name);
-		strf(name, sizeof(name), "%s.missing", kinds[k]);
+		tu_strf(name, sizeof(name), "%s.missing", kinds[k]);
 		plant_link(missing.path, dir, name);
 		plant_link(file.path, dir, kinds[k]);
 	}
@@ -2311,8 +2215,8 @@ static void test_hostile_links(void **state)
 	plant_link(sdir, cache, g.b.hex);
 	/* an unknown build-id's: the marker a 404 writes, a link */
 	buildid_hex(unknown_id, sizeof(unknown_id), hex);
-	strf(p, sizeof(p), "%s/%s", cache, hex);
-	mkdirs(p);
+	tu_strf(p, sizeof(p), "%s/%s", cache, hex);
+	tu_mkdirs(p, 0700);
 	plant_link(missing.path, p, "debuginfo.missing");
 
 	opts_init(&o, urls, 1, cache);
@@ -2339,7 +2243,7 @@ static void test_hostile_links(void **state)
 	dfd_free(c);
 	/* b was not asked for: nothing can be stored for it */
 	assert_int_equal(srv_path(&g.srv, g.b.hex, "debuginfo"), 0);
-	strf(p, sizeof(p), "%s/%s/debuginfo.missing", cache, hex);
+	tu_strf(p, sizeof(p), "%s/%s/debuginfo.missing", cache, hex);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_true(S_ISREG(st.st_mode)); /* a new marker renamed over the link */
 
@@ -2356,7 +2260,7 @@ static void test_hostile_links(void **state)
 	victim_check(&missing);
 	victim_check(&file);
 	victim_check(&inside);
-	strf(p, sizeof(p), "%s/debuginfo", sdir);
+	tu_strf(p, sizeof(p), "%s/debuginfo", sdir);
 	assert_true(same_file(p, g.b.path));
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);

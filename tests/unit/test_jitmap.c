@@ -454,14 +454,28 @@ static void jb_end(struct jb *b, size_t at, uint32_t id)
 	jb_end_size(b, at, id, true, 0);
 }
 
+/* What load and move records start with: pid, tid, then two addresses. */
+static void jb_code_head(struct jb *b, uint32_t pid, uint32_t tid, uint64_t a1, uint64_t a2)
+{
+	jb_u32(b, pid);
+	jb_u32(b, tid);
+	jb_u64(b, a1);
+	jb_u64(b, a2);
+}
+
+/* A debug-info entry's numbers (its file name follows): address, line, discriminator. */
+static void jb_dbg_nums(struct jb *b, uint64_t addr, uint32_t line, uint32_t discrim)
+{
+	jb_u64(b, addr);
+	jb_u32(b, line);
+	jb_u32(b, discrim);
+}
+
 static void jb_load(struct jb *b, uint64_t addr, uint64_t size, uint64_t index, const char *name)
 {
 	size_t at = jb_begin(b, 0);
 
-	jb_u32(b, 4242);
-	jb_u32(b, 4243);
-	jb_u64(b, addr);
-	jb_u64(b, addr);
+	jb_code_head(b, 4242, 4243, addr, addr);
 	jb_u64(b, size);
 	jb_u64(b, index);
 	jb_str(b, name);
@@ -473,10 +487,7 @@ static void jb_move(struct jb *b, uint64_t from, uint64_t to, uint64_t size, uin
 {
 	size_t at = jb_begin(b, 1);
 
-	jb_u32(b, 4242);
-	jb_u32(b, 4243);
-	jb_u64(b, to);
-	jb_u64(b, from);
+	jb_code_head(b, 4242, 4243, to, from);
 	jb_u64(b, to);
 	jb_u64(b, size);
 	jb_u64(b, index);
@@ -496,9 +507,7 @@ static void jb_debug(struct jb *b, uint64_t code_addr, const struct dbg_entry *e
 	jb_u64(b, code_addr);
 	jb_u64(b, n);
 	for (size_t i = 0; i < n; i++) {
-		jb_u64(b, e[i].addr);
-		jb_u32(b, (uint32_t)e[i].line);
-		jb_u32(b, (uint32_t)e[i].discrim);
+		jb_dbg_nums(b, e[i].addr, (uint32_t)e[i].line, (uint32_t)e[i].discrim);
 		jb_str(b, e[i].file);
 	}
 	jb_end(b, at, 2);
@@ -705,10 +714,7 @@ static void bad_load_short(struct jb *b)
 {
 	size_t at = jb_begin(b, 0);
 
-	jb_u32(b, 1);
-	jb_u32(b, 1);
-	jb_u64(b, 0x3000);
-	jb_u64(b, 0x3000); /* code_size, code_index and the name are missing */
+	jb_code_head(b, 1, 1, 0x3000, 0x3000); /* code_size, code_index and the name are missing */
 	jb_end_size(b, at, 0, false, 0);
 }
 
@@ -716,10 +722,7 @@ static void bad_load_no_nul(struct jb *b)
 {
 	size_t at = jb_begin(b, 0);
 
-	jb_u32(b, 1);
-	jb_u32(b, 1);
-	jb_u64(b, 0x3000);
-	jb_u64(b, 0x3000);
+	jb_code_head(b, 1, 1, 0x3000, 0x3000);
 	jb_u64(b, 0);
 	jb_u64(b, 5);
 	jb_bytes(b, "name", 4);
@@ -730,10 +733,7 @@ static void bad_load_code_too_big(struct jb *b)
 {
 	size_t at = jb_begin(b, 0);
 
-	jb_u32(b, 1);
-	jb_u32(b, 1);
-	jb_u64(b, 0x3000);
-	jb_u64(b, 0x3000);
+	jb_code_head(b, 1, 1, 0x3000, 0x3000);
 	jb_u64(b, 0x100); /* only 8 code bytes follow */
 	jb_u64(b, 5);
 	jb_str(b, "x");
@@ -745,10 +745,7 @@ static void bad_load_huge_code(struct jb *b)
 {
 	size_t at = jb_begin(b, 0);
 
-	jb_u32(b, 1);
-	jb_u32(b, 1);
-	jb_u64(b, 0x3000);
-	jb_u64(b, 0x3000);
+	jb_code_head(b, 1, 1, 0x3000, 0x3000);
 	jb_u64(b, UINT64_MAX);
 	jb_u64(b, 5);
 	jb_str(b, "x");
@@ -774,10 +771,7 @@ static void bad_move_short(struct jb *b)
 {
 	size_t at = jb_begin(b, 1);
 
-	jb_u32(b, 1);
-	jb_u32(b, 1);
-	jb_u64(b, 0x3000);
-	jb_u64(b, 0x1000); /* new address, size and index missing */
+	jb_code_head(b, 1, 1, 0x3000, 0x1000); /* new address, size and index missing */
 	jb_end_size(b, at, 1, false, 0);
 }
 
@@ -787,9 +781,7 @@ static void bad_debug_huge_count(struct jb *b)
 
 	jb_u64(b, 0x3000);
 	jb_u64(b, UINT64_MAX / 24 + 1); /* would overflow any allocation */
-	jb_u64(b, 0x3000);
-	jb_u32(b, 1);
-	jb_u32(b, 0);
+	jb_dbg_nums(b, 0x3000, 1, 0);
 	jb_str(b, "f");
 	jb_end(b, at, 2);
 }
@@ -809,9 +801,7 @@ static void bad_debug_entry_past_end(struct jb *b)
 
 	jb_u64(b, 0x3000);
 	jb_u64(b, 2); /* one entry present, and it fits the minimum size check */
-	jb_u64(b, 0x3000);
-	jb_u32(b, 1);
-	jb_u32(b, 0);
+	jb_dbg_nums(b, 0x3000, 1, 0);
 	jb_str(b, "some/longer/file/name.js");
 	jb_end_size(b, at, 2, false, 0);
 }
@@ -822,9 +812,7 @@ static void bad_debug_name_without_nul(struct jb *b)
 
 	jb_u64(b, 0x3000);
 	jb_u64(b, 1);
-	jb_u64(b, 0x3000);
-	jb_u32(b, 1);
-	jb_u32(b, 0);
+	jb_dbg_nums(b, 0x3000, 1, 0);
 	jb_bytes(b, "file.js", 7);
 	jb_end_size(b, at, 2, false, 0);
 }
@@ -837,9 +825,7 @@ static void bad_debug_entries_end_early(struct jb *b)
 	jb_u64(b, 0x3000);
 	jb_u64(b, 2);
 	for (int i = 0; i < 2; i++) {
-		jb_u64(b, 0x3040 + (uint64_t)i);
-		jb_u32(b, 1);
-		jb_u32(b, 24);
+		jb_dbg_nums(b, 0x3040 + (uint64_t)i, 1, 24);
 		jb_bytes(b, "s\xd7\x03\0\0\0\0\0\x98\x83M,\xe5\rv\xd2", 17);
 	}
 	jb_end(b, at, 2);

@@ -19,16 +19,15 @@
 
 #include "buildid/buildid.h"
 #include "buildid/locate.h"
+#include "tests/unit/testutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 struct elf_file {
@@ -57,63 +56,11 @@ static struct {
 	bool have_eu;
 } g;
 
-static void strf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void strf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	assert_true(n >= 0 && (size_t)n < size);
-}
-
-/* Runs argv without a shell, output discarded; the exit status, 127 when not started. */
-static int run(char *const argv[])
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static bool have_tool(const char *name)
 {
 	char *argv[] = { (char *)name, (char *)"--version", NULL };
 
-	return run(argv) == 0;
-}
-
-static void mkdirs(const char *path)
-{
-	char p[PATH_MAX];
-
-	strf(p, sizeof(p), "%s", path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		mkdir(p, 0755);
-		*s = '/';
-	}
-	mkdir(p, 0755);
+	return tu_run(argv) == 0;
 }
 
 static void mkparent(const char *path)
@@ -121,11 +68,11 @@ static void mkparent(const char *path)
 	char p[PATH_MAX];
 	char *slash;
 
-	strf(p, sizeof(p), "%s", path);
+	tu_strf(p, sizeof(p), "%s", path);
 	slash = strrchr(p, '/');
 	assert_non_null(slash);
 	*slash = '\0';
-	mkdirs(p);
+	tu_mkdirs(p, 0755);
 }
 
 static void write_file(const char *path, const void *data, size_t n)
@@ -159,6 +106,20 @@ static void copy_file(const char *src, const char *dst, const char *extra)
 	chmod(dst, 0755);
 }
 
+/* out = dir/rel, a copy of src. */
+static void copy_into(char *out, const char *dir, const char *rel, const char *src)
+{
+	tu_strf(out, PATH_MAX, "%s/%s", dir, rel);
+	copy_file(src, out, NULL);
+}
+
+/* The answer was path, found by source. */
+static void expect_found(const struct loc_result *r, const char *path, enum loc_source source)
+{
+	assert_string_equal(r->path, path);
+	assert_int_equal(r->source, source);
+}
+
 static void link_to(const char *target, const char *linkpath)
 {
 	mkparent(linkpath);
@@ -180,13 +141,13 @@ static bool build(struct elf_file *e, const char *name, const char *src, const c
 	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
 	char c_path[PATH_MAX], flag[64];
 
-	strf(c_path, sizeof(c_path), "%s/elves/%s.c", g.tmp, name);
-	strf(e->path, sizeof(e->path), "%s/elves/%s", g.tmp, name);
-	strf(flag, sizeof(flag), "-Wl,--build-id=%s", bid_flag);
+	tu_strf(c_path, sizeof(c_path), "%s/elves/%s.c", g.tmp, name);
+	tu_strf(e->path, sizeof(e->path), "%s/elves/%s", g.tmp, name);
+	tu_strf(flag, sizeof(flag), "-Wl,--build-id=%s", bid_flag);
 	write_file(c_path, src, strlen(src));
 	char g_flag[] = "-g", o1[] = "-O1", o[] = "-o";
 	char *argv[] = { (char *)cc, g_flag, o1, flag, o, e->path, c_path, NULL };
-	if (run(argv) != 0)
+	if (tu_run(argv) != 0)
 		return false;
 	return read_id(e) || !strcmp(bid_flag, "none");
 }
@@ -199,7 +160,7 @@ static bool objcopy(struct elf_file *e, const char *name, const char *in, const 
 	char *argv[6];
 	int i = 0;
 
-	strf(e->path, sizeof(e->path), "%s/elves/%s", g.tmp, name);
+	tu_strf(e->path, sizeof(e->path), "%s/elves/%s", g.tmp, name);
 	argv[i++] = (char *)oc;
 	argv[i++] = (char *)a1;
 	if (a2)
@@ -207,7 +168,7 @@ static bool objcopy(struct elf_file *e, const char *name, const char *in, const 
 	argv[i++] = (char *)in;
 	argv[i++] = e->path;
 	argv[i] = NULL;
-	if (run(argv) != 0)
+	if (tu_run(argv) != 0)
 		return false;
 	read_id(e);
 	return true;
@@ -232,48 +193,37 @@ static bool build_all(void)
 	    !objcopy(&g.n_dbg, "n.dbg", g.n_full.path, "--only-keep-debug", NULL) ||
 	    !objcopy(&g.a_sym, "a.sym", g.a_full.path, "--strip-debug", NULL))
 		return false;
-	strf(link, sizeof(link), "--add-gnu-debuglink=%s", g.a_dbg.path);
+	tu_strf(link, sizeof(link), "--add-gnu-debuglink=%s", g.a_dbg.path);
 	if (!objcopy(&g.a_strip, "a.strip", g.a_full.path, "--strip-all", link))
 		return false;
-	strf(link, sizeof(link), "--add-gnu-debuglink=%s", g.n_dbg.path);
+	tu_strf(link, sizeof(link), "--add-gnu-debuglink=%s", g.n_dbg.path);
 	if (!objcopy(&g.n_strip, "n.strip", g.n_full.path, "--strip-all", link))
 		return false;
 	/* a link named a.dbg whose CRC is that of c.dbg: right CRC, wrong build-id */
-	strf(scratch, sizeof(scratch), "%s/elves/other/a.dbg", g.tmp);
+	tu_strf(scratch, sizeof(scratch), "%s/elves/other/a.dbg", g.tmp);
 	copy_file(g.c_dbg.path, scratch, NULL);
-	strf(link, sizeof(link), "--add-gnu-debuglink=%s", scratch);
+	tu_strf(link, sizeof(link), "--add-gnu-debuglink=%s", scratch);
 	if (!objcopy(&g.a_badl, "a.badl", g.a_full.path, "--strip-all", link))
 		return false;
 	if (have_tool("eu-strip")) {
 		char out[PATH_MAX];
 
-		strf(g.a_eu.path, sizeof(g.a_eu.path), "%s/elves/a.eu.debug", g.tmp);
-		strf(out, sizeof(out), "%s/elves/a.eu.stripped", g.tmp);
+		tu_strf(g.a_eu.path, sizeof(g.a_eu.path), "%s/elves/a.eu.debug", g.tmp);
+		tu_strf(out, sizeof(out), "%s/elves/a.eu.stripped", g.tmp);
 		char *argv[] = { (char *)"eu-strip", (char *)"-f", g.a_eu.path, (char *)"-o", out,
 				 g.a_full.path, NULL };
-		g.have_eu = run(argv) == 0 && read_id(&g.a_eu);
+		g.have_eu = tu_run(argv) == 0 && read_id(&g.a_eu);
 	}
 	return !strcmp(g.a_dbg.hex, g.a_full.hex) && !strcmp(g.a_strip.hex, g.a_full.hex) &&
 	       !strcmp(g.a_sym.hex, g.a_full.hex) && strcmp(g.c_full.hex, g.a_full.hex) &&
 	       !strcmp(g.b_dbg.hex, g.b_full.hex) && g.n_strip.len == 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
-	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	(void)state;
 
-	strf(g.tmp, sizeof(g.tmp), "%s/test_locate.XXXXXX", t);
-	if (!mkdtemp(g.tmp))
+	if (!tu_tmpdir_make(g.tmp, sizeof(g.tmp), "test_locate"))
 		return -1;
 	g.have_tools = build_all();
 	g.have_tar = have_tool("tar");
@@ -283,8 +233,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (!getenv("CONV_KEEP_TMP"))
-		nftw(g.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_tmpdir_drop(g.tmp);
 	return 0;
 }
 
@@ -297,8 +246,8 @@ static int group_teardown(void **state)
 /* A fresh directory for one case. */
 static void case_dir(char *out, const char *name)
 {
-	strf(out, PATH_MAX, "%s/%s", g.tmp, name);
-	mkdirs(out);
+	tu_strf(out, PATH_MAX, "%s/%s", g.tmp, name);
+	tu_mkdirs(out, 0755);
 }
 
 /* Nothing from this machine: no system dir, no ~/.debug, no recorded path. */
@@ -312,7 +261,7 @@ static void opts_none(struct loc_opts *o)
 /* root/.build-id/NN/REST[suffix] */
 static void id_path(char *out, const char *root, const struct elf_file *e, const char *suffix)
 {
-	strf(out, PATH_MAX, "%s/.build-id/%.2s/%s%s", root, e->hex, e->hex + 2, suffix);
+	tu_strf(out, PATH_MAX, "%s/.build-id/%.2s/%s%s", root, e->hex, e->hex + 2, suffix);
 }
 
 /*
@@ -324,19 +273,19 @@ static void perf_entry(const char *root, const char *orig, const struct elf_file
 {
 	char dir[PATH_MAX], p[PATH_MAX], target[PATH_MAX];
 
-	strf(dir, sizeof(dir), "%s%s/%s", root, orig, id->hex);
-	mkdirs(dir);
+	tu_strf(dir, sizeof(dir), "%s%s/%s", root, orig, id->hex);
+	tu_mkdirs(dir, 0755);
 	if (elf_src) {
-		strf(p, sizeof(p), "%s/elf", dir);
+		tu_strf(p, sizeof(p), "%s/elf", dir);
 		copy_file(elf_src, p, NULL);
 	}
 	if (debug_src) {
-		strf(p, sizeof(p), "%s/debug", dir);
+		tu_strf(p, sizeof(p), "%s/debug", dir);
 		copy_file(debug_src, p, NULL);
 	}
 	if (with_link) {
 		id_path(p, root, id, "");
-		strf(target, sizeof(target), "../..%s/%s", orig, id->hex);
+		tu_strf(target, sizeof(target), "../..%s/%s", orig, id->hex);
 		link_to(target, p);
 	}
 }
@@ -407,8 +356,7 @@ static void test_debug_dir_build_id_tree(void **state)
 	o.debug_dirs = dirs;
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 	assert_true(r.has_debug_info);
 	assert_true(r.has_symtab);
 	assert_true(r.build_id_verified);
@@ -430,13 +378,12 @@ static void test_debug_dir_is_build_id_dir(void **state)
 	case_dir(d, "treeself");
 	id_path(p, d, &g.a_dbg, ".debug");
 	copy_file(g.a_dbg.path, p, NULL);
-	strf(bd, sizeof(bd), "%s/.build-id/", d);
+	tu_strf(bd, sizeof(bd), "%s/.build-id/", d);
 	opts_none(&o);
 	o.debug_dirs = dirs;
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 }
 
 /* A 16-byte (md5) build-id splits the same way: NN/ + 30 hex digits. */
@@ -479,8 +426,7 @@ static void test_debug_dir_perf_layout(void **state)
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/debug");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, want, LOC_DEBUG_DIR);
 	assert_true(r.has_debug_info);
 	assert_int_equal(find(true, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/elf");
@@ -488,7 +434,7 @@ static void test_debug_dir_perf_layout(void **state)
 	assert_false(r.has_symtab); /* the stripped runtime copy */
 
 	case_dir(h, "perfhome");
-	strf(hd, sizeof(hd), "%s/.debug", h);
+	tu_strf(hd, sizeof(hd), "%s/.debug", h);
 	perf_entry(hd, "/usr/bin/a", &g.a_full, g.a_strip.path, g.a_dbg.path, true);
 	dirs[0] = h;
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
@@ -499,10 +445,10 @@ static void test_debug_dir_perf_layout(void **state)
 	assert_string_equal(r.path, want);
 
 	/* DIR = perf's .build-id directory itself */
-	strf(hd, sizeof(hd), "%s/.debug/.build-id", h);
+	tu_strf(hd, sizeof(hd), "%s/.debug/.build-id", h);
 	dirs[0] = hd;
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
-	strf(want, sizeof(want), "%s/%.2s/%s/debug", hd, g.a_full.hex, g.a_full.hex + 2);
+	tu_strf(want, sizeof(want), "%s/%.2s/%s/debug", hd, g.a_full.hex, g.a_full.hex + 2);
 	assert_string_equal(r.path, want);
 }
 
@@ -525,26 +471,25 @@ static void test_debug_dir_perf_archive(void **state)
 		skip();
 	case_dir(cache, "archive/cache");
 	perf_entry(cache, "/opt/app/a", &g.a_full, g.a_full.path, g.a_dbg.path, true);
-	strf(tarf, sizeof(tarf), "%s/archive/perf.data.tar", g.tmp);
-	strf(link, sizeof(link), ".build-id/%.2s/%s", g.a_full.hex, g.a_full.hex + 2);
-	strf(dirent, sizeof(dirent), "opt/app/a/%s", g.a_full.hex);
+	tu_strf(tarf, sizeof(tarf), "%s/archive/perf.data.tar", g.tmp);
+	tu_strf(link, sizeof(link), ".build-id/%.2s/%s", g.a_full.hex, g.a_full.hex + 2);
+	tu_strf(dirent, sizeof(dirent), "opt/app/a/%s", g.a_full.hex);
 	{
 		char *argv[] = { (char *)"tar", (char *)"cf", tarf, (char *)"-C", cache, link,
 				 dirent, NULL };
-		assert_int_equal(run(argv), 0);
+		assert_int_equal(tu_run(argv), 0);
 	}
 	case_dir(d, "archive/unpacked");
 	{
 		char *argv[] = { (char *)"tar", (char *)"xf", tarf, (char *)"-C", d, NULL };
-		assert_int_equal(run(argv), 0);
+		assert_int_equal(tu_run(argv), 0);
 	}
 	opts_none(&o);
 	o.debug_dirs = dirs;
 	o.nr_debug_dirs = 1;
 	assert_int_equal(find(false, &o, &g.a_full, "/opt/app/a", &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/debug");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, want, LOC_DEBUG_DIR);
 	assert_int_equal(find(true, &o, &g.a_full, "/opt/app/a", &r, NULL), CONV_E_OK);
 	id_path(want, d, &g.a_full, "/elf");
 	assert_string_equal(r.path, want);
@@ -553,12 +498,12 @@ static void test_debug_dir_perf_archive(void **state)
 	case_dir(d2, "archive/nolink");
 	{
 		char *argv[] = { (char *)"tar", (char *)"xf", tarf, (char *)"-C", d2, dirent, NULL };
-		assert_int_equal(run(argv), 0);
+		assert_int_equal(tu_run(argv), 0);
 	}
 	dirs[0] = d2;
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_NOTFOUND);
 	assert_int_equal(find(false, &o, &g.a_full, "/opt/app/a", &r, NULL), CONV_E_OK);
-	strf(want, sizeof(want), "%s/opt/app/a/%s/debug", d2, g.a_full.hex);
+	tu_strf(want, sizeof(want), "%s/opt/app/a/%s/debug", d2, g.a_full.hex);
 	assert_string_equal(r.path, want);
 }
 
@@ -600,8 +545,7 @@ static void test_debug_dirs_order_and_wrong_id(void **state)
 	id_path(p3, d3, &g.a_full, "");
 	link_to(g.a_strip.path, p3);
 	assert_int_equal(find(true, &o, &g.a_full, NULL, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p3);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p3, LOC_DEBUG_DIR);
 }
 
 /* A --debug-dir that is a sysroot (unpacked image) or a flat folder of files. */
@@ -615,8 +559,7 @@ static void test_debug_dir_sysroot_and_flat(void **state)
 	(void)state;
 	NEED_TOOLS();
 	case_dir(d, "sysroot");
-	strf(p, sizeof(p), "%s/opt/app/a", d);
-	copy_file(g.a_full.path, p, NULL);
+	copy_into(p, d, "opt/app/a", g.a_full.path);
 	opts_none(&o);
 	o.debug_dirs = dirs;
 	o.nr_debug_dirs = 1;
@@ -626,8 +569,7 @@ static void test_debug_dir_sysroot_and_flat(void **state)
 	assert_string_equal(r.path, p);
 
 	case_dir(f, "flat");
-	strf(p, sizeof(p), "%s/a.debug", f);
-	copy_file(g.a_dbg.path, p, NULL);
+	copy_into(p, f, "a.debug", g.a_dbg.path);
 	dirs[0] = f;
 	assert_int_equal(find(false, &o, &g.a_full, "/opt/app/a", &r, NULL), CONV_E_OK);
 	assert_string_equal(r.path, p);
@@ -650,11 +592,9 @@ static void test_system_dir(void **state)
 	opts_none(&o);
 	o.system_debug_dir = s;
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_SYSTEM);
+	expect_found(&r, p, LOC_SYSTEM);
 	assert_int_equal(find(true, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, b);
-	assert_int_equal(r.source, LOC_SYSTEM);
+	expect_found(&r, b, LOC_SYSTEM);
 	/* "" skips it */
 	o.system_debug_dir = "";
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_NOTFOUND);
@@ -670,18 +610,16 @@ static void test_perf_cache(void **state)
 	(void)state;
 	NEED_TOOLS();
 	case_dir(h, "home");
-	strf(hd, sizeof(hd), "%s/.debug", h);
+	tu_strf(hd, sizeof(hd), "%s/.debug", h);
 	perf_entry(hd, "/usr/bin/a", &g.a_full, g.a_strip.path, g.a_dbg.path, true);
 	opts_none(&o);
 	o.home = h;
 	assert_int_equal(find(false, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
 	id_path(want, hd, &g.a_full, "/debug");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_PERF_CACHE);
+	expect_found(&r, want, LOC_PERF_CACHE);
 	assert_int_equal(find(true, &o, &g.a_full, "/usr/bin/a", &r, NULL), CONV_E_OK);
 	id_path(want, hd, &g.a_full, "/elf");
-	assert_string_equal(r.path, want);
-	assert_int_equal(r.source, LOC_PERF_CACHE);
+	expect_found(&r, want, LOC_PERF_CACHE);
 
 	/* perf_cache_dir wins over home; "" skips the cache */
 	o.home = "/nonexistent";
@@ -694,7 +632,7 @@ static void test_perf_cache(void **state)
 
 	/* old perf: the .build-id entry is the file itself */
 	case_dir(legacy, "legacy");
-	strf(p, sizeof(p), "%s/.debug", legacy);
+	tu_strf(p, sizeof(p), "%s/.debug", legacy);
 	id_path(want, p, &g.a_full, "");
 	copy_file(g.a_full.path, want, NULL);
 	o.perf_cache_dir = NULL;
@@ -705,24 +643,24 @@ static void test_perf_cache(void **state)
 	assert_string_equal(r.path, want);
 
 	/* the vdso: [vdso]/<hex>/vdso, with and without the .build-id link */
-	strf(p, sizeof(p), "%s/.debug/[vdso]/%s/vdso", h, g.b_full.hex);
+	tu_strf(p, sizeof(p), "%s/.debug/[vdso]/%s/vdso", h, g.b_full.hex);
 	copy_file(g.b_full.path, p, NULL);
 	o.home = h;
 	assert_int_equal(find(true, &o, &g.b_full, "[vdso]", &r, NULL), CONV_E_OK);
 	assert_string_equal(r.path, p);
 	assert_int_equal(find(true, &o, &g.b_full, NULL, &r, NULL), CONV_E_NOTFOUND);
 	id_path(want, hd, &g.b_full, "");
-	strf(p, sizeof(p), "../../[vdso]/%s", g.b_full.hex);
+	tu_strf(p, sizeof(p), "../../[vdso]/%s", g.b_full.hex);
 	link_to(p, want);
 	assert_int_equal(find(true, &o, &g.b_full, NULL, &r, NULL), CONV_E_OK);
-	strf(p, sizeof(p), "%s/vdso", want);
+	tu_strf(p, sizeof(p), "%s/vdso", want);
 	assert_string_equal(r.path, p);
 }
 
 /* Lays out <case>/bin/a = bin_src (the recorded binary) and returns its path. */
 static void recorded(char *orig, const char *dir, const char *bin_src)
 {
-	strf(orig, PATH_MAX, "%s/bin/a", dir);
+	tu_strf(orig, PATH_MAX, "%s/bin/a", dir);
 	copy_file(bin_src, orig, NULL);
 }
 
@@ -737,19 +675,16 @@ static void test_debuglink_places(void **state)
 	NEED_TOOLS();
 	case_dir(d, "link/next");
 	recorded(orig, d, g.a_strip.path);
-	strf(p, sizeof(p), "%s/bin/a.dbg", d);
-	copy_file(g.a_dbg.path, p, NULL);
+	copy_into(p, d, "bin/a.dbg", g.a_dbg.path);
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 	assert_true(r.has_debug_info);
 	assert_true(r.build_id_verified);
 	/* the stripped binary is the runtime binary */
 	assert_int_equal(find(true, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	/* without use_original_path, neither */
 	o.use_original_path = false;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_NOTFOUND);
@@ -758,21 +693,18 @@ static void test_debuglink_places(void **state)
 
 	case_dir(d, "link/dotdebug");
 	recorded(orig, d, g.a_strip.path);
-	strf(p, sizeof(p), "%s/bin/.debug/a.dbg", d);
-	copy_file(g.a_dbg.path, p, NULL);
+	copy_into(p, d, "bin/.debug/a.dbg", g.a_dbg.path);
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 
 	case_dir(d, "link/system");
 	case_dir(s, "link/sysroot");
 	recorded(orig, d, g.a_strip.path);
-	strf(p, sizeof(p), "%s%s/bin/a.dbg", s, d);
+	tu_strf(p, sizeof(p), "%s%s/bin/a.dbg", s, d);
 	copy_file(g.a_dbg.path, p, NULL);
 	o.system_debug_dir = s;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 }
 
 /* The recorded path goes through a symlinked directory; the debug file sits by the real one. */
@@ -789,21 +721,19 @@ static void test_debuglink_resolved_dir(void **state)
 	case_dir(s, "link/resolved-sys");
 	rd = realpath(d, NULL); /* $TMPDIR itself may contain symlinks */
 	assert_non_null(rd);
-	strf(real, sizeof(real), "%s/usr/lib/a", d);
-	copy_file(g.a_strip.path, real, NULL);
-	strf(lnk, sizeof(lnk), "%s/lib", d);
+	copy_into(real, d, "usr/lib/a", g.a_strip.path);
+	tu_strf(lnk, sizeof(lnk), "%s/lib", d);
 	link_to("usr/lib", lnk);
-	strf(orig, sizeof(orig), "%s/lib/a", d);
+	tu_strf(orig, sizeof(orig), "%s/lib/a", d);
 	/* the system tree knows only the resolved directory */
-	strf(p, sizeof(p), "%s%s/usr/lib/a.dbg", s, rd);
+	tu_strf(p, sizeof(p), "%s%s/usr/lib/a.dbg", s, rd);
 	free(rd);
 	copy_file(g.a_dbg.path, p, NULL);
 	opts_none(&o);
 	o.use_original_path = true;
 	o.system_debug_dir = s;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 }
 
 static void test_debuglink_bad_crc(void **state)
@@ -817,7 +747,7 @@ static void test_debuglink_bad_crc(void **state)
 	NEED_TOOLS();
 	case_dir(d, "link/badcrc");
 	recorded(orig, d, g.a_strip.path);
-	strf(p, sizeof(p), "%s/bin/a.dbg", d);
+	tu_strf(p, sizeof(p), "%s/bin/a.dbg", d);
 	copy_file(g.a_dbg.path, p, "x"); /* same build-id, one byte more: another CRC */
 	opts_none(&o);
 	o.use_original_path = true;
@@ -825,8 +755,7 @@ static void test_debuglink_bad_crc(void **state)
 	assert_int_equal(st.bad_crc, 1);
 	assert_int_equal(st.no_symbols, 1); /* the stripped binary itself */
 	/* the next place still counts */
-	strf(good, sizeof(good), "%s/bin/.debug/a.dbg", d);
-	copy_file(g.a_dbg.path, good, NULL);
+	copy_into(good, d, "bin/.debug/a.dbg", g.a_dbg.path);
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
 	assert_string_equal(r.path, good);
@@ -845,8 +774,7 @@ static void test_debuglink_wrong_build_id(void **state)
 	NEED_TOOLS();
 	case_dir(d, "link/wrongid");
 	recorded(orig, d, g.a_badl.path);
-	strf(p, sizeof(p), "%s/bin/a.dbg", d);
-	copy_file(g.c_dbg.path, p, NULL);
+	copy_into(p, d, "bin/a.dbg", g.c_dbg.path);
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_NOTFOUND);
@@ -875,13 +803,11 @@ static void test_original_path(void **state)
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	assert_true(r.has_debug_info);
 	assert_true(r.build_id_verified);
 	assert_int_equal(find(true, &o, &g.a_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	/* the same path asked for with another build-id */
 	assert_int_equal(find(false, &o, &g.c_full, orig, &r, &st), CONV_E_NOTFOUND);
 	assert_int_equal(find(true, &o, &g.c_full, orig, &r, &st), CONV_E_NOTFOUND);
@@ -895,7 +821,7 @@ static void test_original_path(void **state)
 	{
 		char fifo[PATH_MAX];
 
-		strf(fifo, sizeof(fifo), "%s/fifo", d);
+		tu_strf(fifo, sizeof(fifo), "%s/fifo", d);
 		assert_int_equal(mkfifo(fifo, 0600), 0);
 		assert_int_equal(find(false, &o, &g.a_full, fifo, &r, NULL), CONV_E_NOTFOUND);
 	}
@@ -916,7 +842,7 @@ static void test_symtab_fallback(void **state)
 	id_path(p, d, &g.a_full, ".debug");
 	copy_file(g.a_sym.path, p, NULL); /* symtab only */
 	case_dir(h, "fallback/home");
-	strf(hd, sizeof(hd), "%s/.debug", h);
+	tu_strf(hd, sizeof(hd), "%s/.debug", h);
 	perf_entry(hd, "/usr/bin/a", &g.a_full, g.a_strip.path, g.a_dbg.path, true);
 	opts_none(&o);
 	o.debug_dirs = dirs;
@@ -929,8 +855,7 @@ static void test_symtab_fallback(void **state)
 	/* without the cache: the first symbol table */
 	o.home = "";
 	assert_int_equal(find(false, &o, &g.a_full, NULL, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 	assert_false(r.has_debug_info);
 	assert_true(r.has_symtab);
 
@@ -967,11 +892,10 @@ static void test_binary_never_debug_only(void **state)
 	case_dir(h, "dbgonly/home");
 	id_path(p, d, &g.a_full, "");
 	copy_file(g.a_dbg.path, p, NULL);
-	strf(p, sizeof(p), "%s/usr/bin/a", d);
-	copy_file(debug_only, p, NULL);
+	copy_into(p, d, "usr/bin/a", debug_only);
 	id_path(p, s, &g.a_full, "");
 	link_to(g.a_dbg.path, p);
-	strf(hd, sizeof(hd), "%s/.debug", h);
+	tu_strf(hd, sizeof(hd), "%s/.debug", h);
 	perf_entry(hd, "/usr/bin/a", &g.a_full, g.a_dbg.path, g.a_dbg.path, true);
 	case_dir(p, "dbgonly/orig");
 	recorded(orig, p, debug_only);
@@ -991,7 +915,7 @@ static void test_binary_never_debug_only(void **state)
 	assert_int_equal(find(false, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
 	assert_true(r.has_debug_info);
 	/* a real runtime copy in the cache is found past all of them */
-	strf(p, sizeof(p), "%s/usr/bin/a/%s/vdso", hd, g.a_full.hex);
+	tu_strf(p, sizeof(p), "%s/usr/bin/a/%s/vdso", hd, g.a_full.hex);
 	copy_file(g.a_strip.path, p, NULL);
 	assert_int_equal(find(true, &o, &g.a_full, orig, &r, NULL), CONV_E_OK);
 	assert_int_equal(r.source, LOC_PERF_CACHE);
@@ -1122,13 +1046,11 @@ static void test_path_only_mode(void **state)
 	NEED_TOOLS();
 	case_dir(d, "noid");
 	recorded(orig, d, g.n_strip.path);
-	strf(p, sizeof(p), "%s/bin/n.dbg", d);
-	copy_file(g.n_dbg.path, p, NULL);
+	copy_into(p, d, "bin/n.dbg", g.n_dbg.path);
 	opts_none(&o);
 	o.use_original_path = true;
 	assert_int_equal(find(false, &o, &g.n_full, orig, &r, &st), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUGLINK);
+	expect_found(&r, p, LOC_DEBUGLINK);
 	assert_false(r.build_id_verified);
 	assert_true(r.has_debug_info);
 	assert_int_equal(find(true, &o, &g.n_full, orig, &r, &st), CONV_E_OK);
@@ -1141,8 +1063,7 @@ static void test_path_only_mode(void **state)
 	/* the unstripped binary itself */
 	recorded(orig, d, g.n_full.path);
 	assert_int_equal(find(false, &o, &g.n_full, orig, &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, orig);
-	assert_int_equal(r.source, LOC_ORIGINAL);
+	expect_found(&r, orig, LOC_ORIGINAL);
 	/* nothing else is consulted without a build-id, and not without the recorded path */
 	o.use_original_path = false;
 	assert_int_equal(find(false, &o, &g.n_full, orig, &r, NULL), CONV_E_NOTFOUND);
@@ -1151,9 +1072,9 @@ static void test_path_only_mode(void **state)
 		char dd[PATH_MAX], f[PATH_MAX];
 		const char *dirs[1];
 
-		strf(dd, sizeof(dd), "%s/given", d);
+		tu_strf(dd, sizeof(dd), "%s/given", d);
 		assert_int_equal(mkdir(dd, 0755), 0);
-		strf(f, sizeof(f), "%s/a", dd);
+		tu_strf(f, sizeof(f), "%s/a", dd);
 		copy_file(g.n_full.path, f, NULL);
 		dirs[0] = dd;
 		o.debug_dirs = dirs;
@@ -1186,10 +1107,9 @@ static void test_debug_dir_confined(void **state)
 	(void)state;
 	NEED_TOOLS();
 	case_dir(d, "confined");
-	strf(dd, sizeof(dd), "%s/given", d);
-	mkdirs(dd);
-	strf(secret, sizeof(secret), "%s/outside/secret.so", d);
-	copy_file(g.n_full.path, secret, NULL);
+	tu_strf(dd, sizeof(dd), "%s/given", d);
+	tu_mkdirs(dd, 0755);
+	copy_into(secret, d, "outside/secret.so", g.n_full.path);
 	opts_none(&o);
 	dirs[0] = dd;
 	o.debug_dirs = dirs;
@@ -1201,29 +1121,26 @@ static void test_debug_dir_confined(void **state)
 	assert_int_equal(st.probed, 0);
 	/* DIR/<basename>, a symlink out of DIR */
 	memset(&st, 0, sizeof(st));
-	strf(p, sizeof(p), "%s/lib.so", dd);
+	tu_strf(p, sizeof(p), "%s/lib.so", dd);
 	link_to(secret, p);
 	assert_int_equal(find(true, &o, &g.n_full, "/usr/lib/lib.so", &r, &st), CONV_E_NOTFOUND);
 	assert_int_equal(st.outside_dir, 1);
 	assert_int_equal(st.probed, 0);
 	/* a symlink that stays in DIR is followed */
-	strf(p, sizeof(p), "%s/inside/real.so", dd);
-	copy_file(g.n_full.path, p, NULL);
-	strf(p, sizeof(p), "%s/in.so", dd);
+	copy_into(p, dd, "inside/real.so", g.n_full.path);
+	tu_strf(p, sizeof(p), "%s/in.so", dd);
 	link_to("inside/real.so", p);
 	assert_int_equal(find(true, &o, &g.n_full, "/usr/lib/in.so", &r, NULL), CONV_E_OK);
-	assert_string_equal(r.path, p);
-	assert_int_equal(r.source, LOC_DEBUG_DIR);
+	expect_found(&r, p, LOC_DEBUG_DIR);
 	/* a FIFO in DIR is counted, not opened (the open would wait for a writer) */
 	memset(&st, 0, sizeof(st));
-	strf(p, sizeof(p), "%s/fifo.so", dd);
+	tu_strf(p, sizeof(p), "%s/fifo.so", dd);
 	assert_int_equal(mkfifo(p, 0600), 0);
 	assert_int_equal(find(true, &o, &g.n_full, "/usr/lib/fifo.so", &r, &st), CONV_E_NOTFOUND);
 	assert_int_equal(st.not_regular, 1);
 	assert_int_equal(st.probed, 0);
 	/* with a build-id: DIR/.build-id/NN/REST.debug linking out of DIR is proven by the note */
-	strf(orig, sizeof(orig), "%s/elsewhere/a.dbg", d);
-	copy_file(g.a_dbg.path, orig, NULL);
+	copy_into(orig, d, "elsewhere/a.dbg", g.a_dbg.path);
 	id_path(p, dd, &g.a_full, ".debug");
 	link_to(orig, p);
 	assert_int_equal(find(false, &o, &g.a_full, "/../outside/a", &r, NULL), CONV_E_OK);

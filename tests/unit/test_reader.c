@@ -109,15 +109,12 @@ static void build_basic(struct pdb *p, bool big, bool with_features)
 	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .config = 0, .period = 4000,
 			      .sample_type = ST_BASIC | PERF_SAMPLE_CALLCHAIN,
 			      .flags = FL_BASIC | (1ull << PERF_ATTR_FLAG_FREQ) };
-	static const uint64_t ids0[] = { 77 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	const uint64_t chain[] = { PERF_CONTEXT_USER, 0x401000, 0x401234, 0 };
 	uint8_t bid[20];
 	struct pdb f, bidf, ed, hn;
 
 	pdb_init(p, big);
-	pdb_file_begin(p, &a, ids, nids, 1);
+	pdb_file_begin_one(p, &a, 77);
 	rec_comm(p, 100, 100, "prog", true, 1000);
 	/* MMAP2 with dev/inode */
 	pdb_rec_begin(p, PERF_REC_MMAP2, PERF_MISC_USER);
@@ -349,9 +346,6 @@ static void check_all_fields(bool big, bool group)
 		.stack_user = 16,
 		.regs_intr = 0x3,
 	};
-	static const uint64_t ids0[] = { 5 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	struct pdb p;
 	struct rdr *r;
 	const struct rdr_event *ev;
@@ -362,7 +356,7 @@ static void check_all_fields(bool big, bool group)
 	int samples = 0;
 
 	pdb_init(&p, big);
-	pdb_file_begin(&p, &a, ids, nids, 1);
+	pdb_file_begin_one(&p, &a, 5);
 	pdb_rec_begin(&p, PERF_REC_SAMPLE, PERF_MISC_USER);
 	pdb_u64(&p, 5);          /* identifier */
 	pdb_u64(&p, 0x1111);     /* ip */
@@ -496,9 +490,6 @@ static void test_all_fields(void **state)
 static void test_ordering(void **state)
 {
 	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC, .flags = FL_BASIC };
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	struct pdb p;
 	struct rdr *r;
 	struct collected c;
@@ -506,7 +497,7 @@ static void test_ordering(void **state)
 	(void)state;
 
 	pdb_init(&p, false);
-	pdb_file_begin(&p, &a, ids, nids, 1);
+	pdb_file_begin_one(&p, &a, 1);
 	rec_sample(&p, 1, 1, 1, 30, 1, NULL, 0);
 	rec_sample(&p, 1, 1, 1, 10, 1, NULL, 0);
 	rec_comm(&p, 1, 1, "synth", false, 0); /* no time: goes out at once */
@@ -552,9 +543,6 @@ static void test_ordering_runs(void **state)
 	for (size_t t = 0; t < sizeof(nr_runs) / sizeof(nr_runs[0]); t++) {
 		struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC,
 				      .flags = FL_BASIC };
-		static const uint64_t ids0[] = { 1 };
-		const uint64_t *ids[] = { ids0 };
-		size_t nids[] = { 1 };
 		size_t runs = nr_runs[t], per = 7, n = runs * per, got = 0;
 		uint64_t times[20 * 7], want[20 * 7];
 		struct pdb p;
@@ -562,7 +550,7 @@ static void test_ordering_runs(void **state)
 		const struct rdr_event *ev;
 
 		pdb_init(&p, false);
-		pdb_file_begin(&p, &a, ids, nids, 1);
+		pdb_file_begin_one(&p, &a, 1);
 		for (size_t j = 0; j < runs; j++) {
 			for (size_t i = 0; i < per; i++) {
 				/* each run ascending from a low start: the runs overlap, with ties */
@@ -734,9 +722,6 @@ static void test_pipe(void **state)
 static void check_compressed(uint32_t ctype)
 {
 	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC, .flags = FL_BASIC };
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	struct pdb p, inner;
 	struct rdr *r;
 	struct collected c;
@@ -753,7 +738,7 @@ static void check_compressed(uint32_t ctype)
 	split = inner.b.len / 2 + 3; /* inside a record */
 
 	pdb_init(&p, false);
-	pdb_file_begin(&p, &a, ids, nids, 1);
+	pdb_file_begin_one(&p, &a, 1);
 	for (int part = 0; part < 2; part++) {
 		ZSTD_inBuffer in = { inner.b.data + (part ? split : 0),
 				     part ? inner.b.len - split : split, 0 };
@@ -801,9 +786,6 @@ static void test_deferred(void **state)
 {
 	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE,
 			      .sample_type = ST_BASIC | PERF_SAMPLE_CALLCHAIN, .flags = FL_BASIC };
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	const uint64_t chain_a[] = { PERF_CONTEXT_KERNEL, 0xffff1, 0xffff2, PERF_CONTEXT_USER_DEFERRED, 99 };
 	const uint64_t chain_b[] = { PERF_CONTEXT_KERNEL, 0xffff3, PERF_CONTEXT_USER_DEFERRED, 5 };
 	struct pdb p;
@@ -813,7 +795,7 @@ static void test_deferred(void **state)
 	(void)state;
 
 	pdb_init(&p, false);
-	pdb_file_begin(&p, &a, ids, nids, 1);
+	pdb_file_begin_one(&p, &a, 1);
 	rec_sample(&p, 0xffff1, 7, 7, 100, 1, chain_a, 5);
 	rec_sample(&p, 0xffff3, 8, 8, 110, 1, chain_b, 4);
 	pdb_rec_begin(&p, PERF_REC_CALLCHAIN_DEFERRED, 0);
@@ -943,9 +925,6 @@ static void test_malformed_sample(void **state)
 {
 	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE,
 			      .sample_type = ST_BASIC | PERF_SAMPLE_CALLCHAIN, .flags = FL_BASIC };
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	const uint64_t chain[] = { PERF_CONTEXT_USER, 0x1 };
 	struct pdb p;
 	struct rdr *r;
@@ -953,7 +932,7 @@ static void test_malformed_sample(void **state)
 	(void)state;
 
 	pdb_init(&p, false);
-	pdb_file_begin(&p, &a, ids, nids, 1);
+	pdb_file_begin_one(&p, &a, 1);
 	rec_sample(&p, 1, 1, 1, 10, 1, chain, 2);
 	/* callchain nr far beyond the record */
 	pdb_rec_begin(&p, PERF_REC_SAMPLE, PERF_MISC_USER);
@@ -1031,9 +1010,6 @@ static void test_fd_spool(void **state)
 static void test_reorder_limit(void **state)
 {
 	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC, .flags = FL_BASIC };
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	struct pdb p;
 	struct rdr *r = NULL;
 	struct rdr_opts o = { .reorder_limit = 256, .read_ahead = g_opts.read_ahead };
@@ -1042,7 +1018,7 @@ static void test_reorder_limit(void **state)
 	(void)state;
 
 	pdb_init(&p, false);
-	pdb_file_begin(&p, &a, ids, nids, 1);
+	pdb_file_begin_one(&p, &a, 1);
 	for (unsigned i = 0; i < 40; i++)
 		rec_sample(&p, 1, 1, 1, 1000 - i, 1, NULL, 0);
 	pdb_file_end(&p, NULL, 0);
@@ -1180,9 +1156,6 @@ static void test_read_ahead_same(void **state)
 static void test_read_ahead_close_early(void **state)
 {
 	struct pdb_attr a = { .type = PERF_TYPE_SOFTWARE, .sample_type = ST_BASIC, .flags = FL_BASIC };
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 	struct rdr_opts o = { .reorder_limit = 1024, .read_ahead = true };
 	struct pdb p;
 	struct rdr *r = NULL;
@@ -1191,7 +1164,7 @@ static void test_read_ahead_close_early(void **state)
 	(void)state;
 
 	pdb_init(&p, false);
-	pdb_file_begin(&p, &a, ids, nids, 1);
+	pdb_file_begin_one(&p, &a, 1);
 	for (unsigned i = 0; i < 20000; i++) {
 		rec_sample(&p, 1, 1, 1, 1000 + i, 1, NULL, 0);
 		if (i % 50 == 49)

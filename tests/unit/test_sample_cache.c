@@ -34,6 +34,7 @@
 #include "pprofwriter/pprof.h"
 #include "reader/perf_abi.h"
 #include "reader/reader.h"
+#include "tests/unit/convopts.h"
 #include "tests/unit/pdbuild.h"
 
 #include <dirent.h>
@@ -85,16 +86,7 @@ static void convert_once(const void *data, size_t len, bool cache, struct outcom
 	o->open_err = rdr_open_mem(&r, data, len, &ro, &d);
 	if (o->open_err)
 		return;
-	memset(&co, 0, sizeof(co));
-	co.pm.kernel_notes = NOWHERE "/notes";
-	co.pm.jit_dir = NOWHERE "/jit";
-	co.sj.no_symbolize = true;
-	co.sj.offline = true;
-	co.sj.jobs = 1;
-	co.sj.cache_dir = NOWHERE "/cache";
-	co.keep_events = true;
-	co.label_cpu = true;
-	co.no_sample_cache = !cache;
+	convopts_offline(&co, !cache);
 	memset(&cs, 0, sizeof(cs));
 	prof_init(&p);
 	o->err = convert_run(r, &co, &p, &cs, &d);
@@ -286,12 +278,9 @@ static void build(struct pdb *p, enum change ch)
 			       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
 		.flags = (1ull << PERF_ATTR_FLAG_SAMPLE_ID_ALL) | (1ull << PERF_ATTR_FLAG_MMAP2),
 	};
-	static const uint64_t ids0[] = { 1 };
-	const uint64_t *ids[] = { ids0 };
-	size_t nids[] = { 1 };
 
 	pdb_init(p, false);
-	pdb_file_begin(p, &a, ids, nids, 1);
+	pdb_file_begin_one(p, &a, 1);
 	rec_kernel(p);
 	rec_comm(p, "first", true, 100);
 	rec_mmap2(p, UTEXT, "/nonexistent/a.so", 1, 110);

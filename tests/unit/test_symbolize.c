@@ -21,10 +21,10 @@
 
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolize.h"
+#include "tests/unit/testutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -201,19 +201,6 @@ static struct {
 	bool built_p; /* tmp/p/{g5,g4,c5} */
 } g;
 
-static void strf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void strf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	assert_true(n >= 0 && (size_t)n < size);
-}
-
 /* Runs a shell command, output to tmp/log; the exit status. */
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -298,7 +285,7 @@ static bool exists(const char *path)
 /* tmp/sub, created. */
 static void case_dir(char *out, const char *sub)
 {
-	strf(out, PATH_MAX, "%s/%s", g.tmp, sub);
+	tu_strf(out, PATH_MAX, "%s/%s", g.tmp, sub);
 	mkdir(out, 0755);
 }
 
@@ -546,14 +533,14 @@ static void parse_loc(const char *s, struct rframe *fr)
 	char tmp[4096];
 	char *c1, *c2, *d;
 
-	strf(tmp, sizeof(tmp), "%s", s);
+	tu_strf(tmp, sizeof(tmp), "%s", s);
 	d = strstr(tmp, " (discriminator");
 	if (d)
 		*d = '\0';
 	fr->line = 0;
 	c1 = strrchr(tmp, ':');
 	if (!c1) {
-		strf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
+		tu_strf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
 		return;
 	}
 	*c1 = '\0';
@@ -565,7 +552,7 @@ static void parse_loc(const char *s, struct rframe *fr)
 	} else {
 		fr->line = (unsigned)strtoul(c1 + 1, NULL, 10);
 	}
-	strf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
+	tu_strf(fr->base, sizeof(fr->base), "%s", base_of(tmp));
 }
 
 /*
@@ -803,6 +790,21 @@ static void p_addrs(struct addrs *a, const char *file)
 	addrs_func(a, file, "main");
 }
 
+/*
+ * bin, a build of the p program: opened, with DWARF, every address as
+ * llvm-addr2line gives it and the inline chains as the source has them.
+ */
+static struct sym_file *open_p_checked(const char *bin, struct addrs *a)
+{
+	struct sym_file *f = open_ok(bin, NULL);
+
+	assert_true(sym_file_has_dwarf(f));
+	p_addrs(a, bin);
+	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, a), a->n);
+	check_p_inlines(f, a);
+	return f;
+}
+
 /* Builds tmp/p/{p.c,g5,g4,c5}: gcc DWARF 5, gcc DWARF 4, clang (when present). */
 static void build_p(void)
 {
@@ -811,7 +813,7 @@ static void build_p(void)
 	if (g.built_p)
 		return;
 	case_dir(dir, "p");
-	strf(src, sizeof(src), "%s/p.c", dir);
+	tu_strf(src, sizeof(src), "%s/p.c", dir);
 	write_file(src, P_SRC);
 	if (g.gcc) {
 		assert_int_equal(sh("cd '%s' && gcc -O2 -g -gdwarf-5 -o g5 p.c", dir), 0);
@@ -841,7 +843,7 @@ static void check_gcc(const char *name)
 
 	NEED(g.gcc && g.nm && (g.llvm_a2l[0] || g.bu_a2l));
 	build_p();
-	strf(bin, sizeof(bin), "%s/p/%s", g.tmp, name);
+	tu_strf(bin, sizeof(bin), "%s/p/%s", g.tmp, name);
 	f = open_ok(bin, NULL);
 	assert_true(sym_file_has_dwarf(f));
 	assert_true(sym_file_has_phdrs(f));
@@ -883,16 +885,12 @@ static void test_clang_no_aranges(void **state)
 	(void)state;
 	NEED(g.clang && g.nm && g.llvm_a2l[0]);
 	build_p();
-	strf(bin, sizeof(bin), "%s/p/c5", g.tmp);
+	tu_strf(bin, sizeof(bin), "%s/p/c5", g.tmp);
 	assert_int_equal(elf_section(bin, ".debug_info", NULL, NULL), 1);
 	/* what the case is about: libdw's dwarf_addrdie would find nothing here */
 	assert_int_equal(elf_section(bin, ".debug_aranges", NULL, NULL), 0);
-	f = open_ok(bin, NULL);
-	assert_true(sym_file_has_dwarf(f));
-	p_addrs(&a, bin);
 	/* binutils 2.40 addr2line misses clang's DWARF 5 inlines: llvm-addr2line only */
-	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, &a), a.n);
-	check_p_inlines(f, &a);
+	f = open_p_checked(bin, &a);
 	assert_int_equal(sym_file_stats(f)->unresolved, 0);
 	free(a.v);
 	sym_file_close(f);
@@ -935,9 +933,9 @@ static void test_compressed(void **state)
 	(void)state;
 	NEED(g.gcc && g.nm && g.objcopy && g.readelf);
 	build_p();
-	strf(bin, sizeof(bin), "%s/p/g5", g.tmp);
-	strf(zl, sizeof(zl), "%s/p/g5.zlib", g.tmp);
-	strf(zs, sizeof(zs), "%s/p/g5.zstd", g.tmp);
+	tu_strf(bin, sizeof(bin), "%s/p/g5", g.tmp);
+	tu_strf(zl, sizeof(zl), "%s/p/g5.zlib", g.tmp);
+	tu_strf(zs, sizeof(zs), "%s/p/g5.zstd", g.tmp);
 	assert_int_equal(sh("objcopy --compress-debug-sections=zlib '%s' '%s'", bin, zl), 0);
 	have_zstd = sh("objcopy --compress-debug-sections=zstd '%s' '%s'", bin, zs) == 0;
 	if (!have_zstd)
@@ -989,7 +987,7 @@ static bool build_split(const char *dir, const char *name, const char *cc_line)
 	assert_int_equal(sh("cd '%s' && %s -c p.c -o %s.o && %s -o %s %s.o", dir, cc_line, name,
 			    cc_line, name, name),
 			 0);
-	strf(dwo, sizeof(dwo), "%s/%s.dwo", dir, name);
+	tu_strf(dwo, sizeof(dwo), "%s/%s.dwo", dir, name);
 	return exists(dwo);
 }
 
@@ -1002,24 +1000,20 @@ static void test_split_dwarf(void **state)
 	(void)state;
 	NEED(g.gcc && g.nm && g.llvm_a2l[0]);
 	case_dir(dir, "split");
-	strf(bin, sizeof(bin), "%s/p.c", dir);
+	tu_strf(bin, sizeof(bin), "%s/p.c", dir);
 	write_file(bin, P_SRC);
 
 	/* DWARF 4 (GNU extension, DW_AT_GNU_dwo_name): llvm-addr2line reads it too */
 	assert_true(build_split(dir, "sp4", "gcc -gdwarf-4 -gsplit-dwarf -O2 -g"));
-	strf(bin, sizeof(bin), "%s/sp4", dir);
-	f = open_ok(bin, NULL);
-	assert_true(sym_file_has_dwarf(f));
-	p_addrs(&a, bin);
-	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, &a), a.n);
-	check_p_inlines(f, &a);
+	tu_strf(bin, sizeof(bin), "%s/sp4", dir);
+	f = open_p_checked(bin, &a);
 	sym_file_close(f);
 	a.n = 0;
 
 	/* clang's split units (addrx/rnglistx forms): llvm-addr2line-14 shows no inlines there, so only the source's chains are checked */
 	if (g.clang) {
 		assert_true(build_split(dir, "csp", "clang -gsplit-dwarf -O2 -g"));
-		strf(bin, sizeof(bin), "%s/csp", dir);
+		tu_strf(bin, sizeof(bin), "%s/csp", dir);
 		f = open_ok(bin, NULL);
 		p_addrs(&a, bin);
 		check_p_inlines(f, &a);
@@ -1029,16 +1023,12 @@ static void test_split_dwarf(void **state)
 
 	/* DWARF 5 */
 	assert_true(build_split(dir, "sp", "gcc -gsplit-dwarf -O2 -g"));
-	strf(bin, sizeof(bin), "%s/sp", dir);
-	strf(dwo, sizeof(dwo), "%s/sp.dwo", dir);
-	strf(off, sizeof(off), "%s/sp.dwo.off", dir);
+	tu_strf(bin, sizeof(bin), "%s/sp", dir);
+	tu_strf(dwo, sizeof(dwo), "%s/sp.dwo", dir);
+	tu_strf(off, sizeof(off), "%s/sp.dwo.off", dir);
 	assert_int_equal(elf_section(bin, ".debug_info", NULL, NULL), 1);
-	f = open_ok(bin, NULL);
-	assert_true(sym_file_has_dwarf(f));
-	p_addrs(&a, bin);
-	assert_int_equal(compare_ref(f, g.llvm_a2l, "", bin, &a), a.n);
-	/* the skeleton has no subprograms: these names came from the .dwo */
-	check_p_inlines(f, &a);
+	/* the skeleton has no subprograms: the inlines' names come from the .dwo */
+	f = open_p_checked(bin, &a);
 	sym_file_close(f);
 
 	/*
@@ -1074,14 +1064,14 @@ static void test_dwz(void **state)
 	(void)state;
 	NEED(g.gcc && g.nm && g.objcopy && g.dwz);
 	case_dir(dir, "dwz");
-	strf(p, sizeof(p), "%s/common.h", dir);
+	tu_strf(p, sizeof(p), "%s/common.h", dir);
 	write_file(p, DWZ_H);
 	for (int i = 0; i < 2; i++) {
 		const char *n = i ? "b" : "a";
 		char src[2048];
 
-		strf(src, sizeof(src), DWZ_C_FMT, n, n, n, n);
-		strf(p, sizeof(p), "%s/%s.c", dir, n);
+		tu_strf(src, sizeof(src), DWZ_C_FMT, n, n, n, n);
+		tu_strf(p, sizeof(p), "%s/%s.c", dir, n);
 		write_file(p, src);
 		assert_int_equal(sh("cd '%s' && gcc -O2 -g -o %s %s.c && objcopy --only-keep-debug %s %s.debug"
 				    " && cp %s.debug %s.orig.debug",
@@ -1092,11 +1082,11 @@ static void test_dwz(void **state)
 		print_message("  dwz -m failed (see %s/log)\n", g.tmp);
 		skip();
 	}
-	strf(dbg, sizeof(dbg), "%s/a.debug", dir);
-	strf(orig, sizeof(orig), "%s/a.orig.debug", dir);
-	strf(rt, sizeof(rt), "%s/a", dir);
-	strf(alt, sizeof(alt), "%s/common.debug", dir);
-	strf(altoff, sizeof(altoff), "%s/common.debug.off", dir);
+	tu_strf(dbg, sizeof(dbg), "%s/a.debug", dir);
+	tu_strf(orig, sizeof(orig), "%s/a.orig.debug", dir);
+	tu_strf(rt, sizeof(rt), "%s/a", dir);
+	tu_strf(alt, sizeof(alt), "%s/common.debug", dir);
+	tu_strf(altoff, sizeof(altoff), "%s/common.debug.off", dir);
 	assert_int_equal(elf_section(dbg, ".gnu_debugaltlink", NULL, NULL), 1);
 	assert_true(exists(alt));
 
@@ -1198,9 +1188,9 @@ static void check_runtime_debug(const char *dir, const char *name, const char *c
 			    " && objcopy --only-keep-debug %s %s.debug",
 			    dir, cc_line, name, name, name, name, name),
 			 0);
-	strf(bin, sizeof(bin), "%s/%s", dir, name);
-	strf(rt, sizeof(rt), "%s/%s.rt", dir, name);
-	strf(dbg, sizeof(dbg), "%s/%s.debug", dir, name);
+	tu_strf(bin, sizeof(bin), "%s/%s", dir, name);
+	tu_strf(rt, sizeof(rt), "%s/%s.rt", dir, name);
+	tu_strf(dbg, sizeof(dbg), "%s/%s.debug", dir, name);
 	assert_int_equal(elf_section(rt, ".symtab", NULL, NULL), 0);
 	assert_true(exec_load(rt, &x));
 	if (expect_off_ne_vaddr)
@@ -1259,7 +1249,7 @@ static void test_runtime_phdrs(void **state)
 	(void)state;
 	NEED(g.gcc && g.nm && g.objcopy && g.strip);
 	case_dir(dir, "phdrs");
-	strf(src, sizeof(src), "%s/p.c", dir);
+	tu_strf(src, sizeof(src), "%s/p.c", dir);
 	write_file(src, P_SRC);
 	check_runtime_debug(dir, "pie", "gcc -O2 -g -fPIE -pie", false);
 	check_runtime_debug(dir, "nopie", "gcc -O2 -g -fno-PIE -no-pie", false);
@@ -1294,10 +1284,10 @@ static void test_symtab_fallback(void **state)
 	(void)state;
 	NEED(g.gcc && g.nm && g.strip);
 	case_dir(dir, "symtab");
-	strf(p, sizeof(p), "%s/p.c", dir);
+	tu_strf(p, sizeof(p), "%s/p.c", dir);
 	write_file(p, P_SRC);
 	assert_int_equal(sh("cd '%s' && gcc -O2 -o nog p.c", dir), 0);
-	strf(p, sizeof(p), "%s/nog", dir);
+	tu_strf(p, sizeof(p), "%s/nog", dir);
 	assert_int_equal(elf_section(p, ".debug_info", NULL, NULL), 0);
 	f = open_ok(p, NULL);
 	assert_false(sym_file_has_dwarf(f));
@@ -1330,14 +1320,14 @@ static void test_symtab_fallback(void **state)
 	sym_file_close(f);
 
 	/* a stripped shared library: .dynsym only */
-	strf(p, sizeof(p), "%s/lib.c", dir);
+	tu_strf(p, sizeof(p), "%s/lib.c", dir);
 	write_file(p, LIB_SRC);
 	assert_int_equal(sh("cd '%s' && gcc -O2 -shared -fPIC -o libx.so lib.c"
 			    " && strip --strip-all -o libx.stripped.so libx.so",
 			    dir),
 			 0);
-	strf(lib, sizeof(lib), "%s/libx.so", dir);
-	strf(libs, sizeof(libs), "%s/libx.stripped.so", dir);
+	tu_strf(lib, sizeof(lib), "%s/libx.so", dir);
+	tu_strf(libs, sizeof(libs), "%s/libx.stripped.so", dir);
 	assert_int_equal(elf_section(libs, ".symtab", NULL, NULL), 0);
 	assert_int_equal(elf_section(libs, ".dynsym", NULL, NULL), 1);
 	f = open_ok(libs, NULL);
@@ -1354,11 +1344,11 @@ static void test_symtab_fallback(void **state)
 	sym_file_close(f);
 
 	/* aliases at one address: the symbol perf would show */
-	strf(p, sizeof(p), "%s/alias.c", dir);
+	tu_strf(p, sizeof(p), "%s/alias.c", dir);
 	write_file(p, ALIAS_SRC);
 	assert_int_equal(sh("cd '%s' && gcc -O2 -o alias alias.c && gcc -O2 -g -o alias_g alias.c", dir), 0);
 	for (int pass = 0; pass < 2; pass++) {
-		strf(p, sizeof(p), "%s/%s", dir, pass ? "alias_g" : "alias");
+		tu_strf(p, sizeof(p), "%s/%s", dir, pass ? "alias_g" : "alias");
 		f = open_ok(p, NULL);
 		assert_true(sym_file_has_dwarf(f) == (pass == 1));
 		s = must_sym(p, "real_fn");
@@ -1460,8 +1450,8 @@ static size_t check_plt(const char *path)
 					char *all = malloc(strlen(aliases) + 2);
 
 					assert_non_null(all);
-					strf(all, strlen(aliases) + 2, "\n%s", aliases);
-					strf(want, sizeof(want), "\n%s\n", r.frames[0].function);
+					tu_strf(all, strlen(aliases) + 2, "\n%s", aliases);
+					tu_strf(want, sizeof(want), "\n%s\n", r.frames[0].function);
 					ok = strstr(all, want) != NULL;
 					free(all);
 				} else {
@@ -1494,17 +1484,17 @@ static void test_plt(void **state)
 	(void)state;
 	NEED(g.gcc && have("objdump") && g.readelf && have("awk"));
 	case_dir(dir, "plt");
-	strf(p, sizeof(p), "%s/plt.c", dir);
+	tu_strf(p, sizeof(p), "%s/plt.c", dir);
 	write_file(p, PLT_SRC);
 	/* a lazy .plt, and IBT stubs in .plt.sec */
 	assert_int_equal(sh("cd '%s' && gcc -O1 -fno-builtin -Wl,-z,lazy -o lazy plt.c && "
 			    "gcc -O1 -fno-builtin -fcf-protection=full -Wl,-z,ibtplt -Wl,-z,lazy -o ibt plt.c",
 			    dir),
 			 0);
-	strf(p, sizeof(p), "%s/ibt", dir);
+	tu_strf(p, sizeof(p), "%s/ibt", dir);
 	assert_int_equal(elf_section(p, ".plt.sec", NULL, NULL), 1);
 	assert_true(check_plt(p) >= 4);
-	strf(p, sizeof(p), "%s/lazy", dir);
+	tu_strf(p, sizeof(p), "%s/lazy", dir);
 	assert_int_equal(elf_section(p, ".plt.sec", NULL, NULL), 0);
 	assert_true(check_plt(p) >= 4);
 	/* glibc: IRELATIVE stubs first, their relocations last in .rela.plt */
@@ -1529,10 +1519,10 @@ static void test_cxx(void **state)
 	(void)state;
 	NEED(g.gxx && g.nm && (g.eu_a2l || g.llvm_a2l[0]));
 	case_dir(dir, "cxx");
-	strf(p, sizeof(p), "%s/cx.cc", dir);
+	tu_strf(p, sizeof(p), "%s/cx.cc", dir);
 	write_file(p, CX_SRC);
 	assert_int_equal(sh("cd '%s' && g++ -O2 -g -o cx cx.cc", dir), 0);
-	strf(p, sizeof(p), "%s/cx", dir);
+	tu_strf(p, sizeof(p), "%s/cx", dir);
 	/* addr2line -C prints the whole signature: conv's full form */
 	f = open_ok(p, NULL);
 	sym_file_set_name_form(f, SYM_NAME_FULL);
@@ -1598,18 +1588,18 @@ static void test_rust(void **state)
 	(void)state;
 	NEED(g.rustc && g.nm && g.bu_a2l);
 	case_dir(dir, "rust");
-	strf(p, sizeof(p), "%s/r.rs", dir);
+	tu_strf(p, sizeof(p), "%s/r.rs", dir);
 	write_file(p, RS_SRC);
 	/* stable rustc mangles legacy-style (_ZN...17h<hash>E) by default */
 	assert_int_equal(sh("cd '%s' && rustc -O -g -o rv r.rs", dir), 0);
-	strf(p, sizeof(p), "%s/rv", dir);
+	tu_strf(p, sizeof(p), "%s/rv", dir);
 	txt = capture("nm '%s'", p);
 	assert_non_null(txt);
 	for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *m = strstr(l, "_ZN1r11rs_scramble17h");
 
 		if (m)
-			strf(mangled, sizeof(mangled), "%s", m);
+			tu_strf(mangled, sizeof(mangled), "%s", m);
 	}
 	free(txt);
 	if (!mangled[0]) {
@@ -1710,7 +1700,7 @@ static void test_cache(void **state)
 	(void)state;
 	NEED(g.gcc && g.nm);
 	build_p();
-	strf(bin, sizeof(bin), "%s/p/g5", g.tmp);
+	tu_strf(bin, sizeof(bin), "%s/p/g5", g.tmp);
 	f = open_ok(bin, NULL);
 	st = sym_file_stats(f);
 	p_addrs(&a, bin);
@@ -1780,11 +1770,11 @@ static void test_open_errors(void **state)
 	char p[PATH_MAX];
 
 	(void)state;
-	strf(p, sizeof(p), "%s/no-such-file", g.tmp);
+	tu_strf(p, sizeof(p), "%s/no-such-file", g.tmp);
 	assert_int_equal(sym_file_open(&f, p, NULL, &d), CONV_E_IO);
 	assert_null(f);
 	assert_int_equal(d.code, CONV_E_IO);
-	strf(p, sizeof(p), "%s/not-elf.txt", g.tmp);
+	tu_strf(p, sizeof(p), "%s/not-elf.txt", g.tmp);
 	write_file(p, "hello, this is not an ELF file\n");
 	f = (struct sym_file *)(uintptr_t)1;
 	assert_int_equal(sym_file_open(&f, p, NULL, &d), CONV_E_LIBELF);
@@ -1794,7 +1784,7 @@ static void test_open_errors(void **state)
 		char bin[PATH_MAX];
 
 		build_p();
-		strf(bin, sizeof(bin), "%s/p/g5", g.tmp);
+		tu_strf(bin, sizeof(bin), "%s/p/g5", g.tmp);
 		f = open_ok(bin, p); /* not an ELF runtime */
 		assert_true(sym_file_has_phdrs(f));
 		sym_file_close(f);
@@ -1804,22 +1794,11 @@ static void test_open_errors(void **state)
 
 /* ---- setup ---- */
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int group_setup(void **state)
 {
-	const char *t = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
 	(void)state;
-	snprintf(g.tmp, sizeof(g.tmp), "%s/test_symbolize.XXXXXX", t);
-	if (!mkdtemp(g.tmp))
+	if (!tu_tmpdir_make(g.tmp, sizeof(g.tmp), "test_symbolize"))
 		return -1;
 	g.gcc = have("gcc");
 	g.gxx = have("g++");
@@ -1895,10 +1874,7 @@ static void test_kallsyms(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (getenv("CONV_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", g.tmp);
-	else
-		nftw(g.tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_tmpdir_drop(g.tmp);
 	return 0;
 }
 

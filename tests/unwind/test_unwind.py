@@ -153,11 +153,12 @@ own unwinding written as a pprof, conv's interface) in place of CONV: the
 comparisons must pass; the checks of what perf does not write (truncation
 frames, --stats, JFR) are skipped.
 
-Prints ok/FAIL/SKIP lines and "N passed, M failed, K skipped"; exit 1 on a
-failure, 77 (with "SKIP: why") when it cannot run here at all (no perf
-rights, a tool missing, no corpus). Everything is written under WORKDIR,
-emptied first. Needs root or perf_event_paranoid <= 1, and the Debian
-packages linux-perf binutils gcc g++ debuginfod (rustc optional).
+Prints testlib's ok/FAIL/skip lines and "N passed, M failed[, K skipped]";
+exit 1 on a failure, 77 when it cannot run here at all ("SKIP: why": no perf
+rights, a tool missing, no corpus) or every check was skipped. Everything is
+written under WORKDIR, emptied first. Needs root or perf_event_paranoid <=
+1, and the Debian packages linux-perf binutils gcc g++ debuginfod (rustc
+optional).
 """
 import argparse
 import collections
@@ -165,7 +166,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -176,9 +176,11 @@ TESTS = os.path.dirname(HERE)
 REPO = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(TESTS, "tools"))
 sys.path.insert(0, os.path.join(TESTS, "symbolize"))
+import testlib as t  # noqa: E402
 import pprofdec  # noqa: E402
 import vdso  # noqa: E402
-import test_symbolize as ts  # noqa: E402  (enter_netns, elf_loads, conv_env)
+import test_symbolize as ts  # noqa: E402  (enter_netns, elf_loads, conv_env, start_debuginfod,
+#                                            stop_server)
 
 CORPUS = os.environ.get("CONV_CORPUS", os.path.join(os.path.dirname(REPO), "shared", "corpus"))
 HANG = 600            # seconds: a subprocess that takes longer is stuck, not slow
@@ -213,52 +215,12 @@ CONTRACT_REASONS = re.compile(r"^(stack copy ended|no CFI for \S+|stack pointer 
 KERNEL_START = 0xffff800000000000
 PERF_END_FRAME = 0xffffffffffffffff
 
-passed = failed = skipped = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond or not detail else "  -- " + str(detail)))
-    sys.stdout.flush()
-    return cond
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print("SKIP %s  -- %s" % (name, why))
-    sys.stdout.flush()
-
-
-def note(msg):
-    print("     " + msg)
-    sys.stdout.flush()
-
-
-def finish():
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    sys.exit(1 if failed else 0)
-
-
-def cannot_run(why):
-    print("SKIP: %s" % why)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped + 1))
-    sys.exit(1 if failed else 77)
+check, skip, note, finish, text = t.check, t.skip, t.note, t.finish, t.text
+cannot_run = t.skip_all
 
 
 def sh(cmd, timeout=HANG, env=None, cwd=None, stdin=None):
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL if stdin is None else None,
-                              input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout, env=env, cwd=cwd)
-    except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(cmd, 124, e.stdout or b"", (e.stderr or b"") + b"\ntimed out")
-
-
-def text(b):
-    return (b or b"").decode("utf-8", "replace")
+    return t.sh(cmd, timeout=timeout, env=env, cwd=cwd, stdin=stdin)
 
 
 def share(a, b):
@@ -750,39 +712,6 @@ def buildids(out):
     return ids
 
 
-def start_debuginfod(out):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    env = dict(os.environ, LIFETIME=str(3 * HANG), INDEX_TIMEOUT=str(HANG))
-    server = subprocess.Popen([os.path.join(TESTS, "symbolize", "serve_debuginfod.sh"), out, str(port)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=env)
-    url, lines = None, []
-    while True:
-        line = server.stdout.readline().decode()
-        if not line:
-            break
-        lines.append(line.strip())
-        if line.startswith("URL "):
-            url = line.split()[1]
-            break
-    if not url:
-        lines.append(text(server.stderr.read()))
-        server.terminate()
-    return server, url, lines
-
-
-def stop(server):
-    if server and server.poll() is None:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-
-
 def rooted(s):
     return bool(s.user) and norm(s.user[-1][0]) in ROOTS
 
@@ -852,7 +781,7 @@ def fixtures(conv, work, selftest, programs):
             "; ".join(notes) or "no perf artefacts"))
 
     # 4. conv, with the debug info on a real debuginfod
-    server, url, lines = start_debuginfod(out)
+    server, url, lines = ts.start_debuginfod(out)
     try:
         if not check("debuginfod serves every .debug file and executable by build-id", url, " ".join(lines)):
             return
@@ -881,7 +810,7 @@ def fixtures(conv, work, selftest, programs):
             got, problems = conv_samples(pb)
             check_recording(name, rec, perf[name], got, problems, stats, err, jfr, files, selftest)
     finally:
-        stop(server)
+        ts.stop_server(server)
 
 
 def check_recording(name, rec, ref, got, problems, stats, err, jfr, files, selftest):
