@@ -1,6 +1,7 @@
 #include "pipeline/resym.h"
 
 #include "buildid/buildid.h"
+#include "core/clock.h"
 #include "core/dbuf.h"
 #include "core/hidx.h"
 #include "core/hmap.h"
@@ -333,14 +334,6 @@ static void add_sym_stats(struct resym_stats *st, const struct symjob *sj)
 /* dfd_opts.deadline_s's default (buildid/debuginfod.h) */
 #define RESYM_DEFAULT_DEADLINE_S 300
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* What the pass over the profile keeps while the symbolizer works. */
 struct pass {
 	const struct ppe_profile *p;
@@ -350,7 +343,7 @@ struct pass {
 	uint32_t *pm_ids;      /* per mapping: the process model's id in that batch, NO_ID none */
 	uint32_t *addr_ids;    /* per location: symjob address id, SYMJOB_NONE none */
 	uint32_t *loc_map;     /* per location: mapping index + 1, 0 none */
-	double start_s;        /* when the first batch began (now_s) */
+	uint64_t start_ns;     /* when the first batch began (clock_now_ns) */
 	struct hidx seen;      /* the new functions, by hash */
 	struct strtab names;   /* their strings */
 	struct missing_store ms;
@@ -450,7 +443,7 @@ static enum conv_err run_batch(struct pass *ps, const struct resym_opts *o, uint
 		ps->pm_ids[mine[i]] = feed_mapping(pm, p, mine[i]);
 	if (batch > 1) {
 		long total = o->sj.deadline_s > 0 ? o->sj.deadline_s : RESYM_DEFAULT_DEADLINE_S;
-		long left = total - (long)(now_s() - ps->start_s);
+		long left = total - (long)((clock_now_ns() - ps->start_ns) / 1000000000u);
 
 		sjo.deadline_s = left > 1 ? left : 1;
 	}
@@ -536,7 +529,7 @@ enum conv_err resym_pprof(const struct ppe_profile *p, const struct resym_opts *
 	if (!have_edit)
 		goto out;
 	kernel_here = kernel_runs_here(p);
-	ps.start_s = now_s();
+	ps.start_ns = clock_now_ns();
 	/* at least one batch: the symbolizer's options are checked (diag) even when nothing is to be named */
 	do {
 		err = run_batch(&ps, o, ++batch, kernel_here, &e, &li, st, diag);
