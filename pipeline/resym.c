@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* User space ends below this on the 64-bit machines perf records (x86_64, arm64). */
 #define KERNEL_HALF 0x8000000000000000ull
