@@ -76,16 +76,11 @@ int64_t deferred_marker(const struct rdr_sample *s)
 void hold_sample(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz,
 		 int attr, uint64_t cookie, uint32_t tid)
 {
-	struct rdr_held h;
+	struct rdr_held h = {
+		.tid = tid, .cookie = cookie, .offset = off, .attr = attr, .in_compressed = inz,
+		.len = (uint32_t)len, .bytes = malloc(len),
+	};
 
-	memset(&h, 0, sizeof(h));
-	h.tid = tid;
-	h.cookie = cookie;
-	h.offset = off;
-	h.attr = attr;
-	h.in_compressed = inz;
-	h.len = (uint32_t)len;
-	h.bytes = malloc(len);
 	if (!h.bytes)
 		return;
 	memcpy(h.bytes, rec, len);
