@@ -235,21 +235,13 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_kv_u64(j, "normalize_failed", ss->normalize_failed);
 	json_key(j, "sources");
 	json_obj_begin(j);
-	for (int s = 0; s < SYMSRC__COUNT; s++) {
-		json_key(j, symjob_src_name((enum symsrc)s));
-		json_u64(j, s == SYMSRC_JIT ? procmap_stats(st->pm)->frames_jit : ss->frames_by_src[s]);
-	}
+	for (int s = 0; s < SYMSRC__COUNT; s++)
+		json_kv_u64(j, symjob_src_name((enum symsrc)s),
+			    s == SYMSRC_JIT ? procmap_stats(st->pm)->frames_jit : ss->frames_by_src[s]);
 	json_obj_end(j);
 	json_key(j, "debuginfod");
 	json_obj_begin(j);
-	json_kv_u64(j, "fetched", ss->dfd_fetched);
-	json_kv_u64(j, "cache_hits", ss->dfd_cache_hits);
-	json_kv_u64(j, "not_found", ss->dfd_not_found);
-	json_kv_u64(j, "errors", ss->dfd_errors);
-	json_kv_u64(j, "bytes", ss->dfd_bytes);
-	json_kv_u64(j, "not_asked", ss->dfd_not_asked);
-	json_kv_u64(j, "skipped", ss->dfd_skipped);
-	json_kv_u64(j, "untrusted", ss->dfd_untrusted);
+	cli_dfd_counts_json(j, ss);
 	json_key(j, "servers_given_up");
 	json_arr_begin(j);
 	for (size_t i = 0; i < ss->dfd_servers; i++) {
@@ -377,10 +369,8 @@ static void json_procmap_stats(struct json *j, const struct info_state *st)
 	json_kv_u64(j, "frames_guest", ps->frames_guest);
 	json_key(j, "frames_by_build_id_source");
 	json_obj_begin(j);
-	for (int b = 0; b < PM_BID__COUNT; b++) {
-		json_key(j, procmap_bid_source_name((enum pm_bid_source)b));
-		json_u64(j, ps->frames_by_bid[b]);
-	}
+	for (int b = 0; b < PM_BID__COUNT; b++)
+		json_kv_u64(j, procmap_bid_source_name((enum pm_bid_source)b), ps->frames_by_bid[b]);
 	json_obj_end(j);
 	json_kv_u64(j, "frames_jit", ps->frames_jit);
 	json_kv_u64(j, "jit_maps_loaded", ps->jit_maps_loaded);
@@ -606,27 +596,15 @@ static void cmdline_join(const struct rdr_info *info, struct dbuf *out)
 /* The header's facts: file, mode, host, command line, compression (tmp: scratch). */
 static void json_header(struct json *j, const char *path, const struct rdr_info *info, struct dbuf *tmp)
 {
-	json_key(j, "file");
-	json_str(j, path);
-	json_key(j, "mode");
-	json_str(j, info->mode == RDR_MODE_FILE ? "file" : "pipe");
-	json_key(j, "byte_order");
-	json_str(j, info->big_endian ? "big" : "little");
-	json_key(j, "file_size");
-	if (info->file_size == UINT64_MAX)
-		json_null(j);
-	else
-		json_u64(j, info->file_size);
-	json_key(j, "perf_version");
-	json_str(j, info->perf_version);
-	json_key(j, "hostname");
-	json_str(j, info->hostname);
-	json_key(j, "os_release");
-	json_str(j, info->osrelease);
-	json_key(j, "arch");
-	json_str(j, info->arch);
-	json_key(j, "nr_cpus_online");
-	json_u64(j, info->nr_cpus_online);
+	json_kv_str(j, "file", path);
+	json_kv_str(j, "mode", info->mode == RDR_MODE_FILE ? "file" : "pipe");
+	json_kv_str(j, "byte_order", info->big_endian ? "big" : "little");
+	json_kv_u64_or_null(j, "file_size", info->file_size != UINT64_MAX, info->file_size);
+	json_kv_str(j, "perf_version", info->perf_version);
+	json_kv_str(j, "hostname", info->hostname);
+	json_kv_str(j, "os_release", info->osrelease);
+	json_kv_str(j, "arch", info->arch);
+	json_kv_u64(j, "nr_cpus_online", info->nr_cpus_online);
 	json_key(j, "cmdline");
 	if (info->cmdline_len) {
 		cmdline_join(info, tmp);
@@ -637,10 +615,8 @@ static void json_header(struct json *j, const char *path, const struct rdr_info 
 	json_key(j, "compressed");
 	if (info->has_compressed) {
 		json_obj_begin(j);
-		json_key(j, "type");
-		json_u64(j, info->comp_type);
-		json_key(j, "level");
-		json_u64(j, info->comp_level);
+		json_kv_u64(j, "type", info->comp_type);
+		json_kv_u64(j, "level", info->comp_level);
 		json_obj_end(j);
 	} else {
 		json_null(j);
@@ -656,20 +632,13 @@ static void json_events(struct json *j, const struct rdr_info *info)
 		const struct rdr_attr *a = &info->attrs[i];
 
 		json_obj_begin(j);
-		json_key(j, "name");
-		json_str(j, a->name);
-		json_key(j, "type");
-		json_u64(j, a->type);
-		json_key(j, "config");
-		json_u64(j, a->config);
-		json_key(j, "sample_type");
-		json_u64(j, a->sample_type);
-		json_key(j, a->freq ? "sample_freq" : "sample_period");
-		json_u64(j, a->sample_period);
-		json_key(j, "ids");
-		json_u64(j, a->nr_ids);
-		json_key(j, "samples");
-		json_u64(j, a->samples);
+		json_kv_str(j, "name", a->name);
+		json_kv_u64(j, "type", a->type);
+		json_kv_u64(j, "config", a->config);
+		json_kv_u64(j, "sample_type", a->sample_type);
+		json_kv_u64(j, a->freq ? "sample_freq" : "sample_period", a->sample_period);
+		json_kv_u64(j, "ids", a->nr_ids);
+		json_kv_u64(j, "samples", a->samples);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -681,29 +650,24 @@ static void json_records(struct json *j, const struct rdr_stats *s)
 	json_key(j, "records");
 	json_obj_begin(j);
 	for (uint32_t t = 0; t < RDR_RECORD_TYPES; t++)
-		if (s->records[t]) {
-			json_key(j, rdr_record_name(t));
-			json_u64(j, s->records[t]);
-		}
+		if (s->records[t])
+			json_kv_u64(j, rdr_record_name(t), s->records[t]);
 	json_obj_end(j);
-	json_key(j, "records_unknown");
-	json_u64(j, s->records_unknown);
-	json_key(j, "samples");
-	json_u64(j, s->samples);
-	json_key(j, "samples_skipped");
-	json_u64(j, s->samples_malformed + s->samples_unknown_attr);
-	json_key(j, "lost_samples");
-	json_u64(j, s->lost_events + s->lost_samples);
-	json_key(j, "first_sample_time");
-	if (s->has_sample_time)
-		json_u64(j, s->first_sample_time);
-	else
-		json_null(j);
-	json_key(j, "last_sample_time");
-	if (s->has_sample_time)
-		json_u64(j, s->last_sample_time);
-	else
-		json_null(j);
+	json_kv_u64(j, "records_unknown", s->records_unknown);
+	json_kv_u64(j, "samples", s->samples);
+	json_kv_u64(j, "samples_skipped", s->samples_malformed + s->samples_unknown_attr);
+	json_kv_u64(j, "lost_samples", s->lost_events + s->lost_samples);
+	json_kv_u64_or_null(j, "first_sample_time", s->has_sample_time, s->first_sample_time);
+	json_kv_u64_or_null(j, "last_sample_time", s->has_sample_time, s->last_sample_time);
+}
+
+/* Opens a build-id's object with what both lists of build-ids say of it. */
+static void json_build_id(struct json *j, const char *hex, const char *filename, const char *source)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "build_id", hex);
+	json_kv_str(j, "filename", filename);
+	json_kv_str(j, "source", source);
 }
 
 /* The build-ids: the header's table, then those of MMAP2 records. */
@@ -717,26 +681,13 @@ static void json_build_ids(struct json *j, const struct rdr_info *info, const st
 		const struct rdr_build_id *b = &info->build_ids[i];
 
 		buildid_hex(b->id, b->size, hex);
-		json_obj_begin(j);
-		json_key(j, "build_id");
-		json_str(j, hex);
-		json_key(j, "filename");
-		json_str(j, b->filename);
-		json_key(j, "source");
-		json_str(j, bid_source_name(b->source));
-		json_key(j, "cpumode");
-		json_str(j, cpumode_name(b->misc));
+		json_build_id(j, hex, b->filename, bid_source_name(b->source));
+		json_kv_str(j, "cpumode", cpumode_name(b->misc));
 		json_obj_end(j);
 	}
 	for (size_t i = 0; i < st->nr_bids; i++) {
 		buildid_hex(st->bids[i].id, st->bids[i].size, hex);
-		json_obj_begin(j);
-		json_key(j, "build_id");
-		json_str(j, hex);
-		json_key(j, "filename");
-		json_str(j, st->bids[i].filename);
-		json_key(j, "source");
-		json_str(j, "mmap2");
+		json_build_id(j, hex, st->bids[i].filename, "mmap2");
 		json_obj_end(j);
 	}
 	json_arr_end(j);
