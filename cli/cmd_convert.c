@@ -437,14 +437,7 @@ static void json_debuginfod(struct json *j, const struct convert_stats *cs)
 {
 	json_key(j, "debuginfod");
 	json_obj_begin(j);
-	json_kv_u64(j, "fetched", cs ? cs->sym.dfd_fetched : 0);
-	json_kv_u64(j, "cache_hits", cs ? cs->sym.dfd_cache_hits : 0);
-	json_kv_u64(j, "not_found", cs ? cs->sym.dfd_not_found : 0);
-	json_kv_u64(j, "errors", cs ? cs->sym.dfd_errors : 0);
-	json_kv_u64(j, "bytes", cs ? cs->sym.dfd_bytes : 0);
-	json_kv_u64(j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
-	json_kv_u64(j, "skipped", cs ? cs->sym.dfd_skipped : 0);
-	json_kv_u64(j, "untrusted", cs ? cs->sym.dfd_untrusted : 0);
+	cli_dfd_counts_json(j, cs ? &cs->sym : NULL);
 	json_key(j, "servers_given_up");
 	json_arr_begin(j);
 	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
@@ -519,11 +512,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	struct dbuf out;
 	struct json j;
 
-	dbuf_init(&out, 0);
-	json_init(&j, &out, false);
-	json_obj_begin(&j);
-	json_kv_str(&j, "input", in);
-	json_kv_u64(&j, "exit_code", (uint64_t)rc);
+	statsfile_record_begin(&j, &out, in, rc);
 	json_counts(&j, p, cs);
 	json_frames(&j, cs);
 	json_debuginfod(&j, cs);
@@ -532,10 +521,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	json_outputs(&j, w);
 	if (top)
 		json_top(&j, top, top_event);
-	json_obj_end(&j);
-	dbuf_putc(&out, '\n');
-	statsfile_put(out.err ? NULL : out.data, out.len);
-	dbuf_release(&out);
+	statsfile_record_end(&j, &out);
 }
 
 /* ---- one input ---- */

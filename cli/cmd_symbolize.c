@@ -189,11 +189,7 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	struct dbuf o;
 	struct json j;
 
-	dbuf_init(&o, 0);
-	json_init(&j, &o, false);
-	json_obj_begin(&j);
-	json_kv_str(&j, "input", in);
-	json_kv_u64(&j, "exit_code", (uint64_t)rc);
+	statsfile_record_begin(&j, &o, in, rc);
 	json_kv_str(&j, "format", jfr ? "jfr" : "pprof");
 	json_kv_u64(&j, "locations", st->locations);
 	json_kv_u64(&j, "named", st->named);
@@ -240,10 +236,7 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
-	json_obj_end(&j);
-	dbuf_putc(&o, '\n');
-	statsfile_put(o.err ? NULL : o.data, o.len);
-	dbuf_release(&o);
+	statsfile_record_end(&j, &o);
 }
 
 /*

@@ -409,3 +409,15 @@ void cli_unwind_json(struct json *j, const struct unwinding_stats *u)
 	json_obj_end(j);
 	json_obj_end(j);
 }
+
+void cli_dfd_counts_json(struct json *j, const struct symjob_stats *ss)
+{
+	json_kv_u64(j, "fetched", ss ? ss->dfd_fetched : 0);
+	json_kv_u64(j, "cache_hits", ss ? ss->dfd_cache_hits : 0);
+	json_kv_u64(j, "not_found", ss ? ss->dfd_not_found : 0);
+	json_kv_u64(j, "errors", ss ? ss->dfd_errors : 0);
+	json_kv_u64(j, "bytes", ss ? ss->dfd_bytes : 0);
+	json_kv_u64(j, "not_asked", ss ? ss->dfd_not_asked : 0);
+	json_kv_u64(j, "skipped", ss ? ss->dfd_skipped : 0);
+	json_kv_u64(j, "untrusted", ss ? ss->dfd_untrusted : 0);
+}

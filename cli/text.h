@@ -107,6 +107,12 @@ void cli_unwind_words(const struct unwinding_stats *u, char *dwarf, size_t ndwar
 void cli_unwind_json(struct json *j, const struct unwinding_stats *u);
 
 /*
+ * The debuginfod counts of --stats and conv info --json, members of the
+ * object j is in (ss NULL: all 0).
+ */
+void cli_dfd_counts_json(struct json *j, const struct symjob_stats *ss);
+
+/*
  * Opens an input: '-' is standard input; a directory is refused; a failure
  * is said in one plain line on stderr. Returns 0 with *r set, else the exit
  * code (CLI_EXIT_INPUT).
