@@ -40,21 +40,28 @@ const char *cli_plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* $COLUMNS when it is a width (1 to 9999), else 0. */
+static unsigned columns_env(void)
+{
+	const char *env = getenv("COLUMNS");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	v = strtoul(env, &end, 10);
+	return !*end && v > 0 && v < 10000 ? (unsigned)v : 0;
+}
+
 unsigned cli_term_width(int fd)
 {
 	struct winsize ws;
-	const char *env = getenv("COLUMNS");
+	unsigned env;
 
 	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
-	if (env && *env) {
-		char *end;
-		unsigned long v = strtoul(env, &end, 10);
-
-		if (!*end && v > 0 && v < 10000)
-			return (unsigned)v;
-	}
-	return 80;
+	env = columns_env();
+	return env ? env : 80;
 }
 
 /* The byte offset just past the first k columns of s. */
@@ -72,18 +79,7 @@ static size_t head_end(const char *s, size_t k)
 
 unsigned cli_wrap_width(int fd)
 {
-	const char *env = getenv("COLUMNS");
-
-	if (isatty(fd))
-		return cli_term_width(fd);
-	if (env && *env) {
-		char *end;
-		unsigned long v = strtoul(env, &end, 10);
-
-		if (!*end && v > 0 && v < 10000)
-			return (unsigned)v;
-	}
-	return 0;
+	return isatty(fd) ? cli_term_width(fd) : columns_env();
 }
 
 /* Columns of the first n bytes of a UTF-8 string: one per character (the lines are ASCII but for names). */
