@@ -648,6 +648,25 @@ static void seen_comms(const struct convert_seen *sn, char *buf, size_t n)
 }
 
 /*
+ * refuse_filters' --pid and --tid (what: "pid", "tid"): true (said) when
+ * a value given, ids[i], is one no sample had (seen[i]; seen NULL: not
+ * noted); min and max are the recording's range.
+ */
+static bool refuse_ids(const char *in, const char *what, const uint32_t *ids, size_t nr, const bool *seen,
+		       uint32_t min, uint32_t max)
+{
+	for (size_t i = 0; seen && i < nr; i++) {
+		if (!seen[i]) {
+			fprintf(stderr, "conv: %s: --%s %" PRIu32 ": no sample of this recording has it "
+					"(its %ss: %" PRIu32 " to %" PRIu32 "); nothing written\n",
+				in, what, ids[i], what, min, max);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * After the reading pass, before any output is opened: a filter that
  * names what the recording lacks (a pid, tid or thread name no sample had,
  * a time window outside the samples), or filters that together keep no
@@ -665,22 +684,9 @@ static bool refuse_filters(const struct cvopts *c, const char *in, const struct 
 
 	if (!cs->samples && !cs->samples_filtered)
 		return false;
-	for (size_t i = 0; sn->pids && i < f->nr_pids; i++) {
-		if (!sn->pids[i]) {
-			fprintf(stderr, "conv: %s: --pid %" PRIu32 ": no sample of this recording has it "
-					"(its pids: %" PRIu32 " to %" PRIu32 "); nothing written\n",
-				in, f->pids[i], sn->pid_min, sn->pid_max);
-			return true;
-		}
-	}
-	for (size_t i = 0; sn->tids && i < f->nr_tids; i++) {
-		if (!sn->tids[i]) {
-			fprintf(stderr, "conv: %s: --tid %" PRIu32 ": no sample of this recording has it "
-					"(its tids: %" PRIu32 " to %" PRIu32 "); nothing written\n",
-				in, f->tids[i], sn->tid_min, sn->tid_max);
-			return true;
-		}
-	}
+	if (refuse_ids(in, "pid", f->pids, f->nr_pids, sn->pids, sn->pid_min, sn->pid_max) ||
+	    refuse_ids(in, "tid", f->tids, f->nr_tids, sn->tids, sn->tid_min, sn->tid_max))
+		return true;
 	for (size_t i = 0; sn->comms && i < f->nr_comms; i++) {
 		if (!sn->comms[i]) {
 			seen_comms(sn, names, sizeof(names));
