@@ -18,6 +18,7 @@
 #include "core/io.h"
 #include "core/json.h"
 #include "core/ropen.h"
+#include "core/vec.h"
 #include "jfrwriter/jfr.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
@@ -1590,15 +1591,8 @@ struct inputs {
 /* Appends one input; false when out of memory. */
 static bool inputs_add(struct inputs *in, char *path)
 {
-	if (in->nr == in->cap) {
-		size_t nc = in->cap ? 2 * in->cap : 16;
-		char **ni = realloc(in->v, nc * sizeof(*ni));
-
-		if (!ni)
-			return false;
-		in->v = ni;
-		in->cap = nc;
-	}
+	if (!vec_reserve((void **)&in->v, &in->cap, in->nr + 1, sizeof(*in->v)))
+		return false;
 	in->v[in->nr++] = path;
 	return true;
 }

@@ -14,6 +14,7 @@
 #include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/json.h"
+#include "core/vec.h"
 #include "pipeline/readpass.h"
 #include "pipeline/symjob.h"
 #include "pipeline/unwinding.h"
@@ -127,17 +128,12 @@ static void note_frames(struct info_state *st, const struct pm_frame *fr, size_t
 				st->leaf_nofile++;
 		} else {
 			if (id >= st->cap_leaf) {
-				size_t nc = st->cap_leaf ? st->cap_leaf : 1024;
-				uint64_t *p;
+				size_t old = st->cap_leaf;
 
-				while (nc <= id)
-					nc *= 2;
-				p = realloc(st->leaf_hits, nc * sizeof(*p));
-				if (!p)
+				if (!vec_reserve((void **)&st->leaf_hits, &st->cap_leaf, (size_t)id + 1,
+						 sizeof(*st->leaf_hits)))
 					continue;
-				memset(p + st->cap_leaf, 0, (nc - st->cap_leaf) * sizeof(*p));
-				st->leaf_hits = p;
-				st->cap_leaf = nc;
+				memset(st->leaf_hits + old, 0, (st->cap_leaf - old) * sizeof(*st->leaf_hits));
 			}
 			st->leaf_hits[id]++;
 		}
@@ -186,15 +182,8 @@ static struct top_ent *top_functions(struct info_state *st, size_t *n_out)
 		if (v && strcmp(t[*v].name, name))
 			v = NULL; /* collision: a second entry (rare; totals stay right per entry) */
 		if (!v) {
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct top_ent *p = realloc(t, nc * sizeof(*p));
-
-				if (!p)
-					break;
-				t = p;
-				cap = nc;
-			}
+			if (!vec_reserve((void **)&t, &cap, n + 1, sizeof(*t)))
+				break;
 			memset(&t[n], 0, sizeof(t[n]));
 			t[n].name = name;
 			hmap_put(&idx, h, n);
@@ -512,15 +501,8 @@ static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
 		st->bids_dropped++;
 		return;
 	}
-	if (st->nr_bids == st->cap_bids) {
-		size_t ncap = st->cap_bids ? st->cap_bids * 2 : 32;
-		struct info_bid *nb = realloc(st->bids, ncap * sizeof(*nb));
-
-		if (!nb)
-			return;
-		st->bids = nb;
-		st->cap_bids = ncap;
-	}
+	if (!vec_reserve((void **)&st->bids, &st->cap_bids, st->nr_bids + 1, sizeof(*st->bids)))
+		return;
 	st->bids[st->nr_bids].size = m->build_id_size;
 	memcpy(st->bids[st->nr_bids].id, m->build_id, 20);
 	st->bids[st->nr_bids].filename = strdup(name);

@@ -9,6 +9,7 @@
  */
 #include "reader/reader_internal.h"
 
+#include "core/vec.h"
 #include "reader/perf_abi.h"
 
 #include <stdlib.h>
@@ -26,15 +27,8 @@ void held_free(struct rdr_held *h)
 
 static bool held_push(struct rdr_held **arr, size_t *n, size_t *cap, const struct rdr_held *h)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct rdr_held *na = realloc(*arr, ncap * sizeof(*na));
-
-		if (!na)
-			return false;
-		*arr = na;
-		*cap = ncap;
-	}
+	if (!vec_reserve((void **)arr, cap, *n + 1, sizeof(**arr)))
+		return false;
 	(*arr)[(*n)++] = *h;
 	return true;
 }

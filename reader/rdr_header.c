@@ -28,6 +28,7 @@
  */
 #include "reader/reader_internal.h"
 
+#include "core/vec.h"
 #include "reader/perf_abi.h"
 
 #include <inttypes.h>
@@ -524,15 +525,9 @@ void rdr_parse_build_ids(struct rdr *r, const uint8_t *p, size_t len, uint64_t o
 		b.filename = arena_strndup(&r->arena, name, name_len);
 		b.source = src;
 		b.offset = off + rec_start;
-		if (r->info.nr_build_ids == r->build_ids_cap) {
-			size_t ncap = r->build_ids_cap ? r->build_ids_cap * 2 : 16;
-			struct rdr_build_id *nb = realloc(r->info.build_ids, ncap * sizeof(*nb));
-
-			if (!nb)
-				return;
-			r->info.build_ids = nb;
-			r->build_ids_cap = ncap;
-		}
+		if (!vec_reserve((void **)&r->info.build_ids, &r->build_ids_cap, r->info.nr_build_ids + 1,
+				 sizeof(*r->info.build_ids)))
+			return;
 		r->info.build_ids[r->info.nr_build_ids++] = b;
 	}
 }
