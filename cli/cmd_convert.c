@@ -441,13 +441,8 @@ static void json_debuginfod(struct json *j, const struct convert_stats *cs)
 	cli_dfd_counts_json(j, cs ? &cs->sym : NULL);
 	json_key(j, "servers_given_up");
 	json_arr_begin(j);
-	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
-		json_obj_begin(j);
-		json_kv_str(j, "url", cs->dfd_down[i].url);
-		json_kv_str(j, "why", cs->dfd_down[i].why);
-		json_kv_u64(j, "skipped", cs->dfd_down[i].skipped);
-		json_obj_end(j);
-	}
+	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++)
+		cli_dfd_down_json(j, cs->dfd_down[i].url, cs->dfd_down[i].why, cs->dfd_down[i].skipped);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -458,12 +453,9 @@ static void json_unresolved(struct json *j, const struct convert_stats *cs)
 	json_key(j, "unresolved_objects");
 	json_arr_begin(j);
 	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
-		json_obj_begin(j);
-		json_kv_str(j, "build_id", cs->missing[i].build_id);
-		json_kv_str(j, "path", cs->missing[i].path);
-		json_kv_u64(j, "frames", cs->missing[i].frames);
-		json_kv_str(j, "reason", cs->missing[i].reason ? cs->missing[i].reason : "");
-		json_obj_end(j);
+		const struct convert_missing *m = &cs->missing[i];
+
+		cli_missing_json(j, m->build_id, m->path, "frames", m->frames, m->reason ? m->reason : "");
 	}
 	json_arr_end(j);
 	json_kv_u64(j, "lost_samples", cs ? cs->lost_samples : 0);
@@ -494,13 +486,8 @@ static void json_outputs(struct json *j, const struct written *w)
 	json_key(j, "outputs");
 	json_arr_begin(j);
 	for (int k = 0; k < OUT__COUNT; k++) {
-		if (!w->path[k])
-			continue;
-		json_obj_begin(j);
-		json_kv_str(j, "format", outs[k].format);
-		json_kv_str(j, "path", w->path[k]);
-		json_kv_u64(j, "bytes", w->bytes[k]);
-		json_obj_end(j);
+		if (w->path[k])
+			cli_output_json(j, outs[k].format, w->path[k], w->bytes[k]);
 	}
 	json_arr_end(j);
 }

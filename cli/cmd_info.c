@@ -238,11 +238,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 
 		if (!d || d->down == DFD_UP)
 			continue;
-		json_obj_begin(j);
-		json_kv_str(j, "url", d->url);
-		json_kv_str(j, "why", d->why ? d->why : "");
-		json_kv_u64(j, "skipped", d->skipped);
-		json_obj_end(j);
+		cli_dfd_down_json(j, d->url, d->why ? d->why : "", d->skipped);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
@@ -251,11 +247,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 	for (size_t i = 0; i < symjob_missing_count(st->sj); i++) {
 		const struct symjob_missing *m = symjob_missing_at(st->sj, i);
 
-		json_obj_begin(j);
-		json_kv_str(j, "build_id", m->build_id);
-		json_kv_str(j, "path", m->path);
-		json_kv_u64(j, "frames", m->frames);
-		json_obj_end(j);
+		cli_missing_json(j, m->build_id, m->path, "frames", m->frames, NULL);
 	}
 	json_arr_end(j);
 	json_obj_end(j);

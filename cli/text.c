@@ -417,3 +417,33 @@ void cli_dfd_counts_json(struct json *j, const struct symjob_stats *ss)
 	json_kv_u64(j, "skipped", ss ? ss->dfd_skipped : 0);
 	json_kv_u64(j, "untrusted", ss ? ss->dfd_untrusted : 0);
 }
+
+void cli_dfd_down_json(struct json *j, const char *url, const char *why, uint64_t skipped)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "url", url);
+	json_kv_str(j, "why", why);
+	json_kv_u64(j, "skipped", skipped);
+	json_obj_end(j);
+}
+
+void cli_missing_json(struct json *j, const char *build_id, const char *path, const char *count_key,
+		      uint64_t count, const char *reason)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "build_id", build_id);
+	json_kv_str(j, "path", path);
+	json_kv_u64(j, count_key, count);
+	if (reason)
+		json_kv_str(j, "reason", reason);
+	json_obj_end(j);
+}
+
+void cli_output_json(struct json *j, const char *format, const char *path, uint64_t bytes)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "format", format);
+	json_kv_str(j, "path", path);
+	json_kv_u64(j, "bytes", bytes);
+	json_obj_end(j);
+}
