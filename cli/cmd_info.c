@@ -238,7 +238,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 
 		if (!d || d->down == DFD_UP)
 			continue;
-		cli_dfd_down_json(j, d->url, d->why ? d->why : "", d->skipped);
+		cli_dfd_down_json(j, d->url, d->why, d->skipped);
 	}
 	json_arr_end(j);
 	json_obj_end(j);

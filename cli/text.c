@@ -422,7 +422,7 @@ void cli_dfd_down_json(struct json *j, const char *url, const char *why, uint64_
 {
 	json_obj_begin(j);
 	json_kv_str(j, "url", url);
-	json_kv_str(j, "why", why);
+	json_kv_str(j, "why", why ? why : "");
 	json_kv_u64(j, "skipped", skipped);
 	json_obj_end(j);
 }

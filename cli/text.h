@@ -112,7 +112,7 @@ void cli_unwind_json(struct json *j, const struct unwinding_stats *u);
  */
 void cli_dfd_counts_json(struct json *j, const struct symjob_stats *ss);
 
-/* One of "servers_given_up": {url, why, skipped}. */
+/* One of "servers_given_up": {url, why, skipped}; why NULL (none given) is written "". */
 void cli_dfd_down_json(struct json *j, const char *url, const char *why, uint64_t skipped);
 
 /*
