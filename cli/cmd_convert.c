@@ -18,6 +18,7 @@
 #include "core/io.h"
 #include "core/json.h"
 #include "core/ropen.h"
+#include "core/vec.h"
 #include "jfrwriter/jfr.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
@@ -437,23 +438,11 @@ static void json_debuginfod(struct json *j, const struct convert_stats *cs)
 {
 	json_key(j, "debuginfod");
 	json_obj_begin(j);
-	json_kv_u64(j, "fetched", cs ? cs->sym.dfd_fetched : 0);
-	json_kv_u64(j, "cache_hits", cs ? cs->sym.dfd_cache_hits : 0);
-	json_kv_u64(j, "not_found", cs ? cs->sym.dfd_not_found : 0);
-	json_kv_u64(j, "errors", cs ? cs->sym.dfd_errors : 0);
-	json_kv_u64(j, "bytes", cs ? cs->sym.dfd_bytes : 0);
-	json_kv_u64(j, "not_asked", cs ? cs->sym.dfd_not_asked : 0);
-	json_kv_u64(j, "skipped", cs ? cs->sym.dfd_skipped : 0);
-	json_kv_u64(j, "untrusted", cs ? cs->sym.dfd_untrusted : 0);
+	cli_dfd_counts_json(j, cs ? &cs->sym : NULL);
 	json_key(j, "servers_given_up");
 	json_arr_begin(j);
-	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++) {
-		json_obj_begin(j);
-		json_kv_str(j, "url", cs->dfd_down[i].url);
-		json_kv_str(j, "why", cs->dfd_down[i].why);
-		json_kv_u64(j, "skipped", cs->dfd_down[i].skipped);
-		json_obj_end(j);
-	}
+	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++)
+		cli_dfd_down_json(j, cs->dfd_down[i].url, cs->dfd_down[i].why, cs->dfd_down[i].skipped);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -464,12 +453,9 @@ static void json_unresolved(struct json *j, const struct convert_stats *cs)
 	json_key(j, "unresolved_objects");
 	json_arr_begin(j);
 	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
-		json_obj_begin(j);
-		json_kv_str(j, "build_id", cs->missing[i].build_id);
-		json_kv_str(j, "path", cs->missing[i].path);
-		json_kv_u64(j, "frames", cs->missing[i].frames);
-		json_kv_str(j, "reason", cs->missing[i].reason ? cs->missing[i].reason : "");
-		json_obj_end(j);
+		const struct convert_missing *m = &cs->missing[i];
+
+		cli_missing_json(j, m->build_id, m->path, "frames", m->frames, m->reason ? m->reason : "");
 	}
 	json_arr_end(j);
 	json_kv_u64(j, "lost_samples", cs ? cs->lost_samples : 0);
@@ -500,13 +486,8 @@ static void json_outputs(struct json *j, const struct written *w)
 	json_key(j, "outputs");
 	json_arr_begin(j);
 	for (int k = 0; k < OUT__COUNT; k++) {
-		if (!w->path[k])
-			continue;
-		json_obj_begin(j);
-		json_kv_str(j, "format", outs[k].format);
-		json_kv_str(j, "path", w->path[k]);
-		json_kv_u64(j, "bytes", w->bytes[k]);
-		json_obj_end(j);
+		if (w->path[k])
+			cli_output_json(j, outs[k].format, w->path[k], w->bytes[k]);
 	}
 	json_arr_end(j);
 }
@@ -519,11 +500,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	struct dbuf out;
 	struct json j;
 
-	dbuf_init(&out, 0);
-	json_init(&j, &out, false);
-	json_obj_begin(&j);
-	json_kv_str(&j, "input", in);
-	json_kv_u64(&j, "exit_code", (uint64_t)rc);
+	statsfile_record_begin(&j, &out, in, rc);
 	json_counts(&j, p, cs);
 	json_frames(&j, cs);
 	json_debuginfod(&j, cs);
@@ -532,10 +509,7 @@ static void write_stats(const char *in, int rc, const struct rdr *r,
 	json_outputs(&j, w);
 	if (top)
 		json_top(&j, top, top_event);
-	json_obj_end(&j);
-	dbuf_putc(&out, '\n');
-	statsfile_put(out.err ? NULL : out.data, out.len);
-	dbuf_release(&out);
+	statsfile_record_end(&j, &out);
 }
 
 /* ---- one input ---- */
@@ -662,6 +636,25 @@ static void seen_comms(const struct convert_seen *sn, char *buf, size_t n)
 }
 
 /*
+ * refuse_filters' --pid and --tid (what: "pid", "tid"): true (said) when
+ * a value given, ids[i], is one no sample had (seen[i]; seen NULL: not
+ * noted); min and max are the recording's range.
+ */
+static bool refuse_ids(const char *in, const char *what, const uint32_t *ids, size_t nr, const bool *seen,
+		       uint32_t min, uint32_t max)
+{
+	for (size_t i = 0; seen && i < nr; i++) {
+		if (!seen[i]) {
+			fprintf(stderr, "conv: %s: --%s %" PRIu32 ": no sample of this recording has it "
+					"(its %ss: %" PRIu32 " to %" PRIu32 "); nothing written\n",
+				in, what, ids[i], what, min, max);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * After the reading pass, before any output is opened: a filter that
  * names what the recording lacks (a pid, tid or thread name no sample had,
  * a time window outside the samples), or filters that together keep no
@@ -679,22 +672,9 @@ static bool refuse_filters(const struct cvopts *c, const char *in, const struct 
 
 	if (!cs->samples && !cs->samples_filtered)
 		return false;
-	for (size_t i = 0; sn->pids && i < f->nr_pids; i++) {
-		if (!sn->pids[i]) {
-			fprintf(stderr, "conv: %s: --pid %" PRIu32 ": no sample of this recording has it "
-					"(its pids: %" PRIu32 " to %" PRIu32 "); nothing written\n",
-				in, f->pids[i], sn->pid_min, sn->pid_max);
-			return true;
-		}
-	}
-	for (size_t i = 0; sn->tids && i < f->nr_tids; i++) {
-		if (!sn->tids[i]) {
-			fprintf(stderr, "conv: %s: --tid %" PRIu32 ": no sample of this recording has it "
-					"(its tids: %" PRIu32 " to %" PRIu32 "); nothing written\n",
-				in, f->tids[i], sn->tid_min, sn->tid_max);
-			return true;
-		}
-	}
+	if (refuse_ids(in, "pid", f->pids, f->nr_pids, sn->pids, sn->pid_min, sn->pid_max) ||
+	    refuse_ids(in, "tid", f->tids, f->nr_tids, sn->tids, sn->tid_min, sn->tid_max))
+		return true;
 	for (size_t i = 0; sn->comms && i < f->nr_comms; i++) {
 		if (!sn->comms[i]) {
 			seen_comms(sn, names, sizeof(names));
@@ -1598,15 +1578,8 @@ struct inputs {
 /* Appends one input; false when out of memory. */
 static bool inputs_add(struct inputs *in, char *path)
 {
-	if (in->nr == in->cap) {
-		size_t nc = in->cap ? 2 * in->cap : 16;
-		char **ni = realloc(in->v, nc * sizeof(*ni));
-
-		if (!ni)
-			return false;
-		in->v = ni;
-		in->cap = nc;
-	}
+	if (!vec_reserve((void **)&in->v, &in->cap, in->nr + 1, sizeof(*in->v)))
+		return false;
 	in->v[in->nr++] = path;
 	return true;
 }

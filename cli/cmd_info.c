@@ -14,6 +14,7 @@
 #include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/json.h"
+#include "core/vec.h"
 #include "pipeline/readpass.h"
 #include "pipeline/symjob.h"
 #include "pipeline/unwinding.h"
@@ -127,17 +128,12 @@ static void note_frames(struct info_state *st, const struct pm_frame *fr, size_t
 				st->leaf_nofile++;
 		} else {
 			if (id >= st->cap_leaf) {
-				size_t nc = st->cap_leaf ? st->cap_leaf : 1024;
-				uint64_t *p;
+				size_t old = st->cap_leaf;
 
-				while (nc <= id)
-					nc *= 2;
-				p = realloc(st->leaf_hits, nc * sizeof(*p));
-				if (!p)
+				if (!vec_reserve((void **)&st->leaf_hits, &st->cap_leaf, (size_t)id + 1,
+						 sizeof(*st->leaf_hits)))
 					continue;
-				memset(p + st->cap_leaf, 0, (nc - st->cap_leaf) * sizeof(*p));
-				st->leaf_hits = p;
-				st->cap_leaf = nc;
+				memset(st->leaf_hits + old, 0, (st->cap_leaf - old) * sizeof(*st->leaf_hits));
 			}
 			st->leaf_hits[id]++;
 		}
@@ -186,15 +182,8 @@ static struct top_ent *top_functions(struct info_state *st, size_t *n_out)
 		if (v && strcmp(t[*v].name, name))
 			v = NULL; /* collision: a second entry (rare; totals stay right per entry) */
 		if (!v) {
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct top_ent *p = realloc(t, nc * sizeof(*p));
-
-				if (!p)
-					break;
-				t = p;
-				cap = nc;
-			}
+			if (!vec_reserve((void **)&t, &cap, n + 1, sizeof(*t)))
+				break;
 			memset(&t[n], 0, sizeof(t[n]));
 			t[n].name = name;
 			hmap_put(&idx, h, n);
@@ -235,21 +224,13 @@ static void json_symbols(struct json *j, struct info_state *st)
 	json_kv_u64(j, "normalize_failed", ss->normalize_failed);
 	json_key(j, "sources");
 	json_obj_begin(j);
-	for (int s = 0; s < SYMSRC__COUNT; s++) {
-		json_key(j, symjob_src_name((enum symsrc)s));
-		json_u64(j, s == SYMSRC_JIT ? procmap_stats(st->pm)->frames_jit : ss->frames_by_src[s]);
-	}
+	for (int s = 0; s < SYMSRC__COUNT; s++)
+		json_kv_u64(j, symjob_src_name((enum symsrc)s),
+			    s == SYMSRC_JIT ? procmap_stats(st->pm)->frames_jit : ss->frames_by_src[s]);
 	json_obj_end(j);
 	json_key(j, "debuginfod");
 	json_obj_begin(j);
-	json_kv_u64(j, "fetched", ss->dfd_fetched);
-	json_kv_u64(j, "cache_hits", ss->dfd_cache_hits);
-	json_kv_u64(j, "not_found", ss->dfd_not_found);
-	json_kv_u64(j, "errors", ss->dfd_errors);
-	json_kv_u64(j, "bytes", ss->dfd_bytes);
-	json_kv_u64(j, "not_asked", ss->dfd_not_asked);
-	json_kv_u64(j, "skipped", ss->dfd_skipped);
-	json_kv_u64(j, "untrusted", ss->dfd_untrusted);
+	cli_dfd_counts_json(j, ss);
 	json_key(j, "servers_given_up");
 	json_arr_begin(j);
 	for (size_t i = 0; i < ss->dfd_servers; i++) {
@@ -257,11 +238,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 
 		if (!d || d->down == DFD_UP)
 			continue;
-		json_obj_begin(j);
-		json_kv_str(j, "url", d->url);
-		json_kv_str(j, "why", d->why ? d->why : "");
-		json_kv_u64(j, "skipped", d->skipped);
-		json_obj_end(j);
+		cli_dfd_down_json(j, d->url, d->why, d->skipped);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
@@ -270,11 +247,7 @@ static void json_symbols(struct json *j, struct info_state *st)
 	for (size_t i = 0; i < symjob_missing_count(st->sj); i++) {
 		const struct symjob_missing *m = symjob_missing_at(st->sj, i);
 
-		json_obj_begin(j);
-		json_kv_str(j, "build_id", m->build_id);
-		json_kv_str(j, "path", m->path);
-		json_kv_u64(j, "frames", m->frames);
-		json_obj_end(j);
+		cli_missing_json(j, m->build_id, m->path, "frames", m->frames, NULL);
 	}
 	json_arr_end(j);
 	json_obj_end(j);
@@ -377,10 +350,8 @@ static void json_procmap_stats(struct json *j, const struct info_state *st)
 	json_kv_u64(j, "frames_guest", ps->frames_guest);
 	json_key(j, "frames_by_build_id_source");
 	json_obj_begin(j);
-	for (int b = 0; b < PM_BID__COUNT; b++) {
-		json_key(j, procmap_bid_source_name((enum pm_bid_source)b));
-		json_u64(j, ps->frames_by_bid[b]);
-	}
+	for (int b = 0; b < PM_BID__COUNT; b++)
+		json_kv_u64(j, procmap_bid_source_name((enum pm_bid_source)b), ps->frames_by_bid[b]);
 	json_obj_end(j);
 	json_kv_u64(j, "frames_jit", ps->frames_jit);
 	json_kv_u64(j, "jit_maps_loaded", ps->jit_maps_loaded);
@@ -522,15 +493,8 @@ static void note_mmap2_bid(struct info_state *st, const struct rdr_event *ev)
 		st->bids_dropped++;
 		return;
 	}
-	if (st->nr_bids == st->cap_bids) {
-		size_t ncap = st->cap_bids ? st->cap_bids * 2 : 32;
-		struct info_bid *nb = realloc(st->bids, ncap * sizeof(*nb));
-
-		if (!nb)
-			return;
-		st->bids = nb;
-		st->cap_bids = ncap;
-	}
+	if (!vec_reserve((void **)&st->bids, &st->cap_bids, st->nr_bids + 1, sizeof(*st->bids)))
+		return;
 	st->bids[st->nr_bids].size = m->build_id_size;
 	memcpy(st->bids[st->nr_bids].id, m->build_id, 20);
 	st->bids[st->nr_bids].filename = strdup(name);
@@ -606,27 +570,15 @@ static void cmdline_join(const struct rdr_info *info, struct dbuf *out)
 /* The header's facts: file, mode, host, command line, compression (tmp: scratch). */
 static void json_header(struct json *j, const char *path, const struct rdr_info *info, struct dbuf *tmp)
 {
-	json_key(j, "file");
-	json_str(j, path);
-	json_key(j, "mode");
-	json_str(j, info->mode == RDR_MODE_FILE ? "file" : "pipe");
-	json_key(j, "byte_order");
-	json_str(j, info->big_endian ? "big" : "little");
-	json_key(j, "file_size");
-	if (info->file_size == UINT64_MAX)
-		json_null(j);
-	else
-		json_u64(j, info->file_size);
-	json_key(j, "perf_version");
-	json_str(j, info->perf_version);
-	json_key(j, "hostname");
-	json_str(j, info->hostname);
-	json_key(j, "os_release");
-	json_str(j, info->osrelease);
-	json_key(j, "arch");
-	json_str(j, info->arch);
-	json_key(j, "nr_cpus_online");
-	json_u64(j, info->nr_cpus_online);
+	json_kv_str(j, "file", path);
+	json_kv_str(j, "mode", info->mode == RDR_MODE_FILE ? "file" : "pipe");
+	json_kv_str(j, "byte_order", info->big_endian ? "big" : "little");
+	json_kv_u64_or_null(j, "file_size", info->file_size != UINT64_MAX, info->file_size);
+	json_kv_str(j, "perf_version", info->perf_version);
+	json_kv_str(j, "hostname", info->hostname);
+	json_kv_str(j, "os_release", info->osrelease);
+	json_kv_str(j, "arch", info->arch);
+	json_kv_u64(j, "nr_cpus_online", info->nr_cpus_online);
 	json_key(j, "cmdline");
 	if (info->cmdline_len) {
 		cmdline_join(info, tmp);
@@ -637,10 +589,8 @@ static void json_header(struct json *j, const char *path, const struct rdr_info 
 	json_key(j, "compressed");
 	if (info->has_compressed) {
 		json_obj_begin(j);
-		json_key(j, "type");
-		json_u64(j, info->comp_type);
-		json_key(j, "level");
-		json_u64(j, info->comp_level);
+		json_kv_u64(j, "type", info->comp_type);
+		json_kv_u64(j, "level", info->comp_level);
 		json_obj_end(j);
 	} else {
 		json_null(j);
@@ -656,20 +606,13 @@ static void json_events(struct json *j, const struct rdr_info *info)
 		const struct rdr_attr *a = &info->attrs[i];
 
 		json_obj_begin(j);
-		json_key(j, "name");
-		json_str(j, a->name);
-		json_key(j, "type");
-		json_u64(j, a->type);
-		json_key(j, "config");
-		json_u64(j, a->config);
-		json_key(j, "sample_type");
-		json_u64(j, a->sample_type);
-		json_key(j, a->freq ? "sample_freq" : "sample_period");
-		json_u64(j, a->sample_period);
-		json_key(j, "ids");
-		json_u64(j, a->nr_ids);
-		json_key(j, "samples");
-		json_u64(j, a->samples);
+		json_kv_str(j, "name", a->name);
+		json_kv_u64(j, "type", a->type);
+		json_kv_u64(j, "config", a->config);
+		json_kv_u64(j, "sample_type", a->sample_type);
+		json_kv_u64(j, a->freq ? "sample_freq" : "sample_period", a->sample_period);
+		json_kv_u64(j, "ids", a->nr_ids);
+		json_kv_u64(j, "samples", a->samples);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -681,29 +624,24 @@ static void json_records(struct json *j, const struct rdr_stats *s)
 	json_key(j, "records");
 	json_obj_begin(j);
 	for (uint32_t t = 0; t < RDR_RECORD_TYPES; t++)
-		if (s->records[t]) {
-			json_key(j, rdr_record_name(t));
-			json_u64(j, s->records[t]);
-		}
+		if (s->records[t])
+			json_kv_u64(j, rdr_record_name(t), s->records[t]);
 	json_obj_end(j);
-	json_key(j, "records_unknown");
-	json_u64(j, s->records_unknown);
-	json_key(j, "samples");
-	json_u64(j, s->samples);
-	json_key(j, "samples_skipped");
-	json_u64(j, s->samples_malformed + s->samples_unknown_attr);
-	json_key(j, "lost_samples");
-	json_u64(j, s->lost_events + s->lost_samples);
-	json_key(j, "first_sample_time");
-	if (s->has_sample_time)
-		json_u64(j, s->first_sample_time);
-	else
-		json_null(j);
-	json_key(j, "last_sample_time");
-	if (s->has_sample_time)
-		json_u64(j, s->last_sample_time);
-	else
-		json_null(j);
+	json_kv_u64(j, "records_unknown", s->records_unknown);
+	json_kv_u64(j, "samples", s->samples);
+	json_kv_u64(j, "samples_skipped", s->samples_malformed + s->samples_unknown_attr);
+	json_kv_u64(j, "lost_samples", s->lost_events + s->lost_samples);
+	json_kv_u64_or_null(j, "first_sample_time", s->has_sample_time, s->first_sample_time);
+	json_kv_u64_or_null(j, "last_sample_time", s->has_sample_time, s->last_sample_time);
+}
+
+/* Opens a build-id's object with what both lists of build-ids say of it. */
+static void json_build_id(struct json *j, const char *hex, const char *filename, const char *source)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "build_id", hex);
+	json_kv_str(j, "filename", filename);
+	json_kv_str(j, "source", source);
 }
 
 /* The build-ids: the header's table, then those of MMAP2 records. */
@@ -717,26 +655,13 @@ static void json_build_ids(struct json *j, const struct rdr_info *info, const st
 		const struct rdr_build_id *b = &info->build_ids[i];
 
 		buildid_hex(b->id, b->size, hex);
-		json_obj_begin(j);
-		json_key(j, "build_id");
-		json_str(j, hex);
-		json_key(j, "filename");
-		json_str(j, b->filename);
-		json_key(j, "source");
-		json_str(j, bid_source_name(b->source));
-		json_key(j, "cpumode");
-		json_str(j, cpumode_name(b->misc));
+		json_build_id(j, hex, b->filename, bid_source_name(b->source));
+		json_kv_str(j, "cpumode", cpumode_name(b->misc));
 		json_obj_end(j);
 	}
 	for (size_t i = 0; i < st->nr_bids; i++) {
 		buildid_hex(st->bids[i].id, st->bids[i].size, hex);
-		json_obj_begin(j);
-		json_key(j, "build_id");
-		json_str(j, hex);
-		json_key(j, "filename");
-		json_str(j, st->bids[i].filename);
-		json_key(j, "source");
-		json_str(j, "mmap2");
+		json_build_id(j, hex, st->bids[i].filename, "mmap2");
 		json_obj_end(j);
 	}
 	json_arr_end(j);

@@ -189,11 +189,7 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	struct dbuf o;
 	struct json j;
 
-	dbuf_init(&o, 0);
-	json_init(&j, &o, false);
-	json_obj_begin(&j);
-	json_kv_str(&j, "input", in);
-	json_kv_u64(&j, "exit_code", (uint64_t)rc);
+	statsfile_record_begin(&j, &o, in, rc);
 	json_kv_str(&j, "format", jfr ? "jfr" : "pprof");
 	json_kv_u64(&j, "locations", st->locations);
 	json_kv_u64(&j, "named", st->named);
@@ -217,14 +213,9 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	json_obj_end(&j);
 	json_key(&j, "unresolved_objects");
 	json_arr_begin(&j);
-	for (size_t i = 0; i < st->nr_missing; i++) {
-		json_obj_begin(&j);
-		json_kv_str(&j, "build_id", st->missing[i].build_id);
-		json_kv_str(&j, "path", st->missing[i].path);
-		json_kv_u64(&j, "locations", st->missing[i].locations);
-		json_kv_str(&j, "reason", st->missing[i].reason);
-		json_obj_end(&j);
-	}
+	for (size_t i = 0; i < st->nr_missing; i++)
+		cli_missing_json(&j, st->missing[i].build_id, st->missing[i].path, "locations",
+				 st->missing[i].locations, st->missing[i].reason);
 	json_arr_end(&j);
 	if (st->missing_more) {
 		json_kv_u64(&j, "unresolved_objects_not_listed", st->missing_more);
@@ -232,18 +223,10 @@ static void write_stats(const char *in, int rc, const char *out, uint64_t bytes,
 	}
 	json_key(&j, "outputs");
 	json_arr_begin(&j);
-	if (out) {
-		json_obj_begin(&j);
-		json_kv_str(&j, "format", jfr ? "jfr" : "pprof");
-		json_kv_str(&j, "path", out);
-		json_kv_u64(&j, "bytes", bytes);
-		json_obj_end(&j);
-	}
+	if (out)
+		cli_output_json(&j, jfr ? "jfr" : "pprof", out, bytes);
 	json_arr_end(&j);
-	json_obj_end(&j);
-	dbuf_putc(&o, '\n');
-	statsfile_put(o.err ? NULL : o.data, o.len);
-	dbuf_release(&o);
+	statsfile_record_end(&j, &o);
 }
 
 /*

@@ -68,6 +68,17 @@ bool cli_parse_size(const char *s, uint64_t *out)
 	return !*end && v;
 }
 
+/* A repeatable option's value into its list of CLI_MAX_LIST: 1, or -1 (said) when it is full. */
+static int opts_list_add(const char **v, size_t *n, const char *cmd, const char *opt, const char *arg)
+{
+	if (*n >= CLI_MAX_LIST) {
+		fprintf(stderr, "%s: more than %d %s\n", cmd, CLI_MAX_LIST, opt);
+		return -1;
+	}
+	v[(*n)++] = arg;
+	return 1;
+}
+
 /*
  * Takes opt (a getopt_long result) when it is a shared option: 1 taken,
  * 0 not a shared option, -1 a bad value (said on stderr; a usage error).
@@ -76,19 +87,9 @@ static int opts_take_common(struct cli_common *c, const char *cmd, int opt, cons
 {
 	switch (opt) {
 	case 'd':
-		if (c->nr_dirs >= CLI_MAX_LIST) {
-			fprintf(stderr, "%s: more than %d --debug-dir\n", cmd, CLI_MAX_LIST);
-			return -1;
-		}
-		c->dirs[c->nr_dirs++] = arg;
-		return 1;
+		return opts_list_add(c->dirs, &c->nr_dirs, cmd, "--debug-dir", arg);
 	case O_DEBUGINFOD:
-		if (c->nr_urls >= CLI_MAX_LIST) {
-			fprintf(stderr, "%s: more than %d --debuginfod\n", cmd, CLI_MAX_LIST);
-			return -1;
-		}
-		c->urls[c->nr_urls++] = arg;
-		return 1;
+		return opts_list_add(c->urls, &c->nr_urls, cmd, "--debuginfod", arg);
 	case O_OFFLINE:
 		c->sj.offline = true;
 		return 1;

@@ -1,6 +1,7 @@
 #include "cli/paths.h"
 
 #include "cli/cli.h"
+#include "core/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,16 +111,9 @@ bool cli_path_is_perf_data(const char *path)
 void cli_paths_add(struct cli_paths *ps, const char *name, int fd, bool output, const char *what,
 		   size_t input)
 {
-	if (ps->nr == ps->cap) {
-		size_t cap = ps->cap ? 2 * ps->cap : 16;
-		struct cli_path *f = realloc(ps->f, cap * sizeof(*f));
-
-		if (!f) {
-			ps->nomem = true;
-			return;
-		}
-		ps->f = f;
-		ps->cap = cap;
+	if (!vec_reserve((void **)&ps->f, &ps->cap, ps->nr + 1, sizeof(*ps->f))) {
+		ps->nomem = true;
+		return;
 	}
 	if (!paths_file_init(&ps->f[ps->nr], name, fd)) {
 		ps->nomem |= fd < 0; /* a pipe or terminal: nothing to compare; else no memory */

@@ -127,6 +127,23 @@ void statsfile_put(const void *data, size_t len)
 	}
 }
 
+void statsfile_record_begin(struct json *j, struct dbuf *out, const char *in, int rc)
+{
+	dbuf_init(out, 0);
+	json_init(j, out, false);
+	json_obj_begin(j);
+	json_kv_str(j, "input", in);
+	json_kv_u64(j, "exit_code", (uint64_t)rc);
+}
+
+void statsfile_record_end(struct json *j, struct dbuf *out)
+{
+	json_obj_end(j);
+	dbuf_putc(out, '\n');
+	statsfile_put(out->err ? NULL : out->data, out->len);
+	dbuf_release(out);
+}
+
 void statsfile_arm(const char *in)
 {
 	struct dbuf b;

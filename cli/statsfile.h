@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct dbuf;
+struct json;
+
 /* Opens path ("-": stdout); false when it cannot be made (said, after cmd). */
 bool statsfile_open(const char *cmd, const char *path);
 /*
@@ -20,6 +23,14 @@ bool statsfile_open(const char *cmd, const char *path);
  * (cli/main.c's handler runs there).
  */
 void statsfile_put(const void *data, size_t len);
+/*
+ * An input's record as conv and conv symbolize both make it: begin starts
+ * out (a new dbuf) and j on it with {"input": in, "exit_code": rc; the
+ * command adds its members; end closes the object and the line, puts the
+ * record and releases out.
+ */
+void statsfile_record_begin(struct json *j, struct dbuf *out, const char *in, int rc);
+void statsfile_record_end(struct json *j, struct dbuf *out);
 /*
  * Input `in` is being worked on: until its record is put, a signal writes
  * {"input": in, "exit_code": 128+N, "signal": N, "outputs": []} for it.

@@ -1,5 +1,7 @@
 #include "cli/tally.h"
 
+#include "core/vec.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,15 +41,8 @@ bool tally_add(struct tally *t, uint64_t k0, uint64_t k1, uint64_t k2)
 				return true;
 			}
 	}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 64;
-		struct tally_ent *nv = realloc(t->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return false;
-		t->v = nv;
-		t->cap = nc;
-	}
+	if (!vec_reserve((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return false;
 	e = &t->v[t->n];
 	e->key[0] = k0;
 	e->key[1] = k1;

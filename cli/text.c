@@ -40,21 +40,28 @@ const char *cli_plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* $COLUMNS when it is a width (1 to 9999), else 0. */
+static unsigned columns_env(void)
+{
+	const char *env = getenv("COLUMNS");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	v = strtoul(env, &end, 10);
+	return !*end && v > 0 && v < 10000 ? (unsigned)v : 0;
+}
+
 unsigned cli_term_width(int fd)
 {
 	struct winsize ws;
-	const char *env = getenv("COLUMNS");
+	unsigned env;
 
 	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
-	if (env && *env) {
-		char *end;
-		unsigned long v = strtoul(env, &end, 10);
-
-		if (!*end && v > 0 && v < 10000)
-			return (unsigned)v;
-	}
-	return 80;
+	env = columns_env();
+	return env ? env : 80;
 }
 
 /* The byte offset just past the first k columns of s. */
@@ -72,18 +79,7 @@ static size_t head_end(const char *s, size_t k)
 
 unsigned cli_wrap_width(int fd)
 {
-	const char *env = getenv("COLUMNS");
-
-	if (isatty(fd))
-		return cli_term_width(fd);
-	if (env && *env) {
-		char *end;
-		unsigned long v = strtoul(env, &end, 10);
-
-		if (!*end && v > 0 && v < 10000)
-			return (unsigned)v;
-	}
-	return 0;
+	return isatty(fd) ? cli_term_width(fd) : columns_env();
 }
 
 /* Columns of the first n bytes of a UTF-8 string: one per character (the lines are ASCII but for names). */
@@ -407,5 +403,47 @@ void cli_unwind_json(struct json *j, const struct unwinding_stats *u)
 	json_kv_u64(j, "callers", u ? u->lbr_frames : 0);
 	json_kv_u64(j, "empty", u ? u->lbr_empty : 0);
 	json_obj_end(j);
+	json_obj_end(j);
+}
+
+void cli_dfd_counts_json(struct json *j, const struct symjob_stats *ss)
+{
+	json_kv_u64(j, "fetched", ss ? ss->dfd_fetched : 0);
+	json_kv_u64(j, "cache_hits", ss ? ss->dfd_cache_hits : 0);
+	json_kv_u64(j, "not_found", ss ? ss->dfd_not_found : 0);
+	json_kv_u64(j, "errors", ss ? ss->dfd_errors : 0);
+	json_kv_u64(j, "bytes", ss ? ss->dfd_bytes : 0);
+	json_kv_u64(j, "not_asked", ss ? ss->dfd_not_asked : 0);
+	json_kv_u64(j, "skipped", ss ? ss->dfd_skipped : 0);
+	json_kv_u64(j, "untrusted", ss ? ss->dfd_untrusted : 0);
+}
+
+void cli_dfd_down_json(struct json *j, const char *url, const char *why, uint64_t skipped)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "url", url);
+	json_kv_str(j, "why", why ? why : "");
+	json_kv_u64(j, "skipped", skipped);
+	json_obj_end(j);
+}
+
+void cli_missing_json(struct json *j, const char *build_id, const char *path, const char *count_key,
+		      uint64_t count, const char *reason)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "build_id", build_id);
+	json_kv_str(j, "path", path);
+	json_kv_u64(j, count_key, count);
+	if (reason)
+		json_kv_str(j, "reason", reason);
+	json_obj_end(j);
+}
+
+void cli_output_json(struct json *j, const char *format, const char *path, uint64_t bytes)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "format", format);
+	json_kv_str(j, "path", path);
+	json_kv_u64(j, "bytes", bytes);
 	json_obj_end(j);
 }

@@ -107,6 +107,25 @@ void cli_unwind_words(const struct unwinding_stats *u, char *dwarf, size_t ndwar
 void cli_unwind_json(struct json *j, const struct unwinding_stats *u);
 
 /*
+ * The debuginfod counts of --stats and conv info --json, members of the
+ * object j is in (ss NULL: all 0).
+ */
+void cli_dfd_counts_json(struct json *j, const struct symjob_stats *ss);
+
+/* One of "servers_given_up": {url, why, skipped}; why NULL (none given) is written "". */
+void cli_dfd_down_json(struct json *j, const char *url, const char *why, uint64_t skipped);
+
+/*
+ * One object without symbols: {build_id, path, count_key: count, reason};
+ * reason NULL: none (conv info's "not_found").
+ */
+void cli_missing_json(struct json *j, const char *build_id, const char *path, const char *count_key,
+		      uint64_t count, const char *reason);
+
+/* One of --stats' "outputs": {format, path, bytes}. */
+void cli_output_json(struct json *j, const char *format, const char *path, uint64_t bytes);
+
+/*
  * Opens an input: '-' is standard input; a directory is refused; a failure
  * is said in one plain line on stderr. Returns 0 with *r set, else the exit
  * code (CLI_EXIT_INPUT).

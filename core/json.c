@@ -187,3 +187,12 @@ void json_kv_str(struct json *j, const char *key, const char *s)
 	json_key(j, key);
 	json_str(j, s);
 }
+
+void json_kv_u64_or_null(struct json *j, const char *key, bool has, uint64_t v)
+{
+	json_key(j, key);
+	if (has)
+		json_u64(j, v);
+	else
+		json_null(j);
+}

@@ -38,6 +38,8 @@ void json_null(struct json *j);
 /* A key and its value, the common case of an object member. */
 void json_kv_u64(struct json *j, const char *key, uint64_t v);
 void json_kv_str(struct json *j, const char *key, const char *s);
+/* The member key: v when has, else null (a value the input did not give). */
+void json_kv_u64_or_null(struct json *j, const char *key, bool has, uint64_t v);
 
 /* Appends s as a JSON string literal (with quotes) to out. */
 void json_escape(struct dbuf *out, const char *s, size_t len);

@@ -8,7 +8,6 @@
 bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
 {
 	size_t nc;
-	void *nv;
 
 	if (need <= *cap)
 		return true;
@@ -22,15 +21,7 @@ bool vec_reserve(void **v, size_t *cap, size_t need, size_t elem)
 		 */
 		nc = elem && nc >= ((size_t)1 << 20) / elem ? nc + nc / 2 + 1 : nc * 2;
 	}
-	if (elem && nc > SIZE_MAX / elem)
-		return false;
-	nv = realloc(*v, nc * elem);
-	if (!nv)
-		return false;
-	mem_advise_huge(nv, nc * elem);
-	*v = nv;
-	*cap = nc;
-	return true;
+	return vec_reserve_exact(v, cap, nc, elem);
 }
 
 bool vec_reserve_exact(void **v, size_t *cap, size_t need, size_t elem)

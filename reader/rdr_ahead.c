@@ -26,6 +26,8 @@
 
 #include "reader/reader_internal.h"
 
+#include "core/vec.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,19 +79,8 @@ static bool open_add(const struct rdr *r, struct rdr_side *s, const struct raw_r
 	struct rdr_qent *e;
 	size_t pool_off = s->qpool.len;
 
-	if (s->nr_open == s->cap_open) {
-		size_t ncap = s->cap_open ? s->cap_open * 2 : 256;
-		struct rdr_qent *n = realloc(s->open, ncap * sizeof(*n));
-
-		if (!n) {
-			side_problem(s, CONV_E_NOMEM, rr->off, rdr_rd32(r, rr->rec),
-				    "no memory to hand a record over; dropped");
-			return false;
-		}
-		s->open = n;
-		s->cap_open = ncap;
-	}
-	if (!dbuf_append(&s->qpool, rr->rec, rr->len)) {
+	if (!vec_reserve((void **)&s->open, &s->cap_open, s->nr_open + 1, sizeof(*s->open)) ||
+	    !dbuf_append(&s->qpool, rr->rec, rr->len)) {
 		side_problem(s, CONV_E_NOMEM, rr->off, rdr_rd32(r, rr->rec),
 			    "no memory to hand a record over; dropped");
 		return false;

@@ -9,6 +9,7 @@
  */
 #include "reader/reader_internal.h"
 
+#include "core/vec.h"
 #include "reader/perf_abi.h"
 
 #include <stdlib.h>
@@ -26,15 +27,8 @@ void held_free(struct rdr_held *h)
 
 static bool held_push(struct rdr_held **arr, size_t *n, size_t *cap, const struct rdr_held *h)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct rdr_held *na = realloc(*arr, ncap * sizeof(*na));
-
-		if (!na)
-			return false;
-		*arr = na;
-		*cap = ncap;
-	}
+	if (!vec_reserve((void **)arr, cap, *n + 1, sizeof(**arr)))
+		return false;
 	(*arr)[(*n)++] = *h;
 	return true;
 }
@@ -76,16 +70,11 @@ int64_t deferred_marker(const struct rdr_sample *s)
 void hold_sample(struct rdr *r, const uint8_t *rec, size_t len, uint64_t off, bool inz,
 		 int attr, uint64_t cookie, uint32_t tid)
 {
-	struct rdr_held h;
+	struct rdr_held h = {
+		.tid = tid, .cookie = cookie, .offset = off, .attr = attr, .in_compressed = inz,
+		.len = (uint32_t)len, .bytes = malloc(len),
+	};
 
-	memset(&h, 0, sizeof(h));
-	h.tid = tid;
-	h.cookie = cookie;
-	h.offset = off;
-	h.attr = attr;
-	h.in_compressed = inz;
-	h.len = (uint32_t)len;
-	h.bytes = malloc(len);
 	if (!h.bytes)
 		return;
 	memcpy(h.bytes, rec, len);

@@ -28,6 +28,7 @@
  */
 #include "reader/reader_internal.h"
 
+#include "core/vec.h"
 #include "reader/perf_abi.h"
 
 #include <inttypes.h>
@@ -524,15 +525,9 @@ void rdr_parse_build_ids(struct rdr *r, const uint8_t *p, size_t len, uint64_t o
 		b.filename = arena_strndup(&r->arena, name, name_len);
 		b.source = src;
 		b.offset = off + rec_start;
-		if (r->info.nr_build_ids == r->build_ids_cap) {
-			size_t ncap = r->build_ids_cap ? r->build_ids_cap * 2 : 16;
-			struct rdr_build_id *nb = realloc(r->info.build_ids, ncap * sizeof(*nb));
-
-			if (!nb)
-				return;
-			r->info.build_ids = nb;
-			r->build_ids_cap = ncap;
-		}
+		if (!vec_reserve((void **)&r->info.build_ids, &r->build_ids_cap, r->info.nr_build_ids + 1,
+				 sizeof(*r->info.build_ids)))
+			return;
 		r->info.build_ids[r->info.nr_build_ids++] = b;
 	}
 }
@@ -540,6 +535,48 @@ void rdr_parse_build_ids(struct rdr *r, const uint8_t *p, size_t len, uint64_t o
 const struct rdr_build_id *rdr_last_build_id(const struct rdr *r)
 {
 	return r->info.nr_build_ids ? &r->info.build_ids[r->info.nr_build_ids - 1] : NULL;
+}
+
+/*
+ * The features of fixed-size numbers into info; the feature's name when
+ * its numbers are checked and were short (said by the caller), else NULL.
+ */
+static const char *feat_numbers(struct rdr *r, uint64_t feat, struct cur *c)
+{
+	switch (feat) {
+	case PERF_FEAT_NRCPUS:
+		r->info.nr_cpus_avail = cur_u32(c);
+		r->info.nr_cpus_online = cur_u32(c);
+		return cur_ok(c) ? NULL : "NRCPUS";
+	case PERF_FEAT_TOTAL_MEM:
+		r->info.total_mem_kb = cur_u64(c);
+		return NULL;
+	case PERF_FEAT_SAMPLE_TIME:
+		r->info.sample_time_first = cur_u64(c);
+		r->info.sample_time_last = cur_u64(c);
+		r->info.has_sample_time = cur_ok(c);
+		return cur_ok(c) ? NULL : "SAMPLE_TIME";
+	case PERF_FEAT_CLOCKID:
+		r->info.clockid_res_ns = cur_u64(c);
+		return NULL;
+	case PERF_FEAT_CLOCK_DATA:
+		r->info.clock_data_version = cur_u32(c);
+		r->info.clock_data_clockid = cur_u32(c);
+		r->info.clock_data_wall_ns = cur_u64(c);
+		r->info.clock_data_clockid_ns = cur_u64(c);
+		r->info.has_clock_data = cur_ok(c);
+		return cur_ok(c) ? NULL : "CLOCK_DATA";
+	case PERF_FEAT_COMPRESSED:
+		r->info.comp_version = cur_u32(c);
+		r->info.comp_type = cur_u32(c);
+		r->info.comp_level = cur_u32(c);
+		r->info.comp_ratio = cur_u32(c);
+		r->info.comp_mmap_len = cur_u32(c);
+		r->info.has_compressed = cur_ok(c);
+		return cur_ok(c) ? NULL : "COMPRESSED";
+	default:
+		return NULL;
+	}
 }
 
 void rdr_parse_feature(struct rdr *r, uint64_t feat, const uint8_t *p, size_t len, uint64_t off,
@@ -586,15 +623,6 @@ void rdr_parse_feature(struct rdr *r, uint64_t feat, const uint8_t *p, size_t le
 	case PERF_FEAT_CPUID:
 		r->info.cpuid = feat_one_string(r, p, len, off, "CPUID");
 		break;
-	case PERF_FEAT_NRCPUS:
-		r->info.nr_cpus_avail = cur_u32(&c);
-		r->info.nr_cpus_online = cur_u32(&c);
-		if (!cur_ok(&c))
-			rdr_problem(r, CONV_E_FORMAT, off, 0, "bad NRCPUS feature");
-		break;
-	case PERF_FEAT_TOTAL_MEM:
-		r->info.total_mem_kb = cur_u64(&c);
-		break;
 	case PERF_FEAT_CMDLINE:
 		parse_cmdline(r, &c, off);
 		break;
@@ -604,38 +632,14 @@ void rdr_parse_feature(struct rdr *r, uint64_t feat, const uint8_t *p, size_t le
 	case PERF_FEAT_GROUP_DESC:
 		parse_group_desc(r, &c, off);
 		break;
-	case PERF_FEAT_SAMPLE_TIME:
-		r->info.sample_time_first = cur_u64(&c);
-		r->info.sample_time_last = cur_u64(&c);
-		r->info.has_sample_time = cur_ok(&c);
-		if (!cur_ok(&c))
-			rdr_problem(r, CONV_E_FORMAT, off, 0, "bad SAMPLE_TIME feature");
+	default: {
+		/* the rest are numbers, or informational for conv: kept in the bitmap only */
+		const char *bad = feat_numbers(r, feat, &c);
+
+		if (bad)
+			rdr_problem(r, CONV_E_FORMAT, off, 0, "bad %s feature", bad);
 		break;
-	case PERF_FEAT_CLOCKID:
-		r->info.clockid_res_ns = cur_u64(&c);
-		break;
-	case PERF_FEAT_CLOCK_DATA:
-		r->info.clock_data_version = cur_u32(&c);
-		r->info.clock_data_clockid = cur_u32(&c);
-		r->info.clock_data_wall_ns = cur_u64(&c);
-		r->info.clock_data_clockid_ns = cur_u64(&c);
-		r->info.has_clock_data = cur_ok(&c);
-		if (!cur_ok(&c))
-			rdr_problem(r, CONV_E_FORMAT, off, 0, "bad CLOCK_DATA feature");
-		break;
-	case PERF_FEAT_COMPRESSED:
-		r->info.comp_version = cur_u32(&c);
-		r->info.comp_type = cur_u32(&c);
-		r->info.comp_level = cur_u32(&c);
-		r->info.comp_ratio = cur_u32(&c);
-		r->info.comp_mmap_len = cur_u32(&c);
-		r->info.has_compressed = cur_ok(&c);
-		if (!cur_ok(&c))
-			rdr_problem(r, CONV_E_FORMAT, off, 0, "bad COMPRESSED feature");
-		break;
-	default:
-		/* other features are informational for conv: kept in the bitmap only */
-		break;
+	}
 	}
 }
 

@@ -62,8 +62,7 @@ void rdr_problem(struct rdr *r, enum conv_err code, uint64_t offset, uint32_t rt
 	va_start(ap, fmt);
 	problem_make(&q, code, offset, rtype, fmt, ap);
 	va_end(ap);
-	if (!problem_add(r->problems, NULL, &r->nr_problems, r->opts.max_problems, &q, 0))
-		r->problems_dropped++;
+	rdr_problem_merge(r, &q);
 }
 
 void side_problem(struct rdr_side *s, enum conv_err code, uint64_t offset, uint32_t rtype,
