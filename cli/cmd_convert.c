@@ -7,23 +7,21 @@
  * JSON (one object per input, one per line).
  */
 #include "cli/cli.h"
+#include "cli/convstats.h"
 #include "cli/opts.h"
 #include "cli/outfile.h"
+#include "cli/outputs.h"
 #include "cli/paths.h"
 #include "cli/statsfile.h"
 #include "cli/summary.h"
 #include "cli/text.h"
 
 #include "core/dbuf.h"
-#include "core/io.h"
-#include "core/json.h"
 #include "core/ropen.h"
 #include "core/vec.h"
-#include "jfrwriter/jfr.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "pipeline/evname.h"
-#include "pprofwriter/pprof.h"
 #include "reader/reader.h"
 #include "views/folded.h"
 #include "views/html.h"
@@ -35,7 +33,6 @@
 #include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,37 +41,6 @@
 #include <unistd.h>
 
 #define MAX_LIST CLI_MAX_LIST
-
-/* The outputs conv writes, in the order the summary and --stats list them. */
-enum out_kind { OUT_PPROF, OUT_JFR, OUT_FOLDED, OUT_HTML, OUT__COUNT };
-
-struct out_job;
-
-/* How each output is written: to the job's temp file, its size in j->bytes. */
-static enum conv_err write_pprof(struct out_job *j);
-static enum conv_err write_jfr(struct out_job *j);
-static enum conv_err write_folded(struct out_job *j);
-static enum conv_err write_html(struct out_job *j);
-
-struct out_desc {
-	const char *format; /* -F's word, --OPTION PATH's name, --stats' "format" */
-	const char *suffix; /* added to BASE */
-	const char *what;   /* for messages */
-	bool binary;        /* never to a terminal */
-	enum conv_err (*write)(struct out_job *j);
-	bool diag_says;     /* a failed write says why in its diagnostic (else: the error's text) */
-};
-
-/*
- * Every output goes one way (out_begin, out_run, out_finish): a temp file
- * beside it, written, made durable, then renamed into place or removed.
- */
-static const struct out_desc outs[OUT__COUNT] = {
-	{ "pprof", ".pb.gz", "the pprof output", true, write_pprof, false },
-	{ "jfr", ".jfr", "the JFR output", true, write_jfr, true },
-	{ "folded", ".folded", "the folded stacks", false, write_folded, true },
-	{ "html", ".html", "the flame graph", false, write_html, true },
-};
 
 #define F_BIT(k) (1u << (k))
 
@@ -107,414 +73,9 @@ static bool any_path(const struct cvopts *c)
 	return false;
 }
 
-/* What one input's conversion wrote, by kind: listed in outs[] order. */
-struct written {
-	const char *path[OUT__COUNT]; /* NULL: not written */
-	uint64_t bytes[OUT__COUNT];
-};
-
-/* ---- outputs ---- */
-
-/*
- * gzip level of the pprof output: 1, as Go's runtime/pprof writes its
- * profiles. Measured on bench/'s 81 MB recording: level 1 deflates the 22 MB
- * protobuf in a third of level 6's time for 13 % more bytes.
- */
-#define PPROF_GZ_LEVEL 1
-
-/* What one input's outputs are written from. */
-struct out_src {
-	const struct prof *p;
-	uint64_t chunk_size;            /* --jfr-chunk-size */
-	const struct view_tree *t;      /* the views' call tree */
-	size_t folded_col;              /* the folded value's column of t */
-	const struct view_html_opts *ho;
-};
-
-/* One output of one input on its way into place. */
-struct out_job {
-	int kind; /* OUT_* */
-	const char *path;
-	const struct out_src *src;
-	char tmp[4096];
-	int fd;
-	struct io_flush *flush; /* NULL once out_run has synced */
-	bool synced;
-	uint64_t bytes;
-	int io_errno; /* a write or sync failed so: its text says why */
-	enum conv_err err;
-	struct conv_diag diag;
-};
-
-static void out_job_init(struct out_job *j, int kind, const char *path, const struct out_src *src)
-{
-	memset(j, 0, sizeof(*j));
-	j->kind = kind;
-	j->path = path;
-	j->src = src;
-	j->fd = -1;
-}
-
-/* The one message for an output not written. */
-static void out_say(const struct out_job *j, const char *why)
-{
-	cli_out_say("conv", j->path, outs[j->kind].what, why);
-}
-
-static enum conv_err write_pprof(struct out_job *j)
-{
-	return pprof_write_gz(j->src->p, PPROF_GZ_LEVEL, j->fd, j->flush, &j->bytes, &j->io_errno);
-}
-
-static enum conv_err write_jfr(struct out_job *j)
-{
-	struct jfr_opts jo;
-	struct jfr_stats js;
-	enum conv_err err;
-
-	memset(&jo, 0, sizeof(jo));
-	jo.chunk_size = j->src->chunk_size;
-	jo.flush = j->flush;
-	err = jfr_write(j->src->p, &jo, j->fd, &js, &j->diag);
-	if (!err)
-		j->bytes = js.bytes;
-	return err;
-}
-
-static enum conv_err write_folded(struct out_job *j)
-{
-	return view_write_folded(j->src->t, j->src->folded_col, j->fd, j->flush, &j->bytes, &j->diag);
-}
-
-static enum conv_err write_html(struct out_job *j)
-{
-	return view_write_html(j->src->t, j->src->ho, j->fd, j->flush, &j->bytes, &j->diag);
-}
-
-/* Opens the output's temp file and its flusher; false when it cannot be made (said). */
-static bool out_begin(struct out_job *j)
-{
-	j->fd = cli_out_open(j->path, j->tmp, sizeof(j->tmp));
-	if (j->fd < 0) {
-		out_say(j, strerror(errno));
-		return false;
-	}
-	j->flush = cli_out_flusher(j->fd, j->tmp);
-	return true;
-}
-
-/*
- * Writes the output into its temp file and makes it durable; says
- * nothing (out_finish does). A thread's body: it may run beside the
- * others, as it only reads the finished model. A sync that fails is a
- * write error (ENOSPC included: see write_models' retry).
- */
-static void *out_run(void *arg)
-{
-	struct out_job *j = arg;
-
-	j->synced = false;
-	j->err = outs[j->kind].write(j);
-	if (!j->err && j->tmp[0]) {
-		if (cli_out_sync(j->fd, j->flush)) {
-			j->err = CONV_E_IO;
-			j->io_errno = errno;
-		} else {
-			j->synced = true;
-		}
-		j->flush = NULL;
-	}
-	return NULL;
-}
-
-/*
- * Puts a written output in place and lists it in w, or removes it; false
- * when it is not written (said, unless out_begin said it already).
- */
-static bool out_finish(struct out_job *j, struct written *w)
-{
-	if (j->fd < 0)
-		return false;
-	if (j->err) {
-		out_say(j, j->io_errno		  ? strerror(j->io_errno)
-			   : outs[j->kind].diag_says ? j->diag.msg
-						  : conv_strerror(j->err));
-		cli_out_abandon(j->fd, j->tmp, j->path, j->flush);
-		return false;
-	}
-	if (cli_out_commit(j->fd, j->tmp, j->path, j->flush, j->synced)) {
-		out_say(j, strerror(errno));
-		return false;
-	}
-	w->path[j->kind] = j->path;
-	w->bytes[j->kind] = j->bytes;
-	return true;
-}
-
-/* One output written on this thread; false when it is not (said). */
-static bool out_write(struct out_job *j, struct written *w)
-{
-	if (!out_begin(j))
-		return false;
-	out_run(j);
-	return out_finish(j, w);
-}
-
-/*
- * Whether a job that ran beside another ran out of space: written side by
- * side, the outputs compete for what is left on a nearly full disk, and
- * which one gets it is down to timing.
- */
-static bool out_no_space(const struct out_job *j)
-{
-	return j->err == CONV_E_IO && (j->io_errno == ENOSPC || j->io_errno == EDQUOT);
-}
-
-/* Writes the job again from the start, now alone: its temp file dropped, a new one made. */
-static void out_retry(struct out_job *j)
-{
-	cli_out_abandon(j->fd, j->tmp, j->path, j->flush);
-	j->flush = NULL;
-	j->bytes = 0;
-	j->io_errno = 0;
-	if (out_begin(j))
-		out_run(j);
-}
-
-/*
- * The pprof output and the JFR recording (path[k] NULL when not asked),
- * listed in w: with more than one job the pprof output is encoded and
- * gzipped on a second thread while this one writes the JFR recording.
- * CLI_EXIT_OK or CLI_EXIT_OUTPUT.
- */
-static int write_models(const struct cvopts *c, const struct out_src *src, const char *const path[OUT__COUNT],
-			struct written *w)
-{
-	struct out_job pj, jj;
-	pthread_t thread;
-	bool started = false;
-	int rc = CLI_EXIT_OK;
-
-	out_job_init(&pj, OUT_PPROF, path[OUT_PPROF], src);
-	if (pj.path) {
-		if (!out_begin(&pj))
-			rc = CLI_EXIT_OUTPUT;
-		else if (path[OUT_JFR] && c->co.sj.jobs != 1 &&
-			 pthread_create(&thread, NULL, out_run, &pj) == 0)
-			started = true;
-		else
-			out_run(&pj);
-	}
-	out_job_init(&jj, OUT_JFR, path[OUT_JFR], src);
-	if (jj.path && !out_write(&jj, w))
-		rc = CLI_EXIT_OUTPUT;
-	if (started) {
-		pthread_join(thread, NULL);
-		/*
-		 * Make the outcome the one of writing them one after the other,
-		 * small pprof first: a pprof that ran out of space beside the JFR
-		 * is written again alone, now that the JFR's temp file is renamed
-		 * or removed.
-		 */
-		if (out_no_space(&pj))
-			out_retry(&pj);
-	}
-	if (pj.path && !out_finish(&pj, w))
-		rc = CLI_EXIT_OUTPUT;
-	return rc;
-}
-
-/* ---- summary and statistics ---- */
-
-/* The name of a record type for messages: "" for none, "type N" (in buf) when perf never named it. */
-static const char *record_name(uint32_t type, char buf[static 32])
-{
-	const char *n;
-
-	if (!type)
-		return "";
-	n = rdr_record_name(type);
-	if (n)
-		return n;
-	snprintf(buf, 32, "type %u", type);
-	return buf;
-}
-
-/* --stats' top functions: {event, samples, self: [...], total: [...]}. */
-static void json_top(struct json *j, const struct view_top *t, const char *event)
-{
-	json_key(j, "top_functions");
-	json_obj_begin(j);
-	json_kv_str(j, "event", event);
-	json_kv_u64(j, "samples", t->all > 0 ? (uint64_t)t->all : 0);
-	for (int by_total = 0; by_total < 2; by_total++) {
-		const struct view_top_ent *e = by_total ? t->by_total : t->by_self;
-		size_t n = by_total ? t->nr_total : t->nr_self;
-
-		json_key(j, by_total ? "total" : "self");
-		json_arr_begin(j);
-		for (size_t i = 0; i < n; i++) {
-			json_obj_begin(j);
-			json_kv_str(j, "name", e[i].name);
-			json_kv_u64(j, "self", (uint64_t)e[i].self);
-			json_kv_u64(j, "total", (uint64_t)e[i].total);
-			json_key(j, "inlined");
-			json_arr_begin(j);
-			for (uint32_t k = 0; k < e[i].nr_inlined; k++)
-				json_str(j, e[i].inlined[k]);
-			json_arr_end(j);
-			json_obj_end(j);
-		}
-		json_arr_end(j);
-	}
-	json_obj_end(j);
-}
-
-/* --stats' counts of the reading pass: samples by event, processes, unwinding, off-CPU time, tracepoints. */
-static void json_counts(struct json *j, const struct prof *p, const struct convert_stats *cs)
-{
-	json_key(j, "samples");
-	json_obj_begin(j);
-	for (size_t i = 0; p && cs && i < p->nr_events_desc; i++)
-		if (!p->events_desc[i].offcpu)
-			json_kv_u64(j, strtab_get(&p->strs, p->events_desc[i].full_name),
-				    p->events_desc[i].samples);
-	json_obj_end(j);
-	json_kv_u64(j, "samples_total", cs ? cs->samples : 0);
-	json_kv_u64(j, "samples_filtered", cs ? cs->samples_filtered : 0);
-	json_kv_u64(j, "processes", cs ? cs->processes : 0);
-	json_kv_u64(j, "threads", cs ? cs->threads : 0);
-	json_kv_u64(j, "unique_stacks", cs ? cs->unique_stacks : 0);
-	json_key(j, "unwind");
-	cli_unwind_json(j, cs ? &cs->unwind : NULL);
-	json_key(j, "off_cpu");
-	json_obj_begin(j);
-	json_kv_u64(j, "intervals", cs ? cs->offcpu.intervals : 0);
-	json_kv_u64(j, "nanoseconds", cs ? cs->offcpu.ns : 0);
-	json_kv_u64(j, "unended", cs ? cs->offcpu.unended : 0);
-	json_kv_u64(j, "unordered", cs ? cs->offcpu.unordered : 0);
-	json_obj_end(j);
-	json_key(j, "tracepoints");
-	json_obj_begin(j);
-	json_kv_u64(j, "formats", cs ? cs->tracepoints.formats : 0);
-	json_kv_u64(j, "decoded", cs ? cs->tracepoints.parsed : 0);
-	json_kv_u64(j, "refused", cs ? cs->tracepoints.refused : 0);
-	json_kv_u64(j, "samples_undecoded", cs ? cs->tracepoints.samples_undecoded : 0);
-	json_obj_end(j);
-}
-
-/* --stats' frames: how many were named, by which source, their build-ids by where they came from. */
-static void json_frames(struct json *j, const struct convert_stats *cs)
-{
-	uint64_t sym = cs ? summary_frames_symbolized(cs) : 0;
-
-	json_key(j, "frames");
-	json_obj_begin(j);
-	json_kv_u64(j, "total", cs ? cs->frames : 0);
-	json_kv_u64(j, "symbolized", sym);
-	json_kv_u64(j, "unresolved",
-		    cs ? cs->sym.frames_by_src[SYMSRC_UNRESOLVED] + cs->frames_nofile : 0);
-	json_kv_u64(j, "unmapped", cs ? cs->frames_unmapped : 0);
-	json_obj_end(j);
-	json_key(j, "sources");
-	json_obj_begin(j);
-	for (int s = 0; s < SYMSRC__COUNT; s++) {
-		if (s == SYMSRC_UNRESOLVED)
-			continue;
-		json_kv_u64(j, symjob_src_name((enum symsrc)s),
-			    !cs ? 0 : s == SYMSRC_JIT ? cs->frames_jit : cs->sym.frames_by_src[s]);
-	}
-	json_obj_end(j);
-	json_key(j, "build_id_sources");
-	json_obj_begin(j);
-	for (int b = 0; b < PM_BID__COUNT; b++)
-		json_kv_u64(j, procmap_bid_source_name((enum pm_bid_source)b),
-			    cs ? cs->frames_by_bid[b] : 0);
-	json_obj_end(j);
-}
-
-/* --stats' debuginfod downloads and the servers given up. */
-static void json_debuginfod(struct json *j, const struct convert_stats *cs)
-{
-	json_key(j, "debuginfod");
-	json_obj_begin(j);
-	cli_dfd_counts_json(j, cs ? &cs->sym : NULL);
-	json_key(j, "servers_given_up");
-	json_arr_begin(j);
-	for (size_t i = 0; cs && i < cs->nr_dfd_down; i++)
-		cli_dfd_down_json(j, cs->dfd_down[i].url, cs->dfd_down[i].why, cs->dfd_down[i].skipped);
-	json_arr_end(j);
-	json_obj_end(j);
-}
-
-/* --stats' objects without symbols, and the samples lost. */
-static void json_unresolved(struct json *j, const struct convert_stats *cs)
-{
-	json_key(j, "unresolved_objects");
-	json_arr_begin(j);
-	for (size_t i = 0; cs && i < cs->nr_missing; i++) {
-		const struct convert_missing *m = &cs->missing[i];
-
-		cli_missing_json(j, m->build_id, m->path, "frames", m->frames, m->reason ? m->reason : "");
-	}
-	json_arr_end(j);
-	json_kv_u64(j, "lost_samples", cs ? cs->lost_samples : 0);
-}
-
-/* --stats' problems the reader found. */
-static void json_problems(struct json *j, const struct rdr *r)
-{
-	json_key(j, "problems");
-	json_arr_begin(j);
-	for (size_t i = 0; r && i < rdr_problem_count(r); i++) {
-		const struct rdr_problem *pr = rdr_problem_at(r, i);
-		char name[32];
-
-		json_obj_begin(j);
-		json_kv_u64(j, "offset", pr->offset);
-		json_kv_str(j, "record_type", record_name(pr->record_type, name));
-		json_kv_u64(j, "count", pr->count);
-		json_kv_str(j, "message", pr->msg);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-}
-
-/* --stats' outputs written, with their sizes. */
-static void json_outputs(struct json *j, const struct written *w)
-{
-	json_key(j, "outputs");
-	json_arr_begin(j);
-	for (int k = 0; k < OUT__COUNT; k++) {
-		if (w->path[k])
-			cli_output_json(j, outs[k].format, w->path[k], w->bytes[k]);
-	}
-	json_arr_end(j);
-}
-
-static void write_stats(const char *in, int rc, const struct rdr *r,
-			const struct prof *p, const struct convert_stats *cs,
-			const struct written *w, const struct view_top *top,
-			const char *top_event)
-{
-	struct dbuf out;
-	struct json j;
-
-	statsfile_record_begin(&j, &out, in, rc);
-	json_counts(&j, p, cs);
-	json_frames(&j, cs);
-	json_debuginfod(&j, cs);
-	json_unresolved(&j, cs);
-	json_problems(&j, r);
-	json_outputs(&j, w);
-	if (top)
-		json_top(&j, top, top_event);
-	statsfile_record_end(&j, &out);
-}
-
 /* ---- one input ---- */
 
-/* Each output's path made from the input's name or -o: bufs[k] for outs[k]. */
+/* Each output's path made from the input's name or -o: bufs[k] for out_descs[k]. */
 static void output_paths(const struct cvopts *c, const char *in, char bufs[OUT__COUNT][4096])
 {
 	char base[4096];
@@ -526,15 +87,15 @@ static void output_paths(const struct cvopts *c, const char *in, char bufs[OUT__
 		base[len - 5] = 0;
 	/* -o foo.pb.gz means the base foo, not foo.pb.gz.pb.gz and foo.pb.gz.jfr */
 	for (int k = 0; !from_input && k < OUT__COUNT; k++) {
-		size_t sl = strlen(outs[k].suffix);
+		size_t sl = strlen(out_descs[k].suffix);
 
-		if (len > sl && !strcmp(base + len - sl, outs[k].suffix) && base[len - sl - 1] != '/') {
+		if (len > sl && !strcmp(base + len - sl, out_descs[k].suffix) && base[len - sl - 1] != '/') {
 			base[len - sl] = 0;
 			break;
 		}
 	}
 	for (int k = 0; k < OUT__COUNT; k++)
-		snprintf(bufs[k], 4096, "%.4080s%s", base, outs[k].suffix);
+		snprintf(bufs[k], 4096, "%.4080s%s", base, out_descs[k].suffix);
 }
 
 /*
@@ -891,7 +452,7 @@ static int check_writable(const char *const path[OUT__COUNT])
 
 	for (int k = 0; k < OUT__COUNT; k++) {
 		if (path[k] && cli_out_check(path[k])) {
-			cli_out_say("conv", path[k], outs[k].what, strerror(errno));
+			cli_out_say("conv", path[k], out_descs[k].what, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
 		}
 	}
@@ -917,7 +478,7 @@ static void show_summary(const struct cvopts *c, const char *in, const struct rd
 	for (int k = 0; k < OUT__COUNT; k++) {
 		if (!w->path[k])
 			continue;
-		wrote[s.nr_wrote].format = outs[k].format;
+		wrote[s.nr_wrote].format = out_descs[k].format;
 		wrote[s.nr_wrote].path = w->path[k];
 		wrote[s.nr_wrote++].bytes = w->bytes[k];
 	}
@@ -959,7 +520,7 @@ static void warn_problems(const char *in, const struct rdr *r)
 			snprintf(times, sizeof(times), " (%" PRIu64 " times)", pr->count);
 		cli_warn("%s: %s%s%s%s%s%s", in, where,
 			pr->record_type ? "record " : "",
-			record_name(pr->record_type, name),
+			cli_record_name(pr->record_type, name),
 			pr->record_type ? ": " : "", pr->msg, times);
 	}
 }
@@ -1021,7 +582,7 @@ static int convert_write(const struct cvopts *c, struct conversion *cv)
 	int rc, r1;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = write_models(c, &src, cv->path, &cv->w);
+	rc = out_models(c->co.sj.jobs != 1, &src, cv->path, &cv->w);
 	r1 = write_views(c, cv->in, &cv->p, &cv->cs, cv->path, &cv->w);
 	if (r1 > rc)
 		rc = r1;
@@ -1080,7 +641,7 @@ static int convert_one(struct cvopts *c, const char *in)
 				     cv->top_ready ? &cv->top : NULL, cv->top_event);
 	}
 	if (c->stats_path)
-		write_stats(in, rc, cv->r, cv->prof_ready ? &cv->p : NULL, cv->prof_ready ? &cv->cs : NULL,
+		convstats_write(in, rc, cv->r, cv->prof_ready ? &cv->p : NULL, cv->prof_ready ? &cv->cs : NULL,
 			    &cv->w, cv->top_ready ? &cv->top : NULL, cv->top_event);
 	if (cv->top_ready)
 		view_top_release(&cv->top);
@@ -1256,8 +817,8 @@ static bool out_std_one(const struct cvopts *c)
 		if (!(c->formats & F_BIT(k)) || c->paths[k])
 			continue;
 		n++;
-		ll += (size_t)snprintf(list + ll, sizeof(list) - ll, "%s%s", ll ? ", " : "", outs[k].format);
-		pl += (size_t)snprintf(pick + pl, sizeof(pick) - pl, "%s-F %s", pl ? " or " : "", outs[k].format);
+		ll += (size_t)snprintf(list + ll, sizeof(list) - ll, "%s%s", ll ? ", " : "", out_descs[k].format);
+		pl += (size_t)snprintf(pick + pl, sizeof(pick) - pl, "%s-F %s", pl ? " or " : "", out_descs[k].format);
 	}
 	if (n <= 1)
 		return true;
@@ -1299,14 +860,14 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 
 			if (!out[k])
 				continue;
-			if (outs[k].binary && cli_out_terminal(out[k])) {
+			if (out_descs[k].binary && cli_out_terminal(out[k])) {
 				fprintf(stderr, "conv: --%s %s: %s is a terminal: no binary data written to "
 						"it (redirect it, or name a file)\n",
-					outs[k].format, out[k], std ? "standard output" : "it");
+					out_descs[k].format, out[k], std ? "standard output" : "it");
 				cli_paths_release(&ps);
 				return CLI_EXIT_USAGE;
 			}
-			cli_paths_add(&ps, out[k], std ? STDOUT_FILENO : -1, true, outs[k].what, i);
+			cli_paths_add(&ps, out[k], std ? STDOUT_FILENO : -1, true, out_descs[k].what, i);
 		}
 	}
 	if (c->stats_path)
@@ -1337,7 +898,7 @@ static bool take_formats(struct cvopts *c, const char *arg)
 	for (char *tok = list ? strtok(list, ",") : NULL; tok; tok = strtok(NULL, ",")) {
 		int k = 0;
 
-		while (k < OUT__COUNT && strcmp(tok, outs[k].format))
+		while (k < OUT__COUNT && strcmp(tok, out_descs[k].format))
 			k++;
 		if (k == OUT__COUNT) {
 			fprintf(stderr, "conv: --format: unknown format '%s' (pprof, jfr, "
@@ -1523,7 +1084,7 @@ static int conv_settle(struct cvopts *c)
 		if (c->paths[k] && !(c->formats & F_BIT(k))) {
 			fprintf(stderr, "conv: --%s names an output that -F (--format) leaves out: give "
 					"one\n",
-				outs[k].format);
+				out_descs[k].format);
 			return CLI_EXIT_USAGE;
 		}
 	}

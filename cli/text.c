@@ -447,3 +447,17 @@ void cli_output_json(struct json *j, const char *format, const char *path, uint6
 	json_kv_u64(j, "bytes", bytes);
 	json_obj_end(j);
 }
+
+/* The name of a record type for messages: "" for none, "type N" (in buf) when perf never named it. */
+const char *cli_record_name(uint32_t type, char buf[static 32])
+{
+	const char *n;
+
+	if (!type)
+		return "";
+	n = rdr_record_name(type);
+	if (n)
+		return n;
+	snprintf(buf, 32, "type %u", type);
+	return buf;
+}

@@ -138,4 +138,7 @@ int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r);
  */
 bool cli_stdin_usable(const char *cmd);
 
+/* The name of a record type for messages: "" for none, "type N" (in buf) when perf never named it. */
+const char *cli_record_name(uint32_t type, char buf[static 32]);
+
 #endif
