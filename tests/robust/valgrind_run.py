@@ -10,7 +10,8 @@ missing valgrind). Runs under
     valgrind --error-exitcode=99 --leak-check=full
              --errors-for-leak-kinds=definite --show-leak-kinds=definite
              --num-callers=30 --log-file=WORKDIR/NAME.vg
-  * every unit test executable test_* in UNIT_TEST_DIR (the cmocka tests;
+  * every unit test executable test_* in UNIT_TEST_DIR (the cmocka tests,
+    and test_sample_cache over the repository's recordings;
     child processes they start -- the fake debuginfod server, the compiler
     -- are not traced), with PYTHON and CC as CTest gives them;
   * conv on every *.data in FIXTURES_DIR and FIXTURES_DIR/attr, and
@@ -64,9 +65,12 @@ def main():
     tenv = dict(os.environ)
     tenv.setdefault("PYTHON", sys.executable)
     tenv.setdefault("CC", shutil.which("cc") or "cc")
+    # the unit tests that take operands: what CTest gives them
+    unit_args = {"test_sample_cache": [os.path.join(REPO, "tests")]}
     for t in sorted(glob.glob(os.path.join(UNIT, "test_*"))):
         if os.access(t, os.X_OK) and os.path.isfile(t):
-            runs.append((os.path.basename(t), [t], None, (0,), tenv))
+            name = os.path.basename(t)
+            runs.append((name, [t] + unit_args.get(name, []), None, (0,), tenv))
     cenv = dict(os.environ, HOME=os.path.join(WORK, "home"), XDG_CACHE_HOME=os.path.join(WORK, "xdg"))
     cenv.pop("DEBUGINFOD_URLS", None)
     inputs = sorted(glob.glob(os.path.join(FIX, "*.data")) + glob.glob(os.path.join(FIX, "attr", "*.data")))
