@@ -16,6 +16,7 @@
 #include "cli/summary.h"
 #include "cli/text.h"
 
+#include "core/clock.h"
 #include "core/dbuf.h"
 #include "core/ropen.h"
 #include "core/vec.h"
@@ -37,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_LIST CLI_MAX_LIST
@@ -578,17 +578,14 @@ static int convert_read(struct cvopts *c, struct conversion *cv)
 static int convert_write(const struct cvopts *c, struct conversion *cv)
 {
 	struct out_src src = { &cv->p, c->chunk_size, NULL, 0, NULL };
-	struct timespec t0, t1;
+	uint64_t t0 = clock_now_ns();
 	int rc, r1;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = out_models(c->co.sj.jobs != 1, &src, cv->path, &cv->w);
 	r1 = write_views(c, cv->in, &cv->p, &cv->cs, cv->path, &cv->w);
 	if (r1 > rc)
 		rc = r1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	cv->write_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec -
-		       (uint64_t)t0.tv_nsec;
+	cv->write_ns = clock_now_ns() - t0;
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/summary.h"
 
 #include "cli/text.h"
+#include "core/clock.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "reader/reader.h"
@@ -11,17 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ---- progress on a terminal ---- */
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_now_ns() / 1e9;
 }
 
 void summary_progress_convert(void *ctx, const struct convert_progress *p)
