@@ -34,6 +34,31 @@ enum uw_arch {
 /* The arch of perf's HEADER_ARCH string ("x86_64", "i686", "aarch64"...). */
 enum uw_arch uw_arch_of(const char *perf_arch);
 
+/*
+ * arm64 pointer authentication: code built with -mbranch-protection signs the
+ * return addresses it saves, a PAC in the bits above the virtual-address
+ * width. perf.data records no PAC mask, so the width comes from the
+ * recording (uw_va_bits_of): every user address is below 2^va_bits, and
+ * clearing the bits from va_bits up removes a signature and leaves an
+ * unsigned address as it is.
+ */
+#define UW_VA_BITS_DEFAULT 48 /* arm64 Linux's usual user VA width (4 KB pages, 4 levels) */
+
+/*
+ * The virtual-address width that covers user addresses up to highest (the
+ * highest end of a user mapping the recording shows): the bit length of
+ * highest - 1, at least 39 (the smallest arm64 Linux configures) and at most
+ * 52; UW_VA_BITS_DEFAULT when highest is 0 (no mapping known).
+ */
+unsigned uw_va_bits_of(uint64_t highest);
+
+/*
+ * addr without a PAC: arm64 user addresses (bit 55 clear) keep their low
+ * va_bits bits; every other address and every other arch's is returned as
+ * it is.
+ */
+uint64_t uw_strip_pac(enum uw_arch arch, unsigned va_bits, uint64_t addr);
+
 /* Registers by DWARF number (valid has bit n when reg n is known), and the PC. */
 struct uw_regs {
 	uint64_t r[UW_NREGS];
