@@ -114,6 +114,7 @@ struct procmap {
 	struct pm_frame *frames;
 	size_t cap_frames;
 	struct pm_stats st;
+	uint64_t user_highest; /* the highest end of a user mapping so far */
 };
 
 static void space_release(struct pm_space *s);
@@ -694,6 +695,8 @@ static struct pm_mapping *mapping_new(struct procmap *pm, uint32_t proc, uint64_
 	m->path = strtab_get(&pm->strs, path_id);
 	m->time = time;
 	m->kind = classify(kernel_space, m->path, &m->dso, pm);
+	if (!kernel_space && m->limit > pm->user_highest)
+		pm->user_highest = m->limit;
 	/*
 	 * The vDSO's bytes are its ELF image from offset 0, whatever pgoff the
 	 * record holds (perf's map__new sets it to 0 too), so that its file
@@ -1251,6 +1254,11 @@ bool procmap_path_is_identity(const struct pm_mapping *m)
 bool procmap_same_file(const struct pm_mapping *a, const struct pm_mapping *b)
 {
 	return !strcmp(a->path, b->path) && same_inode(a, b);
+}
+
+uint64_t procmap_user_highest(const struct procmap *pm)
+{
+	return pm->user_highest;
 }
 
 size_t procmap_mapping_count(const struct procmap *pm)
