@@ -695,7 +695,12 @@ static struct pm_mapping *mapping_new(struct procmap *pm, uint32_t proc, uint64_
 	m->path = strtab_get(&pm->strs, path_id);
 	m->time = time;
 	m->kind = classify(kernel_space, m->path, &m->dso, pm);
-	if (!kernel_space && m->limit > pm->user_highest)
+	/*
+	 * bit 55 set is the kernel's half (arm64's TTBR1, x86-64's upper half):
+	 * a "user" mapping there (a kernel map some recorders give a pid) says
+	 * nothing of the user address width
+	 */
+	if (!kernel_space && m->limit > pm->user_highest && !(m->limit >> 55))
 		pm->user_highest = m->limit;
 	/*
 	 * The vDSO's bytes are its ELF image from offset 0, whatever pgoff the
