@@ -97,7 +97,9 @@ const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample
  * width from unwinding_va_bits) between the first user PC and the next
  * entry; NULL when the chain is to be taken as recorded: no LR recorded, no
  * second user entry, the return address saved by then or the rule unknown,
- * LR 0 or equal to that next entry. The array and *built live until the
+ * LR 0 or equal to that next entry (perf compares it less one, so never:
+ * conv does not add the frame twice), and out of memory (the recorded chain
+ * is still right, one frame short). The array and *built live until the
  * next call.
  */
 const uint64_t *unwinding_leaf_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr,
