@@ -462,8 +462,34 @@ static void json_dso(struct json *j, const struct info_state *st, const struct r
 	free(rows);
 }
 
+/*
+ * arm64: the user address width conv assumes (perf.data names none, nor a
+ * PAC mask): the one the highest user mapping needs, PAC bits above it
+ * stripped from return addresses. Nothing for other arches.
+ */
+static bool arm64_va_bits(const struct info_state *st, const struct rdr_info *info, unsigned *bits,
+			  uint64_t *highest)
+{
+	if (uw_arch_of(info->arch) != UW_ARCH_ARM64)
+		return false;
+	*highest = procmap_user_highest(st->pm);
+	*bits = uw_va_bits_of(*highest);
+	return true;
+}
+
 static void json_procmap(struct json *j, const struct info_state *st, const struct rdr_info *info)
 {
+	unsigned bits;
+	uint64_t highest;
+
+	if (arm64_va_bits(st, info, &bits, &highest)) {
+		json_key(j, "address_width");
+		json_obj_begin(j);
+		json_kv_str(j, "arch", "arm64");
+		json_kv_u64(j, "va_bits", bits);
+		json_kv_u64_or_null(j, "highest_user_address", highest != 0, highest);
+		json_obj_end(j);
+	}
 	json_procmap_stats(j, st);
 	if (st->want_mappings)
 		json_mappings(j, st);
@@ -786,10 +812,21 @@ static void text_build_ids(const struct rdr_info *info, const struct info_state 
 }
 
 /* What procmap made of the processes and their frames, and the unwinding. */
-static void text_procmap(const struct info_state *st, struct dbuf *out)
+static void text_procmap(const struct info_state *st, const struct rdr_info *info, struct dbuf *out)
 {
 	const struct pm_stats *ps = procmap_stats(st->pm);
 	char dw[512], lbr[256];
+	unsigned bits;
+	uint64_t highest;
+
+	if (arm64_va_bits(st, info, &bits, &highest)) {
+		dbuf_printf(out, "address width: arm64, %u-bit user addresses assumed ", bits);
+		if (highest)
+			dbuf_printf(out, "(the highest user mapping ends at 0x%" PRIx64 ")", highest);
+		else
+			dbuf_puts(out, "(no user mapping: the usual width)");
+		dbuf_puts(out, "; PAC bits above them stripped\n");
+	}
 
 	dbuf_printf(out, "processes:     %" PRIu64 " (%" PRIu64 " exec %s), %" PRIu64
 		    " %s, %" PRIu64 " %s (%" PRIu64 " cut by later ones)\n",
@@ -939,7 +976,7 @@ static void print_text(const char *path, const struct rdr *r, const struct info_
 {
 	text_header(path, rdr_info(r), rdr_stats(r), out);
 	text_build_ids(rdr_info(r), st, out);
-	text_procmap(st, out);
+	text_procmap(st, rdr_info(r), out);
 	if (st->top)
 		text_symbols(st, out);
 	if (st->want_mappings)

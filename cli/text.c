@@ -372,6 +372,10 @@ void cli_unwind_words(const struct unwinding_stats *u, char *dwarf, size_t ndwar
 			snprintf(dwarf + len, ndwarf - len, "; %.1f user frames a sample",
 				 (double)u->frames / (double)u->samples);
 	}
+	/* arm64 frame-pointer chains: only there, so that other recordings' words stay as they were */
+	if (u->leaf_callers && len < ndwarf)
+		snprintf(dwarf + len, ndwarf - len, "%s%" PRIu64 " frame-pointer %s given the leaf's caller from LR",
+			 len ? "; " : "", u->leaf_callers, cli_plural(u->leaf_callers, "chain", "chains"));
 	if (u->lbr_samples) {
 		uint64_t built = u->lbr_samples - u->lbr_empty;
 
@@ -397,6 +401,8 @@ void cli_unwind_json(struct json *j, const struct unwinding_stats *u)
 		if (why != UW_STOP_ROOT)
 			json_kv_u64(j, uw_stop_text((enum uw_stop)why), u ? u->stopped[why] : 0);
 	json_obj_end(j);
+	if (u && u->leaf_callers)
+		json_kv_u64(j, "leaf_callers", u->leaf_callers);
 	json_key(j, "lbr");
 	json_obj_begin(j);
 	json_kv_u64(j, "samples", u ? u->lbr_samples : 0);

@@ -269,6 +269,93 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 	return chain_done(u, n, nr, built);
 }
 
+/* perf's arm64 register numbers in sample_regs_user (arch/arm64/include/uapi/asm/perf_regs.h) */
+#define PERF_REG_ARM64_LR 30
+#define PERF_REG_ARM64_PC 32
+
+/* The value of perf register bit of the sample's user registers, false when not recorded. */
+static bool user_reg(const struct rdr_sample *s, unsigned bit, uint64_t *val)
+{
+	uint64_t below = s->regs_user.mask & ((1ull << bit) - 1);
+	unsigned i = (unsigned)__builtin_popcountll(below);
+
+	if (!s->regs_user.abi || !(s->regs_user.mask & (1ull << bit)) || i >= s->regs_user.nr)
+		return false;
+	*val = s->regs_user.regs[i];
+	return true;
+}
+
+/*
+ * Whether the caller of a leaf at pc is in its link register, as perf's
+ * unwinder answers from the sampled registers alone: by the CFI where the
+ * object has a rule for pc; where it has none (an object without CFI there,
+ * anonymous or JIT code, no mapping) its fallback takes LR. An object conv
+ * has no file of: no, rather than a frame a stale LR may invent.
+ */
+static bool leaf_ra_in_lr(struct unwinding *u, uint64_t pc)
+{
+	uint32_t map = walk_mapping(u, pc);
+	const struct pm_mapping *m;
+	const struct uw_rule *rule;
+	struct uw_cfi *c;
+	uint64_t elf_va;
+
+	if (map == PM_NO_MAPPING)
+		return true;
+	m = procmap_mapping(u->pm, map);
+	if (m->kind != PM_KIND_FILE && m->kind != PM_KIND_VDSO)
+		return true;
+	c = cfi_of_mapping(u, map);
+	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va))
+		return false;
+	/* _start: nothing called it, whatever LR holds */
+	if (uw_cfi_is_entry(c, elf_va))
+		return false;
+	rule = uw_cfi_rule(c, elf_va);
+	return !rule || uw_rule_ra_in_lr(u->arch, rule);
+}
+
+unsigned unwinding_va_bits(const struct unwinding *u)
+{
+	return uw_va_bits_of(procmap_user_highest(u->pm));
+}
+
+const uint64_t *unwinding_leaf_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr,
+				     const struct unwinding_built **built)
+{
+	uint64_t lr, pc, caller;
+	size_t user, n = 0;
+
+	*nr = 0;
+	if (u->arch != UW_ARCH_ARM64 || !user_reg(s, PERF_REG_ARM64_LR, &lr))
+		return NULL;
+	for (user = 0; user < s->callchain_nr && s->callchain[user] != PERF_CONTEXT_USER; user++)
+		;
+	/* perf adds the caller in front of the leaf's recorded caller: without one, nothing */
+	if (user + 2 >= s->callchain_nr)
+		return NULL;
+	if (!user_reg(s, PERF_REG_ARM64_PC, &pc))
+		pc = s->callchain[user + 1];
+	u->space = procmap_space(u->pm, s->pid);
+	u->last_lo = u->last_hi = 0;
+	/* the leaf's PC is where the thread was: its own rule, not its call's */
+	if (!leaf_ra_in_lr(u, pc))
+		return NULL;
+	caller = uw_strip_pac(u->arch, unwinding_va_bits(u), lr);
+	/* a frame record the leaf made already holds it (the prologue's window after the store) */
+	if (!caller || caller == s->callchain[user + 2])
+		return NULL;
+	if (!chain_room(u, s->callchain_nr + 1))
+		return NULL;
+	for (size_t i = 0; i <= user + 1; i++)
+		u->chain[n++] = s->callchain[i];
+	u->chain[n++] = caller;
+	for (size_t i = user + 2; i < s->callchain_nr; i++)
+		u->chain[n++] = s->callchain[i];
+	u->st.leaf_callers++;
+	return chain_done(u, n, nr, built);
+}
+
 const struct unwinding_stats *unwinding_stats(const struct unwinding *u)
 {
 	return &u->st;
@@ -338,6 +425,9 @@ bool unwinding_pick(struct unwinding *u, const struct rdr_info *info, const stru
 		chain = unwinding_chain(u, s, ((*ev)->misc & PERF_MISC_EXACT_IP) != 0, &n, built);
 		if (!chain)
 			return false;
+	} else if (s->regs_user.abi && s->callchain_nr && !(s->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+		/* NULL also when the leaf's caller is not in its link register, or is in the chain */
+		chain = unwinding_leaf_chain(u, s, &n, built);
 	}
 	if (chain) {
 		*copy = **ev;

@@ -29,6 +29,7 @@ struct unwinding_stats {
 	uint64_t lbr_samples;                 /* samples with LBR call stacks */
 	uint64_t lbr_frames;                  /* callers taken from their call entries */
 	uint64_t lbr_empty;                   /* of them, an empty branch stack: the recorded chain kept */
+	uint64_t leaf_callers;                /* arm64 frame-pointer chains given their leaf's caller from LR */
 };
 
 /* NULL when out of memory. */
@@ -85,6 +86,32 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
  */
 const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample *s, bool user_mode,
 				    size_t *nr, const struct unwinding_built **built);
+
+/*
+ * arm64 frame-pointer chains (perf record -g, which records the user link
+ * register for this): a leaf function, or one in its prologue or epilogue,
+ * has no frame record of its own, so the kernel's walk from the frame
+ * pointer skips its caller, whose return address is still in LR. As perf
+ * does (its leaf-caller injection), where the CFI at the leaf's PC says the
+ * return address is in LR, the sample's chain with LR (PAC stripped, the
+ * width from unwinding_va_bits) between the first user PC and the next
+ * entry; NULL when the chain is to be taken as recorded: no LR recorded, no
+ * second user entry, the return address saved by then or the rule unknown,
+ * LR 0 or equal to that next entry (perf compares it less one, so never:
+ * conv does not add the frame twice), and out of memory (the recorded chain
+ * is still right, one frame short). The array and *built live until the
+ * next call.
+ */
+const uint64_t *unwinding_leaf_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr,
+				     const struct unwinding_built **built);
+
+/*
+ * The arm64 user virtual-address width assumed for the recording so far:
+ * uw_va_bits_of of the highest end of a user mapping procmap has seen
+ * (perf.data records neither the width nor a PAC mask). PAC bits are
+ * stripped above it.
+ */
+unsigned unwinding_va_bits(const struct unwinding *u);
 
 /*
  * The sample the reading pass resolves: *ev itself (*built NULL), or *copy

@@ -114,6 +114,7 @@ struct procmap {
 	struct pm_frame *frames;
 	size_t cap_frames;
 	struct pm_stats st;
+	uint64_t user_highest; /* the highest end of a user mapping so far */
 };
 
 static void space_release(struct pm_space *s);
@@ -695,6 +696,13 @@ static struct pm_mapping *mapping_new(struct procmap *pm, uint32_t proc, uint64_
 	m->time = time;
 	m->kind = classify(kernel_space, m->path, &m->dso, pm);
 	/*
+	 * bit 55 set is the kernel's half (arm64's TTBR1, x86-64's upper half):
+	 * a "user" mapping there (a kernel map some recorders give a pid) says
+	 * nothing of the user address width
+	 */
+	if (!kernel_space && m->limit > pm->user_highest && !(m->limit >> 55))
+		pm->user_highest = m->limit;
+	/*
 	 * The vDSO's bytes are its ELF image from offset 0, whatever pgoff the
 	 * record holds (perf's map__new sets it to 0 too), so that its file
 	 * offsets are offsets into the image.
@@ -1251,6 +1259,11 @@ bool procmap_path_is_identity(const struct pm_mapping *m)
 bool procmap_same_file(const struct pm_mapping *a, const struct pm_mapping *b)
 {
 	return !strcmp(a->path, b->path) && same_inode(a, b);
+}
+
+uint64_t procmap_user_highest(const struct procmap *pm)
+{
+	return pm->user_highest;
 }
 
 size_t procmap_mapping_count(const struct procmap *pm)

@@ -266,6 +266,12 @@ bool procmap_same_file(const struct pm_mapping *a, const struct pm_mapping *b);
 /* Attaches build-ids from the table (and disk) to mappings still without one. */
 void procmap_finish(struct procmap *pm);
 
+/*
+ * The highest end of a user-space mapping fed so far (0: none): what bounds
+ * the recording's user addresses (uw_va_bits_of), perf.data naming no
+ * virtual-address width.
+ */
+uint64_t procmap_user_highest(const struct procmap *pm);
 size_t procmap_mapping_count(const struct procmap *pm);
 const struct pm_mapping *procmap_mapping(const struct procmap *pm, uint32_t id);
 size_t procmap_proc_count(const struct procmap *pm);

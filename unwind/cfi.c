@@ -371,3 +371,17 @@ const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
 	(void)hmap_put(&c->rules, elf_va, r ? (uint64_t)(uintptr_t)r : NO_RULE);
 	return r;
 }
+
+/* arm64's link register, DWARF x30: where BL leaves the return address */
+#define ARM64_LR 30
+
+bool uw_rule_ra_in_lr(enum uw_arch arch, const struct uw_rule *r)
+{
+	if (arch != UW_ARCH_ARM64)
+		return false;
+	for (uint8_t i = 0; i < r->nr; i++)
+		if (r->regs[i].reg == r->ra)
+			return r->regs[i].how == UW_REG && r->regs[i].src == ARM64_LR;
+	/* no rule for the RA column: it keeps this frame's value (libdw's same value) */
+	return r->ra == ARM64_LR;
+}

@@ -143,6 +143,14 @@ bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uin
  */
 const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va);
 
+/*
+ * Whether, at an address rule r covers, the caller's return address is
+ * still in the link register (arm64's x30: a leaf that never saves it, a
+ * prologue before it is saved, an epilogue after it is restored) rather
+ * than saved in the frame. False for an arch without a link register.
+ */
+bool uw_rule_ra_in_lr(enum uw_arch arch, const struct uw_rule *r);
+
 /* Where the walk finds rules: the caller's view of the process's mappings. */
 enum uw_find {
 	UW_FIND_RULE,     /* *rule set */
