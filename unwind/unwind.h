@@ -159,6 +159,12 @@ struct uw_source {
 	 */
 	enum uw_find (*find)(void *ctx, uint64_t pc, const struct uw_rule **rule);
 	void *ctx;
+	/*
+	 * arm64: the process's user virtual-address width (uw_va_bits_of of
+	 * its highest user address), which every return address is stripped to
+	 * (uw_strip_pac); 0: UW_VA_BITS_DEFAULT. Other arches ignore it.
+	 */
+	unsigned va_bits;
 };
 
 /* Why a walk ended. */
