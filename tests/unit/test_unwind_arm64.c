@@ -11,8 +11,11 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/testutil.h"
 #include "unwind/unwind.h"
 
+#include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,6 +342,90 @@ static void test_sigreturn(void **state)
 	free(root);
 }
 
+/*
+ * A minimal arm64 ELF object without CFI: one executable PT_LOAD at 0 whose
+ * code at 0x80 is nop; mov x8, #139; svc #0 (the vDSO's
+ * __kernel_rt_sigreturn and the nop before it), then a nop, and, when
+ * `cut`, the file ends after the mov.
+ */
+static void write_sigreturn_elf(const char *path, bool cut)
+{
+	static const uint32_t code[] = { 0xd503201f, 0xd2801168, 0xd4000001, 0xd503201f };
+	unsigned char img[0x80 + sizeof(code)];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	size_t len = cut ? 0x80 + 8 : sizeof(img);
+	FILE *f;
+
+	memset(img, 0, sizeof(img));
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_AARCH64;
+	eh.e_version = EV_CURRENT;
+	eh.e_entry = 0x1000;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(ph);
+	eh.e_phnum = 1;
+	memset(&ph, 0, sizeof(ph));
+	ph.p_type = PT_LOAD;
+	ph.p_flags = PF_R | PF_X;
+	ph.p_filesz = ph.p_memsz = sizeof(img);
+	ph.p_align = 0x1000;
+	memcpy(img, &eh, sizeof(eh));
+	memcpy(img + sizeof(eh), &ph, sizeof(ph));
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++)
+		for (int b = 0; b < 4; b++)
+			img[0x80 + 4 * i + (size_t)b] = (unsigned char)(code[i] >> (8 * b));
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(img, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * The trampoline without CFI (Debian 12's arm64 vDSO has no .eh_frame) is
+ * a signal frame by its code: from the nop before it (a return address to
+ * it is looked up there) to the svc; the svc's return (an exact PC after
+ * it) has no rule of its own, the walk asks for PC - 1. Not on x86, and
+ * not where the file ends before the svc.
+ */
+static void test_sigreturn_by_code(void **state)
+{
+	char dir[4096], path[4200];
+	struct uw_cfi *c;
+	const struct uw_rule *r;
+
+	(void)state;
+	assert_true(tu_tmpdir_make(dir, sizeof(dir), "uwa64"));
+	tu_strf(path, sizeof(path), "%s/sigreturn.so", dir);
+	write_sigreturn_elf(path, false);
+	assert_int_equal(uw_cfi_open(&c, UW_ARCH_ARM64, path, NULL), CONV_E_OK);
+	for (uint64_t va = 0x80; va < 0x8c; va++) {
+		r = uw_cfi_rule(c, va);
+		assert_non_null(r);
+		assert_true(r->signal);
+	}
+	assert_null(uw_cfi_rule(c, 0x7c));
+	assert_null(uw_cfi_rule(c, 0x8c));
+	/* asked again: the same answer from the cache */
+	assert_non_null(uw_cfi_rule(c, 0x84));
+	assert_null(uw_cfi_rule(c, 0x8c));
+	uw_cfi_close(c);
+	assert_int_equal(uw_cfi_open(&c, UW_ARCH_X86_64, path, NULL), CONV_E_OK);
+	assert_null(uw_cfi_rule(c, 0x84));
+	uw_cfi_close(c);
+	write_sigreturn_elf(path, true);
+	assert_int_equal(uw_cfi_open(&c, UW_ARCH_ARM64, path, NULL), CONV_E_OK);
+	assert_null(uw_cfi_rule(c, 0x84));
+	uw_cfi_close(c);
+	tu_tmpdir_drop(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_lr_not_for_callers),
 		cmocka_unit_test(test_plt_stub),
 		cmocka_unit_test(test_sigreturn),
+		cmocka_unit_test(test_sigreturn_by_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
