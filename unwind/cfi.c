@@ -356,6 +356,56 @@ static const struct uw_rule *rule_from_libdw(struct uw_cfi *c, uint64_t elf_va, 
 	return r;
 }
 
+/* arm64's rt_sigreturn: mov x8, #139 (__NR_rt_sigreturn); svc #0 */
+#define A64_MOV_X8_SIGRETURN 0xd2801168u
+#define A64_SVC_0 0xd4000001u
+
+/* The little-endian instruction word at ELF address va of an executable segment. */
+static bool code_word(const struct uw_cfi *c, uint64_t va, uint32_t *out)
+{
+	size_t size;
+	const unsigned char *raw = (const unsigned char *)elf_rawfile(c->elf, &size);
+
+	for (size_t i = 0; raw && i < c->nr_segs; i++) {
+		const struct elfseg *sg = &c->segs[i];
+		uint64_t off;
+
+		if (!sg->exec || va < sg->vaddr || va - sg->vaddr >= sg->filesz || sg->filesz - (va - sg->vaddr) < 4)
+			continue;
+		off = sg->off + (va - sg->vaddr);
+		if (off > size || size - off < 4)
+			return false;
+		*out = (uint32_t)raw[off] | (uint32_t)raw[off + 1] << 8 | (uint32_t)raw[off + 2] << 16 |
+		       (uint32_t)raw[off + 3] << 24;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * arm64's signal trampoline when no CFI describes it: the vDSO of
+ * Debian's 6.1 kernel has no .eh_frame, and without a rule the walk would
+ * follow the kernel's frame record, the interrupted LR, and lose the
+ * interrupted function. Recognized by its two instructions, as libunwind
+ * and gdb do, from the nop before it (a return address there is looked up
+ * at RA - 1) to the svc's return; the rule only says "signal frame": the
+ * walk reads the rt_sigframe.
+ */
+static const struct uw_rule *sigreturn_rule(const struct uw_cfi *c, uint64_t elf_va)
+{
+	static const struct uw_rule sig = { .signal = true, .cfa_reg = 31, .ra = 30 };
+	uint64_t w = elf_va & ~(uint64_t)3;
+	uint32_t a, b;
+
+	if (c->arch != UW_ARCH_ARM64)
+		return NULL;
+	for (uint64_t m = w >= 4 ? w - 4 : w; m <= w + 4; m += 4)
+		if (code_word(c, m, &a) && a == A64_MOV_X8_SIGRETURN && code_word(c, m + 4, &b) &&
+		    b == A64_SVC_0 && elf_va + 4 >= m && elf_va < m + 8)
+			return &sig;
+	return NULL;
+}
+
 const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
 {
 	uint64_t *v = hmap_get(&c->rules, elf_va);
@@ -367,6 +417,8 @@ const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va)
 		return *v == NO_RULE ? NULL : (const struct uw_rule *)(uintptr_t)*v;
 	row = row_find(c, elf_va, &next);
 	r = row ? row->rule : rule_from_libdw(c, elf_va, next);
+	if (!r)
+		r = sigreturn_rule(c, elf_va);
 	/* a failed insert only means the address is looked up again next time */
 	(void)hmap_put(&c->rules, elf_va, r ? (uint64_t)(uintptr_t)r : NO_RULE);
 	return r;

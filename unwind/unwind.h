@@ -103,7 +103,12 @@ struct uw_reg_rule {
 /* One compiled CFI row: how the caller's registers follow from this frame's. */
 struct uw_rule {
 	bool cfa_expr;     /* the CFA is the value of cfa_ops[0..cfa_len) */
-	bool signal;       /* the frame of a signal trampoline: its caller's PC is exact */
+	/*
+	 * the frame of a signal trampoline: its caller's PC is exact (arm64:
+	 * the walk takes every register from the rt_sigframe at the stack
+	 * pointer, and the rest of the rule is not used)
+	 */
+	bool signal;
 	uint8_t cfa_reg;
 	uint8_t ra;        /* the return-address column */
 	uint16_t cfa_len;
@@ -139,7 +144,8 @@ bool uw_cfi_elf_addr(const struct uw_cfi *c, uint64_t f_off, uint64_t pgoff, uin
 /*
  * The rule at ELF address elf_va, its CFI row compiled on first use and
  * kept for the row's addresses (the pointer stays valid while c is open).
- * NULL: no CFI covers the address.
+ * NULL: no CFI covers the address. arm64's rt_sigreturn trampoline without
+ * CFI (mov x8, #139; svc #0, and the nop before it) answers a signal rule.
  */
 const struct uw_rule *uw_cfi_rule(struct uw_cfi *c, uint64_t elf_va);
 
@@ -167,6 +173,12 @@ struct uw_source {
 	 */
 	enum uw_find (*find)(void *ctx, uint64_t pc, const struct uw_rule **rule);
 	void *ctx;
+	/*
+	 * arm64: the process's user virtual-address width (uw_va_bits_of of
+	 * its highest user address), which every return address is stripped to
+	 * (uw_strip_pac); 0: UW_VA_BITS_DEFAULT. Other arches ignore it.
+	 */
+	unsigned va_bits;
 };
 
 /* Why a walk ended. */

@@ -12,7 +12,12 @@
 struct arch {
 	uint8_t sp, fp;  /* DWARF numbers */
 	uint8_t ra;      /* return-address column */
-	bool pc_in_ra;   /* the RA column names the PC (x86): it holds this frame's PC while walking */
+	/*
+	 * the RA column names the PC (x86): it holds this frame's PC while
+	 * walking. Otherwise it is a register (arm64's LR, x30), which holds the
+	 * return address until the function saves it or calls.
+	 */
+	bool pc_in_ra;
 	unsigned word;   /* bytes */
 	uint8_t nregs;   /* DWARF registers tracked: 0 .. nregs-1 */
 };
@@ -302,7 +307,7 @@ static enum uw_stop apply(const struct frame *f, const struct uw_reg_rule *rr, u
  * says this is the outermost frame (the return address is undefined).
  */
 static enum uw_stop step_cfi(const struct arch *a, const struct copy *st, const struct uw_rule *rule,
-			     const struct uw_regs *cur, struct uw_regs *next, bool *root)
+			     const struct uw_regs *cur, bool exact, struct uw_regs *next, bool *root)
 {
 	struct frame f = { .a = a, .st = st, .regs = cur };
 	bool ra_set = false;
@@ -359,8 +364,13 @@ static enum uw_stop step_cfi(const struct arch *a, const struct copy *st, const 
 		}
 	}
 	if (!ra_set) {
-		/* the return-address column unchanged: its current value (arm64: LR) */
-		if (a->pc_in_ra || !(cur->valid >> rule->ra & 1))
+		/*
+		 * the return-address column unchanged: its current value, arm64's
+		 * LR in a leaf, a prologue before LR is saved, an epilogue after it
+		 * is restored. Only where the thread was: a frame that called has
+		 * had LR overwritten by that call (it held this frame's own PC).
+		 */
+		if (a->pc_in_ra || !exact || !(cur->valid >> rule->ra & 1))
 			return UW_STOP_REG;
 		next->pc = cur->r[rule->ra];
 	}
@@ -399,6 +409,46 @@ static enum uw_stop step_fp(const struct arch *a, const struct copy *st, const s
 	next->r[a->fp] = saved_fp;
 	next->r[a->sp] = fp + 2ull * a->word;
 	next->pc = ret;
+	return STEP_OK;
+}
+
+/*
+ * arm64's signal frame (arch/arm64/kernel/signal.c, uapi asm/ucontext.h and
+ * asm/sigcontext.h; gdb's aarch64-linux-tdep.c uses the same offsets): at
+ * the trampoline the stack pointer is the struct rt_sigframe, siginfo (128
+ * bytes) then the ucontext, whose uc_mcontext (struct sigcontext, 16-byte
+ * aligned after uc_flags, uc_link, uc_stack, uc_sigmask and glibc's room
+ * for a 1024-bit sigset) is 176 bytes in: fault_address, regs[31], sp, pc.
+ */
+#define A64_SIGCONTEXT (128 + 176)
+#define A64_SC_REGS (A64_SIGCONTEXT + 8)
+#define A64_SC_SP (A64_SC_REGS + 31 * 8)
+#define A64_SC_PC (A64_SC_SP + 8)
+
+/*
+ * One step out of arm64's signal trampoline (the vDSO's
+ * __kernel_rt_sigreturn): the interrupted registers from the sigcontext.
+ * Its CFI (CFA = x29, x29 and x30 at CFA and CFA + 8) recovers the frame
+ * record the kernel pushed, the interrupted x29 and LR, but not the
+ * interrupted PC: a walk by it would take LR for the PC and lose the
+ * interrupted function.
+ */
+static enum uw_stop step_sigframe_arm64(const struct arch *a, const struct copy *st,
+					const struct uw_regs *cur, struct uw_regs *next)
+{
+	uint64_t sp;
+
+	if (!(cur->valid >> a->sp & 1))
+		return UW_STOP_REG;
+	sp = cur->r[a->sp];
+	*next = *cur;
+	for (unsigned i = 0; i < 31; i++)
+		if (!read_word(st, a->word, sp + A64_SC_REGS + 8ull * i, &next->r[i]))
+			return UW_STOP_COPY;
+	if (!read_word(st, a->word, sp + A64_SC_SP, &next->r[a->sp]) ||
+	    !read_word(st, a->word, sp + A64_SC_PC, &next->pc))
+		return UW_STOP_COPY;
+	next->valid |= (1ull << 32) - 1;
 	return STEP_OK;
 }
 
@@ -449,6 +499,7 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 	const struct arch *a;
 	struct copy copy;
 	struct uw_regs cur = *regs, next;
+	unsigned va_bits = src->va_bits ? src->va_bits : UW_VA_BITS_DEFAULT;
 	bool exact = true; /* the sampled PC, or one a signal interrupted */
 	bool guessed = false;    /* the last step went through an object by frame pointer */
 	uint64_t guessed_at = 0; /* the address looked up there */
@@ -481,8 +532,21 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 		if (fnd == UW_FIND_ROOT) {
 			res->stop = UW_STOP_ROOT;
 			return;
+		} else if (fnd == UW_FIND_RULE && rule->signal && arch == UW_ARCH_ARM64) {
+			e = step_sigframe_arm64(a, &copy, &cur, &next);
 		} else if (fnd == UW_FIND_RULE) {
-			e = step_cfi(a, &copy, rule, &cur, &next, &root);
+			e = step_cfi(a, &copy, rule, &cur, exact, &next, &root);
+		} else if (fnd == UW_FIND_NO_CFI && exact && !a->pc_in_ra && (cur.valid >> a->ra & 1)) {
+			/*
+			 * arm64 code of a known object without CFI where the thread
+			 * was: mostly a PLT stub (ld writes no CFI for .plt), which
+			 * touches neither LR nor SP; the caller is in LR, as libdw's
+			 * aarch64 fallback (perf) and framehop take it. The caller
+			 * then has CFI or the frame pointer.
+			 */
+			next = cur;
+			next.pc = cur.r[a->ra];
+			e = STEP_OK;
 		} else if (fnd == UW_FIND_UNMAPPED && res->n > 1) {
 			if (guessed) {
 				/* the frame pointer was no frame: its "return address" is not one */
@@ -506,12 +570,25 @@ void uw_unwind(enum uw_arch arch, const struct uw_source *src, const struct uw_r
 			res->stop = e;
 			return;
 		}
+		/*
+		 * arm64 return addresses may carry a PAC (signed where saved, and
+		 * LR between paciasp and autiasp). No RA_SIGN_STATE is tracked for
+		 * DW_CFA_AARCH64_negate_ra_state: libdw (0.188) ignores that op on
+		 * arm64, and stripping leaves an unsigned address as it is, so every
+		 * return address, signed or not, is stripped.
+		 */
+		next.pc = uw_strip_pac(arch, va_bits, next.pc);
 		if (root || !next.pc) {
 			res->stop = UW_STOP_ROOT;
 			return;
 		}
-		/* the stack grows down: a caller's frame is above (a signal may switch stacks) */
-		if (!(rule && rule->signal) && next.r[a->sp] <= cur.r[a->sp]) {
+		/*
+		 * the stack grows down: a caller's frame is above (a signal may
+		 * switch stacks); an arm64 frame where the thread was may have none
+		 * (a leaf, a prologue: the caller's stack pointer is its own)
+		 */
+		if (!(rule && rule->signal) && next.r[a->sp] <= cur.r[a->sp] &&
+		    !(exact && !a->pc_in_ra && next.r[a->sp] == cur.r[a->sp])) {
 			res->stop = UW_STOP_SP;
 			return;
 		}
