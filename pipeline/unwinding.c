@@ -248,12 +248,18 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 	u->space = procmap_space(u->pm, s->pid);
 	u->last_lo = u->last_hi = 0;
 	/*
-	 * arm64's PAC starts above the user VA width: the width of the sampled
-	 * stack pointer, the main thread's stack at the top of the user address
-	 * space and thread stacks just below it (perf records no mapping of it)
+	 * arm64's PAC starts above the user VA width: the width that covers the
+	 * recording's highest user mapping and the sampled stack pointer (the
+	 * main thread's stack, at the top of the user address space, has no
+	 * mapping record)
 	 */
-	if (u->arch == UW_ARCH_ARM64 && (regs.valid >> 31 & 1))
-		src.va_bits = uw_va_bits_of(regs.r[31] + 1);
+	if (u->arch == UW_ARCH_ARM64) {
+		uint64_t top = procmap_user_highest(u->pm);
+
+		if ((regs.valid >> 31 & 1) && regs.r[31] + 1 > top)
+			top = regs.r[31] + 1;
+		src.va_bits = uw_va_bits_of(top);
+	}
 	uw_unwind(u->arch, &src, &regs, &stack, u->frames, UNWIND_MAX, &res);
 	for (size_t i = 0; i < res.n; i++) {
 		/* the first user PC is the sampled one, or the user entry: procmap's rule takes it as it is */
