@@ -1509,6 +1509,194 @@ static void test_plt(void **state)
 
 /* ---- 9: C++ and Rust names ---- */
 
+/* ---- arm64 objects (tests/fixtures/arm64, built by gcc 12 in a Debian arm64 guest) ---- */
+
+#ifndef ARM64_FIXTURE_DIR
+#define ARM64_FIXTURE_DIR NULL
+#endif
+
+/*
+ * Every nm function (T/t/W/w) of an object: its name, address, size (4, one
+ * instruction, for those without a size).
+ * Mapping symbols ($x, $d) are NOTYPE, so nm lists them as t/d/r too: they
+ * are left out here, as they must be by conv.
+ */
+struct fn_list {
+	struct {
+		uint64_t addr, size;
+		char name[256];
+	} *v;
+	size_t n;
+};
+
+static void nm_functions(const char *path, struct fn_list *out)
+{
+	char *txt = capture("nm -S --defined-only '%s'", path), *save = NULL;
+	size_t cap = 0;
+
+	assert_non_null(txt);
+	memset(out, 0, sizeof(*out));
+	for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, z;
+		char t, name[256];
+
+		if (sscanf(l, "%llx %llx %c %255s", &a, &z, &t, name) != 4) {
+			/* no size (crt code): its first instruction at least is its own */
+			z = 4;
+			if (sscanf(l, "%llx %c %255s", &a, &t, name) != 3)
+				continue;
+		}
+		if (!z || name[0] == '$' || !strchr("TtWw", t))
+			continue;
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			out->v = realloc(out->v, cap * sizeof(*out->v));
+			assert_non_null(out->v);
+		}
+		out->v[out->n].addr = a;
+		out->v[out->n].size = z;
+		snprintf(out->v[out->n].name, sizeof(out->v[0].name), "%s", name);
+		out->n++;
+	}
+	free(txt);
+}
+
+/*
+ * No address of an executable section gets a mapping symbol's name, and
+ * each nm function's every instruction gets its nm name from the symbol
+ * table (syms: the object has no DWARF) or its frames from DWARF as
+ * llvm-addr2line gives them.
+ * Returns the number of instruction addresses looked up.
+ */
+static size_t check_a64_names(const char *path, bool syms)
+{
+	struct sym_file *f = open_ok(path, NULL);
+	struct fn_list fl;
+	struct addrs a = { 0 };
+	char *secs = capture("readelf -SW '%s' | sed -n 's/^ *\\[ *[0-9]*\\] *\\([^ ]*\\) *PROGBITS *"
+			     "\\([0-9a-f]*\\) [0-9a-f]* \\([0-9a-f]*\\) [0-9a-f]* *[A-Z]*X.*/\\2 \\3/p'",
+			     path);
+	char *save = NULL;
+	size_t looked = 0, nx = 0;
+	uint64_t xlo[64], xhi[64];
+
+	assert_non_null(secs);
+	assert_true(sym_file_has_dwarf(f) == !syms);
+	for (char *l = strtok_r(secs, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long at, size;
+
+		assert_int_equal(sscanf(l, "%llx %llx", &at, &size), 2);
+		assert_true(nx < 64);
+		xlo[nx] = at;
+		xhi[nx++] = at + size;
+		for (uint64_t v = at; v < at + size; v += 4) {
+			struct sym_result r = lookup_ok(f, v);
+
+			for (uint32_t k = 0; k < r.nr; k++)
+				if (r.frames[k].function[0] == '$' || r.frames[k].system_name[0] == '$')
+					fail_msg("%s 0x%" PRIx64 ": named by the mapping symbol %s", path, v,
+						 r.frames[k].system_name);
+			looked++;
+		}
+	}
+	free(secs);
+	nm_functions(path, &fl);
+	assert_true(fl.n >= 8);
+	for (size_t i = 0; i < fl.n; i++) {
+		bool code = false;
+
+		for (size_t k = 0; k < nx; k++)
+			code |= xlo[k] <= fl.v[i].addr && fl.v[i].addr < xhi[k];
+		if (!code)
+			continue; /* a weak data symbol (data_start) */
+		for (uint64_t v = fl.v[i].addr; v < fl.v[i].addr + fl.v[i].size; v += 4) {
+			/* crt code has a unit but no subprogram: llvm-addr2line names its
+			 * file, conv names it from .symtab, so it is checked against nm */
+			if (syms || lookup_ok(f, v).how == SYM_SYMTAB)
+				expect_symtab(f, v, fl.v[i].name);
+			else
+				addrs_push(&a, v);
+		}
+	}
+	if (!syms && g.llvm_a2l[0])
+		assert_true(compare_ref(f, g.llvm_a2l, "", path, &a) == a.n);
+	print_message("%s%s: %zu functions, %zu addresses without a mapping symbol's name\n", path,
+		      syms ? " (no DWARF)" : "", fl.n, looked);
+	free(fl.v);
+	free(a.v);
+	sym_file_close(f);
+	return looked;
+}
+
+/*
+ * arm64 PLT stubs: llvm-objdump names each "<puts@plt>" from the GOT slot
+ * its adrp/ldr pair loads; conv must give every instruction of the stub
+ * that name, one stub per R_AARCH64_JUMP_SLOT. Returns the stubs checked.
+ */
+static size_t check_a64_plt(const char *path)
+{
+	char *out = capture("llvm-objdump -d --section=.plt '%s'"
+			    " | sed -n 's/^\\([0-9a-f]*\\) <\\(.*@plt\\)>:$/\\1 \\2/p'", path);
+	char *slots = capture("readelf -rW '%s' | grep -c R_AARCH64_JUMP_SL", path);
+	struct sym_file *f = open_ok(path, NULL);
+	size_t checked = 0;
+	char *save = NULL;
+
+	assert_non_null(out);
+	assert_non_null(slots);
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long at;
+		char name[512];
+
+		assert_int_equal(sscanf(l, "%llx %511s", &at, name), 2);
+		for (uint64_t v = at; v < at + 16; v += 4) {
+			struct sym_result r = lookup_ok(f, v);
+
+			if (r.how != SYM_SYMTAB || r.nr != 1 || strcmp(r.frames[0].function, name))
+				fail_msg("%s 0x%" PRIx64 ": llvm-objdump %s, conv %s", path, v, name,
+					 r.nr ? r.frames[0].function : "nothing");
+		}
+		checked++;
+	}
+	assert_int_equal(checked, strtoul(slots, NULL, 10));
+	print_message("%s: %zu PLT stubs named as llvm-objdump does\n", path, checked);
+	free(out);
+	free(slots);
+	sym_file_close(f);
+	return checked;
+}
+
+static void test_arm64(void **state)
+{
+	static const char *const objs[] = { "fp/workload", "fp/libwork.so", "dw/workload",
+					    "dw/libwork.so" };
+	const char *dir = ARM64_FIXTURE_DIR;
+	char p[PATH_MAX], nodw[PATH_MAX], tdir[PATH_MAX];
+	bool objdump = have("llvm-objdump"), llvm_objcopy = have("llvm-objcopy");
+
+	(void)state;
+	NEED(dir && g.nm && g.readelf);
+	case_dir(tdir, "arm64");
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		tu_strf(p, sizeof(p), "%s/bin/%s", dir, objs[i]);
+		assert_true(exists(p));
+		assert_true(check_a64_names(p, false) > 100);
+		if (objdump)
+			assert_true(check_a64_plt(p) >= 2);
+		/* the same object without DWARF: .symtab names every function */
+		if (llvm_objcopy) { /* binutils' objcopy on x86-64 hosts reads no aarch64 */
+			tu_strf(nodw, sizeof(nodw), "%s/%zu.nodw", tdir, i);
+			assert_int_equal(sh("llvm-objcopy --strip-debug '%s' '%s'", p, nodw), 0);
+			check_a64_names(nodw, true);
+			if (objdump)
+				assert_true(check_a64_plt(nodw) >= 2);
+		}
+	}
+	if (!objdump || !llvm_objcopy)
+		print_message("  skipped: PLT checks (llvm-objdump %d), no-DWARF copies (llvm-objcopy %d)\n",
+			      objdump, llvm_objcopy);
+}
+
 static void test_cxx(void **state)
 {
 	char dir[PATH_MAX], p[PATH_MAX];
@@ -1890,6 +2078,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_phdrs),
 		cmocka_unit_test(test_symtab_fallback),
 		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_arm64),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_rust),
 		cmocka_unit_test(test_demangle),
