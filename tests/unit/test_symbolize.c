@@ -2055,8 +2055,36 @@ static void test_kallsyms(void **state)
 					    "later", "ext4_fn", "ext4_end"};
 	(void)state;
 
+	/* arm64 (Debian 12's 6.1 kernel, KASLR): modules list their mapping symbols */
+	static const char arm64[] =
+		"ffffc8d1a4a10000 T _text\n"
+		"ffffc8d1a4a10000 t _head\n"
+		"ffffc8d1a4a20000 T _stext\n"
+		"ffffc8d1a4a20040 T el0t_64_sync\n"
+		"ffffc8d17f3a0000 t $x\t[ext4]\n"
+		"ffffc8d17f3a0010 t ext4_es_count\t[ext4]\n"
+		"ffffc8d17f3a0100 t $d\t[ext4]\n"
+		"ffffc8d17f3a0108 t $x.12\t[ext4]\n"
+		"ffffc8d17f3a0200 t ext4_fill_super\t[ext4]\n";
+	static const char *const a64_order[] = { "ext4_es_count", "ext4_fill_super", "_text", "_head",
+						 "_stext", "el0t_64_sync" };
+	struct kallsyms k;
+	(void)state;
+
 	check_kallsyms(sorted, order, 6);
 	check_kallsyms(unsorted, order, 6);
+	kallsyms_init(&k);
+	assert_int_equal(kallsyms_parse(&k, arm64, sizeof(arm64) - 1), CONV_E_OK);
+	assert_int_equal(k.nr, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(kallsyms_str(&k, k.syms[i].name), a64_order[i]);
+	/* past the $d and $x.12 in ext4_es_count: still ext4_es_count, as perf names it */
+	assert_string_equal(kallsyms_str(&k, kallsyms_lookup(&k, 0xffffc8d17f3a0110ull)->name),
+			    "ext4_es_count");
+	assert_string_equal(kallsyms_str(&k, kallsyms_lookup(&k, 0xffffc8d17f3a0110ull)->module),
+			    "ext4");
+	assert_int_equal(k.text, 0xffffc8d1a4a10000ull);
+	kallsyms_release(&k);
 }
 
 static int group_teardown(void **state)
