@@ -1577,7 +1577,7 @@ static bool a64_wide_plt(Elf *e)
 
 		if (!gelf_getdyn(d, (int)i, &dt) || dt.d_tag == DT_NULL)
 			break;
-		if ((dt.d_tag == DT_AARCH64_BTI_PLT || dt.d_tag == DT_AARCH64_PAC_PLT) && dt.d_un.d_val)
+		if (dt.d_tag == DT_AARCH64_BTI_PLT || dt.d_tag == DT_AARCH64_PAC_PLT) /* no value: present or not */
 			return true;
 	}
 	return false;

@@ -1640,16 +1640,21 @@ static size_t check_a64_plt(const char *path)
 	char *slots = capture("readelf -rW '%s' | grep -c R_AARCH64_JUMP_SL", path);
 	struct sym_file *f = open_ok(path, NULL);
 	size_t checked = 0;
+	uint64_t stride = 16;
 	char *save = NULL;
 
 	assert_non_null(out);
 	assert_non_null(slots);
 	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		unsigned long long at;
+		unsigned long long at, next;
 		char name[512];
+		const char *nl = save && *save ? save : NULL;
 
 		assert_int_equal(sscanf(l, "%llx %511s", &at, name), 2);
-		for (uint64_t v = at; v < at + 16; v += 4) {
+		/* a stub reaches the next one: 16 bytes, 24 in BTI and PAC PLTs */
+		if (nl && sscanf(nl, "%llx", &next) == 1 && next > at)
+			stride = next - at;
+		for (uint64_t v = at; v < at + stride; v += 4) {
 			struct sym_result r = lookup_ok(f, v);
 
 			if (r.how != SYM_SYMTAB || r.nr != 1 || strcmp(r.frames[0].function, name))
@@ -1659,7 +1664,8 @@ static size_t check_a64_plt(const char *path)
 		checked++;
 	}
 	assert_int_equal(checked, strtoul(slots, NULL, 10));
-	print_message("%s: %zu PLT stubs named as llvm-objdump does\n", path, checked);
+	print_message("%s: %zu PLT stubs of %" PRIu64 " bytes named as llvm-objdump does\n", path,
+		      checked, stride);
 	free(out);
 	free(slots);
 	sym_file_close(f);
@@ -1690,6 +1696,28 @@ static void test_arm64(void **state)
 			check_a64_names(nodw, true);
 			if (objdump)
 				assert_true(check_a64_plt(nodw) >= 2);
+		}
+	}
+	/*
+	 * BTI and PAC PLTs (24-byte stubs, DT_AARCH64_BTI_PLT / _PAC_PLT):
+	 * what Debian 13's -mbranch-protection=standard objects link to; lld
+	 * writes them for any input with -z force-bti / -z pac-plt
+	 */
+	if (objdump && g.clang && g.lld) {
+		static const char *const zs[] = { "force-bti", "pac-plt" };
+
+		tu_strf(p, sizeof(p), "%s/bti.c", tdir);
+		write_file(p, "extern int ext_a(int); extern int ext_b(int); extern int ext_c(int);\n"
+			      "int f(int x) { return ext_a(x) + ext_b(x) * ext_c(x); }\n");
+		for (int z = 0; z < 3; z++) {
+			tu_strf(p, sizeof(p), "%s/lib%d.so", tdir, z);
+			if (sh("cd '%s' && clang --target=aarch64-linux-gnu -O1 -fPIC -shared -nostdlib "
+			       "-fuse-ld=lld -Wl,-z,%s %s -o '%s' bti.c",
+			       tdir, zs[z & 1], z == 2 ? "-Wl,-z,force-bti" : "", p) != 0) {
+				print_message("  skipped: clang cannot link an aarch64 shared object here\n");
+				break;
+			}
+			assert_int_equal(check_a64_plt(p), 3);
 		}
 	}
 	if (!objdump || !llvm_objcopy)
