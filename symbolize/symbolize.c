@@ -1365,6 +1365,8 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Scn *pick = NULL;
+	GElf_Ehdr eh;
+	bool arm32 = gelf_getehdr(e, &eh) && eh.e_machine == EM_ARM;
 
 	/* .symtab when there is one, else .dynsym */
 	while ((scn = elf_nextscn(e, scn)) != NULL) {
@@ -1395,6 +1397,9 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			if (!gelf_getsym(d, (int)i, &s))
 				continue;
 			type = GELF_ST_TYPE(s.st_info);
+			/* a Thumb function's value has bit 0 set, its code starts one byte lower (perf clears it too) */
+			if (arm32 && type == STT_FUNC)
+				s.st_value &= ~(GElf_Addr)1;
 			if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
 			    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE || !s.st_value)
 				continue;

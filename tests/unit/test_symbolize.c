@@ -1725,6 +1725,81 @@ static void test_arm64(void **state)
 			      objdump, llvm_objcopy);
 }
 
+/*
+ * 32-bit ARM: a Thumb function's symbol value is its address + 1. Every
+ * instruction of it, the first included, is named by it, and the mapping
+ * symbols ($a, $t, $d) there and in the PLT never name one. Built with
+ * clang --target=armv7a-linux-gnueabihf and ld.lld, without DWARF (.symtab)
+ * and with it.
+ */
+static void test_arm32(void **state)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+
+	(void)state;
+	NEED(g.clang && g.lld && g.nm && g.readelf);
+	case_dir(dir, "arm32");
+	tu_strf(p, sizeof(p), "%s/t.c", dir);
+	write_file(p, "extern int ext_a(int);\n"
+		      "__attribute__((noinline)) int thumb_leaf(int x) { return x * 7 + ext_a(x); }\n"
+		      "__attribute__((noinline, target(\"arm\"))) int arm_leaf(int x) { return x * 9 + 1; }\n"
+		      "int thumb_top(int x) { return thumb_leaf(x) + arm_leaf(x); }\n");
+	for (int dw = 0; dw < 2; dw++) {
+		static const char *const fn[] = { "thumb_leaf", "arm_leaf", "thumb_top" };
+		struct sym_file *f;
+
+		tu_strf(p, sizeof(p), "%s/t%d.so", dir, dw);
+		if (sh("cd '%s' && clang --target=armv7a-linux-gnueabihf -mthumb -O1 %s -fPIC -shared "
+		       "-nostdlib -fuse-ld=lld -o '%s' t.c",
+		       dir, dw ? "-g" : "", p) != 0) {
+			print_message("  skipped: clang cannot link an armv7 shared object here\n");
+			skip();
+		}
+		f = open_ok(p, NULL);
+		assert_true(sym_file_has_dwarf(f) == (dw == 1));
+		for (int i = 0; i < 3; i++) {
+			struct nsym s = must_sym(p, fn[i]);
+			uint64_t lo = s.addr & ~1ull;
+
+			/* nm prints a Thumb symbol's value, bit 0 and all */
+			assert_int_equal(s.addr & 1, i != 1);
+			for (uint64_t v = lo; v < lo + s.size; v += 2) {
+				struct sym_result r = lookup_ok(f, v);
+
+				if (r.nr < 1 || strcmp(r.frames[r.nr - 1].function, fn[i]) != 0)
+					fail_msg("%s 0x%" PRIx64 ": want %s, got %s", p, v, fn[i],
+						 r.nr ? r.frames[r.nr - 1].function : "nothing");
+			}
+		}
+		{
+			/* no address of .text or .plt named by $a/$t/$d */
+			char *secs = capture("readelf -SW '%s' | sed -n 's/^ *\\[ *[0-9]*\\] *\\.\\(text\\|plt\\) "
+					     "*PROGBITS *\\([0-9a-f]*\\) [0-9a-f]* \\([0-9a-f]*\\) .*/\\2 \\3/p'",
+					     p);
+			char *save = NULL;
+			size_t looked = 0;
+
+			assert_non_null(secs);
+			for (char *l = strtok_r(secs, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+				unsigned long long at, size;
+
+				assert_int_equal(sscanf(l, "%llx %llx", &at, &size), 2);
+				for (uint64_t v = at; v < at + size; v += 2, looked++) {
+					struct sym_result r = lookup_ok(f, v);
+
+					for (uint32_t k = 0; k < r.nr; k++)
+						if (r.frames[k].system_name[0] == '$')
+							fail_msg("%s 0x%" PRIx64 ": named %s", p, v,
+								 r.frames[k].system_name);
+				}
+			}
+			assert_true(looked > 20);
+			free(secs);
+		}
+		sym_file_close(f);
+	}
+}
+
 static void test_cxx(void **state)
 {
 	char dir[PATH_MAX], p[PATH_MAX];
@@ -2135,6 +2210,7 @@ int main(void)
 		cmocka_unit_test(test_symtab_fallback),
 		cmocka_unit_test(test_plt),
 		cmocka_unit_test(test_arm64),
+		cmocka_unit_test(test_arm32),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_rust),
 		cmocka_unit_test(test_demangle),
