@@ -131,7 +131,9 @@ static enum conv_err parse_owned(struct kallsyms *k, char *buf, size_t len)
 			k->text = addr;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		if (!addr)
+		/* an arm or arm64 module's mapping symbols ($x, $d: the kernel lists its modules'
+		 * whole symbol tables) name no function, and perf skips them too */
+		if (!addr || name[0] == '$')
 			continue;
 		if (k->nr == cap) {
 			size_t nc = cap * 2;

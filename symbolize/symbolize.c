@@ -1365,6 +1365,8 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Scn *pick = NULL;
+	GElf_Ehdr eh;
+	bool arm32 = gelf_getehdr(e, &eh) && eh.e_machine == EM_ARM;
 
 	/* .symtab when there is one, else .dynsym */
 	while ((scn = elf_nextscn(e, scn)) != NULL) {
@@ -1395,6 +1397,9 @@ static void load_symtab_of(struct sym_file *f, Elf *e, size_t *cap)
 			if (!gelf_getsym(d, (int)i, &s))
 				continue;
 			type = GELF_ST_TYPE(s.st_info);
+			/* a Thumb function's value has bit 0 set, its code starts one byte lower (perf clears it too) */
+			if (arm32 && type == STT_FUNC)
+				s.st_value &= ~(GElf_Addr)1;
 			if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
 			    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE || !s.st_value)
 				continue;
@@ -1536,10 +1541,104 @@ static void plt_ifunc_name(Elf *e, Elf_Data *dd, const GElf_Shdr *dsh, uint64_t 
 }
 
 /*
- * PLT entries as perf names them ("malloc@plt"): x86-64 lazy PLTs hold one
- * 16-byte stub per .rela.plt entry, in .plt.sec when the binary has IBT
- * stubs, else in .plt after its 16-byte header. Without these, a sample in
- * a stub would take the name of whatever symbol precedes the PLT.
+ * The GOT slot an arm64 PLT stub jumps through: `adrp x16, page` then
+ * `ldr x17, [x16, #off]`, after an optional `bti c` (BTI PLTs, 24-byte
+ * stubs). 0 when the bytes are not one of those.
+ */
+static uint64_t a64_stub_got(const unsigned char *b, size_t len, uint64_t addr)
+{
+	size_t k = 0;
+	uint32_t adrp, ldr;
+	uint64_t page, imm;
+
+	if (len >= 4 && b[0] == 0x5f && b[1] == 0x24 && b[2] == 0x03 && b[3] == 0xd5)
+		k = 4; /* bti c */
+	if (k > len || 8 > len - k)
+		return 0;
+	adrp = (uint32_t)b[k] | (uint32_t)b[k + 1] << 8 | (uint32_t)b[k + 2] << 16 |
+	       (uint32_t)b[k + 3] << 24;
+	ldr = (uint32_t)b[k + 4] | (uint32_t)b[k + 5] << 8 | (uint32_t)b[k + 6] << 16 |
+	      (uint32_t)b[k + 7] << 24;
+	/* adrp x16; ldr x17, [x16, #imm12 * 8] */
+	if ((adrp & 0x9f00001fu) != 0x90000010u || (ldr & 0xffc003ffu) != 0xf9400211u)
+		return 0;
+	imm = (uint64_t)((adrp >> 5) & 0x7ffff) << 2 | ((adrp >> 29) & 3);
+	if (imm & (1u << 20))
+		imm |= ~(uint64_t)0 << 21; /* the 21-bit page offset is signed */
+	page = ((addr + k) & ~(uint64_t)0xfff) + (imm << 12);
+	return page + (uint64_t)((ldr >> 10) & 0xfff) * 8;
+}
+
+/* DT_AARCH64_BTI_PLT or DT_AARCH64_PAC_PLT: the linker wrote 24-byte stubs */
+static bool a64_wide_plt(Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *dyn = section_named(e, ".dynamic", &sh);
+	Elf_Data *d = dyn && sh.sh_type == SHT_DYNAMIC ? elf_getdata(dyn, NULL) : NULL;
+	size_t n = d && sh.sh_entsize ? d->d_size / sh.sh_entsize : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		GElf_Dyn dt;
+
+		if (!gelf_getdyn(d, (int)i, &dt) || dt.d_tag == DT_NULL)
+			break;
+		if (dt.d_tag == DT_AARCH64_BTI_PLT || dt.d_tag == DT_AARCH64_PAC_PLT) /* no value: present or not */
+			return true;
+	}
+	return false;
+}
+
+/* Where a machine's PLT stubs are and how to read the GOT slot from one. */
+struct plt_layout {
+	uint64_t base;   /* the first stub */
+	uint64_t stride; /* bytes per stub */
+	uint32_t irelative;
+	uint64_t (*stub_got)(const unsigned char *b, size_t len, uint64_t addr);
+};
+
+/*
+ * x86-64: 16-byte stubs in .plt.sec when the binary has IBT stubs, else in
+ * .plt after its 16-byte header. arm64: .plt's 32-byte header, then 16-byte
+ * stubs, 24 with BTI or PAC (perf 6.1 assumes 16 and misnames those).
+ * Returns the stubs' section, NULL for another machine or no PLT.
+ */
+static Elf_Scn *plt_layout_of(Elf *e, GElf_Half machine, GElf_Shdr *psh, struct plt_layout *l)
+{
+	Elf_Scn *plt;
+
+	if (machine == EM_X86_64) {
+		l->irelative = R_X86_64_IRELATIVE;
+		l->stub_got = plt_stub_got;
+		l->stride = 16;
+		plt = section_named(e, ".plt.sec", psh);
+		if (plt) {
+			l->base = psh->sh_addr;
+			return plt;
+		}
+		plt = section_named(e, ".plt", psh);
+		if (!plt || psh->sh_size < 16)
+			return NULL;
+		l->base = psh->sh_addr + 16;
+		return plt;
+	}
+	if (machine == EM_AARCH64) {
+		l->irelative = R_AARCH64_IRELATIVE;
+		l->stub_got = a64_stub_got;
+		l->stride = a64_wide_plt(e) ? 24 : 16;
+		plt = section_named(e, ".plt", psh);
+		if (!plt || psh->sh_size < 32)
+			return NULL;
+		l->base = psh->sh_addr + 32;
+		return plt;
+	}
+	return NULL;
+}
+
+/*
+ * PLT entries as perf names them ("malloc@plt"), one stub per .rela.plt
+ * entry. Without these, a sample in a stub would take the name of whatever
+ * symbol precedes the PLT (on arm64 the `$x` mapping symbol there, which is
+ * no name at all).
  *
  * Stub i does not belong to .rela.plt entry i: glibc's libc lists its
  * IRELATIVE relocations last while their stubs come first (perf 6.1 gets
@@ -1555,27 +1654,23 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 	Elf_Scn *rela, *plt, *dyn;
 	Elf_Data *rd, *dd, *pd;
 	struct plt_rel *rels;
-	uint64_t base, n, nstubs;
+	struct plt_layout lay;
+	uint64_t n, nstubs;
 
-	if (!e || !gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+	if (!e || !gelf_getehdr(e, &eh))
 		return;
 	rela = section_named(e, ".rela.plt", &rsh);
 	if (!rela || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
 		return;
-	plt = section_named(e, ".plt.sec", &psh);
-	base = plt ? psh.sh_addr : 0;
-	if (!plt) {
-		plt = section_named(e, ".plt", &psh);
-		if (!plt || psh.sh_size < 16)
-			return;
-		base = psh.sh_addr + 16;
-	}
+	plt = plt_layout_of(e, eh.e_machine, &psh, &lay);
+	if (!plt || lay.base > psh.sh_addr + psh.sh_size)
+		return;
 	dyn = elf_getscn(e, rsh.sh_link);
 	if (!dyn || !gelf_getshdr(dyn, &dsh) || !(rd = elf_getdata(rela, NULL)) ||
 	    !(dd = elf_getdata(dyn, NULL)) || !rd->d_buf)
 		return;
 	n = rsh.sh_size / rsh.sh_entsize;
-	nstubs = (psh.sh_addr + psh.sh_size - base) / 16;
+	nstubs = (psh.sh_addr + psh.sh_size - lay.base) / lay.stride;
 	if (n > rd->d_size / rsh.sh_entsize)
 		n = rd->d_size / rsh.sh_entsize;
 	if (!n)
@@ -1599,14 +1694,14 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 		pd = NULL;
 	for (uint64_t i = 0; i < nstubs && i < n; i++) {
 		const struct plt_rel *r = &rels[i];
-		uint64_t at = base + 16 * i;
+		uint64_t at = lay.base + lay.stride * i;
 		GElf_Sym ds;
 		const char *name = NULL;
 		char buf[512];
 
 		if (pd) {
-			uint64_t got = plt_stub_got((const unsigned char *)pd->d_buf +
-							    (at - psh.sh_addr), 16, at);
+			uint64_t got = lay.stub_got((const unsigned char *)pd->d_buf +
+							    (at - psh.sh_addr), (size_t)lay.stride, at);
 			size_t lo = 0, hi = (size_t)n;
 
 			while (lo < hi) {
@@ -1621,7 +1716,7 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 				continue; /* not a stub we can read: leave it unnamed */
 			r = &rels[lo];
 		}
-		if (r->type == R_X86_64_IRELATIVE) {
+		if (r->type == lay.irelative) {
 			plt_ifunc_name(e, dd, &dsh, r->addend, buf, sizeof(buf));
 		} else {
 			if (!r->sym || !gelf_getsym(dd, (int)r->sym, &ds))
@@ -1641,7 +1736,7 @@ static void add_plt_syms(struct sym_file *f, Elf *e, size_t *cap)
 			*cap = nc;
 		}
 		f->syms[f->nr_syms].lo = at;
-		f->syms[f->nr_syms].hi = at + 16;
+		f->syms[f->nr_syms].hi = at + lay.stride;
 		f->syms[f->nr_syms].function = NULL;
 		f->syms[f->nr_syms].sec_end = psh.sh_addr + psh.sh_size;
 		f->syms[f->nr_syms].name = strtab_get(&f->strs, intern(f, buf));

@@ -28,7 +28,9 @@ enum uw_arch {
 	UW_ARCH_X86_64,
 	UW_ARCH_I386,
 	UW_ARCH_ARM64,
-	UW_ARCH_UNKNOWN
+	UW_ARCH_UNKNOWN,
+	/* known, but the walk has no rules for it: after UNKNOWN, so every "arch < UW_ARCH_UNKNOWN" test keeps it out */
+	UW_ARCH_ARM32
 };
 
 /* The arch of perf's HEADER_ARCH string ("x86_64", "i686", "aarch64"...). */
@@ -191,6 +193,7 @@ enum uw_stop {
 	UW_STOP_BAD_CFI,    /* an expression conv does not evaluate, or a bad one */
 	UW_STOP_UNMAPPED,   /* a return address in no mapping */
 	UW_STOP_DEPTH,      /* more frames than the caller takes */
+	UW_STOP_ARCH,       /* no walk for the recording's architecture (32-bit ARM): the leaf only */
 	UW_STOP__COUNT
 };
 

@@ -38,6 +38,8 @@ enum uw_arch uw_arch_of(const char *perf_arch)
 		return UW_ARCH_I386;
 	if (!strcmp(perf_arch, "aarch64") || !strcmp(perf_arch, "arm64"))
 		return UW_ARCH_ARM64;
+	if (!strncmp(perf_arch, "arm", 3)) /* armv7l, armv6l, armv8l (32-bit on arm64), perf's "arm" */
+		return UW_ARCH_ARM32;
 	return UW_ARCH_UNKNOWN;
 }
 
@@ -103,6 +105,7 @@ const char *uw_stop_text(enum uw_stop s)
 		[UW_STOP_BAD_CFI] = "bad CFI",
 		[UW_STOP_UNMAPPED] = "return address in no mapping",
 		[UW_STOP_DEPTH] = "too many frames",
+		[UW_STOP_ARCH] = "no unwinding for this architecture",
 	};
 
 	return (unsigned)s < UW_STOP__COUNT ? t[s] : "";

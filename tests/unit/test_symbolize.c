@@ -1509,6 +1509,297 @@ static void test_plt(void **state)
 
 /* ---- 9: C++ and Rust names ---- */
 
+/* ---- arm64 objects (tests/fixtures/arm64, built by gcc 12 in a Debian arm64 guest) ---- */
+
+#ifndef ARM64_FIXTURE_DIR
+#define ARM64_FIXTURE_DIR NULL
+#endif
+
+/*
+ * Every nm function (T/t/W/w) of an object: its name, address, size (4, one
+ * instruction, for those without a size).
+ * Mapping symbols ($x, $d) are NOTYPE, so nm lists them as t/d/r too: they
+ * are left out here, as they must be by conv.
+ */
+struct fn_list {
+	struct {
+		uint64_t addr, size;
+		char name[256];
+	} *v;
+	size_t n;
+};
+
+static void nm_functions(const char *path, struct fn_list *out)
+{
+	char *txt = capture("nm -S --defined-only '%s'", path), *save = NULL;
+	size_t cap = 0;
+
+	assert_non_null(txt);
+	memset(out, 0, sizeof(*out));
+	for (char *l = strtok_r(txt, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, z;
+		char t, name[256];
+
+		if (sscanf(l, "%llx %llx %c %255s", &a, &z, &t, name) != 4) {
+			/* no size (crt code): its first instruction at least is its own */
+			z = 4;
+			if (sscanf(l, "%llx %c %255s", &a, &t, name) != 3)
+				continue;
+		}
+		if (!z || name[0] == '$' || !strchr("TtWw", t))
+			continue;
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			out->v = realloc(out->v, cap * sizeof(*out->v));
+			assert_non_null(out->v);
+		}
+		out->v[out->n].addr = a;
+		out->v[out->n].size = z;
+		snprintf(out->v[out->n].name, sizeof(out->v[0].name), "%s", name);
+		out->n++;
+	}
+	free(txt);
+}
+
+/*
+ * No address of an executable section gets a mapping symbol's name, and
+ * each nm function's every instruction gets its nm name from the symbol
+ * table (syms: the object has no DWARF) or its frames from DWARF as
+ * llvm-addr2line gives them.
+ * Returns the number of instruction addresses looked up.
+ */
+static size_t check_a64_names(const char *path, bool syms)
+{
+	struct sym_file *f = open_ok(path, NULL);
+	struct fn_list fl;
+	struct addrs a = { 0 };
+	char *secs = capture("readelf -SW '%s' | sed -n 's/^ *\\[ *[0-9]*\\] *\\([^ ]*\\) *PROGBITS *"
+			     "\\([0-9a-f]*\\) [0-9a-f]* \\([0-9a-f]*\\) [0-9a-f]* *[A-Z]*X.*/\\2 \\3/p'",
+			     path);
+	char *save = NULL;
+	size_t looked = 0, nx = 0;
+	uint64_t xlo[64], xhi[64];
+
+	assert_non_null(secs);
+	assert_true(sym_file_has_dwarf(f) == !syms);
+	for (char *l = strtok_r(secs, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long at, size;
+
+		assert_int_equal(sscanf(l, "%llx %llx", &at, &size), 2);
+		assert_true(nx < 64);
+		xlo[nx] = at;
+		xhi[nx++] = at + size;
+		for (uint64_t v = at; v < at + size; v += 4) {
+			struct sym_result r = lookup_ok(f, v);
+
+			for (uint32_t k = 0; k < r.nr; k++)
+				if (r.frames[k].function[0] == '$' || r.frames[k].system_name[0] == '$')
+					fail_msg("%s 0x%" PRIx64 ": named by the mapping symbol %s", path, v,
+						 r.frames[k].system_name);
+			looked++;
+		}
+	}
+	free(secs);
+	nm_functions(path, &fl);
+	assert_true(fl.n >= 8);
+	for (size_t i = 0; i < fl.n; i++) {
+		bool code = false;
+
+		for (size_t k = 0; k < nx; k++)
+			code |= xlo[k] <= fl.v[i].addr && fl.v[i].addr < xhi[k];
+		if (!code)
+			continue; /* a weak data symbol (data_start) */
+		for (uint64_t v = fl.v[i].addr; v < fl.v[i].addr + fl.v[i].size; v += 4) {
+			/* crt code has a unit but no subprogram: llvm-addr2line names its
+			 * file, conv names it from .symtab, so it is checked against nm */
+			if (syms || lookup_ok(f, v).how == SYM_SYMTAB)
+				expect_symtab(f, v, fl.v[i].name);
+			else
+				addrs_push(&a, v);
+		}
+	}
+	if (!syms && g.llvm_a2l[0])
+		assert_true(compare_ref(f, g.llvm_a2l, "", path, &a) == a.n);
+	print_message("%s%s: %zu functions, %zu addresses without a mapping symbol's name\n", path,
+		      syms ? " (no DWARF)" : "", fl.n, looked);
+	free(fl.v);
+	free(a.v);
+	sym_file_close(f);
+	return looked;
+}
+
+/*
+ * arm64 PLT stubs: llvm-objdump names each "<puts@plt>" from the GOT slot
+ * its adrp/ldr pair loads; conv must give every instruction of the stub
+ * that name, one stub per R_AARCH64_JUMP_SLOT. Returns the stubs checked.
+ */
+static size_t check_a64_plt(const char *path)
+{
+	char *out = capture("llvm-objdump -d --section=.plt '%s'"
+			    " | sed -n 's/^\\([0-9a-f]*\\) <\\(.*@plt\\)>:$/\\1 \\2/p'", path);
+	char *slots = capture("readelf -rW '%s' | grep -c R_AARCH64_JUMP_SL", path);
+	struct sym_file *f = open_ok(path, NULL);
+	size_t checked = 0;
+	uint64_t stride = 16;
+	char *save = NULL;
+
+	assert_non_null(out);
+	assert_non_null(slots);
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long at, next;
+		char name[512];
+		const char *nl = save && *save ? save : NULL;
+
+		assert_int_equal(sscanf(l, "%llx %511s", &at, name), 2);
+		/* a stub reaches the next one: 16 bytes, 24 in BTI and PAC PLTs */
+		if (nl && sscanf(nl, "%llx", &next) == 1 && next > at)
+			stride = next - at;
+		for (uint64_t v = at; v < at + stride; v += 4) {
+			struct sym_result r = lookup_ok(f, v);
+
+			if (r.how != SYM_SYMTAB || r.nr != 1 || strcmp(r.frames[0].function, name))
+				fail_msg("%s 0x%" PRIx64 ": llvm-objdump %s, conv %s", path, v, name,
+					 r.nr ? r.frames[0].function : "nothing");
+		}
+		checked++;
+	}
+	assert_int_equal(checked, strtoul(slots, NULL, 10));
+	print_message("%s: %zu PLT stubs of %" PRIu64 " bytes named as llvm-objdump does\n", path,
+		      checked, stride);
+	free(out);
+	free(slots);
+	sym_file_close(f);
+	return checked;
+}
+
+static void test_arm64(void **state)
+{
+	static const char *const objs[] = { "fp/workload", "fp/libwork.so", "dw/workload",
+					    "dw/libwork.so" };
+	const char *dir = ARM64_FIXTURE_DIR;
+	char p[PATH_MAX], nodw[PATH_MAX], tdir[PATH_MAX];
+	bool objdump = have("llvm-objdump"), llvm_objcopy = have("llvm-objcopy");
+
+	(void)state;
+	NEED(dir && g.nm && g.readelf);
+	case_dir(tdir, "arm64");
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		tu_strf(p, sizeof(p), "%s/bin/%s", dir, objs[i]);
+		assert_true(exists(p));
+		assert_true(check_a64_names(p, false) > 100);
+		if (objdump)
+			assert_true(check_a64_plt(p) >= 2);
+		/* the same object without DWARF: .symtab names every function */
+		if (llvm_objcopy) { /* binutils' objcopy on x86-64 hosts reads no aarch64 */
+			tu_strf(nodw, sizeof(nodw), "%s/%zu.nodw", tdir, i);
+			assert_int_equal(sh("llvm-objcopy --strip-debug '%s' '%s'", p, nodw), 0);
+			check_a64_names(nodw, true);
+			if (objdump)
+				assert_true(check_a64_plt(nodw) >= 2);
+		}
+	}
+	/*
+	 * BTI and PAC PLTs (24-byte stubs, DT_AARCH64_BTI_PLT / _PAC_PLT):
+	 * what Debian 13's -mbranch-protection=standard objects link to; lld
+	 * writes them for any input with -z force-bti / -z pac-plt
+	 */
+	if (objdump && g.clang && g.lld) {
+		static const char *const zs[] = { "force-bti", "pac-plt" };
+
+		tu_strf(p, sizeof(p), "%s/bti.c", tdir);
+		write_file(p, "extern int ext_a(int); extern int ext_b(int); extern int ext_c(int);\n"
+			      "int f(int x) { return ext_a(x) + ext_b(x) * ext_c(x); }\n");
+		for (int z = 0; z < 3; z++) {
+			tu_strf(p, sizeof(p), "%s/lib%d.so", tdir, z);
+			if (sh("cd '%s' && clang --target=aarch64-linux-gnu -O1 -fPIC -shared -nostdlib "
+			       "-fuse-ld=lld -Wl,-z,%s %s -o '%s' bti.c",
+			       tdir, zs[z & 1], z == 2 ? "-Wl,-z,force-bti" : "", p) != 0) {
+				print_message("  skipped: clang cannot link an aarch64 shared object here\n");
+				break;
+			}
+			assert_int_equal(check_a64_plt(p), 3);
+		}
+	}
+	if (!objdump || !llvm_objcopy)
+		print_message("  skipped: PLT checks (llvm-objdump %d), no-DWARF copies (llvm-objcopy %d)\n",
+			      objdump, llvm_objcopy);
+}
+
+/*
+ * 32-bit ARM: a Thumb function's symbol value is its address + 1. Every
+ * instruction of it, the first included, is named by it, and the mapping
+ * symbols ($a, $t, $d) there and in the PLT never name one. Built with
+ * clang --target=armv7a-linux-gnueabihf and ld.lld, without DWARF (.symtab)
+ * and with it.
+ */
+static void test_arm32(void **state)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+
+	(void)state;
+	NEED(g.clang && g.lld && g.nm && g.readelf);
+	case_dir(dir, "arm32");
+	tu_strf(p, sizeof(p), "%s/t.c", dir);
+	write_file(p, "extern int ext_a(int);\n"
+		      "__attribute__((noinline)) int thumb_leaf(int x) { return x * 7 + ext_a(x); }\n"
+		      "__attribute__((noinline, target(\"arm\"))) int arm_leaf(int x) { return x * 9 + 1; }\n"
+		      "int thumb_top(int x) { return thumb_leaf(x) + arm_leaf(x); }\n");
+	for (int dw = 0; dw < 2; dw++) {
+		static const char *const fn[] = { "thumb_leaf", "arm_leaf", "thumb_top" };
+		struct sym_file *f;
+
+		tu_strf(p, sizeof(p), "%s/t%d.so", dir, dw);
+		if (sh("cd '%s' && clang --target=armv7a-linux-gnueabihf -mthumb -O1 %s -fPIC -shared "
+		       "-nostdlib -fuse-ld=lld -o '%s' t.c",
+		       dir, dw ? "-g" : "", p) != 0) {
+			print_message("  skipped: clang cannot link an armv7 shared object here\n");
+			skip();
+		}
+		f = open_ok(p, NULL);
+		assert_true(sym_file_has_dwarf(f) == (dw == 1));
+		for (int i = 0; i < 3; i++) {
+			struct nsym s = must_sym(p, fn[i]);
+			uint64_t lo = s.addr & ~1ull;
+
+			/* nm prints a Thumb symbol's value, bit 0 and all */
+			assert_int_equal(s.addr & 1, i != 1);
+			for (uint64_t v = lo; v < lo + s.size; v += 2) {
+				struct sym_result r = lookup_ok(f, v);
+
+				if (r.nr < 1 || strcmp(r.frames[r.nr - 1].function, fn[i]) != 0)
+					fail_msg("%s 0x%" PRIx64 ": want %s, got %s", p, v, fn[i],
+						 r.nr ? r.frames[r.nr - 1].function : "nothing");
+			}
+		}
+		{
+			/* no address of .text or .plt named by $a/$t/$d */
+			char *secs = capture("readelf -SW '%s' | sed -n 's/^ *\\[ *[0-9]*\\] *\\.\\(text\\|plt\\) "
+					     "*PROGBITS *\\([0-9a-f]*\\) [0-9a-f]* \\([0-9a-f]*\\) .*/\\2 \\3/p'",
+					     p);
+			char *save = NULL;
+			size_t looked = 0;
+
+			assert_non_null(secs);
+			for (char *l = strtok_r(secs, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+				unsigned long long at, size;
+
+				assert_int_equal(sscanf(l, "%llx %llx", &at, &size), 2);
+				for (uint64_t v = at; v < at + size; v += 2, looked++) {
+					struct sym_result r = lookup_ok(f, v);
+
+					for (uint32_t k = 0; k < r.nr; k++)
+						if (r.frames[k].system_name[0] == '$')
+							fail_msg("%s 0x%" PRIx64 ": named %s", p, v,
+								 r.frames[k].system_name);
+				}
+			}
+			assert_true(looked > 20);
+			free(secs);
+		}
+		sym_file_close(f);
+	}
+}
+
 static void test_cxx(void **state)
 {
 	char dir[PATH_MAX], p[PATH_MAX];
@@ -1867,8 +2158,36 @@ static void test_kallsyms(void **state)
 					    "later", "ext4_fn", "ext4_end"};
 	(void)state;
 
+	/* arm64 (Debian 12's 6.1 kernel, KASLR): modules list their mapping symbols */
+	static const char arm64[] =
+		"ffffc8d1a4a10000 T _text\n"
+		"ffffc8d1a4a10000 t _head\n"
+		"ffffc8d1a4a20000 T _stext\n"
+		"ffffc8d1a4a20040 T el0t_64_sync\n"
+		"ffffc8d17f3a0000 t $x\t[ext4]\n"
+		"ffffc8d17f3a0010 t ext4_es_count\t[ext4]\n"
+		"ffffc8d17f3a0100 t $d\t[ext4]\n"
+		"ffffc8d17f3a0108 t $x.12\t[ext4]\n"
+		"ffffc8d17f3a0200 t ext4_fill_super\t[ext4]\n";
+	static const char *const a64_order[] = { "ext4_es_count", "ext4_fill_super", "_text", "_head",
+						 "_stext", "el0t_64_sync" };
+	struct kallsyms k;
+	(void)state;
+
 	check_kallsyms(sorted, order, 6);
 	check_kallsyms(unsorted, order, 6);
+	kallsyms_init(&k);
+	assert_int_equal(kallsyms_parse(&k, arm64, sizeof(arm64) - 1), CONV_E_OK);
+	assert_int_equal(k.nr, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(kallsyms_str(&k, k.syms[i].name), a64_order[i]);
+	/* past the $d and $x.12 in ext4_es_count: still ext4_es_count, as perf names it */
+	assert_string_equal(kallsyms_str(&k, kallsyms_lookup(&k, 0xffffc8d17f3a0110ull)->name),
+			    "ext4_es_count");
+	assert_string_equal(kallsyms_str(&k, kallsyms_lookup(&k, 0xffffc8d17f3a0110ull)->module),
+			    "ext4");
+	assert_int_equal(k.text, 0xffffc8d1a4a10000ull);
+	kallsyms_release(&k);
 }
 
 static int group_teardown(void **state)
@@ -1890,6 +2209,8 @@ int main(void)
 		cmocka_unit_test(test_runtime_phdrs),
 		cmocka_unit_test(test_symtab_fallback),
 		cmocka_unit_test(test_plt),
+		cmocka_unit_test(test_arm64),
+		cmocka_unit_test(test_arm32),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_rust),
 		cmocka_unit_test(test_demangle),

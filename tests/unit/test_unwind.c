@@ -556,6 +556,10 @@ static void test_regs_from_perf(void **state)
 	assert_int_equal(uw_arch_of("aarch64"), UW_ARCH_ARM64);
 	assert_int_equal(uw_arch_of("i686"), UW_ARCH_I386);
 	assert_int_equal(uw_arch_of("riscv64"), UW_ARCH_UNKNOWN);
+	assert_int_equal(uw_arch_of("armv7l"), UW_ARCH_ARM32);
+	assert_int_equal(uw_arch_of("arm"), UW_ARCH_ARM32);
+	assert_int_equal(uw_arch_of("arm64"), UW_ARCH_ARM64);
+	assert_string_equal(uw_stop_text(UW_STOP_ARCH), "no unwinding for this architecture");
 }
 
 /*
