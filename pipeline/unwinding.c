@@ -232,6 +232,12 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 		u->chain[n++] = s->callchain[i];
 	u->chain[n++] = PERF_CONTEXT_USER;
 	u->st.samples++;
+	/* an arch the walk has no rules for (32-bit ARM): the sampled leaf only, and that as the reason */
+	if (u->arch >= UW_ARCH_UNKNOWN) {
+		u->built.stop = UW_STOP_ARCH;
+		u->st.stopped[UW_STOP_ARCH]++;
+		return chain_done(u, n, nr, built);
+	}
 	if (!uw_regs_from_perf(u->arch, s->regs_user.mask, s->regs_user.regs, s->regs_user.nr, &regs)) {
 		u->built.stop = UW_STOP_REG;
 		u->st.stopped[UW_STOP_REG]++;
