@@ -1674,8 +1674,8 @@ static size_t check_a64_plt(const char *path)
 
 static void test_arm64(void **state)
 {
-	static const char *const objs[] = { "fp/workload", "fp/libwork.so", "dw/workload",
-					    "dw/libwork.so" };
+	static const char *const objs[] = { "a64/build/fp/workload", "a64/build/fp/libwork.so",
+					    "a64/build/uw/uw_qsort", "a64/build/uw/libuwcmp.so" };
 	const char *dir = ARM64_FIXTURE_DIR;
 	char p[PATH_MAX], nodw[PATH_MAX], tdir[PATH_MAX];
 	bool objdump = have("llvm-objdump"), llvm_objcopy = have("llvm-objcopy");
