@@ -154,28 +154,42 @@ static uint32_t walk_mapping(struct unwinding *u, uint64_t pc)
 	return u->last_map;
 }
 
-/* The walk's view of the process: the mapping at the sample's time, its object's CFI. */
-static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule)
+/*
+ * The rule at runtime address pc in the sample's process: the mapping at the
+ * sample's time, its object's CFI. *unread (when not NULL) says, for
+ * UW_FIND_NO_CFI, that conv has no file of the object to read rules from.
+ */
+static enum uw_find rule_at(struct unwinding *u, uint64_t pc, const struct uw_rule **rule, bool *unread)
 {
-	struct unwinding *u = ctx;
 	uint32_t map = walk_mapping(u, pc);
 	const struct pm_mapping *m;
 	struct uw_cfi *c;
 	uint64_t elf_va;
 
+	if (unread)
+		*unread = false;
 	if (map == PM_NO_MAPPING)
 		return UW_FIND_UNMAPPED;
 	m = procmap_mapping(u->pm, map);
 	if (m->kind != PM_KIND_FILE && m->kind != PM_KIND_VDSO)
 		return UW_FIND_NO_FILE;
 	c = cfi_of_mapping(u, map);
-	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va))
+	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va)) {
+		if (unread)
+			*unread = true;
 		return UW_FIND_NO_CFI;
+	}
 	/* the ELF entry has no caller, whatever its CFI says (a sample on _start's first instruction) */
 	if (uw_cfi_is_entry(c, elf_va))
 		return UW_FIND_ROOT;
 	*rule = uw_cfi_rule(c, elf_va);
 	return *rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
+}
+
+/* The walk's view of the process (struct uw_source's find). */
+static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule)
+{
+	return rule_at(ctx, pc, rule, NULL);
 }
 
 /* Room for n chain entries and their exact bits, all clear; *built reset. */
@@ -313,25 +327,19 @@ static bool user_reg(const struct rdr_sample *s, unsigned bit, uint64_t *val)
  */
 static bool leaf_ra_in_lr(struct unwinding *u, uint64_t pc)
 {
-	uint32_t map = walk_mapping(u, pc);
-	const struct pm_mapping *m;
-	const struct uw_rule *rule;
-	struct uw_cfi *c;
-	uint64_t elf_va;
+	const struct uw_rule *rule = NULL;
+	bool unread;
 
-	if (map == PM_NO_MAPPING)
-		return true;
-	m = procmap_mapping(u->pm, map);
-	if (m->kind != PM_KIND_FILE && m->kind != PM_KIND_VDSO)
-		return true;
-	c = cfi_of_mapping(u, map);
-	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va))
+	switch (rule_at(u, pc, &rule, &unread)) {
+	case UW_FIND_RULE:
+		return uw_rule_ra_in_lr(u->arch, rule);
+	case UW_FIND_NO_CFI:
+		return !unread;
+	case UW_FIND_ROOT: /* _start: nothing called it, whatever LR holds */
 		return false;
-	/* _start: nothing called it, whatever LR holds */
-	if (uw_cfi_is_entry(c, elf_va))
-		return false;
-	rule = uw_cfi_rule(c, elf_va);
-	return !rule || uw_rule_ra_in_lr(u->arch, rule);
+	default: /* anonymous or JIT code, no mapping: perf's fallback takes LR */
+		return true;
+	}
 }
 
 unsigned unwinding_va_bits(const struct unwinding *u)
