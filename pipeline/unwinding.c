@@ -186,6 +186,22 @@ static enum uw_find rule_at(struct unwinding *u, uint64_t pc, const struct uw_ru
 	return *rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
 }
 
+/*
+ * The user VA width PACs are stripped to: what covers the recording's
+ * highest user mapping and, when known, a user address seen in the sample
+ * (its stack pointer: the main thread's stack, at the top of the user
+ * address space, has no mapping record). The one place both the dwarf walk
+ * and the leaf-caller insertion take it from.
+ */
+static unsigned va_bits_with(const struct unwinding *u, uint64_t user_addr)
+{
+	uint64_t top = procmap_user_highest(u->pm);
+
+	if (user_addr && user_addr + 1 > top)
+		top = user_addr + 1;
+	return uw_va_bits_of(top);
+}
+
 /* The walk's view of the process (struct uw_source's find). */
 static enum uw_find find(void *ctx, uint64_t pc, const struct uw_rule **rule)
 {
@@ -267,19 +283,9 @@ const uint64_t *unwinding_chain(struct unwinding *u, const struct rdr_sample *s,
 		uw_pop_pushed_return(u->arch, &regs, &stack);
 	u->space = procmap_space(u->pm, s->pid);
 	u->last_lo = u->last_hi = 0;
-	/*
-	 * arm64's PAC starts above the user VA width: the width that covers the
-	 * recording's highest user mapping and the sampled stack pointer (the
-	 * main thread's stack, at the top of the user address space, has no
-	 * mapping record)
-	 */
-	if (u->arch == UW_ARCH_ARM64) {
-		uint64_t top = procmap_user_highest(u->pm);
-
-		if ((regs.valid >> 31 & 1) && regs.r[31] + 1 > top)
-			top = regs.r[31] + 1;
-		src.va_bits = uw_va_bits_of(top);
-	}
+	/* arm64: return addresses lose what lies above the user VA width (a PAC) */
+	if (u->arch == UW_ARCH_ARM64)
+		src.va_bits = va_bits_with(u, (regs.valid >> 31 & 1) ? regs.r[31] : 0);
 	uw_unwind(u->arch, &src, &regs, &stack, u->frames, UNWIND_MAX, &res);
 	for (size_t i = 0; i < res.n; i++) {
 		/* the first user PC is the sampled one, or the user entry: procmap's rule takes it as it is */
@@ -342,11 +348,6 @@ static bool leaf_ra_in_lr(struct unwinding *u, uint64_t pc)
 	}
 }
 
-unsigned unwinding_va_bits(const struct unwinding *u)
-{
-	return uw_va_bits_of(procmap_user_highest(u->pm));
-}
-
 const uint64_t *unwinding_leaf_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr,
 				     const struct unwinding_built **built)
 {
@@ -368,7 +369,7 @@ const uint64_t *unwinding_leaf_chain(struct unwinding *u, const struct rdr_sampl
 	/* the leaf's PC is where the thread was: its own rule, not its call's */
 	if (!leaf_ra_in_lr(u, pc))
 		return NULL;
-	caller = uw_strip_pac(u->arch, unwinding_va_bits(u), lr);
+	caller = uw_strip_pac(u->arch, va_bits_with(u, 0), lr);
 	/* a frame record the leaf made already holds it (the prologue's window after the store) */
 	if (!caller || caller == s->callchain[user + 2])
 		return NULL;

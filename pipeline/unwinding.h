@@ -94,7 +94,7 @@ const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample
  * pointer skips its caller, whose return address is still in LR. As perf
  * does (its leaf-caller injection), where the CFI at the leaf's PC says the
  * return address is in LR, the sample's chain with LR (PAC stripped, the
- * width from unwinding_va_bits) between the first user PC and the next
+ * width from the recording's highest user mapping) between the first user PC and the next
  * entry; NULL when the chain is to be taken as recorded: no LR recorded, no
  * second user entry, the return address saved by then or the rule unknown,
  * LR 0 or equal to that next entry (perf compares it less one, so never:
@@ -104,14 +104,6 @@ const uint64_t *unwinding_lbr_chain(struct unwinding *u, const struct rdr_sample
  */
 const uint64_t *unwinding_leaf_chain(struct unwinding *u, const struct rdr_sample *s, size_t *nr,
 				     const struct unwinding_built **built);
-
-/*
- * The arm64 user virtual-address width assumed for the recording so far:
- * uw_va_bits_of of the highest end of a user mapping procmap has seen
- * (perf.data records neither the width nor a PAC mask). PAC bits are
- * stripped above it.
- */
-unsigned unwinding_va_bits(const struct unwinding *u);
 
 /*
  * The sample the reading pass resolves: *ev itself (*built NULL), or *copy

@@ -7,12 +7,12 @@
 
 unsigned uw_va_bits_of(uint64_t highest)
 {
-	unsigned bits = 0;
+	unsigned bits;
 
 	if (!highest)
 		return UW_VA_BITS_DEFAULT;
-	for (uint64_t v = highest - 1; v; v >>= 1)
-		bits++;
+	/* asked once per unwound sample: the bit length of highest - 1 without a loop */
+	bits = highest == 1 ? 0 : 64 - (unsigned)__builtin_clzll(highest - 1);
 	if (bits < 39)
 		bits = 39;
 	if (bits > 52)
