@@ -19,6 +19,7 @@
  * Only symbolize/symbolize.h and core/ are used. Not a test: no checks.
  */
 #define _GNU_SOURCE
+#include "bench/benchtime.h"
 #include "core/err.h"
 #include "symbolize/symbolize.h"
 
@@ -29,21 +30,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int u64_cmp(const void *a, const void *b)
 {
@@ -183,7 +169,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < runs; r++) {
 		struct conv_diag diag;
 		enum conv_err e;
-		double t0 = now_s(), t1;
+		double t0 = bench_now_s(), t1;
 
 		if (f) {
 			sym_file_close(f);
@@ -204,7 +190,7 @@ int main(int argc, char **argv)
 				memset(&res[i], 0, sizeof(res[i]));
 			}
 		}
-		t1 = now_s();
+		t1 = bench_now_s();
 		times[r] = t1 - t0;
 		st = *sym_file_stats(f);
 	}
@@ -231,7 +217,7 @@ int main(int argc, char **argv)
 		if (!sorted)
 			return 1;
 		memcpy(sorted, times, (size_t)runs * sizeof(*sorted));
-		qsort(sorted, (size_t)runs, sizeof(*sorted), dbl_cmp);
+		qsort(sorted, (size_t)runs, sizeof(*sorted), bench_dbl_cmp);
 		best = sorted[0];
 		median = sorted[runs / 2];
 		printf("symbench: %s\n", argv[optind]);

@@ -14,6 +14,7 @@
  * copy of it, so fixed costs (opening objects, compiling their CFI) cancel.
  * Not a test: no checks.
  */
+#include "bench/benchtime.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "reader/reader.h"
@@ -21,24 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_DIRS 16
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void *slurp(const char *path, size_t *len)
 {
@@ -80,7 +65,7 @@ static bool run_once(const void *data, size_t len, const struct convert_opts *co
 	struct conv_diag d;
 	struct rdr *r = NULL;
 	struct prof p;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	enum conv_err err;
 
 	memset(&d, 0, sizeof(d));
@@ -91,7 +76,7 @@ static bool run_once(const void *data, size_t len, const struct convert_opts *co
 	err = convert_run(r, co, &p, out, &d);
 	prof_release(&p);
 	rdr_close(r);
-	*secs = now_s() - t0;
+	*secs = bench_now_s() - t0;
 	return !err;
 }
 
@@ -134,7 +119,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	qsort(t, (size_t)runs, sizeof(*t), dbl_cmp);
+	qsort(t, (size_t)runs, sizeof(*t), bench_dbl_cmp);
 	printf("samples=%llu unwound=%llu frames=%llu best_s=%.6f median_s=%.6f\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.unwind.samples,
 	       (unsigned long long)st.unwind.frames, t[0], t[runs / 2]);
