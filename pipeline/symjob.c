@@ -64,6 +64,13 @@ struct sj_obj {
 	struct located loc;
 	uint8_t bid[PM_BUILD_ID_MAX];
 	uint8_t bid_len;
+	/*
+	 * recorded without a build-id (bid_len 0): the GNU build-id of the
+	 * runtime file found for it, so that frames left unnamed (--no-symbolize)
+	 * still say which file can name them later; file_bid_len 0 for none
+	 */
+	uint8_t file_bid[PM_BUILD_ID_MAX];
+	uint8_t file_bid_len;
 	const char *path;   /* as recorded */
 	uint32_t map;       /* the first mapping of it (user objects) */
 	bool by_path;       /* no build-id, the file at the path is it (procmap_path_is_identity) */
@@ -331,6 +338,21 @@ static bool locate_running_vdso(struct symjob *j, struct sj_obj *ob)
  * Finds an object's files on this machine as soon as it is first seen, and
  * asks debuginfod for what is missing, so downloads overlap the reading.
  */
+/* The build-id of the runtime file found for an object recorded without one (sj_obj.file_bid). */
+static void located_file_build_id(struct sj_obj *ob)
+{
+	uint8_t bid[BUILDID_MAX];
+	size_t len = 0;
+
+	ob->file_bid_len = 0;
+	if (ob->bid_len || !ob->loc.have_runtime ||
+	    buildid_from_path(ob->loc.runtime, bid, &len, NULL) != CONV_E_OK || !len ||
+	    len > sizeof(ob->file_bid))
+		return;
+	memcpy(ob->file_bid, bid, len);
+	ob->file_bid_len = (uint8_t)len;
+}
+
 static void locate(struct symjob *j, struct sj_obj *ob)
 {
 	struct located *l = &ob->loc;
@@ -361,6 +383,7 @@ static void locate(struct symjob *j, struct sj_obj *ob)
 		l->have_debug = true;
 		l->src = SYMSRC_LOCAL; /* an image on this machine, like a local binary */
 	}
+	located_file_build_id(ob);
 	ob->outside_dir = j->lstats.outside_dir != outside;
 	if (j->dfd && ob->bid_len) {
 		if (!l->have_debug || !l->debug_has_dwarf)
@@ -399,6 +422,7 @@ static void locate_runtime(struct symjob *j, struct sj_obj *ob)
 	} else {
 		locate_running_vdso(j, ob);
 	}
+	located_file_build_id(ob);
 }
 
 /* Collects what debuginfod brought (or had in a cache). */
@@ -1324,6 +1348,18 @@ void symjob_set_running_kernel(struct symjob *j, bool running)
 const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id)
 {
 	return addr_id < j->nr_addrs ? &j->addrs[addr_id].res : NULL;
+}
+
+size_t symjob_file_build_id(const struct symjob *j, uint32_t mapping, const uint8_t **bid)
+{
+	const struct sj_obj *ob;
+
+	*bid = NULL;
+	if (mapping >= j->cap_obj_of_map || j->obj_of_map[mapping] >= j->nr_objs)
+		return 0;
+	ob = &j->objs[j->obj_of_map[mapping]];
+	*bid = ob->file_bid;
+	return ob->file_bid_len;
 }
 
 const struct symjob_function *symjob_function(const struct symjob *j, uint32_t id)

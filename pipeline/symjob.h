@@ -172,6 +172,14 @@ void symjob_start(struct symjob *j);
 enum conv_err symjob_finish(struct symjob *j, struct conv_diag *diag);
 
 const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id);
+/*
+ * For a mapping recorded without a build-id, the GNU build-id of the runtime
+ * file found for it (at its path in a -d folder, or the recorded path on the
+ * recording's machine): its length, 0 when there is none (also for mappings
+ * with a recorded build-id, and ones no address was added for). *bid is
+ * borrowed from the job.
+ */
+size_t symjob_file_build_id(const struct symjob *j, uint32_t mapping, const uint8_t **bid);
 /* Function number id (from symjob_result.funcs) after symjob_finish; NULL when out of range. */
 const struct symjob_function *symjob_function(const struct symjob *j, uint32_t id);
 size_t symjob_function_count(const struct symjob *j);

@@ -128,12 +128,20 @@ static void tomodel_event_types(struct prof *p, const struct rdr_info *info, boo
 	prof_set_default_type(p, 1, period);
 }
 
-/* The model mapping of a procmap mapping (created on first use). */
-static uint32_t tomodel_mapping_of(struct prof *p, const struct procmap *pm, uint32_t *map_ids, uint32_t id)
+/*
+ * The model mapping of a procmap mapping (created on first use). Its
+ * build-id is the recorded one or, without one, that of the file found for
+ * it: the identity an unnamed frame keeps for naming it later (a JFR
+ * <remote> frame has no other).
+ */
+static uint32_t tomodel_mapping_of(struct prof *p, const struct procmap *pm, const struct symjob *sj,
+				   uint32_t *map_ids, uint32_t id)
 {
 	const struct pm_mapping *m = procmap_mapping(pm, id);
 	struct prof_mapping pmp;
-	char hex[2 * PM_BUILD_ID_MAX + 1];
+	char hex[2 * BUILDID_MAX + 1];
+	const uint8_t *file_bid;
+	size_t file_bid_len = m->build_id_size ? 0 : symjob_file_build_id(sj, id, &file_bid);
 
 	if (map_ids[id] != PROF_NONE)
 		return map_ids[id];
@@ -142,7 +150,10 @@ static uint32_t tomodel_mapping_of(struct prof *p, const struct procmap *pm, uin
 	pmp.limit = m->limit;
 	pmp.offset = m->pgoff;
 	pmp.filename = prof_str(p, m->path);
-	buildid_hex(m->build_id, m->build_id_size, hex);
+	if (file_bid_len)
+		buildid_hex(file_bid, file_bid_len, hex);
+	else
+		buildid_hex(m->build_id, m->build_id_size, hex);
 	pmp.build_id = prof_str(p, hex);
 	switch (m->kind) {
 	case PM_KIND_FILE:
@@ -173,7 +184,8 @@ static uint32_t tomodel_mapping_of(struct prof *p, const struct procmap *pm, uin
  * of the process with the most samples (its first executable file mapping,
  * which the kernel maps at exec before any library).
  */
-static void tomodel_main_mapping_first(struct prof *p, const struct procmap *pm, uint32_t *map_ids)
+static void tomodel_main_mapping_first(struct prof *p, const struct procmap *pm, const struct symjob *sj,
+				       uint32_t *map_ids)
 {
 	const struct pm_proc *best = NULL;
 
@@ -189,7 +201,7 @@ static void tomodel_main_mapping_first(struct prof *p, const struct procmap *pm,
 		const struct pm_mapping *m = procmap_mapping(pm, i);
 
 		if (m->proc == best->index && m->exec && m->kind == PM_KIND_FILE) {
-			tomodel_mapping_of(p, pm, map_ids, i);
+			tomodel_mapping_of(p, pm, sj, map_ids, i);
 			return;
 		}
 	}
@@ -247,7 +259,7 @@ static uint32_t tomodel_location_of(struct prof *p, const struct procmap *pm, st
 	uint32_t why_map;
 
 	if (m)
-		mapping = tomodel_mapping_of(p, pm, map_ids, f->mapping);
+		mapping = tomodel_mapping_of(p, pm, sj, map_ids, f->mapping);
 	if (scache_frame_stop(f, &why, &why_map)) {
 		tomodel_stop_name(pm, why, why_map, stop, sizeof(stop));
 		lines[nl].function = prof_function(p, prof_str(p, stop), prof_str(p, stop), 0, 0);
@@ -624,7 +636,7 @@ enum conv_err tomodel_locations(struct pass *ps)
 		return CONV_E_NOMEM;
 	for (size_t i = 0; i < nmaps; i++)
 		ps->map_ids[i] = PROF_NONE;
-	tomodel_main_mapping_first(ps->p, ps->pm, ps->map_ids);
+	tomodel_main_mapping_first(ps->p, ps->pm, ps->sj, ps->map_ids);
 	for (size_t i = 0; i < ps->c.nr_frames; i++)
 		if (tomodel_location_of(ps->p, ps->pm, ps->sj, ps->map_ids, &ps->c.frames[i],
 				scache_frame_jit(&ps->c, &ps->c.frames[i])) != i)
