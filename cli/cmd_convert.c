@@ -23,6 +23,7 @@
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "pipeline/evname.h"
+#include "pipeline/objtab.h"
 #include "reader/reader.h"
 #include "views/folded.h"
 #include "views/html.h"
@@ -56,6 +57,7 @@ struct cvopts {
 	struct rdr_opts ro;
 	bool tty;
 	uint64_t chunk_size;
+	uint64_t object_cache;    /* --object-cache: what the run keeps of its objects for later inputs */
 	const char *comms[MAX_LIST], *events[MAX_LIST];
 	const char *tp_fields[MAX_LIST];
 	size_t nr_tp_fields;
@@ -676,7 +678,9 @@ static void usage(FILE *f)
 	      "                         label EVENT's samples with these tracepoint fields (F#: a\n"
 	      "                         number) in place of its defaults; repeatable\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
-	      "     --max-reorder N     memory for time-ordering records (default 32M)\n",
+	      "     --max-reorder N     memory for time-ordering records (default 32M)\n"
+	      "     --object-cache N    memory for the objects (debug files, CFI, kallsyms) kept\n"
+	      "                         open for later inputs of the run (default 1G; 0: none)\n",
 	      f);
 	fputs(cli_common_help, f);
 	fputs(" -h, --help    --version\n"
@@ -687,7 +691,7 @@ static void usage(FILE *f)
 
 enum {
 	O_PPROF = 256, O_JFR, O_STATS, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_VERSION,
-	O_MAX_REORDER, O_TP_FIELDS, O_FOLDED, O_HTML, O_FOLDED_VALUE, O_TOP
+	O_MAX_REORDER, O_TP_FIELDS, O_FOLDED, O_HTML, O_FOLDED_VALUE, O_TOP, O_OBJECT_CACHE
 };
 
 /* conv's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
@@ -711,6 +715,7 @@ static const struct cli_opt conv_opts[] = {
 	{"tp-fields", required_argument, O_TP_FIELDS},
 	{"jfr-chunk-size", required_argument, O_CHUNK},
 	{"max-reorder", required_argument, O_MAX_REORDER},
+	{"object-cache", required_argument, O_OBJECT_CACHE},
 	{"help", no_argument, 'h'},
 	{"version", no_argument, O_VERSION},
 	{NULL, 0, 0},
@@ -977,11 +982,20 @@ static bool take_tp_fields(struct cvopts *c, const char *arg)
 	return true;
 }
 
-/* --jfr-chunk-size and --max-reorder: sizes; false when not one (said). */
+/* --jfr-chunk-size, --max-reorder and --object-cache: sizes; false when not one (said). */
 static bool take_size(struct cvopts *c, int id, const char *arg)
 {
 	uint64_t v;
 
+	if (id == O_OBJECT_CACHE) {
+		c->object_cache = 0;
+		/* 0: nothing kept between inputs */
+		if (strcmp(arg, "0") && !cli_parse_size(arg, &c->object_cache)) {
+			fprintf(stderr, "conv: --object-cache: not a size: '%s'\n", arg);
+			return false;
+		}
+		return true;
+	}
 	if (id == O_CHUNK) {
 		if (!cli_parse_size(arg, &c->chunk_size)) {
 			fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", arg);
@@ -1055,6 +1069,7 @@ static enum cli_take conv_take(void *ctx, int id, char *arg, int argc, char **ar
 		break;
 	case O_CHUNK:
 	case O_MAX_REORDER:
+	case O_OBJECT_CACHE:
 		ok = take_size(c, id, arg);
 		break;
 	case 'h':
@@ -1250,14 +1265,24 @@ static int check_run(const struct cvopts *c, const struct inputs *in)
 	return cli_out_dir("conv", c->out, in->nr, true);
 }
 
-/* Converts each input on its own; the worst outcome is the exit code. */
+/*
+ * Converts each input on its own; the worst outcome is the exit code. The
+ * inputs share one object table: what one opened, the next finds open.
+ */
 static int convert_all(struct cvopts *c, const struct inputs *in)
 {
 	int rc = CLI_EXIT_OK;
+	struct objtab *objects = NULL;
 
 	/* after -o DIR exists: --stats may name a file in it */
 	if (c->stats_path && !statsfile_open("conv", c->stats_path))
 		return CLI_EXIT_OUTPUT;
+	/* one input has no later one to keep its objects for: they close as they did */
+	if (in->nr > 1 && c->object_cache && objtab_new(&objects, c->object_cache) != CONV_E_OK) {
+		fprintf(stderr, "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	c->co.sj.objects = objects;
 	for (size_t i = 0; i < in->nr; i++) {
 		int r1;
 
@@ -1267,6 +1292,8 @@ static int convert_all(struct cvopts *c, const struct inputs *in)
 		if (r1 > rc)
 			rc = r1;
 	}
+	c->co.sj.objects = NULL;
+	objtab_free(objects);
 	return rc;
 }
 
@@ -1309,6 +1336,7 @@ int cmd_convert(int argc, char **argv)
 		return CLI_EXIT_INPUT;
 	}
 	c->top = 10;
+	c->object_cache = 1ull << 30;
 	/* a core to spare reads, decompresses and orders the input while this one converts */
 	c->ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
 	first = cli_opts_parse(&cmd, &c->com, argc, argv, &rc);

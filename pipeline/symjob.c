@@ -10,6 +10,7 @@
  * kernel is resolved from kallsyms.
  */
 #include "pipeline/symjob.h"
+#include "pipeline/objtab.h"
 
 #include "core/vec.h"
 
@@ -119,7 +120,10 @@ struct symjob {
 	 * with an address or two each would pay per object.
 	 */
 	struct hidx addr_idx;
-	struct kallsyms ks;
+	struct objtab *tab;       /* the run's objects (symjob_opts.objects, or own_tab) */
+	struct objtab *own_tab;   /* this job's alone (budget 0) when the run gave none */
+	const struct kallsyms *ks; /* from tab while resolve_kernel uses it */
+	struct objtab_ent *ks_ent;
 	bool ks_loaded;
 	uint64_t ks_shift; /* recorded kernel address - kallsyms address */
 	struct symjob_missing *missing;
@@ -203,9 +207,16 @@ enum conv_err symjob_new(struct symjob **out, const struct symjob_opts *o, const
 	if (o)
 		j->o = *o;
 	j->pm = pm;
+	j->tab = j->o.objects;
+	if (!j->tab) {
+		if (objtab_new(&j->own_tab, 0) != CONV_E_OK) {
+			free(j);
+			return CONV_E_NOMEM;
+		}
+		j->tab = j->own_tab;
+	}
 	hidx_init(&j->obj_idx);
 	hidx_init(&j->addr_idx);
-	kallsyms_init(&j->ks);
 	strtab_init(&j->mstrs);
 	strtab_init(&j->paths);
 	if (!j->o.no_symbolize) {
@@ -259,7 +270,7 @@ void symjob_free(struct symjob *j)
 	free(j->order);
 	hidx_release(&j->obj_idx);
 	free(j->obj_of_map);
-	kallsyms_release(&j->ks);
+	objtab_free(j->own_tab);
 	strtab_release(&j->mstrs);
 	strtab_release(&j->paths);
 	dfd_free(j->dfd);
@@ -837,12 +848,15 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 {
 	const struct located *lp = &ob->loc;
 	struct sym_file *f = NULL;
+	struct objtab_ent *held;
 	struct sj_copy c;
 	enum symsrc src = lp->src;
+	bool fresh;
 
 	if (j->o.no_symbolize) {
 		/* addresses only: the ELF address of each frame from the binary's program headers */
-		if (!lp->have_runtime || sym_file_open(&f, lp->runtime, lp->runtime, NULL))
+		if (!lp->have_runtime ||
+		    !(held = objtab_sym_get(j->tab, lp->runtime, lp->runtime, name_form(j), &f, &fresh)))
 			return;
 		for (size_t i = 0; i < ob->nr_addrs; i++) {
 			struct sj_addr *a = &j->addrs[ob->addrs[i]];
@@ -853,17 +867,18 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 				a->res.elf_va = va;
 			}
 		}
-		sym_file_close(f);
+		objtab_put(j->tab, held);
 		return;
 	}
 	if (!lp->have_debug ||
-	    sym_file_open(&f, lp->debug, lp->have_runtime ? lp->runtime : NULL, NULL))
+	    !(held = objtab_sym_get(j->tab, lp->debug, lp->have_runtime ? lp->runtime : NULL,
+				    name_form(j), &f, &fresh)))
 		return;
-	sym_file_set_name_form(f, name_form(j));
 	copy_init(&c);
 	/* the binary's exported symbols are a stand-in, not debug info: it stays listed as missing */
 	ob->found = !lp->dynsym_only;
-	attach_alt(j, f);
+	if (fresh)
+		attach_alt(j, f); /* an open file kept from an earlier input has its alt file already */
 	ob->src = src;
 	for (size_t i = 0; i < ob->nr_addrs; i++) {
 		struct sj_addr *a = &j->addrs[ob->addrs[i]];
@@ -884,7 +899,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 		copy_frames(ob, &c, &a->res, &sr);
 	}
 	copy_release(&c);
-	sym_file_close(f);
+	objtab_put(j->tab, held);
 }
 
 static void resolve_kernel(struct symjob *j, struct sj_obj *ob);
@@ -974,12 +989,12 @@ static void load_kallsyms(struct symjob *j, uint64_t text_addr, const uint8_t *b
 	const char *home = getenv("HOME");
 	char hex[2 * PM_BUILD_ID_MAX + 1];
 
-	if (j->o.kallsyms && kallsyms_load(&j->ks, j->o.kallsyms) == CONV_E_OK) {
+	if (j->o.kallsyms && (j->ks_ent = objtab_kallsyms_get(j->tab, j->o.kallsyms, &j->ks)) != NULL) {
 		j->ks_loaded = true;
 	} else if (bid_len && home) {
 		buildid_hex(bid, bid_len, hex);
 		snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, hex);
-		if (kallsyms_load(&j->ks, path) == CONV_E_OK)
+		if ((j->ks_ent = objtab_kallsyms_get(j->tab, path, &j->ks)) != NULL)
 			j->ks_loaded = true;
 	}
 	if (!j->ks_loaded && j->o.running_kernel) {
@@ -989,13 +1004,13 @@ static void load_kallsyms(struct symjob *j, uint64_t text_addr, const uint8_t *b
 		/* only the very kernel that was recorded (build-id equal when the file has one) */
 		if (!bid_len || (buildid_from_notes_file("/sys/kernel/notes", run, &rlen) == CONV_E_OK &&
 				 rlen == bid_len && !memcmp(run, bid, rlen))) {
-			if (kallsyms_load(&j->ks, "/proc/kallsyms") == CONV_E_OK)
+			if ((j->ks_ent = objtab_kallsyms_get(j->tab, "/proc/kallsyms", &j->ks)) != NULL)
 				j->ks_loaded = true;
 		}
 	}
 	/* KASLR: the recording says where _text was; kallsyms says where it is now */
-	if (j->ks_loaded && j->ks.text && text_addr)
-		j->ks_shift = text_addr - j->ks.text;
+	if (j->ks_loaded && j->ks->text && text_addr)
+		j->ks_shift = text_addr - j->ks->text;
 }
 
 /*
@@ -1005,8 +1020,11 @@ static void load_kallsyms(struct symjob *j, uint64_t text_addr, const uint8_t *b
  * KASLR slide.
  */
 static struct sym_file *open_vmlinux(struct symjob *j, const uint8_t *bid, size_t len,
-				     uint64_t text_addr, uint64_t *slide, enum symsrc *src)
+				     uint64_t text_addr, uint64_t *slide, enum symsrc *src,
+				     struct objtab_ent **held)
 {
+	bool fresh;
+
 	struct loc_opts lo = { 0 };
 	struct loc_result r;
 	const char *path = NULL;
@@ -1027,12 +1045,12 @@ static struct sym_file *open_vmlinux(struct symjob *j, const uint8_t *bid, size_
 			path = NULL;
 		*src = SYMSRC_DEBUGINFOD;
 	}
-	if (!path || sym_file_open(&f, path, NULL, NULL) != CONV_E_OK)
+	if (!path || !(*held = objtab_sym_get(j->tab, path, NULL, name_form(j), &f, &fresh)))
 		return NULL;
-	sym_file_set_name_form(f, name_form(j));
 	if (!sym_file_has_dwarf(f) || (!sym_file_symbol_addr(f, "_text", &t) &&
 				       !sym_file_symbol_addr(f, "_stext", &t))) {
-		sym_file_close(f);
+		objtab_put(j->tab, *held);
+		*held = NULL;
 		return NULL;
 	}
 	*slide = text_addr - t;
@@ -1045,6 +1063,7 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 	const uint8_t *bid = NULL;
 	size_t bid_len = 0;
 	struct sym_file *vml;
+	struct objtab_ent *vml_held = NULL;
 	struct sj_copy c;
 	enum symsrc vsrc = SYMSRC_UNRESOLVED;
 
@@ -1059,7 +1078,7 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 			bid_len = m->build_id_size;
 		}
 	}
-	vml = open_vmlinux(j, bid, bid_len, text_addr, &slide, &vsrc);
+	vml = open_vmlinux(j, bid, bid_len, text_addr, &slide, &vsrc, &vml_held);
 	/* the vmlinux's strings, then kallsyms' (both stay put until the end of this object) */
 	copy_init(&c);
 	if (vml) {
@@ -1078,7 +1097,7 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 				copy_frames(ob, &c, &a->res, &sr);
 			}
 		}
-		sym_file_close(vml);
+		objtab_put(j->tab, vml_held);
 		/* a later allocation may take a closed file's addresses */
 		if (c.memo)
 			memset(c.memo, 0, sizeof(*c.memo));
@@ -1099,14 +1118,14 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 
 		if (a->res.nr)
 			continue; /* resolved from vmlinux */
-		k = kallsyms_lookup(&j->ks, a->f_off - j->ks_shift);
+		k = kallsyms_lookup(j->ks, a->f_off - j->ks_shift);
 		a->res.elf_va = a->f_off;
 		if (!k) {
 			a->res.src = SYMSRC_UNRESOLVED;
 			continue;
 		}
 		memset(&fr, 0, sizeof(fr));
-		fr.function = kallsyms_str(&j->ks, k->name);
+		fr.function = kallsyms_str(j->ks, k->name);
 		fr.system_name = fr.function;
 		fr.file = "";
 		sr.how = SYM_SYMTAB;
@@ -1116,9 +1135,10 @@ static void resolve_kernel(struct symjob *j, struct sj_obj *ob)
 		copy_frames(ob, &c, &a->res, &sr);
 	}
 	copy_release(&c);
-	/* the names are copied: the table (a few MB for a whole kernel) is not needed again */
-	kallsyms_release(&j->ks);
-	kallsyms_init(&j->ks);
+	/* the names are copied: the run's table keeps kallsyms for later inputs, or lets it go */
+	objtab_put(j->tab, j->ks_ent);
+	j->ks_ent = NULL;
+	j->ks = NULL;
 }
 
 enum conv_err symjob_run(struct symjob *j, struct conv_diag *diag)
@@ -1348,6 +1368,11 @@ void symjob_set_running_kernel(struct symjob *j, bool running)
 const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id)
 {
 	return addr_id < j->nr_addrs ? &j->addrs[addr_id].res : NULL;
+}
+
+struct objtab *symjob_objects(const struct symjob *j)
+{
+	return j->tab;
 }
 
 size_t symjob_file_build_id(const struct symjob *j, uint32_t mapping, const uint8_t **bid)

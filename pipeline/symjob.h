@@ -20,6 +20,7 @@ struct procmap;
 struct sym_frame;
 struct dfd_server;
 struct symjob_progress;
+struct objtab;
 
 #define SYMJOB_NONE UINT32_MAX
 
@@ -53,6 +54,11 @@ struct symjob_opts {
 	unsigned jobs;            /* threads; 0 = number of CPUs */
 	bool no_symbolize;        /* no symbols: only the recorded binaries' program headers */
 	bool full_signatures;     /* C++ names with return type and parameters, not perf's form */
+	/*
+	 * the run's object table, shared with the run's other inputs (borrowed);
+	 * NULL: the job's own, which keeps nothing past its use
+	 */
+	struct objtab *objects;
 	/* download progress (called on the thread that calls symjob_add/symjob_run) */
 	void (*progress)(void *ctx, const struct symjob_progress *p);
 	void *progress_ctx;
@@ -179,6 +185,8 @@ const struct symjob_result *symjob_get(const struct symjob *j, uint32_t addr_id)
  * with a recorded build-id, and ones no address was added for). *bid is
  * borrowed from the job.
  */
+/* The object table the job opens its files through (symjob_opts.objects or its own). */
+struct objtab *symjob_objects(const struct symjob *j);
 size_t symjob_file_build_id(const struct symjob *j, uint32_t mapping, const uint8_t **bid);
 /* Function number id (from symjob_result.funcs) after symjob_finish; NULL when out of range. */
 const struct symjob_function *symjob_function(const struct symjob *j, uint32_t id);

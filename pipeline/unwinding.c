@@ -1,4 +1,5 @@
 #include "pipeline/unwinding.h"
+#include "pipeline/objtab.h"
 
 #include "core/vec.h"
 #include "pipeline/symjob.h"
@@ -22,6 +23,7 @@ struct unwinding {
 	struct symjob *sj;
 	enum uw_arch arch;
 	struct uw_cfi **cfi;    /* by symjob object index */
+	struct objtab_ent **cfi_held; /* its entry in the run's object table, held until the end */
 	uint8_t *state;         /* enum cfi_state, by object index */
 	size_t cap_obj;
 	/*
@@ -30,6 +32,7 @@ struct unwinding {
 	 * are per-object work)
 	 */
 	struct uw_cfi **map_cfi;
+	struct objtab_ent **map_held;
 	uint8_t *map_seen;
 	size_t cap_map;
 	uint64_t *chain;
@@ -77,10 +80,12 @@ void unwinding_free(struct unwinding *u)
 		return;
 	for (size_t i = 0; i < u->cap_obj; i++)
 		if (u->state[i] == CFI_OPEN)
-			uw_cfi_close(u->cfi[i]);
+			objtab_put(symjob_objects(u->sj), u->cfi_held[i]);
 	free(u->cfi);
+	free(u->cfi_held);
 	free(u->state);
 	free(u->map_cfi);
+	free(u->map_held);
 	free(u->map_seen);
 	free(u->chain);
 	free(u->exact);
@@ -92,19 +97,28 @@ bool unwinding_wants(const struct rdr_sample *s)
 	return s->regs_user.abi && s->regs_user.nr && s->stack_user_size;
 }
 
-/* The CFI of symjob object oi (opened on first use); NULL when it has none. */
-static struct uw_cfi *cfi_of(struct unwinding *u, uint32_t oi, const char *runtime, const char *debug)
+/*
+ * The CFI of symjob object oi (from the run's object table on first use,
+ * held until unwinding_free); NULL when it has none. *held: its entry.
+ */
+static struct uw_cfi *cfi_of(struct unwinding *u, uint32_t oi, const char *runtime, const char *debug,
+			     struct objtab_ent **held)
 {
+	*held = NULL;
 	if (oi >= u->cap_obj) {
 		size_t old = u->cap_obj, cap = old;
 
 		if (!vec_reserve((void **)&u->cfi, &cap, (size_t)oi + 1, sizeof(*u->cfi)))
 			return NULL;
 		cap = old;
+		if (!vec_reserve((void **)&u->cfi_held, &cap, (size_t)oi + 1, sizeof(*u->cfi_held)))
+			return NULL;
+		cap = old;
 		if (!vec_reserve((void **)&u->state, &cap, (size_t)oi + 1, sizeof(*u->state)))
 			return NULL;
 		memset(u->state + old, CFI_UNKNOWN, cap - old);
 		memset(u->cfi + old, 0, (cap - old) * sizeof(*u->cfi));
+		memset(u->cfi_held + old, 0, (cap - old) * sizeof(*u->cfi_held));
 		u->cap_obj = cap;
 	}
 	if (u->state[oi] == CFI_UNKNOWN) {
@@ -112,14 +126,21 @@ static struct uw_cfi *cfi_of(struct unwinding *u, uint32_t oi, const char *runti
 		const char *bin = runtime ? runtime : debug;
 
 		u->state[oi] = CFI_NONE;
-		if (bin && uw_cfi_open(&u->cfi[oi], u->arch, bin, debug) == CONV_E_OK)
+		if (bin && (u->cfi_held[oi] = objtab_cfi_get(symjob_objects(u->sj), u->arch, bin, debug,
+							      &u->cfi[oi])) != NULL)
 			u->state[oi] = CFI_OPEN;
 	}
-	return u->state[oi] == CFI_OPEN ? u->cfi[oi] : NULL;
+	if (u->state[oi] != CFI_OPEN)
+		return NULL;
+	*held = u->cfi_held[oi];
+	return u->cfi[oi];
 }
 
-/* The CFI of a file mapping's object, looked up the first time the mapping is walked through. */
-static struct uw_cfi *cfi_of_mapping(struct unwinding *u, uint32_t map)
+/*
+ * The CFI of a file mapping's object, looked up the first time the mapping
+ * is walked through; *held: its object table entry, for its rules.
+ */
+static struct uw_cfi *cfi_of_mapping(struct unwinding *u, uint32_t map, struct objtab_ent **held)
 {
 	const char *runtime, *debug;
 	uint32_t oi;
@@ -130,6 +151,9 @@ static struct uw_cfi *cfi_of_mapping(struct unwinding *u, uint32_t map)
 		if (!vec_reserve((void **)&u->map_cfi, &cap, (size_t)map + 1, sizeof(*u->map_cfi)))
 			return NULL;
 		cap = old;
+		if (!vec_reserve((void **)&u->map_held, &cap, (size_t)map + 1, sizeof(*u->map_held)))
+			return NULL;
+		cap = old;
 		if (!vec_reserve((void **)&u->map_seen, &cap, (size_t)map + 1, sizeof(*u->map_seen)))
 			return NULL;
 		memset(u->map_seen + old, 0, cap - old);
@@ -137,9 +161,12 @@ static struct uw_cfi *cfi_of_mapping(struct unwinding *u, uint32_t map)
 	}
 	if (!u->map_seen[map]) {
 		oi = symjob_object_files(u->sj, map, &runtime, &debug);
-		u->map_cfi[map] = oi == SYMJOB_NONE ? NULL : cfi_of(u, oi, runtime, debug);
+		u->map_held[map] = NULL;
+		u->map_cfi[map] = oi == SYMJOB_NONE ? NULL
+						    : cfi_of(u, oi, runtime, debug, &u->map_held[map]);
 		u->map_seen[map] = 1;
 	}
+	*held = u->map_held[map];
 	return u->map_cfi[map];
 }
 
@@ -164,6 +191,7 @@ static enum uw_find rule_at(struct unwinding *u, uint64_t pc, const struct uw_ru
 	uint32_t map = walk_mapping(u, pc);
 	const struct pm_mapping *m;
 	struct uw_cfi *c;
+	struct objtab_ent *held;
 	uint64_t elf_va;
 
 	if (unread)
@@ -173,7 +201,7 @@ static enum uw_find rule_at(struct unwinding *u, uint64_t pc, const struct uw_ru
 	m = procmap_mapping(u->pm, map);
 	if (m->kind != PM_KIND_FILE && m->kind != PM_KIND_VDSO)
 		return UW_FIND_NO_FILE;
-	c = cfi_of_mapping(u, map);
+	c = cfi_of_mapping(u, map, &held);
 	if (!c || !uw_cfi_elf_addr(c, pc - m->start + m->pgoff, m->pgoff, &elf_va)) {
 		if (unread)
 			*unread = true;
@@ -182,7 +210,7 @@ static enum uw_find rule_at(struct unwinding *u, uint64_t pc, const struct uw_ru
 	/* the ELF entry has no caller, whatever its CFI says (a sample on _start's first instruction) */
 	if (uw_cfi_is_entry(c, elf_va))
 		return UW_FIND_ROOT;
-	*rule = uw_cfi_rule(c, elf_va);
+	*rule = objtab_cfi_rule(held, elf_va);
 	return *rule ? UW_FIND_RULE : UW_FIND_NO_CFI;
 }
 

@@ -244,6 +244,11 @@ enum conv_err kallsyms_load(struct kallsyms *k, const char *path)
 	return parse_owned(k, buf, len);
 }
 
+uint64_t kallsyms_footprint(const struct kallsyms *k)
+{
+	return k->nr * sizeof(*k->syms) + k->buf_len;
+}
+
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
 {
 	size_t lo = sorted_first_above(k->syms, k->nr, sizeof(k->syms[0]), offsetof(struct ksym, addr),

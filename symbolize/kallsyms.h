@@ -45,6 +45,8 @@ enum conv_err kallsyms_parse(struct kallsyms *k, const char *text, size_t len);
  * a regular file is opened (core/ropen.h): anything else is CONV_E_IO.
  */
 enum conv_err kallsyms_load(struct kallsyms *k, const char *path);
+/* The memory k holds, in bytes. */
+uint64_t kallsyms_footprint(const struct kallsyms *k);
 /* The symbol covering addr (the last one at or below it), or NULL past the last text symbol. */
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr);
 /* A name or module of a symbol of k. */

@@ -161,6 +161,7 @@ struct sym_file {
 	Elf *aelf;
 	void **zbufs; /* decompressed zstd sections, freed after elf_end */
 	size_t nr_zbufs;
+	uint64_t zbytes; /* their bytes */
 	struct elfseg *segs;
 	size_t nr_segs;
 	struct cu_info *cus;
@@ -322,6 +323,7 @@ static void prepare_sections(struct sym_file *f)
 		}
 		f->zbufs = nz;
 		f->zbufs[f->nr_zbufs++] = buf;
+		f->zbytes += ch.ch_size;
 		d->d_buf = buf;
 		d->d_size = ch.ch_size;
 		d->d_type = ELF_T_BYTE;
@@ -632,6 +634,23 @@ bool sym_file_has_phdrs(const struct sym_file *f)
 bool sym_file_has_dwarf(const struct sym_file *f)
 {
 	return f->dw != NULL && f->nr_cus > 0;
+}
+
+/* The size of an open file, 0 when it cannot be asked. */
+static uint64_t fd_size(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+}
+
+uint64_t sym_file_footprint(const struct sym_file *f)
+{
+	return fd_size(f->fd) + fd_size(f->rfd) + fd_size(f->afd) + f->zbytes + f->arena.total +
+	       f->strs.arena.total + f->nr_results * sizeof(*f->results) +
+	       f->nr_cus * sizeof(*f->cus) + f->nr_cu_idx * sizeof(*f->cu_idx) +
+	       f->nr_syms * sizeof(*f->syms) + f->nr_inl * sizeof(*f->inl) +
+	       f->nr_names * sizeof(*f->names);
 }
 
 const struct sym_file_stats *sym_file_stats(const struct sym_file *f)

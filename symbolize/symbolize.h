@@ -105,6 +105,13 @@ bool sym_file_image_va(const struct sym_file *f, uint64_t img_off, uint64_t *elf
 enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_result *out);
 
 const struct sym_file_stats *sym_file_stats(const struct sym_file *f);
+/*
+ * About the memory an open file holds, in bytes: its files' sizes (mapped,
+ * read as far as lookups go), decompressed sections, indexes and cached
+ * results; libdw's and libelf's own tables are not counted. For a cache of
+ * open files to keep within a budget.
+ */
+uint64_t sym_file_footprint(const struct sym_file *f);
 
 /*
  * dwz: when the DWARF refers to an alternate file (.gnu_debugaltlink) that

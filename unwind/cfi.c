@@ -117,6 +117,12 @@ enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *bi
 	return CONV_E_OK;
 }
 
+uint64_t uw_cfi_footprint(const struct uw_cfi *c)
+{
+	return c->arena.total + c->cap_rows * sizeof(*c->rows) +
+	       c->rules.cap * (sizeof(struct hmap_slot) + 1) + c->nr_segs * sizeof(*c->segs);
+}
+
 void uw_cfi_close(struct uw_cfi *c)
 {
 	if (!c)

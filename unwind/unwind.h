@@ -132,6 +132,12 @@ struct uw_cfi;
 enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *binary,
 			  const char *debug);
 void uw_cfi_close(struct uw_cfi *c);
+/*
+ * About the memory c holds, in bytes: its rows and rules compiled so far and
+ * their index (libdw's CFI tables are not counted). For a cache of open CFI
+ * to keep within a budget.
+ */
+uint64_t uw_cfi_footprint(const struct uw_cfi *c);
 
 /*
  * Whether elf_va is in the first instructions at the object's ELF entry
