@@ -35,15 +35,22 @@
 #include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_LIST CLI_MAX_LIST
 
 #define F_BIT(k) (1u << (k))
+
+/* Inputs converted side by side at most (-j): each holds a few temp files, core/cleanup.h's slots */
+#define CONVERT_MAX_WORKERS 16
 
 struct cvopts {
 	struct convert_opts co;
@@ -58,6 +65,7 @@ struct cvopts {
 	bool tty;
 	uint64_t chunk_size;
 	uint64_t object_cache;    /* --object-cache: what the run keeps of its objects for later inputs */
+	bool batch;               /* one of several inputs converted side by side: no progress of its own */
 	const char *comms[MAX_LIST], *events[MAX_LIST];
 	const char *tp_fields[MAX_LIST];
 	size_t nr_tp_fields;
@@ -136,7 +144,7 @@ static bool refuse_events(const struct cvopts *c, const char *in, const struct r
 		for (size_t a = 0; a < info->nr_attrs && len < sizeof(names); a++)
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", a ? ", " : "",
 						info->attrs[a].name ? info->attrs[a].name : "?");
-		fprintf(stderr, "conv: %s: -e %s: no event of this recording is named so (it has %s); "
+		fprintf(cli_err(), "conv: %s: -e %s: no event of this recording is named so (it has %s); "
 				"nothing written\n",
 			in, c->events[i], info->nr_attrs ? names : "none");
 		return true;
@@ -153,7 +161,7 @@ static void warn_filters(const struct cvopts *c, const char *in, const struct rd
 		for (size_t a = 0; a < info->nr_attrs; a++)
 			cpu = cpu || (info->attrs[a].sample_type & (1u << 7)) != 0; /* PERF_SAMPLE_CPU */
 		if (!cpu && info->nr_attrs)
-			fprintf(stderr, "conv: warning: %s: --label cpu: the samples carry no CPU number "
+			fprintf(cli_err(), "conv: warning: %s: --label cpu: the samples carry no CPU number "
 					"(perf record --sample-cpu or -a records it)\n",
 				in);
 	}
@@ -208,7 +216,7 @@ static bool refuse_ids(const char *in, const char *what, const uint32_t *ids, si
 {
 	for (size_t i = 0; seen && i < nr; i++) {
 		if (!seen[i]) {
-			fprintf(stderr, "conv: %s: --%s %" PRIu32 ": no sample of this recording has it "
+			fprintf(cli_err(), "conv: %s: --%s %" PRIu32 ": no sample of this recording has it "
 					"(its %ss: %" PRIu32 " to %" PRIu32 "); nothing written\n",
 				in, what, ids[i], what, min, max);
 			return true;
@@ -241,7 +249,7 @@ static bool refuse_filters(const struct cvopts *c, const char *in, const struct 
 	for (size_t i = 0; sn->comms && i < f->nr_comms; i++) {
 		if (!sn->comms[i]) {
 			seen_comms(sn, names, sizeof(names));
-			fprintf(stderr, "conv: %s: --comm %s: no sampled thread of this recording is named so "
+			fprintf(cli_err(), "conv: %s: --comm %s: no sampled thread of this recording is named so "
 					"(its threads: %s); nothing written\n",
 				in, f->comms[i], names);
 			return true;
@@ -249,13 +257,13 @@ static bool refuse_filters(const struct cvopts *c, const char *in, const struct 
 	}
 	sample_span(f, rdr_stats(r), span, sizeof(span));
 	if (window_outside(f, rdr_stats(r))) {
-		fprintf(stderr, "conv: %s: --time: the window holds no sample: they span %s; nothing "
+		fprintf(cli_err(), "conv: %s: --time: the window holds no sample: they span %s; nothing "
 				"written\n",
 			in, span);
 		return true;
 	}
 	if (!cs->samples) {
-		fprintf(stderr, "conv: %s: the filters (%s) together keep none of the %" PRIu64 " %s%s%s; "
+		fprintf(cli_err(), "conv: %s: the filters (%s) together keep none of the %" PRIu64 " %s%s%s; "
 				"nothing written\n",
 			in, c->filters, cs->samples_filtered, cli_plural(cs->samples_filtered, "sample", "samples"),
 			span[0] ? ", which span " : "", span);
@@ -272,7 +280,7 @@ static void warn_result(const char *in, const struct convert_stats *cs)
 {
 	if (!cs->samples && !cs->samples_filtered)
 		/* as perf report: not an error, but nothing to look at */
-		fprintf(stderr, "conv: warning: %s: the recording holds no samples%s: the outputs are empty\n",
+		fprintf(cli_err(), "conv: warning: %s: the recording holds no samples%s: the outputs are empty\n",
 			in, cs->lost_samples ? " (some were lost)" : "");
 	/* the same figures as the summary's "cut (stack copy ended, N of them with the whole copy used)" */
 	if (cs->unwind.copy_full)
@@ -330,7 +338,7 @@ static bool folded_type(const struct cvopts *c, const char *in, const struct pro
 			return true;
 		}
 	}
-	fprintf(stderr, "conv: %s: --folded-value: no event named '%s' in this recording\n", in,
+	fprintf(cli_err(), "conv: %s: --folded-value: no event named '%s' in this recording\n", in,
 		c->folded_value);
 	return false;
 }
@@ -367,7 +375,7 @@ static void html_cols(const char *in, const struct prof *p, const size_t *ftype,
 		left_out++;
 	}
 	if (left_out)
-		fprintf(stderr, "conv: %s: the flame graph shows %zu events; %zu more with samples are left out\n",
+		fprintf(cli_err(), "conv: %s: the flame graph shows %zu events; %zu more with samples are left out\n",
 			in, vc->nr, left_out);
 	if (!vc->nr && p->nr_types)
 		/* nothing sampled: a page saying so rather than none */
@@ -401,7 +409,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 	if (!folded && !path[OUT_HTML])
 		return rc;
 	if (!p->nr_types) {
-		fprintf(stderr, "conv: %s: no event to show: the recording describes none\n", in);
+		fprintf(cli_err(), "conv: %s: no event to show: the recording describes none\n", in);
 		return CLI_EXIT_OUTPUT;
 	}
 	memset(&vc, 0, sizeof(vc));
@@ -416,7 +424,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 		cols_add(&vc, ftype, "", "");
 	err = view_tree_build(&t, p, vc.types, vc.nr);
 	if (err) {
-		fprintf(stderr, "conv: %s: cannot build the call tree: %s\n", in, conv_strerror(err));
+		fprintf(cli_err(), "conv: %s: cannot build the call tree: %s\n", in, conv_strerror(err));
 		return CLI_EXIT_OUTPUT;
 	}
 	src.t = &t;
@@ -563,7 +571,7 @@ static int convert_read(struct cvopts *c, struct conversion *cv)
 	 */
 	summary_progress_clear(&cv->pg);
 	if (err) {
-		fprintf(stderr, "conv: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
+		fprintf(cli_err(), "conv: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
 			diag.msg);
 		return CLI_EXIT_INPUT;
 	}
@@ -613,7 +621,7 @@ static int convert_one(struct cvopts *c, const char *in)
 	int rc;
 
 	if (!cv) {
-		fprintf(stderr, "conv: out of memory\n");
+		fprintf(cli_err(), "conv: out of memory\n");
 		return CLI_EXIT_INPUT;
 	}
 	cv->in = in;
@@ -622,7 +630,7 @@ static int convert_one(struct cvopts *c, const char *in)
 	cv->pg.offline = c->com.sj.offline;
 	outputs_of(c, in, cv->bufs, cv->path);
 	c->co.keep_events = cv->path[OUT_JFR] != NULL;
-	if (c->tty && !c->com.quiet) {
+	if (c->tty && !c->com.quiet && !c->batch) {
 		c->co.progress = summary_progress_convert;
 		c->co.progress_ctx = &cv->pg;
 		c->co.sj.progress = summary_progress_download;
@@ -824,7 +832,7 @@ static bool out_std_one(const struct cvopts *c)
 	}
 	if (n <= 1)
 		return true;
-	fprintf(stderr, "conv: -o -: standard output holds one output, and %d would go there (%s): "
+	fprintf(cli_err(), "conv: -o -: standard output holds one output, and %d would go there (%s): "
 			"pick one with %s\n",
 		n, list, pick);
 	return false;
@@ -863,7 +871,7 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 			if (!out[k])
 				continue;
 			if (out_descs[k].binary && cli_out_terminal(out[k])) {
-				fprintf(stderr, "conv: --%s %s: %s is a terminal: no binary data written to "
+				fprintf(cli_err(), "conv: --%s %s: %s is a terminal: no binary data written to "
 						"it (redirect it, or name a file)\n",
 					out_descs[k].format, out[k], std ? "standard output" : "it");
 				cli_paths_release(&ps);
@@ -884,7 +892,7 @@ static bool cli_kallsyms_readable(const char *path)
 	int fd = ropen_regular(path, false);
 
 	if (fd < 0) {
-		fprintf(stderr, "conv: --kallsyms %s: %s\n", path, ropen_strerror(errno));
+		fprintf(cli_err(), "conv: --kallsyms %s: %s\n", path, ropen_strerror(errno));
 		return false;
 	}
 	close(fd);
@@ -903,7 +911,7 @@ static bool take_formats(struct cvopts *c, const char *arg)
 		while (k < OUT__COUNT && strcmp(tok, out_descs[k].format))
 			k++;
 		if (k == OUT__COUNT) {
-			fprintf(stderr, "conv: --format: unknown format '%s' (pprof, jfr, "
+			fprintf(cli_err(), "conv: --format: unknown format '%s' (pprof, jfr, "
 					"folded, html)\n",
 				tok);
 			free(list);
@@ -913,7 +921,7 @@ static bool take_formats(struct cvopts *c, const char *arg)
 	}
 	free(list);
 	if (!c->formats) {
-		fprintf(stderr, "conv: --format: no format given (pprof, jfr, folded, html)\n");
+		fprintf(cli_err(), "conv: --format: no format given (pprof, jfr, folded, html)\n");
 		return false;
 	}
 	return true;
@@ -926,7 +934,7 @@ static bool take_top(struct cvopts *c, const char *arg)
 	unsigned long v = strtoul(arg, &end, 10);
 
 	if (*end || end == arg || arg[0] == '-' || v > 100000) {
-		fprintf(stderr, "conv: --top: expected a number up to 100000, got '%s'\n", arg);
+		fprintf(cli_err(), "conv: --top: expected a number up to 100000, got '%s'\n", arg);
 		return false;
 	}
 	c->top = (unsigned)v;
@@ -941,7 +949,7 @@ static bool take_filter(struct cvopts *c, int id, char *arg)
 	case 't':
 		note_filter(c, id == 'p' ? "--pid" : "--tid", arg);
 		if (!split_ids(arg, id == 'p' ? c->pids : c->tids, id == 'p' ? &c->nr_pids : &c->nr_tids)) {
-			fprintf(stderr, "conv: --%s: not a list of numbers: '%s'\n", id == 'p' ? "pid" : "tid",
+			fprintf(cli_err(), "conv: --%s: not a list of numbers: '%s'\n", id == 'p' ? "pid" : "tid",
 				arg);
 			return false;
 		}
@@ -951,14 +959,14 @@ static bool take_filter(struct cvopts *c, int id, char *arg)
 		note_filter(c, id == 'c' ? "--comm" : "--event", arg);
 		if (!split_list(arg, id == 'c' ? c->comms : c->events,
 				id == 'c' ? &c->nr_comms : &c->nr_events)) {
-			fprintf(stderr, "conv: too many --%s values\n", id == 'c' ? "comm" : "event");
+			fprintf(cli_err(), "conv: too many --%s values\n", id == 'c' ? "comm" : "event");
 			return false;
 		}
 		return true;
 	default: /* O_TIME */
 		note_filter(c, "--time", arg);
 		if (!parse_window(arg, &c->co.filter)) {
-			fprintf(stderr, "conv: --time: expected START,END in seconds after the "
+			fprintf(cli_err(), "conv: --time: expected START,END in seconds after the "
 					"first sample (or @perf-time for both), got '%s'\n",
 				arg);
 			return false;
@@ -973,7 +981,7 @@ static bool take_tp_fields(struct cvopts *c, const char *arg)
 	/* a tracepoint is "sys:name": its fields follow a second colon */
 	if (!strchr(arg, ':') || strchr(arg, ':') == strrchr(arg, ':') || strrchr(arg, ':')[1] == '\0' ||
 	    c->nr_tp_fields >= MAX_LIST) {
-		fprintf(stderr, "conv: --tp-fields: expected EVENT:FIELD[,FIELD...] "
+		fprintf(cli_err(), "conv: --tp-fields: expected EVENT:FIELD[,FIELD...] "
 				"(sched:sched_switch:prev_state,next_comm), got '%s'\n",
 			arg);
 		return false;
@@ -991,20 +999,20 @@ static bool take_size(struct cvopts *c, int id, const char *arg)
 		c->object_cache = 0;
 		/* 0: nothing kept between inputs */
 		if (strcmp(arg, "0") && !cli_parse_size(arg, &c->object_cache)) {
-			fprintf(stderr, "conv: --object-cache: not a size: '%s'\n", arg);
+			fprintf(cli_err(), "conv: --object-cache: not a size: '%s'\n", arg);
 			return false;
 		}
 		return true;
 	}
 	if (id == O_CHUNK) {
 		if (!cli_parse_size(arg, &c->chunk_size)) {
-			fprintf(stderr, "conv: --jfr-chunk-size: not a size: '%s'\n", arg);
+			fprintf(cli_err(), "conv: --jfr-chunk-size: not a size: '%s'\n", arg);
 			return false;
 		}
 		return true;
 	}
 	if (!cli_parse_size(arg, &v) || v > SIZE_MAX) {
-		fprintf(stderr, "conv: --max-reorder: not a size: '%s'\n", arg);
+		fprintf(cli_err(), "conv: --max-reorder: not a size: '%s'\n", arg);
 		return false;
 	}
 	c->ro.reorder_limit = (size_t)v;
@@ -1062,7 +1070,7 @@ static enum cli_take conv_take(void *ctx, int id, char *arg, int argc, char **ar
 		break;
 	case O_LABEL:
 		if (strcmp(arg, "cpu")) {
-			fprintf(stderr, "conv: --label: only 'cpu' can be added\n");
+			fprintf(cli_err(), "conv: --label: only 'cpu' can be added\n");
 			ok = false;
 		}
 		c->co.label_cpu = ok;
@@ -1094,7 +1102,7 @@ static int conv_settle(struct cvopts *c)
 	/* an output named, and a format list that leaves it out: which one was meant? */
 	for (int k = 0; c->formats && k < OUT__COUNT; k++) {
 		if (c->paths[k] && !(c->formats & F_BIT(k))) {
-			fprintf(stderr, "conv: --%s names an output that -F (--format) leaves out: give "
+			fprintf(cli_err(), "conv: --%s names an output that -F (--format) leaves out: give "
 					"one\n",
 				out_descs[k].format);
 			return CLI_EXIT_USAGE;
@@ -1112,7 +1120,7 @@ static int conv_settle(struct cvopts *c)
 		for (int k = 0; k < OUT__COUNT; k++)
 			names = names || ((c->formats & F_BIT(k)) && !c->paths[k]);
 		if (!names) {
-			fprintf(stderr, "conv: -o (--output) would name nothing: --pprof/--jfr/--folded/"
+			fprintf(cli_err(), "conv: -o (--output) would name nothing: --pprof/--jfr/--folded/"
 					"--html name every output written\n");
 			return CLI_EXIT_USAGE;
 		}
@@ -1120,7 +1128,7 @@ static int conv_settle(struct cvopts *c)
 			return CLI_EXIT_USAGE;
 	}
 	if (c->folded_value && !(c->formats & F_BIT(OUT_FOLDED))) {
-		fprintf(stderr, "conv: --folded-value: no folded stacks are written (-F folded or "
+		fprintf(cli_err(), "conv: --folded-value: no folded stacks are written (-F folded or "
 				"--folded PATH)\n");
 		return CLI_EXIT_USAGE;
 	}
@@ -1176,14 +1184,14 @@ static int inputs_collect(struct inputs *in, int first, int argc, char **argv)
 			int g = glob(argv[i], in->globbed ? GLOB_APPEND : 0, NULL, &in->gl);
 
 			if (g == GLOB_NOMATCH) {
-				fprintf(stderr, "conv: %s: no file matches\n", argv[i]);
+				fprintf(cli_err(), "conv: %s: no file matches\n", argv[i]);
 				rc = CLI_EXIT_INPUT;
 			}
 			in->globbed = in->globbed || g == 0 || g == GLOB_NOMATCH;
 			continue;
 		}
 		if (!inputs_add(in, argv[i])) {
-			fprintf(stderr, "conv: out of memory\n");
+			fprintf(cli_err(), "conv: out of memory\n");
 			return -1;
 		}
 	}
@@ -1215,7 +1223,7 @@ static int check_std(const struct cvopts *c, const struct inputs *in)
 	for (size_t i = 0; i < in->nr; i++)
 		stdin_uses += !strcmp(in->v[i], "-");
 	if (stdin_uses > 1) {
-		fprintf(stderr, "conv: standard input ('-') can be read once\n");
+		fprintf(cli_err(), "conv: standard input ('-') can be read once\n");
 		return CLI_EXIT_USAGE;
 	}
 	rc = cli_out_dir("conv", c->out, in->nr, false);
@@ -1224,12 +1232,12 @@ static int check_std(const struct cvopts *c, const struct inputs *in)
 	for (int k = 0; k < OUT__COUNT; k++)
 		to_stdout += c->paths[k] && !strcmp(c->paths[k], "-");
 	if (c->stats_path && !strcmp(c->stats_path, "-") && to_stdout) {
-		fprintf(stderr, "conv: --stats without FILE writes to stdout, like the output named "
+		fprintf(cli_err(), "conv: --stats without FILE writes to stdout, like the output named "
 				"'-'\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (to_stdout > 1) {
-		fprintf(stderr, "conv: only one output can go to stdout\n");
+		fprintf(cli_err(), "conv: only one output can go to stdout\n");
 		return CLI_EXIT_USAGE;
 	}
 	return CLI_EXIT_OK;
@@ -1245,7 +1253,7 @@ static int check_run(const struct cvopts *c, const struct inputs *in)
 	int rc;
 
 	if (in->nr > 1 && any_path(c)) {
-		fprintf(stderr, "conv: --pprof, --jfr, --folded and --html name one file: with several "
+		fprintf(cli_err(), "conv: --pprof, --jfr, --folded and --html name one file: with several "
 				"inputs use -o DIR\n");
 		return CLI_EXIT_USAGE;
 	}
@@ -1260,9 +1268,214 @@ static int check_run(const struct cvopts *c, const struct inputs *in)
 		struct stat stt;
 
 		if (stat(c->com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
-			fprintf(stderr, "conv: warning: --debug-dir %s: not a directory\n", c->com.dirs[i]);
+			fprintf(cli_err(), "conv: warning: --debug-dir %s: not a directory\n", c->com.dirs[i]);
 	}
 	return cli_out_dir("conv", c->out, in->nr, true);
+}
+
+/*
+ * One input of a run whose inputs are converted side by side: what its
+ * worker leaves for the main thread to say, in input order.
+ */
+struct batch_slot {
+	char *msgs;                    /* its messages (open_memstream) */
+	size_t msgs_len;
+	struct statsfile_capture stats; /* its --stats record */
+	int rc;
+	bool done;
+};
+
+struct batch {
+	const struct cvopts *c;   /* the run's options; each worker converts with a copy */
+	const struct inputs *in;
+	struct batch_slot *slots;
+	atomic_size_t next;       /* the next input a worker takes */
+	pthread_mutex_t lock;
+	pthread_cond_t done;      /* a slot is done */
+};
+
+/* Converts inputs (the next one not taken, until none is left) with a copy of the run's options. */
+static void *batch_worker(void *arg)
+{
+	struct batch *b = arg;
+	struct cvopts *c = malloc(sizeof(*c));
+
+	if (c) {
+		*c = *b->c;
+		c->batch = true;
+		c->co.sj.jobs = 1;       /* the inputs are the parallel work, not their objects */
+		c->ro.read_ahead = false; /* a core per input already */
+	}
+	for (;;) {
+		size_t i = atomic_fetch_add(&b->next, 1);
+		struct batch_slot *sl;
+		FILE *msgs;
+		int rc = CLI_EXIT_INPUT;
+
+		if (i >= b->in->nr)
+			break;
+		sl = &b->slots[i];
+		/* no buffer: said at once, out of order, rather than not at all */
+		msgs = open_memstream(&sl->msgs, &sl->msgs_len);
+		cli_err_to(msgs);
+		statsfile_capture_to(&sl->stats);
+		if (c)
+			rc = convert_one(c, b->in->v[i]);
+		else
+			fprintf(cli_err(), "conv: out of memory\n");
+		statsfile_capture_to(NULL);
+		cli_err_to(NULL);
+		if (msgs)
+			fclose(msgs);
+		pthread_mutex_lock(&b->lock);
+		sl->rc = rc;
+		sl->done = true;
+		pthread_cond_broadcast(&b->done);
+		pthread_mutex_unlock(&b->lock);
+	}
+	free(c);
+	return NULL;
+}
+
+/* The batch line: inputs done of all, files per second, the input waited for. */
+static void batch_progress(const struct cvopts *c, const struct batch_progress *bp)
+{
+	if (c->tty && !c->com.quiet)
+		summary_progress_batch(bp);
+}
+
+/* Waits for input i's worker; the progress line meanwhile. Locked. */
+static void batch_wait(struct batch *b, size_t i, struct batch_progress *bp)
+{
+	while (!b->slots[i].done) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&b->done, &b->lock, &ts);
+		pthread_mutex_unlock(&b->lock);
+		batch_progress(b->c, bp);
+		pthread_mutex_lock(&b->lock);
+	}
+}
+
+/*
+ * The inputs over n workers; their messages, --stats records and exit codes
+ * taken in input order, so that the run says what a one-at-a-time run
+ * says. The worst outcome.
+ */
+static int convert_batch(struct cvopts *c, const struct inputs *in, unsigned n, uint64_t t0)
+{
+	struct batch b;
+	pthread_t th[CONVERT_MAX_WORKERS];
+	unsigned started = 0;
+	int rc = CLI_EXIT_OK;
+	struct batch_progress bp = { 0, in->nr, t0, NULL };
+
+	memset(&b, 0, sizeof(b));
+	b.c = c;
+	b.in = in;
+	b.slots = calloc(in->nr, sizeof(*b.slots));
+	if (!b.slots || pthread_mutex_init(&b.lock, NULL)) {
+		free(b.slots);
+		fprintf(stderr, "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	pthread_cond_init(&b.done, NULL);
+	atomic_init(&b.next, 0);
+	/* the single arena mem_tune_malloc chose would make the workers take turns in malloc */
+	mallopt(M_ARENA_MAX, (int)n + 1);
+	for (unsigned i = 0; i < n; i++)
+		if (pthread_create(&th[started], NULL, batch_worker, &b) == 0)
+			started++;
+	if (!started)
+		batch_worker(&b); /* no thread: the inputs one after the other here */
+	for (size_t i = 0; i < in->nr; i++) {
+		struct batch_slot *sl = &b.slots[i];
+
+		bp.current = in->v[i];
+		if (c->stats_path)
+			statsfile_arm(in->v[i]);
+		pthread_mutex_lock(&b.lock);
+		batch_wait(&b, i, &bp);
+		pthread_mutex_unlock(&b.lock);
+		if (c->tty && !c->com.quiet)
+			cli_progress_clear();
+		if (sl->msgs_len)
+			fwrite(sl->msgs, 1, sl->msgs_len, stderr);
+		free(sl->msgs);
+		if (c->stats_path)
+			statsfile_put_captured(&sl->stats);
+		if (sl->rc > rc)
+			rc = sl->rc;
+		bp.done = i + 1;
+		batch_progress(c, &bp);
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (c->tty && !c->com.quiet)
+		cli_progress_clear();
+	pthread_cond_destroy(&b.done);
+	pthread_mutex_destroy(&b.lock);
+	free(b.slots);
+	return rc;
+}
+
+/* The inputs one after the other, with the batch line between them. The worst outcome. */
+static int convert_sequence(struct cvopts *c, const struct inputs *in, uint64_t t0)
+{
+	int rc = CLI_EXIT_OK;
+	struct batch_progress bp = { 0, in->nr, t0, NULL };
+
+	for (size_t i = 0; i < in->nr; i++) {
+		int r1;
+
+		if (in->nr > 1) {
+			bp.done = i;
+			bp.current = in->v[i];
+			batch_progress(c, &bp);
+		}
+		if (c->stats_path)
+			statsfile_arm(in->v[i]);
+		r1 = convert_one(c, in->v[i]);
+		if (r1 > rc)
+			rc = r1;
+	}
+	return rc;
+}
+
+/*
+ * Workers for the inputs: -j N (default the CPUs) with several inputs,
+ * never more than inputs; 1: one after the other.
+ */
+static unsigned batch_workers(const struct cvopts *c, size_t nr_inputs)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = c->com.sj.jobs ? c->com.sj.jobs : (cpus > 0 ? (size_t)cpus : 1);
+
+	if (n > nr_inputs)
+		n = nr_inputs;
+	if (n > CONVERT_MAX_WORKERS)
+		n = CONVERT_MAX_WORKERS;
+	return n ? (unsigned)n : 1;
+}
+
+/* -v: what the run's inputs shared, and how fast they went. */
+static void say_objects(struct objtab *t, size_t nr, unsigned workers, uint64_t t0)
+{
+	struct objtab_stats st = objtab_stats(t);
+	double secs = (double)(clock_now_ns() - t0) / 1e9;
+	char b[32];
+
+	fprintf(stderr,
+		"conv: %zu inputs in %.2f s (%.1f files/s, %u %s): objects %" PRIu64 " opened, %" PRIu64
+		" reused, %" PRIu64 " closed for --object-cache, %s held at most\n",
+		nr, secs, secs > 0 ? (double)nr / secs : 0.0, workers, cli_plural(workers, "worker", "workers"),
+		st.opened, st.reused, st.evicted, cli_size(st.peak_bytes, b, sizeof(b)));
 }
 
 /*
@@ -1271,8 +1484,10 @@ static int check_run(const struct cvopts *c, const struct inputs *in)
  */
 static int convert_all(struct cvopts *c, const struct inputs *in)
 {
-	int rc = CLI_EXIT_OK;
+	int rc;
 	struct objtab *objects = NULL;
+	unsigned workers = batch_workers(c, in->nr);
+	uint64_t t0 = clock_now_ns();
 
 	/* after -o DIR exists: --stats may name a file in it */
 	if (c->stats_path && !statsfile_open("conv", c->stats_path))
@@ -1283,16 +1498,10 @@ static int convert_all(struct cvopts *c, const struct inputs *in)
 		return CLI_EXIT_INPUT;
 	}
 	c->co.sj.objects = objects;
-	for (size_t i = 0; i < in->nr; i++) {
-		int r1;
-
-		if (c->stats_path)
-			statsfile_arm(in->v[i]);
-		r1 = convert_one(c, in->v[i]);
-		if (r1 > rc)
-			rc = r1;
-	}
+	rc = workers > 1 ? convert_batch(c, in, workers, t0) : convert_sequence(c, in, t0);
 	c->co.sj.objects = NULL;
+	if (objects && c->com.verbose)
+		say_objects(objects, in->nr, workers, t0);
 	objtab_free(objects);
 	return rc;
 }
@@ -1332,7 +1541,7 @@ int cmd_convert(int argc, char **argv)
 	int first, rc;
 
 	if (!c) {
-		fprintf(stderr, "conv: out of memory\n");
+		fprintf(cli_err(), "conv: out of memory\n");
 		return CLI_EXIT_INPUT;
 	}
 	c->top = 10;

@@ -14,6 +14,7 @@
 #include "cli/outfile.h"
 
 #include "cli/cli.h"
+#include "cli/text.h"
 
 #include "core/cleanup.h"
 #include "core/io.h"
@@ -379,7 +380,7 @@ const char *cli_out_name(const char *path, const char *what)
 
 void cli_out_say(const char *cmd, const char *path, const char *what, const char *why)
 {
-	fprintf(stderr, "%s: cannot write %s: %s\n", cmd, cli_out_name(path, what), why);
+	fprintf(cli_err(), "%s: cannot write %s: %s\n", cmd, cli_out_name(path, what), why);
 }
 
 int cli_out_write(const char *cmd, const char *path, const char *what,

@@ -1,6 +1,7 @@
 #include "cli/paths.h"
 
 #include "cli/cli.h"
+#include "cli/text.h"
 #include "core/vec.h"
 
 #include <errno.h>
@@ -139,19 +140,19 @@ static bool paths_group_refused(const struct cli_path *f, size_t n, const char *
 			o2 = &f[k];
 	}
 	if (o && in) {
-		fprintf(stderr, "%s: %s %s is %s %s: refusing to overwrite it\n", cmd, o->what,
+		fprintf(cli_err(), "%s: %s %s is %s %s: refusing to overwrite it\n", cmd, o->what,
 			strcmp(o->name, "-") ? o->name : "(standard output)", in->what, in->name);
 		return true;
 	}
 	if (o2 && o->input != o2->input && o->input != SIZE_MAX && o2->input != SIZE_MAX) {
-		fprintf(stderr, "%s: %s and %s would both be written to %s: give them one at a time, "
+		fprintf(cli_err(), "%s: %s and %s would both be written to %s: give them one at a time, "
 				"each with its own -o\n",
 			cmd, inputs[o->input < o2->input ? o->input : o2->input],
 			inputs[o->input < o2->input ? o2->input : o->input], o->name);
 		return true;
 	}
 	if (o2) {
-		fprintf(stderr, "%s: %s and %s are both %s: each output needs a file of its own\n", cmd,
+		fprintf(cli_err(), "%s: %s and %s are both %s: each output needs a file of its own\n", cmd,
 			o->what, o2->what, strcmp(o->name, "-") ? o->name : "standard output");
 		return true;
 	}
@@ -165,7 +166,7 @@ int cli_paths_check(struct cli_paths *ps, const char *cmd, char *const *inputs)
 	int rc = CLI_EXIT_USAGE;
 
 	if (ps->nomem) {
-		fprintf(stderr, "%s: out of memory\n", cmd);
+		fprintf(cli_err(), "%s: out of memory\n", cmd);
 		rc = CLI_EXIT_INPUT;
 		goto out;
 	}
@@ -183,7 +184,7 @@ int cli_paths_check(struct cli_paths *ps, const char *cmd, char *const *inputs)
 	/* not an input here, but a recording all the same: a slip of the fingers, not a wish */
 	for (size_t i = 0; i < nf; i++) {
 		if (f[i].output && f[i].exists && strcmp(f[i].name, "-") && cli_path_is_perf_data(f[i].name)) {
-			fprintf(stderr, "%s: %s %s is a perf.data recording: refusing to overwrite it\n", cmd,
+			fprintf(cli_err(), "%s: %s %s is a perf.data recording: refusing to overwrite it\n", cmd,
 				f[i].what, f[i].name);
 			goto out;
 		}

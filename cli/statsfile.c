@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,8 +107,35 @@ bool statsfile_open(const char *cmd, const char *path)
 	return true;
 }
 
+static _Thread_local struct statsfile_capture *capture;
+
+void statsfile_capture_to(struct statsfile_capture *c)
+{
+	capture = c;
+}
+
+void statsfile_put_captured(struct statsfile_capture *c)
+{
+	if (c->failed)
+		statsfile_put(NULL, 0);
+	else if (c->data)
+		statsfile_put(c->data, c->len);
+	free(c->data);
+	c->data = NULL;
+	c->len = 0;
+}
+
 void statsfile_put(const void *data, size_t len)
 {
+	if (capture) {
+		free(capture->data);
+		capture->data = data ? malloc(len ? len : 1) : NULL;
+		capture->failed = !capture->data;
+		if (capture->data)
+			memcpy(capture->data, data, len);
+		capture->len = len;
+		return;
+	}
 	if (sf.to_stdout) {
 		if (data)
 			fwrite(data, 1, len, stdout);

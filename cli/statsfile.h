@@ -36,6 +36,23 @@ void statsfile_record_end(struct json *j, struct dbuf *out);
  * {"input": in, "exit_code": 128+N, "signal": N, "outputs": []} for it.
  */
 void statsfile_arm(const char *in);
+/*
+ * A record kept for later: while conv converts inputs side by side, each
+ * worker thread's record goes here (statsfile_capture_to), and the main
+ * thread puts it when the input's turn comes (statsfile_put_captured), so
+ * that the file lists the inputs in their order whatever finished first.
+ */
+struct statsfile_capture {
+	unsigned char *data; /* malloc'd */
+	size_t len;
+	bool failed;         /* the record could not be made (no memory) */
+};
+
+/* This thread's records to c from now on (NULL: to the file again). */
+void statsfile_capture_to(struct statsfile_capture *c);
+/* Puts a captured record (none was made: nothing) and frees it. From the main thread. */
+void statsfile_put_captured(struct statsfile_capture *c);
+
 /* Puts the finished file in place; false when that fails (said, after cmd). */
 bool statsfile_close(const char *cmd);
 

@@ -51,6 +51,18 @@ void summary_progress_convert(void *ctx, const struct convert_progress *p)
 	}
 }
 
+void summary_progress_batch(const struct batch_progress *bp)
+{
+	char pre[64], post[4200];
+	double secs = (double)(clock_now_ns() - bp->t0) / 1e9;
+
+	snprintf(pre, sizeof(pre), "%zu/%zu inputs ", bp->done, bp->total);
+	snprintf(post, sizeof(post), "%.1f files/s%s%s", secs > 0 ? (double)bp->done / secs : 0.0,
+		 bp->current && bp->done < bp->total ? ", now " : "",
+		 bp->current && bp->done < bp->total ? bp->current : "");
+	cli_progress_line(NULL, pre, bp->total ? (double)bp->done / (double)bp->total : -1, post);
+}
+
 void summary_progress_download(void *ctx, const struct symjob_progress *p)
 {
 	struct summary_progress *pg = ctx;
@@ -107,7 +119,7 @@ static void add(struct line *l, const char *fmt, ...)
 /* Writes the line (indent: its continuations' columns) and starts the next. */
 static void put(struct line *l, unsigned indent)
 {
-	l->used += cli_wrap(l->count_only ? NULL : stderr, l->width, indent, l->b);
+	l->used += cli_wrap(l->count_only ? NULL : cli_err(), l->width, indent, l->b);
 	l->len = 0;
 	l->b[0] = 0;
 }

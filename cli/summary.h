@@ -40,6 +40,15 @@ struct summary_progress {
 void summary_progress_convert(void *ctx, const struct convert_progress *p);
 /* symjob_opts.progress: debuginfod downloads. */
 void summary_progress_download(void *ctx, const struct symjob_progress *p);
+/* A run over several inputs: how far it is. */
+struct batch_progress {
+	size_t done, total;    /* inputs finished, inputs in all */
+	uint64_t t0;           /* when the run began (clock_now_ns) */
+	const char *current;   /* the input the run waits for now (NULL: none) */
+};
+
+/* The batch line: "12/300 inputs [===   ] 25.3 files/s, now a.data". */
+void summary_progress_batch(const struct batch_progress *bp);
 /* Erases the progress line, if shown. */
 void summary_progress_clear(struct summary_progress *pg);
 

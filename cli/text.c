@@ -178,6 +178,18 @@ unsigned cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text)
 }
 
 
+static _Thread_local FILE *err_to;
+
+FILE *cli_err(void)
+{
+	return err_to ? err_to : stderr;
+}
+
+void cli_err_to(FILE *f)
+{
+	err_to = f;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	char buf[2048];
@@ -187,7 +199,7 @@ void cli_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
 	va_end(ap);
-	cli_wrap(stderr, cli_wrap_width(STDERR_FILENO), 4, buf);
+	cli_wrap(cli_err(), cli_wrap_width(STDERR_FILENO), 4, buf);
 }
 
 /* Whether a progress line is on the terminal: read by the signal handler. */
@@ -319,7 +331,7 @@ int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r)
 	memset(&diag, 0, sizeof(diag));
 	*r = NULL;
 	if (strcmp(path, "-") && stat(path, &stt) == 0 && S_ISDIR(stt.st_mode)) {
-		fprintf(stderr, "conv: %s: is a directory, not a perf.data file\n", path);
+		fprintf(cli_err(), "conv: %s: is a directory, not a perf.data file\n", path);
 		return CLI_EXIT_INPUT;
 	}
 	err = !strcmp(path, "-") ? rdr_open_fd(r, STDIN_FILENO, ro, &diag)
@@ -328,12 +340,12 @@ int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r)
 		return CLI_EXIT_OK;
 	if (err == CONV_E_IO && diag.msg[0])
 		/* the system's reason alone ("cannot open X: No such file or directory") */
-		fprintf(stderr, "conv: %s\n", diag.msg);
+		fprintf(cli_err(), "conv: %s\n", diag.msg);
 	else if (diag.offset != UINT64_MAX && diag.msg[0])
-		fprintf(stderr, "conv: %s: %s at offset %" PRIu64 ": %s\n", path, conv_strerror(err),
+		fprintf(cli_err(), "conv: %s: %s at offset %" PRIu64 ": %s\n", path, conv_strerror(err),
 			diag.offset, diag.msg);
 	else
-		fprintf(stderr, "conv: %s: %s%s%s\n", path, conv_strerror(err), diag.msg[0] ? ": " : "",
+		fprintf(cli_err(), "conv: %s: %s%s%s\n", path, conv_strerror(err), diag.msg[0] ? ": " : "",
 			diag.msg);
 	return CLI_EXIT_INPUT;
 }
@@ -342,7 +354,7 @@ bool cli_stdin_usable(const char *cmd)
 {
 	if (!isatty(STDIN_FILENO))
 		return true;
-	fprintf(stderr, "%s: standard input is a terminal, not a recording: pipe one in "
+	fprintf(cli_err(), "%s: standard input is a terminal, not a recording: pipe one in "
 			"(perf record -o - ... | conv -) or name a file\n", cmd);
 	return false;
 }

@@ -65,7 +65,16 @@ unsigned cli_wrap_width(int fd);
  */
 unsigned cli_wrap(FILE *f, unsigned width, unsigned indent, const char *text);
 
-/* "conv: warning: " and the message on stderr, wrapped on a terminal (cli_wrap_width). */
+/*
+ * Where this thread's messages go: stderr, or while conv converts inputs
+ * side by side (-j with several inputs), the buffer of the input the thread
+ * works on, written out in input order.
+ */
+FILE *cli_err(void);
+/* Sends this thread's messages to f (NULL: stderr again). */
+void cli_err_to(FILE *f);
+
+/* "conv: warning: " and the message on cli_err(), wrapped on a terminal (cli_wrap_width). */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
