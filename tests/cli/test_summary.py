@@ -45,6 +45,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
+REPO = os.path.dirname(TESTS)
 sys.path.insert(0, os.path.join(TESTS, "tools"))
 sys.dont_write_bytecode = True
 import pprofdec  # noqa: E402
@@ -259,4 +260,30 @@ if os.path.exists(cpp):
         last_progress = raw.rfind(b"\x1b[Kconv: ")
         t.check("SIGINT: the progress line is erased before conv ends (ends with \\r ESC[K)",
                 raw.endswith(b"\r\x1b[K") and raw.rfind(b"\r\x1b[K") > last_progress, repr(raw[-200:]))
+
+# 4. many inputs on a terminal (issue 35): the batch line (inputs done / all, files per second,
+# the input waited for) within the 80 columns, erased at the end; the inputs' summaries in
+# input order at -j 2 too
+sample = os.path.join(REPO, "samples", "perf.data")
+if os.path.exists(sample):
+    many = os.path.join(WORK, "many")
+    os.makedirs(many, exist_ok=True)
+    names = []
+    for i in range(12):
+        names.append(os.path.join(many, "in%02d.data" % i))
+        if not os.path.exists(names[-1]):
+            os.symlink(sample, names[-1])
+    rc, raw = on_pty([CONV, "--offline", "-j", "2", "-d", os.path.join(REPO, "samples", "debug"),
+                      "-o", os.path.join(WORK, "many-out") + "/", *names])
+    shown = [ln for ln in re.split(r"\r|\n|\x1b\[K", raw.decode("utf-8", "replace"))
+             if re.match(r"conv: \d+/12 inputs", ln)]
+    t.check("12 inputs: the batch line says inputs done of 12 and files per second (%d shown)" % len(shown),
+            rc == 0 and shown and all("files/s" in ln for ln in shown), (rc, shown[:2], tail(raw)))
+    t.check("12 inputs: the batch line fits 80 columns",
+            shown and max(len(ln) for ln in shown) <= COLS, [ln for ln in shown if len(ln) > COLS][:1])
+    t.check("12 inputs: the batch line is erased before conv ends", raw.endswith(b"\r\x1b[K") or
+            raw.rfind(b"\r\x1b[K") > raw.rfind(b" inputs ["), repr(raw[-120:]))
+    order = [m for m in re.findall(rb"(in\d\d)\.data: \d+ samples", raw)]
+    t.check("12 inputs at -j 2: the summaries in input order",
+            order == [b"in%02d" % i for i in range(12)], order)
 t.finish()
