@@ -18,6 +18,7 @@
 #include "core/json.h"
 #include "core/ropen.h"
 #include "jfredit/jfredit.h"
+#include "pipeline/objtab.h"
 #include "pipeline/resym.h"
 #include "pprofedit/pprofedit.h"
 
@@ -384,6 +385,11 @@ static int symbolize_all(struct symopts *c, int first, int argc, char **argv)
 		return rc;
 	if (c->stats_path && !statsfile_open("conv symbolize", c->stats_path))
 		return CLI_EXIT_OUTPUT;
+	/* the profiles of an archive name the same objects: each is opened once for all of them */
+	if (argc - first > 1 && objtab_new(&c->com.sj.objects, 1ull << 30) != CONV_E_OK) {
+		fprintf(stderr, "conv symbolize: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
 	for (int i = first; i < argc; i++) {
 		int r1;
 
@@ -393,6 +399,8 @@ static int symbolize_all(struct symopts *c, int first, int argc, char **argv)
 		if (r1 > rc)
 			rc = r1;
 	}
+	objtab_free(c->com.sj.objects);
+	c->com.sj.objects = NULL;
 	if (c->stats_path && !statsfile_close("conv symbolize") && rc < CLI_EXIT_OUTPUT)
 		rc = CLI_EXIT_OUTPUT;
 	return rc;
