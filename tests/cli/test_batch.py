@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """Archive reprocessing at scale: 200 recordings through `xargs -P 2` with one cache.
 
-The README's recipe, run as written: a file list of 200 recordings (the
-committed fixtures under 200 names, symbolic links in an archive folder),
-`xargs -0 -P 2 -n 20` running `conv -q -o OUT/ --stats=REPORT.d/N.json
---cache-dir CACHE` per batch, then the --stats files gathered into one
-report (JSON lines, one per recording). Checks: xargs exits 0; every
-recording has its two outputs in OUT (named after it); the report has 200
-lines, one per input, each exit_code 0 with the outputs listed; no temp
-file is left in OUT or the cache.
+The README's xargs recipe, run as written: its `xargs -r -d '\\n' -P
+"$(nproc)" -n 20 sh -c 'exec conv ... --stats="$(mktemp ...)"'` and `cat`
+lines (taken from README.md) run by sh in a batch folder whose files.txt
+lists 200 recordings (the committed fixtures under 200 names, symbolic
+links in an archive folder), with CACHE set and `conv` on PATH, then the
+--stats files gathered into one report (JSON lines, one per recording).
+Checks: xargs exits 0; every recording has its two outputs in out/ (named
+after it); the report has 200 lines, one per input, each exit_code 0 with
+the outputs listed; 10 stats files, one per shard; no temp file is left
+in the batch folder or the cache.
 
 usage: test_batch.py CONV WORKDIR
 """
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +34,8 @@ N = 200
 if not shutil.which("xargs"):
     t.skip_all("no xargs")
 shutil.rmtree(WORK, ignore_errors=True)
-archive, out, report, cache = (os.path.join(WORK, d) for d in ("archive", "out", "report.d", "cache"))
+archive, batch, cache = (os.path.join(WORK, d) for d in ("archive", "batch", "cache"))
+out, report = os.path.join(batch, "out"), os.path.join(batch, "stats.d")
 for d in (archive, out, report):
     os.makedirs(d)
 fixtures = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "*.data")))
@@ -40,21 +44,23 @@ for i in range(N):
     path = os.path.join(archive, "run%03d.data" % i)
     os.symlink(fixtures[i % len(fixtures)], path)
     inputs.append(path)
-listing = os.path.join(WORK, "list")
-with open(listing, "wb") as fh:
-    fh.write(b"".join(p.encode() + b"\0" for p in inputs))
-# the README's command, with this test's folders
-script = ('exec "$0" -q --offline --cache-dir "$CACHE" -o "$OUT/" --stats="$REPORT/$$.json" "$@"')
-env = dict(os.environ, CACHE=cache, OUT=out, REPORT=report, HOME=WORK)
-with open(listing, "rb") as fh:
-    r = subprocess.run(["xargs", "-0", "-P", "2", "-n", "20", "sh", "-c", script, CONV], stdin=fh,
-                       capture_output=True, timeout=900, env=env)
-t.check("xargs -0 -P 2 -n 20 runs every batch (exit 0)", r.returncode == 0, r.stderr.decode()[-400:])
-lines = []
-for f in sorted(glob.glob(os.path.join(report, "*.json"))):
-    lines += open(f).read().splitlines()
-with open(os.path.join(WORK, "report.jsonl"), "w") as fh:
-    fh.write("".join(l + "\n" for l in lines))
+with open(os.path.join(batch, "files.txt"), "w") as fh:
+    fh.write("".join(p + "\n" for p in inputs))
+readme = open(os.path.join(REPO, "README.md")).read()
+block = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "xargs " in b and "mktemp" in b]
+cmds = [l for l in (block[0].splitlines() if len(block) == 1 else []) if l.startswith(("xargs ", "cat "))]
+if not t.check("README.md shows the xargs recipe and its report line", len(cmds) == 2, block):
+    t.finish()
+bindir = os.path.join(WORK, "bin")
+os.makedirs(bindir)
+os.symlink(CONV, os.path.join(bindir, "conv"))
+env = dict(os.environ, CACHE=cache, HOME=WORK, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+r = subprocess.run(["sh", "-c", cmds[0]], cwd=batch, capture_output=True, timeout=900, env=env)
+t.check("the README's xargs line runs every batch (exit 0)", r.returncode == 0, r.stderr.decode()[-400:])
+t.check("one stats file per shard of 20 (10)", len(glob.glob(os.path.join(report, "*.json"))) == N // 20,
+        os.listdir(report))
+r = subprocess.run(["sh", "-c", cmds[1]], cwd=batch, capture_output=True, timeout=60, env=env)
+lines = open(os.path.join(batch, "report.jsonl")).read().splitlines()
 recs = [json.loads(l) for l in lines]
 t.check("one report: %d records, one per recording" % len(recs),
         sorted(r["input"] for r in recs) == sorted(inputs), len(recs))
@@ -62,8 +68,8 @@ t.check("every record: exit_code 0, two outputs", all(r["exit_code"] == 0 and le
         [r for r in recs if r["exit_code"] or len(r["outputs"]) != 2][:2])
 names = sorted(os.listdir(out))
 want = sorted("run%03d%s" % (i, e) for i in range(N) for e in (".pb.gz", ".jfr"))
-t.check("every recording's outputs in OUT, named after it", names == want, sorted(set(names) ^ set(want))[:4])
-left = [f for f in names if ".tmp." in f]
+t.check("every recording's outputs in out/, named after it", names == want, sorted(set(names) ^ set(want))[:4])
+left = [f for f in names + os.listdir(report) if ".tmp." in f]
 for root, _, files in os.walk(cache):
     left += [f for f in files if f.startswith(".conv-")]
 t.check("no temp file left", not left, left)
