@@ -19,7 +19,9 @@
   4. The reference: one conv process over the whole list with a cache of its
      own (`conv -q --cache-dir REF -o ref/ FILE...`): the (build-id, kind)
      pairs it asks for, each once.
-  5. The recipe on an empty cache: parallel exits 0, the joblog has 4 tasks,
+  5. The recipe on an empty cache, the server behind a relay on 127.0.0.1
+     that holds each request back 0.3 s (so that the two first tasks,
+     needing the same files, ask at the same time): parallel exits 0, the joblog has 4 tasks,
      exit 0; the server was asked for exactly the reference's pairs, each
      once (answers shared through the cache, 404s too); the debuginfod
      `fetched` counts of the report add up to the 200s in the log; every
@@ -62,6 +64,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 sys.path.insert(0, os.path.join(REPO, "tests", "symbolize"))
 import testlib as t  # noqa: E402
 import test_symbolize as ts  # noqa: E402  (network namespace, the server's log)
+import test_shared_cache_real as scr  # noqa: E402  (the relay that holds requests back)
 
 COPIES = 8
 RECORDINGS = ["samples/perf.data"] + ["tests/fixtures/arm64/%s.data" % n for n in
@@ -71,6 +74,7 @@ SERVED = ["samples/debug", "tests/fixtures/arm64/debug", "tests/fixtures/arm64/b
           "tests/fixtures/arm64/trixie/debug", "tests/fixtures/arm64/trixie/bin"]
 VICTIM_SHARD = 3  # of 4: two shards done or running before it, one after
 HANG = 300
+HOLD_S = 0.3  # the relay's hold in the recipe's first round
 
 
 def recipe():
@@ -239,7 +243,17 @@ def asked(log, at, url):
 
 
 def plain_round(conv, work, url, log, listing, paths, rec, ref, wanted):
-    b = Batch(work, "plain", conv, url, listing)
+    # the server answers in a millisecond: held back, the two first tasks ask for the same files at once
+    scr.HOLD_S = HOLD_S
+    rsrv, rurl = scr.relay(url)
+    try:
+        plain_run(conv, work, url, rurl, log, listing, paths, rec, ref, wanted)
+    finally:
+        rsrv.shutdown()
+
+
+def plain_run(conv, work, url, rurl, log, listing, paths, rec, ref, wanted):
+    b = Batch(work, "plain", conv, rurl, listing)
     at = ts.log_size(log)
     rc, out = b.run(rec["mkdir"])
     rc, out = b.run(rec["run"])
@@ -260,6 +274,9 @@ def plain_round(conv, work, url, log, listing, paths, rec, ref, wanted):
             sorted(r["input"] for r in recs) == sorted(paths)
             and all(r["exit_code"] == 0 and len(r["outputs"]) == 2 for r in recs), len(recs))
     fetched = sum(r["debuginfod"]["fetched"] for r in recs)
+    by_input = {r["input"]: r["debuginfod"] for r in recs}
+    t.note("the first recording of shards 1 and 2 (started together): fetched, cache hits %s" % [
+        (by_input[paths[i]]["fetched"], by_input[paths[i]]["cache_hits"]) for i in (0, 20)])
     ok200 = sum(1 for _, _, st in reqs if st == "200")
     t.check("the report's debuginfod fetched counts add up to the server's 200 answers (%d)" % ok200,
             fetched == ok200, fetched)
