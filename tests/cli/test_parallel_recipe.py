@@ -45,7 +45,6 @@ usage: test_parallel_recipe.py CONV WORKDIR
 Exit 77 when GNU parallel, debuginfod or a C compiler is missing.
 """
 import collections
-import glob
 import json
 import os
 import re
@@ -103,7 +102,8 @@ def recipe():
 
 
 def cleanup_line():
-    m = re.search(r"\(`(find out\s+stats\.d -name '\*\.tmp\.\*' -delete)`", open(os.path.join(REPO, "README.md")).read())
+    readme = open(os.path.join(REPO, "README.md")).read()
+    m = re.search(r"\(`(find out\s+stats\.d -name '\*\.tmp\.\*' -delete)`", readme)
     return re.sub(r"\s+", " ", m.group(1)) if m else None
 
 
@@ -199,7 +199,7 @@ def report(batch):
 class Batch:
     """A batch folder, its cache and the environment the README's commands run in."""
 
-    def __init__(self, work, name, conv, url, listing, extra_env=None):
+    def __init__(self, work, name, conv, url, listing):
         self.dir = os.path.join(work, name)
         self.cache = os.path.join(work, name + "-cache")
         os.makedirs(self.dir)
@@ -211,7 +211,6 @@ class Batch:
         self.env = dict(os.environ, CACHE=self.cache, DEBUGINFOD_URLS=url, PARALLEL="-j2",
                         PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
         self.env.pop("DEBUGINFOD_CACHE_PATH", None)
-        self.extra = extra_env or {}
 
     def sh(self, cmd, extra=None):
         env = dict(self.env, **(extra or {}))
