@@ -33,8 +33,10 @@
      SIGKILL. After the stop: parallel's exit is not 0, the task's joblog
      line says so, every output under its final name is absent or the
      reference's bytes. SIGTERM: no temp file left, the shard's stats file has
-     the stopped input's record (exit_code 143, signal 15). SIGKILL: the temp
-     files left are the stopped task's and none carries an output's name.
+     its inputs in order up to one stopped record (exit_code 143, signal 15),
+     the caught input not among those converted. SIGKILL: the temp files left
+     are the stopped task's (its shard's outputs, its stats file) and none
+     carries an output's name.
      Then the `--resume-failed` line: exit 0, only that shard run again, all
      outputs equal the reference, the report whole (80 records, exit 0, no
      signal), each pair still asked for once in the round (the rerun takes
@@ -323,13 +325,22 @@ def killed_round(conv, work, url, log, listing, paths, rec, ref, wanted, sig, sh
         t.check("%s: no temp file left" % what, not left, left)
         st = os.path.join(b.dir, "stats.d", "%d.json" % VICTIM_SHARD)
         recs = [json.loads(l) for l in open(st).read().splitlines()] if os.path.exists(st) else []
-        last = recs[-1] if recs else {}
-        t.check("%s: the shard's stats file ends with the stopped input's record: exit_code 143, signal 15" % what,
-                last.get("input", "").endswith(victim + ".data") and last.get("exit_code") == 143
-                and last.get("signal") == 15, last)
+        shard = paths[(VICTIM_SHARD - 1) * 20:VICTIM_SHARD * 20]
+        ins = [r.get("input") for r in recs]
+        # conv -j N converts inputs side by side but records them in input order: the stopped record is
+        # the first input not finished (the one caught or one before it), and nothing after it
+        t.check("%s: the shard's stats file is its inputs in order up to one stopped record (exit_code 143, "
+                "signal 15), the caught input not recorded as converted (%s)" % (
+                    what, [(base(r["input"])[:5], r["exit_code"], r.get("signal")) for r in recs[-2:]]),
+                recs and ins == shard[:len(ins)] and all(r["exit_code"] == 0 and "signal" not in r for r in recs[:-1])
+                and recs[-1]["exit_code"] == 143 and recs[-1].get("signal") == 15
+                and os.path.join(os.path.dirname(shard[0]), victim + ".data") in shard[len(ins) - 1:], ins[-3:])
     else:
         finals = [f for f in left if not re.search(r"\.tmp\.[A-Za-z0-9]{6}$", f)]
-        mine = [f for f in left if victim in f or "/%d.json.tmp." % VICTIM_SHARD in "/" + f]
+        # the task's: outputs of its shard's inputs (conv -j converts several side by side) and its stats file
+        shard = {base(q) for q in paths[(VICTIM_SHARD - 1) * 20:VICTIM_SHARD * 20]}
+        mine = [f for f in left if "/%d.json.tmp." % VICTIM_SHARD in "/" + f or
+                (f.split("/")[-2] == "out" and re.sub(r"\.(pb\.gz|jfr)\.tmp\.\w+$", "", f.split("/")[-1]) in shard)]
         t.note("temp files the SIGKILL left: %s" % left)
         t.check("%s: the temp files left are the stopped task's, none under an output's name" % what,
                 left and not finals and sorted(mine) == left, left)
