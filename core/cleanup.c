@@ -72,9 +72,21 @@ void cleanup_drop(int slot)
 
 void cleanup_drop_path(const char *path)
 {
-	for (int i = 0; i < CLEANUP_SLOTS; i++)
-		if (atomic_load(&slot_state[i]) == SLOT_READY && !strcmp(slot_path[i], path))
-			atomic_store(&slot_state[i], SLOT_FREE);
+	/*
+	 * Each slot is claimed (READY -> FILLING) before its path is read: else
+	 * another thread could free and refill it under the comparison. A
+	 * signal meanwhile waits, as for cleanup_mkostemp, so that cleanup_run
+	 * finds the slot READY again (or gone) rather than skipping it.
+	 */
+	atomic_fetch_add(&creating, 1);
+	for (int i = 0; i < CLEANUP_SLOTS; i++) {
+		int expected = SLOT_READY;
+
+		if (!atomic_compare_exchange_strong(&slot_state[i], &expected, SLOT_FILLING))
+			continue;
+		atomic_store(&slot_state[i], strcmp(slot_path[i], path) ? SLOT_READY : SLOT_FREE);
+	}
+	atomic_fetch_sub(&creating, 1);
 }
 
 void cleanup_set_hook(void (*hook)(int sig))
