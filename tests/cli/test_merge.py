@@ -12,8 +12,10 @@ then all of them with --merge. Checks, with the independent decoder
   profile's, by value type name (types of other inputs read 0);
 - the mappings of the two copies of one recording stay two sets, none shared;
 - `jfr summary`: per sample event type, the merged count is the sum of the
-  single-file counts; the merged recording has as many threads as the
-  single ones together (`jfr print`: distinct sampled threads per input);
+  single-file counts; every sampled thread of a single-file recording is in
+  the merged one (`jfr print --json`; that the same tid of two inputs is two
+  pool entries is test_merge's and the JFR writer's thread keys, which jfr
+  does not print);
 - `--merge-label host` and `--label K=V` (for the inputs after it) label
   the samples so; -o with --merge is a usage error (exit 1);
 - `go tool pprof -raw` loads the merged profile (skipped without go).
@@ -165,8 +167,6 @@ if shutil.which("jfr"):
     if mt is None or any(s is None for s in st):
         t.skip("threads of the merged recording", "jfr print --json gave no events")
     else:
-        # a thread of one input looks like the same thread of its copy: the pool keeps them apart by key,
-        # which jfr shows as javaThreadId/osThreadId pairs only; so count per distinct input
         t.check("jfr print: the merged recording's threads include every input's",
                 all(s <= mt for s in st), [len(s - mt) for s in st])
 else:
