@@ -13,9 +13,10 @@ then all of them with --merge. Checks, with the independent decoder
 - the mappings of the two copies of one recording stay two sets, none shared;
 - `jfr summary`: per sample event type, the merged count is the sum of the
   single-file counts; every sampled thread of a single-file recording is in
-  the merged one (`jfr print --json`; that the same tid of two inputs is two
-  pool entries is test_merge's and the JFR writer's thread keys, which jfr
-  does not print);
+  the merged one (`jfr print --json`), and the merged recording names as
+  many threads as the single ones together, told apart as the JDK's parser
+  does (tests/tools/JfrThreads.java: pool keys), so the copy's threads,
+  whose tids are the original's, are threads of their own;
 - `--merge-label host` and `--label K=V` (for the inputs after it) label
   the samples so; -o with --merge is a usage error (exit 1);
 - `go tool pprof -raw` loads the merged profile (skipped without go).
@@ -169,6 +170,15 @@ if shutil.which("jfr"):
     else:
         t.check("jfr print: the merged recording's threads include every input's",
                 all(s <= mt for s in st), [len(s - mt) for s in st])
+    if shutil.which("java"):
+        p = t.sh(["java", os.path.join(REPO, "tests", "tools", "JfrThreads.java"), "all.jfr"] +
+                 [single[f] + ".jfr" for f in inputs], timeout=300)
+        n = dict(line.split("\t") for line in t.text(p.stdout).splitlines() if "\t" in line)
+        total = sum(int(n.get(single[f] + ".jfr", -1)) for f in inputs)
+        t.check("JDK parser: the merged recording has as many threads as the inputs together (%s)" % total,
+                p.returncode == 0 and int(n.get("all.jfr", -2)) == total, (n.get("all.jfr"), total, t.text(p.stderr)[-300:]))
+    else:
+        t.skip("threads by pool key", "no java here")
 else:
     t.skip("jfr summary counts", "no jfr (JDK) here")
 
