@@ -3,8 +3,8 @@
 
 Inputs: samples/perf.data and fixtures of different shapes (file and pipe
 mode, zstd, dwarf stacks, tracepoints and off-CPU time, system-wide,
-several events), plus plain.data once more under another name: the same
-pids in two inputs. Each is converted on its own (conv -n --pprof --jfr),
+several events), plus plain.data once more under another name (the same
+pids in two inputs) and pipe-zstd.data through a pipe ('-'). Each is converted on its own (conv -n --pprof --jfr),
 then all of them with --merge. Checks, with the independent decoder
 (pprofdec) and the JDK's `jfr`:
 - every merged sample has a `file` label naming one of the inputs, as given;
@@ -52,10 +52,14 @@ inputs = [n for n in NAMES if os.path.exists(n)]
 # the same recording twice: its pids in two inputs
 shutil.copyfile(os.path.join(FX, "plain.data"), "again.data")
 inputs.append("again.data")
+inputs.append("-")
+with open(os.path.join(FX, "pipe-zstd.data"), "rb") as f:
+    PIPED = f.read()
 
 
 def run(argv, what):
-    p = t.sh(argv, timeout=600)
+    # '-' among the inputs: a pipe-mode recording through an actual pipe
+    p = t.sh(argv, timeout=600, stdin=PIPED if "-" in argv else None)
     if p.returncode != 0:
         t.check(what, False, "exit %d: %s" % (p.returncode, t.text(p.stderr)[-2000:]))
         t.finish()
