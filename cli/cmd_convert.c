@@ -1640,7 +1640,7 @@ struct merged {
 
 /*
  * The labels of input i's samples: --merge-label's (its path as given,
- * its recording's hostname), then each key of --label K=V given before
+ * its recording's hostname, when it has one), then each key of --label K=V given before
  * the input's operand, the last value given. Their number (at most n).
  */
 static size_t input_labels(const struct cvopts *c, const struct inputs *in, size_t i, const struct rdr *r,
@@ -1650,8 +1650,13 @@ static size_t input_labels(const struct cvopts *c, const struct inputs *in, size
 	size_t k = 0;
 
 	for (size_t m = 0; m < c->nr_merge_keys && k < n; m++) {
+		const char *v = !strcmp(c->merge_keys[m], "file") ? in->v[i] : host;
+
+		/* an empty string label is pprof's "no string": a recording without a hostname has no host label */
+		if (!v || !*v)
+			continue;
 		lb[k].key = c->merge_keys[m];
-		lb[k++].value = !strcmp(c->merge_keys[m], "file") ? in->v[i] : host ? host : "";
+		lb[k++].value = v;
 	}
 	for (size_t l = 0; l < c->nr_ilabels && c->ilabels[l].pos <= in->op[i]; l++) {
 		size_t at = 0;
