@@ -1,6 +1,7 @@
 /*
  * conv [OPTIONS] [FILE...]: perf.data -> BASE.pb.gz and BASE.jfr (and, when
- * asked, BASE.folded and BASE.html), each input on its own. Outputs are written to a temp file in the target directory
+ * asked, BASE.folded and BASE.html), each input on its own or, with --merge
+ * OUT, all of them into one profile (merge_all). Outputs are written to a temp file in the target directory
  * and renamed, so a failed run never leaves a half-written file. On a
  * terminal: a progress line while working and a summary at the end; off a
  * terminal or with -q only errors and warnings. --stats writes the facts as
@@ -20,6 +21,7 @@
 #include "core/dbuf.h"
 #include "core/ropen.h"
 #include "core/vec.h"
+#include "model/merge.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "pipeline/evname.h"
@@ -72,6 +74,15 @@ struct cvopts {
 	uint32_t pids[MAX_LIST], tids[MAX_LIST];
 	size_t nr_comms, nr_events, nr_pids, nr_tids;
 	char filters[512];        /* the filter options as given, for the warning when none is kept */
+	const char *merge;        /* --merge OUT: one profile of all inputs; NULL: one per input */
+	const char *merge_keys[2]; /* --merge-label: the labels naming each input ("file", "host") */
+	size_t nr_merge_keys;
+	bool merge_keys_given;
+	/* --label K=V: for the operands from the pos-th on (a later one of the same key wins) */
+	struct { char *key; const char *value; size_t pos; } ilabels[MAX_LIST];
+	size_t nr_ilabels;
+	char **ops;               /* the operands before "--", in order (CLI_OPERAND) */
+	size_t nr_ops, cap_ops;
 };
 
 /* Whether any output is named (--pprof, --jfr, --folded, --html). */
@@ -676,15 +687,15 @@ static void usage(FILE *f)
 	      "     --folded-value EVENT  EVENT's period (off_cpu: off-CPU ns), not the count\n"
 	      "     --top N             top functions in the summary and --stats (default 10)\n"
 	      "     --stats[=FILE]      JSON facts per input (stdout without FILE)\n"
+	      "     --merge OUT         one OUT.pb.gz/.jfr of all inputs, labelled --merge-label\n"
+	      "                         file|host|file,host|none; --label K=V: inputs after it\n"
 	      "Filters (comma-separated lists, repeatable; keeping nothing is a usage error):\n"
 	      " -p, --pid LIST   -t, --tid LIST   -c, --comm LIST   -e, --event LIST\n"
 	      "     --time START,END    seconds after the first sample; @T = perf time\n"
 	      "Output details:\n"
-	      "     --no-labels         no pid/tid/comm/process labels (pprof)\n"
-	      "     --label cpu         add a cpu label (pprof)\n"
-	      "     --tp-fields EVENT:F1,F2\n"
-	      "                         label EVENT's samples with these tracepoint fields (F#: a\n"
-	      "                         number) in place of its defaults; repeatable\n"
+	      "     --no-labels  --label cpu   pprof: no pid/tid/comm/process labels; a cpu one\n"
+	      "     --tp-fields EVENT:F1,F2  label EVENT's samples with these tracepoint\n"
+	      "                         fields (F#: a number), not its defaults; repeatable\n"
 	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
 	      "     --max-reorder N     memory for time-ordering records (default 32M)\n"
 	      "     --object-cache N    memory for the objects (debug files, CFI, kallsyms) kept\n"
@@ -699,7 +710,8 @@ static void usage(FILE *f)
 
 enum {
 	O_PPROF = 256, O_JFR, O_STATS, O_TIME, O_NO_LABELS, O_LABEL, O_CHUNK, O_VERSION,
-	O_MAX_REORDER, O_TP_FIELDS, O_FOLDED, O_HTML, O_FOLDED_VALUE, O_TOP, O_OBJECT_CACHE
+	O_MAX_REORDER, O_TP_FIELDS, O_FOLDED, O_HTML, O_FOLDED_VALUE, O_TOP, O_OBJECT_CACHE, O_MERGE,
+	O_MERGE_LABEL
 };
 
 /* conv's own options; the symbol sources and -j -q -v --strict are cli/opts.c's */
@@ -720,6 +732,8 @@ static const struct cli_opt conv_opts[] = {
 	{"time", required_argument, O_TIME},
 	{"no-labels", no_argument, O_NO_LABELS},
 	{"label", required_argument, O_LABEL},
+	{"merge", required_argument, O_MERGE},
+	{"merge-label", required_argument, O_MERGE_LABEL},
 	{"tp-fields", required_argument, O_TP_FIELDS},
 	{"jfr-chunk-size", required_argument, O_CHUNK},
 	{"max-reorder", required_argument, O_MAX_REORDER},
@@ -861,7 +875,8 @@ static int check_outputs(const struct cvopts *c, char **inputs, size_t nr_inputs
 	}
 	if (c->co.sj.kallsyms)
 		cli_paths_add(&ps, c->co.sj.kallsyms, -1, false, "the --kallsyms file", SIZE_MAX);
-	for (size_t i = 0; i < nr_inputs; i++) {
+	/* --merge: the one set of outputs (named from OUT, whatever the input) */
+	for (size_t i = 0; i < (c->merge && nr_inputs ? 1 : nr_inputs); i++) {
 		const char *out[OUT__COUNT];
 
 		outputs_of(c, inputs[i], bufs, out);
@@ -1019,6 +1034,55 @@ static bool take_size(struct cvopts *c, int id, const char *arg)
 	return true;
 }
 
+/*
+ * --label cpu (a label of every sample), or --label K=V: a label of every
+ * sample of the inputs after it in a --merge profile.
+ */
+static bool take_label(struct cvopts *c, char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!strcmp(arg, "cpu")) {
+		c->co.label_cpu = true;
+		return true;
+	}
+	if (!eq || eq == arg || c->nr_ilabels >= MAX_LIST) {
+		fprintf(cli_err(), "conv: --label: expected 'cpu' or KEY=VALUE (the inputs after it, with "
+				"--merge), got '%s'\n",
+			arg);
+		return false;
+	}
+	*eq = 0;
+	c->ilabels[c->nr_ilabels].key = arg;
+	c->ilabels[c->nr_ilabels].value = eq + 1;
+	c->ilabels[c->nr_ilabels++].pos = c->nr_ops;
+	return true;
+}
+
+/* --merge-label LIST: file, host or both, in the order given (or none). */
+static bool take_merge_keys(struct cvopts *c, const char *arg)
+{
+	char buf[64];
+
+	c->nr_merge_keys = 0;
+	c->merge_keys_given = true;
+	if (!strcmp(arg, "none"))
+		return true;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		const char *k = !strcmp(tok, "file") ? "file" : !strcmp(tok, "host") ? "host" : NULL;
+
+		if (!k || c->nr_merge_keys >= 2 || (c->nr_merge_keys && !strcmp(c->merge_keys[0], k))) {
+			fprintf(cli_err(), "conv: --merge-label: expected file, host, file,host or none, got "
+					"'%s'\n",
+				arg);
+			return false;
+		}
+		c->merge_keys[c->nr_merge_keys++] = k;
+	}
+	return true;
+}
+
 /* One of conv_opts (cli_opts_parse's take). */
 static enum cli_take conv_take(void *ctx, int id, char *arg, int argc, char **argv)
 {
@@ -1069,11 +1133,20 @@ static enum cli_take conv_take(void *ctx, int id, char *arg, int argc, char **ar
 		c->co.no_labels = true;
 		break;
 	case O_LABEL:
-		if (strcmp(arg, "cpu")) {
-			fprintf(cli_err(), "conv: --label: only 'cpu' can be added\n");
-			ok = false;
-		}
-		c->co.label_cpu = ok;
+		ok = take_label(c, arg);
+		break;
+	case O_MERGE:
+		c->merge = arg;
+		break;
+	case O_MERGE_LABEL:
+		ok = take_merge_keys(c, arg);
+		break;
+	case CLI_OPERAND:
+		ok = vec_reserve((void **)&c->ops, &c->cap_ops, c->nr_ops + 1, sizeof(*c->ops));
+		if (ok)
+			c->ops[c->nr_ops++] = arg;
+		else
+			fprintf(cli_err(), "conv: out of memory\n");
 		break;
 	case O_CHUNK:
 	case O_MAX_REORDER:
@@ -1093,12 +1166,46 @@ static enum cli_take conv_take(void *ctx, int id, char *arg, int argc, char **ar
 }
 
 /*
+ * --merge against the other options (said; true when refused): OUT is a
+ * base name, in the place of -o's; --pprof ... name one merged output
+ * each, as with -o BASE; --label K=V and --merge-label need it.
+ */
+static bool merge_settle(struct cvopts *c)
+{
+	if (!c->merge) {
+		if (c->nr_ilabels)
+			fprintf(cli_err(), "conv: --label %s=%s: input labels go into a --merge profile; "
+					"without --merge, only --label cpu\n",
+				c->ilabels[0].key, c->ilabels[0].value);
+		else if (c->merge_keys_given)
+			fprintf(cli_err(), "conv: --merge-label: labels of a --merge profile: give --merge OUT\n");
+		return c->nr_ilabels || c->merge_keys_given;
+	}
+	if (c->out) {
+		fprintf(cli_err(), "conv: --merge %s names the merged outputs (OUT.pb.gz, OUT.jfr ...): "
+				"-o has nothing left to name\n",
+			c->merge);
+		return true;
+	}
+	if (!*c->merge || (strcmp(c->merge, "-") && cli_out_is_dir(c->merge))) {
+		fprintf(cli_err(), "conv: --merge '%s': OUT is the base name of the merged outputs (OUT.pb.gz, "
+				"OUT.jfr), not a directory: give DIR/NAME\n",
+			c->merge);
+		return true;
+	}
+	c->out = c->merge; /* named as -o BASE names one input's outputs */
+	return false;
+}
+
+/*
  * After the options: the outputs they name settled (-F against --pprof
  * ..., the default pprof and jfr), what cannot go together refused (said),
  * the conversion's options filled in. The exit code.
  */
 static int conv_settle(struct cvopts *c)
 {
+	if (merge_settle(c))
+		return CLI_EXIT_USAGE;
 	/* an output named, and a format list that leaves it out: which one was meant? */
 	for (int k = 0; c->formats && k < OUT__COUNT; k++) {
 		if (c->paths[k] && !(c->formats & F_BIT(k))) {
@@ -1120,8 +1227,9 @@ static int conv_settle(struct cvopts *c)
 		for (int k = 0; k < OUT__COUNT; k++)
 			names = names || ((c->formats & F_BIT(k)) && !c->paths[k]);
 		if (!names) {
-			fprintf(cli_err(), "conv: -o (--output) would name nothing: --pprof/--jfr/--folded/"
-					"--html name every output written\n");
+			fprintf(cli_err(), "conv: %s would name nothing: --pprof/--jfr/--folded/"
+					"--html name every output written\n",
+				c->merge ? "--merge OUT" : "-o (--output)");
 			return CLI_EXIT_USAGE;
 		}
 		if (!strcmp(c->out, "-") && !out_std_one(c))
@@ -1151,16 +1259,19 @@ static int conv_settle(struct cvopts *c)
 /* The inputs of a run: the operands, glob patterns expanded. */
 struct inputs {
 	char **v;
-	size_t nr, cap;
+	size_t *op; /* the operand each came from (a pattern's matches: the pattern's) */
+	size_t nr, cap, cap_op;
 	glob_t gl;
 	bool globbed;
 };
 
 /* Appends one input; false when out of memory. */
-static bool inputs_add(struct inputs *in, char *path)
+static bool inputs_add(struct inputs *in, char *path, size_t op)
 {
-	if (!vec_reserve((void **)&in->v, &in->cap, in->nr + 1, sizeof(*in->v)))
+	if (!vec_reserve((void **)&in->v, &in->cap, in->nr + 1, sizeof(*in->v)) ||
+	    !vec_reserve((void **)&in->op, &in->cap_op, in->nr + 1, sizeof(*in->op)))
 		return false;
+	in->op[in->nr] = op;
 	in->v[in->nr++] = path;
 	return true;
 }
@@ -1171,16 +1282,18 @@ static bool inputs_add(struct inputs *in, char *path)
  * is perf.data. The exit code: a pattern that matches nothing is said;
  * -1 out of memory (said).
  */
-static int inputs_collect(struct inputs *in, int first, int argc, char **argv)
+static int inputs_collect(struct inputs *in, int argc, char **argv)
 {
 	static char def[] = "perf.data";
+	size_t *gop = NULL, cap_gop = 0; /* each match's pattern */
 	int rc = CLI_EXIT_OK;
 
 	memset(in, 0, sizeof(*in));
-	for (int i = first; i < argc; i++) {
+	for (int i = 0; i < argc; i++) {
 		struct stat stt;
 
 		if (strcmp(argv[i], "-") && has_glob_chars(argv[i]) && stat(argv[i], &stt)) {
+			size_t before = in->globbed ? in->gl.gl_pathc : 0;
 			int g = glob(argv[i], in->globbed ? GLOB_APPEND : 0, NULL, &in->gl);
 
 			if (g == GLOB_NOMATCH) {
@@ -1188,21 +1301,27 @@ static int inputs_collect(struct inputs *in, int first, int argc, char **argv)
 				rc = CLI_EXIT_INPUT;
 			}
 			in->globbed = in->globbed || g == 0 || g == GLOB_NOMATCH;
+			if (in->globbed && in->gl.gl_pathc > before &&
+			    !vec_reserve((void **)&gop, &cap_gop, in->gl.gl_pathc, sizeof(*gop))) {
+				fprintf(cli_err(), "conv: out of memory\n");
+				return -1;
+			}
+			for (size_t k = before; in->globbed && k < in->gl.gl_pathc; k++)
+				gop[k] = (size_t)i;
 			continue;
 		}
-		if (!inputs_add(in, argv[i])) {
+		if (!inputs_add(in, argv[i], (size_t)i)) {
 			fprintf(cli_err(), "conv: out of memory\n");
+			free(gop);
 			return -1;
 		}
 	}
 	for (size_t i = 0; in->globbed && i < in->gl.gl_pathc; i++)
-		if (!inputs_add(in, in->gl.gl_pathv[i]))
+		if (!inputs_add(in, in->gl.gl_pathv[i], gop[i]))
 			break;
-	if (!in->nr && rc == CLI_EXIT_OK) {
-		in->v = malloc(sizeof(*in->v));
-		if (in->v)
-			in->v[in->nr++] = def;
-	}
+	free(gop);
+	if (!in->nr && rc == CLI_EXIT_OK && !inputs_add(in, def, 0))
+		return -1;
 	return rc;
 }
 
@@ -1211,6 +1330,7 @@ static void inputs_release(struct inputs *in)
 	if (in->globbed)
 		globfree(&in->gl);
 	free(in->v);
+	free(in->op);
 }
 
 /* What standard input and standard output can take: read once, one output. The exit code (said). */
@@ -1226,7 +1346,8 @@ static int check_std(const struct cvopts *c, const struct inputs *in)
 		fprintf(cli_err(), "conv: standard input ('-') can be read once\n");
 		return CLI_EXIT_USAGE;
 	}
-	rc = cli_out_dir("conv", c->out, in->nr, false);
+	/* --merge: one set of outputs, whatever the number of inputs */
+	rc = cli_out_dir("conv", c->out, c->merge ? 1 : in->nr, false);
 	if (rc)
 		return rc;
 	for (int k = 0; k < OUT__COUNT; k++)
@@ -1252,7 +1373,7 @@ static int check_run(const struct cvopts *c, const struct inputs *in)
 {
 	int rc;
 
-	if (in->nr > 1 && any_path(c)) {
+	if (in->nr > 1 && any_path(c) && !c->merge) {
 		fprintf(cli_err(), "conv: --pprof, --jfr, --folded and --html name one file: with several "
 				"inputs use -o DIR\n");
 		return CLI_EXIT_USAGE;
@@ -1270,7 +1391,7 @@ static int check_run(const struct cvopts *c, const struct inputs *in)
 		if (stat(c->com.dirs[i], &stt) || !S_ISDIR(stt.st_mode))
 			fprintf(cli_err(), "conv: warning: --debug-dir %s: not a directory\n", c->com.dirs[i]);
 	}
-	return cli_out_dir("conv", c->out, in->nr, true);
+	return cli_out_dir("conv", c->out, c->merge ? 1 : in->nr, true);
 }
 
 /*
@@ -1506,15 +1627,230 @@ static int convert_all(struct cvopts *c, const struct inputs *in)
 	return rc;
 }
 
+/* ---- --merge: every input into one profile ---- */
+
+/* The merged profile on its way, and what the inputs' conversions add up to. */
+struct merged {
+	struct prof p;
+	char bufs[OUT__COUNT][4096];
+	const char *path[OUT__COUNT];
+	struct convert_stats cs; /* samples, processes and threads summed, for the flame graph's subtitle */
+	bool broken; /* a merge failed (out of memory, the spool): nothing is written */
+};
+
+/*
+ * The labels of input i's samples: --merge-label's (its path as given,
+ * its recording's hostname, when it has one), then each key of --label K=V given before
+ * the input's operand, the last value given. Their number (at most n).
+ */
+static size_t input_labels(const struct cvopts *c, const struct inputs *in, size_t i, const struct rdr *r,
+			   struct prof_merge_label *lb, size_t n)
+{
+	const char *host = rdr_info(r)->hostname;
+	size_t k = 0;
+
+	for (size_t m = 0; m < c->nr_merge_keys && k < n; m++) {
+		const char *v = !strcmp(c->merge_keys[m], "file") ? in->v[i] : host;
+
+		/* an empty string label is pprof's "no string": a recording without a hostname has no host label */
+		if (!v || !*v)
+			continue;
+		lb[k].key = c->merge_keys[m];
+		lb[k++].value = v;
+	}
+	for (size_t l = 0; l < c->nr_ilabels && c->ilabels[l].pos <= in->op[i]; l++) {
+		size_t at = 0;
+
+		while (at < k && strcmp(lb[at].key, c->ilabels[l].key))
+			at++;
+		if (at == k && k == n)
+			continue;
+		lb[at].key = c->ilabels[l].key;
+		lb[at].value = c->ilabels[l].value;
+		k += at == k;
+	}
+	return k;
+}
+
+/* Input i converted as on its own, merged into mg and released; its --stats record. The exit code. */
+static int merge_one(struct cvopts *c, const struct inputs *in, size_t i, struct merged *mg)
+{
+	struct conversion *cv = calloc(1, sizeof(*cv));
+	struct prof_merge_label lb[MAX_LIST + 2];
+	struct prof_merge_opts mo;
+	struct conv_diag diag;
+	int rc;
+
+	if (!cv) {
+		fprintf(cli_err(), "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	cv->in = in->v[i];
+	cv->top_event = "";
+	cv->pg.input = cv->in;
+	cv->pg.offline = c->com.sj.offline;
+	/* no output of its own (cv->path all NULL): its events are kept for the merged JFR */
+	c->co.keep_events = mg->path[OUT_JFR] != NULL;
+	if (c->tty && !c->com.quiet) {
+		c->co.progress = summary_progress_convert;
+		c->co.progress_ctx = &cv->pg;
+		c->co.sj.progress = summary_progress_download;
+		c->co.sj.progress_ctx = &cv->pg;
+	}
+	rc = convert_read(c, cv);
+	if (!rc) {
+		memset(&diag, 0, sizeof(diag));
+		memset(&mo, 0, sizeof(mo));
+		mo.labels = lb;
+		mo.nr_labels = input_labels(c, in, i, cv->r, lb, sizeof(lb) / sizeof(lb[0]));
+		mo.name = cv->in;
+		mo.tmpdir = c->co.tmpdir;
+		if (prof_merge(&mg->p, &cv->p, &mo, &diag)) {
+			fprintf(cli_err(), "conv: %s: not merged: %s; nothing written\n", cv->in, diag.msg);
+			rc = CLI_EXIT_OUTPUT;
+			mg->broken = true;
+		}
+		if (c->com.strict && rc == CLI_EXIT_OK &&
+		    (rdr_problem_count(cv->r) || rdr_stats(cv->r)->stopped))
+			rc = CLI_EXIT_LOSS;
+		mg->cs.samples += cv->cs.samples;
+		mg->cs.processes += cv->cs.processes;
+		mg->cs.threads += cv->cs.threads;
+		convert_top(c, cv);
+	}
+	if (c->stats_path)
+		convstats_write(cv->in, rc, cv->r, cv->prof_ready ? &cv->p : NULL,
+				cv->prof_ready ? &cv->cs : NULL, &cv->w, cv->top_ready ? &cv->top : NULL,
+				cv->top_event);
+	if (cv->top_ready)
+		view_top_release(&cv->top);
+	convert_stats_release(&cv->cs);
+	if (cv->prof_ready)
+		prof_release(&cv->p);
+	if (cv->r)
+		rdr_close(cv->r);
+	free(cv);
+	return rc;
+}
+
+/* The merged outputs, their summary line and --stats record. The exit code. */
+static int merge_write(const struct cvopts *c, const struct inputs *in, struct merged *mg)
+{
+	struct out_src src = { &mg->p, c->chunk_size, NULL, 0, NULL };
+	struct written w;
+	struct view_top top;
+	bool top_ready = false;
+	const char *top_event = "";
+	uint32_t first = view_main_event(&mg->p);
+	int rc, r1;
+
+	memset(&w, 0, sizeof(w));
+	if (!mg->p.nr_merged) {
+		fprintf(cli_err(), "conv: --merge %s: no input was converted; nothing written\n", c->merge);
+		return CLI_EXIT_INPUT;
+	}
+	rc = out_models(c->co.sj.jobs != 1, &src, mg->path, &w);
+	r1 = write_views(c, c->merge, &mg->p, &mg->cs, mg->path, &w);
+	if (r1 > rc)
+		rc = r1;
+	if (c->top && c->stats_path && first != PROF_NONE && !mg->p.events_desc[first].offcpu &&
+	    view_top_build(&top, &mg->p, 2 * (size_t)first, c->top) == CONV_E_OK) {
+		top_ready = true;
+		top_event = strtab_get(&mg->p.strs, mg->p.events_desc[first].full_name);
+	}
+	if ((c->tty && !c->com.quiet) || c->com.verbose) {
+		fprintf(cli_err(), "conv: merged %" PRIu32 " of %zu inputs (%" PRIu64 " samples, %zu stacks):",
+			mg->p.nr_merged, in->nr, mg->cs.samples, mg->p.nr_stacks);
+		for (int k = 0; k < OUT__COUNT; k++)
+			if (w.path[k])
+				fprintf(cli_err(), " %s", w.path[k]);
+		fputc('\n', cli_err());
+	}
+	if (c->stats_path)
+		convstats_write_merged(c->merge, rc, &mg->p, &w, top_ready ? &top : NULL, top_event);
+	if (top_ready)
+		view_top_release(&top);
+	return rc;
+}
+
+/*
+ * --merge: each input read and converted as on its own, then merged into
+ * one profile and released (memory: the merged profile plus one input's
+ * conversion); the merged outputs written once at the end. An input that
+ * cannot be converted is left out (said), and the exit code says so.
+ */
+static int merge_all(struct cvopts *c, const struct inputs *in)
+{
+	struct merged *mg = calloc(1, sizeof(*mg));
+	struct objtab *objects = NULL;
+	uint64_t t0 = clock_now_ns();
+	struct batch_progress bp = { 0, in->nr, t0, NULL };
+	int rc = CLI_EXIT_OK, r1;
+	bool ready;
+
+	if (!mg) {
+		fprintf(cli_err(), "conv: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	prof_init(&mg->p);
+	outputs_of(c, c->merge, mg->bufs, mg->path);
+	rc = check_writable(mg->path);
+	if (!rc && c->stats_path && !statsfile_open("conv", c->stats_path))
+		rc = CLI_EXIT_OUTPUT;
+	/* the inputs share one object table, as convert_all's do */
+	if (!rc && in->nr > 1 && c->object_cache && objtab_new(&objects, c->object_cache) != CONV_E_OK) {
+		fprintf(cli_err(), "conv: out of memory\n");
+		rc = CLI_EXIT_INPUT;
+	}
+	c->co.sj.objects = objects;
+	ready = !rc;
+	for (size_t i = 0; ready && !mg->broken && i < in->nr; i++) {
+		if (in->nr > 1) {
+			bp.done = i;
+			bp.current = in->v[i];
+			batch_progress(c, &bp);
+		}
+		if (c->stats_path)
+			statsfile_arm(in->v[i]);
+		r1 = merge_one(c, in, i, mg);
+		if (r1 > rc)
+			rc = r1;
+	}
+	if (in->nr > 1 && c->tty && !c->com.quiet)
+		cli_progress_clear();
+	c->co.sj.objects = NULL;
+	if (objects && c->com.verbose)
+		say_objects(objects, in->nr, 1, t0);
+	objtab_free(objects);
+	/* a merge that failed half-way leaves a profile not to be written */
+	if (ready && !mg->broken) {
+		r1 = merge_write(c, in, mg);
+		if (r1 > rc)
+			rc = r1;
+	}
+	prof_release(&mg->p);
+	free(mg);
+	return rc;
+}
+
 /* conv on the operands argv[first..argc), options parsed. */
 static int convert_main(struct cvopts *c, int first, int argc, char **argv)
 {
 	struct inputs in;
 	int rc = conv_settle(c), r1;
 
+	memset(&in, 0, sizeof(in));
 	if (rc)
 		return rc;
-	rc = inputs_collect(&in, first, argc, argv);
+	/* the operands as given, in order: those before "--", then those after it */
+	for (int i = first; i < argc && rc == CLI_EXIT_OK; i++) {
+		if (!vec_reserve((void **)&c->ops, &c->cap_ops, c->nr_ops + 1, sizeof(*c->ops)))
+			rc = -1;
+		else
+			c->ops[c->nr_ops++] = argv[i];
+	}
+	if (rc == CLI_EXIT_OK)
+		rc = inputs_collect(&in, (int)c->nr_ops, c->ops);
 	if (rc < 0) {
 		inputs_release(&in);
 		return CLI_EXIT_INPUT;
@@ -1523,7 +1859,7 @@ static int convert_main(struct cvopts *c, int first, int argc, char **argv)
 	if (r1) {
 		rc = r1; /* refused before any work: that is the outcome */
 	} else {
-		r1 = convert_all(c, &in);
+		r1 = c->merge ? merge_all(c, &in) : convert_all(c, &in);
 		/* several inputs: the worst outcome decides */
 		if (r1 > rc)
 			rc = r1;
@@ -1537,7 +1873,7 @@ static int convert_main(struct cvopts *c, int first, int argc, char **argv)
 int cmd_convert(int argc, char **argv)
 {
 	struct cvopts *c = calloc(1, sizeof(*c)); /* big lists: not on the stack */
-	struct cli_cmd cmd = { "conv", conv_opts, conv_take, c };
+	struct cli_cmd cmd = { "conv", conv_opts, conv_take, c, true };
 	int first, rc;
 
 	if (!c) {
@@ -1546,11 +1882,13 @@ int cmd_convert(int argc, char **argv)
 	}
 	c->top = 10;
 	c->object_cache = 1ull << 30;
+	c->merge_keys[c->nr_merge_keys++] = "file";
 	/* a core to spare reads, decompresses and orders the input while this one converts */
 	c->ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
 	first = cli_opts_parse(&cmd, &c->com, argc, argv, &rc);
 	if (first >= 0)
 		rc = convert_main(c, first, argc, argv);
+	free(c->ops);
 	free(c);
 	return rc;
 }

@@ -1226,7 +1226,7 @@ static int info_main(struct info_run *ir, int first, int argc, char **argv)
 int cmd_info(int argc, char **argv)
 {
 	struct info_run *ir = calloc(1, sizeof(*ir)); /* big lists: not on the stack */
-	struct cli_cmd cmd = { "conv info", info_opts, info_take, ir };
+	struct cli_cmd cmd = { "conv info", info_opts, info_take, ir, false };
 	int first, rc;
 
 	if (!ir) {

@@ -409,7 +409,7 @@ static int symbolize_all(struct symopts *c, int first, int argc, char **argv)
 int cmd_symbolize(int argc, char **argv)
 {
 	struct symopts *c = calloc(1, sizeof(*c));
-	struct cli_cmd cmd = { "conv symbolize", sym_opts, sym_take, c };
+	struct cli_cmd cmd = { "conv symbolize", sym_opts, sym_take, c, false };
 	int first, rc;
 
 	if (!c) {

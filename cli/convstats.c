@@ -181,3 +181,27 @@ void convstats_write(const char *in, int rc, const struct rdr *r,
 		json_top(&j, top, top_event);
 	statsfile_record_end(&j, &out);
 }
+
+void convstats_write_merged(const char *out, int rc, const struct prof *p, const struct written *w,
+			    const struct view_top *top, const char *top_event)
+{
+	struct dbuf buf;
+	struct json j;
+
+	statsfile_record_begin(&j, &buf, out, rc);
+	json_kv_u64(&j, "merged_inputs", p->nr_merged);
+	json_key(&j, "samples");
+	json_obj_begin(&j);
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		if (!p->events_desc[i].offcpu)
+			json_kv_u64(&j, strtab_get(&p->strs, p->events_desc[i].full_name), p->events_desc[i].samples);
+	json_obj_end(&j);
+	json_kv_u64(&j, "unique_stacks", p->nr_stacks);
+	json_kv_u64(&j, "mappings", p->nr_mappings);
+	json_kv_u64(&j, "functions", p->nr_functions);
+	json_kv_u64(&j, "lost_samples", p->sys.lost_samples);
+	json_outputs(&j, w);
+	if (top)
+		json_top(&j, top, top_event);
+	statsfile_record_end(&j, &buf);
+}

@@ -17,4 +17,12 @@ void convstats_write(const char *in, int rc, const struct rdr *r, const struct p
 		     const struct convert_stats *cs, const struct written *w, const struct view_top *top,
 		     const char *top_event);
 
+/*
+ * --merge's record after the inputs': "input" is OUT, the inputs merged,
+ * the merged profile's samples by event, distinct stacks, mappings and
+ * functions, lost samples, its outputs and top functions.
+ */
+void convstats_write_merged(const char *out, int rc, const struct prof *p, const struct written *w,
+			    const struct view_top *top, const char *top_event);
+
 #endif

@@ -312,16 +312,18 @@ static size_t opts_count(const struct cli_opt *t)
  * last) and short (a leading ':' tells a missing value, ':', from an
  * unknown option, '?'), both in one allocation freed with *lopts.
  */
-static bool opts_build(const struct cli_opt *own, struct option **lopts, char **sopts)
+static bool opts_build(const struct cli_opt *own, bool in_order, struct option **lopts, char **sopts)
 {
 	const struct cli_opt *tabs[2] = { common_opts, own };
 	size_t n = opts_count(common_opts) + opts_count(own), nl = 0, ns = 0;
-	struct option *l = calloc(1, (n + 1) * sizeof(*l) + 3 * n + 2);
+	struct option *l = calloc(1, (n + 1) * sizeof(*l) + 3 * n + 3);
 	char *s;
 
 	if (!l)
 		return false;
 	s = (char *)(l + n + 1);
+	if (in_order)
+		s[ns++] = '-'; /* getopt returns each operand as option 1 (CLI_OPERAND) */
 	s[ns++] = ':';
 	for (int t = 0; t < 2; t++) {
 		for (const struct cli_opt *o = tabs[t]; o->name; o++) {
@@ -347,7 +349,7 @@ int cli_opts_parse(const struct cli_cmd *cmd, struct cli_common *com, int argc, 
 	char *sopts;
 	int opt;
 
-	if (!opts_build(cmd->opts, &lopts, &sopts)) {
+	if (!opts_build(cmd->opts, cmd->operands_in_order, &lopts, &sopts)) {
 		fprintf(stderr, "%s: out of memory\n", cmd->name);
 		*rc = CLI_EXIT_USAGE;
 		return -1;
@@ -356,7 +358,7 @@ int cli_opts_parse(const struct cli_cmd *cmd, struct cli_common *com, int argc, 
 	optind = 1;
 	*rc = CLI_EXIT_OK;
 	while (*rc == CLI_EXIT_OK && (opt = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
-		int taken = opts_take_common(com, cmd->name, opt, optarg);
+		int taken = opt == CLI_OPERAND ? 0 : opts_take_common(com, cmd->name, opt, optarg);
 		enum cli_take t;
 
 		if (taken) {

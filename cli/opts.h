@@ -59,7 +59,16 @@ struct cli_cmd {
 	 */
 	enum cli_take (*take)(void *ctx, int id, char *arg, int argc, char **argv);
 	void *ctx;
+	/*
+	 * The operands before "--" go to take, in their place among the
+	 * options, as id CLI_OPERAND (arg: the operand), for options that
+	 * apply to the operands after them (conv --label K=V); the return
+	 * value is then the index of the operands after "--".
+	 */
+	bool operands_in_order;
 };
+
+#define CLI_OPERAND 1
 
 /*
  * Parses argv's options: the shared ones into com, cmd's own through its

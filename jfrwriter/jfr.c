@@ -917,6 +917,13 @@ static void mark_tables(struct w *w)
 	}
 }
 
+/* A thread's (origin, tid) as a key of a table. */
+static uint64_t thread_rep_key(const struct prof_thread *t)
+{
+	/* bit 32 left free for the carry of tid + 1 */
+	return ((uint64_t)t->origin << 33 | t->tid) + 1;
+}
+
 /*
  * Threads are keyed in the pool by their OS thread id, as async-profiler
  * keys them: its converter shows the key as the thread's id (--threads).
@@ -937,13 +944,17 @@ static void mark_tables(struct w *w)
  * -1 (u32 0xffffffff) and anything above INT32_MAX would not match their
  * entries. Those threads get the free keys from INT32_MAX down, in the
  * order of their threads: numbers no Linux tid reaches (tids stay below
- * PID_MAX_LIMIT, 2^22); the entry's osThreadId keeps the tid. false when
- * out of memory.
+ * PID_MAX_LIMIT, 2^22); the entry's osThreadId keeps the tid. So do the
+ * threads of a merged profile's later inputs (prof_thread.origin) whose tid
+ * an earlier input's thread has as its key: the same tid on two machines is
+ * two threads. false when out of memory.
  */
 static bool thread_keys(struct w *w)
 {
 	const struct prof *p = w->p;
-	struct hmap rep; /* tid + 1 -> the model thread that stands for it */
+	struct hmap rep;   /* (origin, tid) -> the model thread that stands for it */
+	struct hmap tids;  /* tid + 1 of every thread: numbers a free key must not take */
+	struct hmap taken; /* tid + 1 given as a key */
 	uint32_t next = INT32_MAX; /* the next key to try for a tid that cannot be one */
 	bool ok = true;
 
@@ -952,31 +963,37 @@ static bool thread_keys(struct w *w)
 	if (!w->thread_rep || !w->thread_key)
 		return false;
 	hmap_init(&rep);
+	hmap_init(&tids);
+	hmap_init(&taken);
 	for (size_t i = 0; ok && i < p->nr_threads; i++) {
 		const struct prof_thread *t = &p->threads[i];
-		const uint64_t *v = hmap_get(&rep, (uint64_t)t->tid + 1);
+		const uint64_t *v = hmap_get(&rep, thread_rep_key(t));
 
 		if (!v || t->pid == t->tid || p->threads[*v].pid != t->tid)
-			ok = hmap_put(&rep, (uint64_t)t->tid + 1, i);
+			ok = hmap_put(&rep, thread_rep_key(t), i);
+		ok = ok && hmap_put(&tids, (uint64_t)t->tid + 1, 1);
 	}
 	for (size_t i = 0; ok && i < p->nr_threads; i++) {
 		uint32_t tid = p->threads[i].tid;
 
-		w->thread_rep[i] = (uint32_t)*hmap_get(&rep, (uint64_t)tid + 1);
+		w->thread_rep[i] = (uint32_t)*hmap_get(&rep, thread_rep_key(&p->threads[i]));
 		if (w->thread_rep[i] != i)
 			continue; /* keyed below, by its representative */
-		if (tid && tid <= INT32_MAX) {
+		if (tid && tid <= INT32_MAX && !hmap_get(&taken, (uint64_t)tid + 1)) {
 			w->thread_key[i] = tid;
+			ok = hmap_put(&taken, (uint64_t)tid + 1, 1);
 			continue;
 		}
 		/* skip the numbers that are some thread's tid (never 0: 2^31 threads do not fit) */
-		while (hmap_get(&rep, (uint64_t)next + 1))
+		while (hmap_get(&tids, (uint64_t)next + 1))
 			next--;
 		w->thread_key[i] = next--;
 	}
 	for (size_t i = 0; ok && i < p->nr_threads; i++)
 		w->thread_key[i] = w->thread_key[w->thread_rep[i]];
 	hmap_release(&rep);
+	hmap_release(&tids);
+	hmap_release(&taken);
 	return ok;
 }
 

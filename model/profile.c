@@ -217,6 +217,11 @@ uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n)
 	return id;
 }
 
+uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n)
+{
+	return stack_new(p, locs, n);
+}
+
 /* Where the label list lives in the pool: an equal earlier list, else a new copy; UINT32_MAX when out of memory. */
 uint32_t prof_label_set(struct prof *p, const struct prof_label *labels, uint32_t n)
 {

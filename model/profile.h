@@ -70,6 +70,11 @@ struct prof_location {
 struct prof_thread {
 	uint32_t tid, pid;
 	uint32_t name, process_name; /* strings */
+	/*
+	 * the input of a merged profile it came from (prof_merge), 0 in a
+	 * single recording's: equal tids of two inputs are two threads
+	 */
+	uint32_t origin;
 };
 
 /*
@@ -168,6 +173,7 @@ struct prof {
 	uint32_t primary_event; /* the CPU-time event (index into events_desc); PROF_NONE: none */
 	uint32_t offcpu_event;  /* the off-CPU intervals' description (PROF_EVENT_OFFCPU events); PROF_NONE: none */
 	struct prof_sysinfo sys;
+	uint32_t nr_merged; /* inputs merged into this profile (prof_merge); 0: one recording's own */
 	/* every sample in recording order, for writers that keep them (JFR); may be NULL */
 	struct prof_events *events;
 	/* dedup indexes (builder only) */
@@ -215,6 +221,8 @@ uint32_t prof_stack(struct prof *p, const uint32_t *locs, uint32_t n);
  */
 uint32_t prof_location_append(struct prof *p, uint32_t mapping, uint64_t address,
 			      const struct prof_line *lines, uint32_t nr_lines);
+/* The same for stacks: always a new one, not indexed for later prof_stack calls. */
+uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n);
 bool prof_stack_set_truncated(struct prof *p, uint32_t stack);
 /*
  * Makes stacks a builder laid out as the model does the model's own, so

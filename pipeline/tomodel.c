@@ -432,6 +432,7 @@ static enum conv_err tomodel_threads(struct pass *ps, struct thread_labels *tl)
 
 		th.tid = tid;
 		th.pid = pr ? pr->pid : tid;
+		th.origin = 0;
 		th.name = prof_str(p, tn ? tn : pr && pr->comm ? pr->comm : "");
 		th.process_name = prof_str(p, pr && pr->comm ? pr->comm : "");
 		/*

@@ -1483,6 +1483,30 @@ else:
     skip("terminal checks", "no working script(1) (util-linux) to give conv a terminal")
 
 # ===========================================================================
+# --merge: one profile of several inputs (tests/cli/test_merge.py checks what it holds)
+md = os.path.join(WORK, "merge")
+os.makedirs(md, exist_ok=True)
+shutil.copyfile(MAIN, os.path.join(md, "again.data"))
+r = conv("-q", "--offline", "--merge", os.path.join(md, "all"), "--merge-label", "file,host",
+         "--stats=" + os.path.join(md, "s.json"), MAIN, "--label", "run=2", os.path.join(md, "again.data"))
+recs = stats_lines(open(os.path.join(md, "s.json")).read()) if os.path.exists(os.path.join(md, "s.json")) else []
+check("--merge: exit 0, one all.pb.gz and all.jfr for two inputs",
+      r.returncode == 0 and all(os.path.exists(os.path.join(md, "all" + x)) for x in (".pb.gz", ".jfr")) and
+      not os.path.exists(os.path.join(md, "again.pb.gz")), desc(r))
+check("--merge --stats: a record per input (no outputs of its own), then the merged one",
+      len(recs) == 3 and [x.get("input") for x in recs] == [MAIN, os.path.join(md, "again.data"),
+                                                            os.path.join(md, "all")] and
+      not recs[0].get("outputs") and recs[2].get("merged_inputs") == 2 and len(recs[2].get("outputs", [])) == 2,
+      recs[-1:])
+for args, what in ((["--merge", os.path.join(md, "x"), "-o", os.path.join(md, "y")], "-o with --merge"),
+                   (["--merge", md], "--merge naming a directory"),
+                   (["--merge", os.path.join(md, "x"), "--merge-label", "nosuch"], "--merge-label nosuch"),
+                   (["--merge-label", "host"], "--merge-label without --merge"),
+                   (["--label", "k=v"], "--label K=V without --merge")):
+    r = conv("-q", "--offline", *args, MAIN)
+    check("%s: a usage error (exit 1), said" % what, r.returncode == 1 and err(r).startswith("conv: "), desc(r))
+
+# ===========================================================================
 # every option conv --help lists was used
 unused = [n for n in LONG if n not in USED and ("-" + SHORT_OF.get(n, "?")) not in USED]
 check("every long option conv --help lists is exercised by this test", not unused, unused)

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""conv --merge OUT over the committed recordings against one conversion per input.
+
+Inputs: samples/perf.data and fixtures of different shapes (file and pipe
+mode, zstd, dwarf stacks, tracepoints and off-CPU time, system-wide,
+several events), plus plain.data once more under another name (the same
+pids in two inputs) and pipe-zstd.data through a pipe ('-'). Each is converted on its own (conv -n --pprof --jfr),
+then all of them with --merge. Checks, with the independent decoder
+(pprofdec) and the JDK's `jfr`:
+- every merged sample has a `file` label naming one of the inputs, as given;
+- per (file, labels, stack) the merged values equal the single-file
+  profile's, by value type name (types of other inputs read 0);
+- the mappings of the two copies of one recording stay two sets, none shared;
+- `jfr summary`: per sample event type, the merged count is the sum of the
+  single-file counts; every sampled thread of a single-file recording is in
+  the merged one (`jfr print --json`), and the merged recording names as
+  many threads as the single ones together, told apart as the JDK's parser
+  does (tests/tools/JfrThreads.java: pool keys), so the copy's threads,
+  whose tids are the original's, are threads of their own;
+- `--merge-label host` and `--label K=V` (for the inputs after it) label
+  the samples so; -o with --merge is a usage error (exit 1);
+- `go tool pprof -raw` loads the merged profile (skipped without go).
+
+usage: test_merge.py CONV WORKDIR
+"""
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import pprofdec  # noqa: E402
+import testlib as t  # noqa: E402
+
+CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FX = os.path.join(REPO, "tests", "fixtures")
+NAMES = [os.path.join(REPO, "samples", "perf.data")] + [
+    os.path.join(FX, n) for n in ("plain.data", "pipe.data", "pipe-zstd.data", "zstd.data", "dwarf.data",
+                                  "multi.data", "tracepoint.data", "syswide.data", os.path.join("attr", "pipe-fork.data"))]
+# the jdk types that describe the recording rather than its samples
+INFO_TYPES = {"jdk.Metadata", "jdk.CheckPoint", "jdk.ActiveSetting", "jdk.OSInformation", "jdk.CPUInformation",
+              "jdk.NativeLibrary"}
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+os.chdir(WORK)
+inputs = [n for n in NAMES if os.path.exists(n)]
+# the same recording twice: its pids in two inputs
+shutil.copyfile(os.path.join(FX, "plain.data"), "again.data")
+inputs.append("again.data")
+inputs.append("-")
+with open(os.path.join(FX, "pipe-zstd.data"), "rb") as f:
+    PIPED = f.read()
+
+
+def run(argv, what):
+    # '-' among the inputs: a pipe-mode recording through an actual pipe
+    p = t.sh(argv, timeout=600, stdin=PIPED if "-" in argv else None)
+    if p.returncode != 0:
+        t.check(what, False, "exit %d: %s" % (p.returncode, t.text(p.stderr)[-2000:]))
+        t.finish()
+    return p
+
+
+def stack_key(prof, ids):
+    """A stack by what it names: each frame's mapping file, address and lines."""
+    out = []
+    for lid in ids:
+        mid, addr, lines = prof["locs"][lid]
+        mfile = prof["maps"][mid]["file"] if mid else ""
+        out.append((mfile, addr, tuple((prof["funcs"][f][0], ln) for f, ln in lines)))
+    return tuple(out)
+
+
+def totals(prof, drop=()):
+    """(labels without drop, stack) -> {type name: value} for the non-zero values."""
+    out = collections.defaultdict(collections.Counter)
+    for (ids, vals, lab), raw in zip(prof["samples"], prof["labels"]):
+        lk = tuple(sorted((k, v) for k, v in lab.items() if k not in drop))
+        for (ty, _), v in zip(prof["types"], vals):
+            if v:
+                out[(lk, stack_key(prof, ids))][ty] += v
+    return out
+
+
+def jfr_counts(path):
+    p = t.sh(["jfr", "summary", path], timeout=300)
+    counts = {}
+    for line in t.text(p.stdout).splitlines():
+        m = re.match(r"\s*(\S+)\s+(\d+)\s+\d+\s*$", line)
+        if m and m.group(1) not in INFO_TYPES:
+            counts[m.group(1)] = int(m.group(2))
+    return p.returncode, counts
+
+
+def jfr_threads(path):
+    """The distinct sampled threads of the recording's sample events, as jfr prints them."""
+    p = t.sh(["jfr", "print", "--json", path], timeout=300)
+    seen = set()
+    try:
+        for ev in json.loads(t.text(p.stdout))["recording"]["events"]:
+            th = ev["values"].get("sampledThread") or ev["values"].get("eventThread")
+            if isinstance(th, dict):
+                seen.add(json.dumps(th, sort_keys=True))
+    except (ValueError, KeyError):
+        return None
+    return seen
+
+
+# one conversion per input
+single = {}
+for i, f in enumerate(inputs):
+    base = "single%02d" % i
+    run([CONV, "-q", "-n", "--pprof", base + ".pb.gz", "--jfr", base + ".jfr", f], "convert %s" % f)
+    single[f] = base
+# all of them into one
+run([CONV, "-q", "-n", "--merge", "all", "-F", "pprof,jfr,folded"] + inputs, "convert --merge")
+t.check("merge writes all.pb.gz, all.jfr and all.folded",
+        all(os.path.exists("all" + s) for s in (".pb.gz", ".jfr", ".folded")))
+
+merged = pprofdec.read("all.pb.gz")
+files = [lab.get("file") for _, _, lab in merged["samples"]]
+t.check("every merged sample has a file label naming an input", all(f in single for f in files),
+        [f for f in files if f not in single][:3])
+t.check("every input with samples has samples in the merged profile",
+        set(files) == {f for f in inputs if pprofdec.read(single[f] + ".pb.gz")["samples"]},
+        set(inputs) - set(files))
+
+mtot = totals(merged)
+want = collections.defaultdict(collections.Counter)
+for f in inputs:
+    for (lk, stk), vals in totals(pprofdec.read(single[f] + ".pb.gz")).items():
+        want[(tuple(sorted(lk + (("file", f),))), stk)] += vals
+diff = [k for k in set(mtot) | set(want) if mtot.get(k) != want.get(k)]
+t.check("per (file, labels, stack) the merged values are the single-file ones (%d keys)" % len(want),
+        not diff, [(k[0], mtot.get(k), want.get(k)) for k in diff[:2]])
+for ty in sorted({ty for v in want.values() for ty in v}):
+    t.check("total of %s is the sum over the inputs" % ty,
+            sum(v[ty] for v in mtot.values()) == sum(v[ty] for v in want.values()))
+
+# the two copies of plain.data: their samples on two disjoint sets of mappings
+maps_of = collections.defaultdict(set)
+for ids, _, lab in merged["samples"]:
+    for lid in ids:
+        if merged["locs"][lid][0]:
+            maps_of[lab.get("file")].add(merged["locs"][lid][0])
+plain = os.path.join(FX, "plain.data")
+t.check("a recording given twice keeps two sets of mappings (same pids, two processes)",
+        maps_of["again.data"] and maps_of[plain] and not maps_of["again.data"] & maps_of[plain],
+        (len(maps_of["again.data"]), len(maps_of[plain])))
+pids = collections.defaultdict(set)
+for _, _, lab in merged["samples"]:
+    if "pid" in lab:
+        pids[lab.get("file")].add(lab["pid"])
+t.check("and the same pids, told apart by their file label", pids["again.data"] == pids[plain] != set())
+
+if shutil.which("jfr"):
+    rc, mc = jfr_counts("all.jfr")
+    t.check("jfr summary reads the merged recording", rc == 0 and mc, rc)
+    sums = collections.Counter()
+    for f in inputs:
+        _, c = jfr_counts(single[f] + ".jfr")
+        sums.update(c)
+    t.check("jfr summary: each sample event type's count is the sum over the inputs",
+            {k: v for k, v in mc.items() if v} == {k: v for k, v in sums.items() if v}, (mc, dict(sums)))
+    mt = jfr_threads("all.jfr")
+    st = [jfr_threads(single[f] + ".jfr") for f in inputs]
+    if mt is None or any(s is None for s in st):
+        t.skip("threads of the merged recording", "jfr print --json gave no events")
+    else:
+        t.check("jfr print: the merged recording's threads include every input's",
+                all(s <= mt for s in st), [len(s - mt) for s in st])
+    if shutil.which("java"):
+        p = t.sh(["java", os.path.join(REPO, "tests", "tools", "JfrThreads.java"), "all.jfr"] +
+                 [single[f] + ".jfr" for f in inputs], timeout=300)
+        n = dict(line.split("\t") for line in t.text(p.stdout).splitlines() if "\t" in line)
+        total = sum(int(n.get(single[f] + ".jfr", -1)) for f in inputs)
+        t.check("JDK parser: the merged recording has as many threads as the inputs together (%s)" % total,
+                p.returncode == 0 and int(n.get("all.jfr", -2)) == total, (n.get("all.jfr"), total, t.text(p.stderr)[-300:]))
+    else:
+        t.skip("threads by pool key", "no java here")
+else:
+    t.skip("jfr summary counts", "no jfr (JDK) here")
+
+# the other labels
+run([CONV, "-q", "-n", "--merge", "host", "-F", "pprof", "--merge-label", "host", inputs[0],
+     "--label", "env=ci", "again.data"], "convert --merge-label host --label env=ci")
+hp = pprofdec.read("host.pb.gz")
+labs = [lab for _, _, lab in hp["samples"]]
+t.check("--merge-label host: each sample has a host label and no file label",
+        labs and all("host" in lab and "file" not in lab for lab in labs))
+first = [lab for lab in labs if lab.get("env") is None]
+after = [lab for lab in labs if lab.get("env") == "ci"]
+t.check("--label env=ci labels the inputs after it only", first and after and len(first) + len(after) == len(labs))
+p = t.sh([CONV, "-q", "-n", "--merge", "x", "-o", "y", inputs[0]])
+t.check("-o with --merge is a usage error (exit 1)", p.returncode == 1 and b"-o" in p.stderr, p.returncode)
+p = t.sh([CONV, "-q", "-n", "--label", "env=ci", inputs[0]])
+t.check("--label K=V without --merge is a usage error (exit 1)", p.returncode == 1, p.returncode)
+
+if shutil.which("go"):
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
+    p = t.sh(["go", "tool", "pprof", "-raw", "all.pb.gz"], timeout=300, env=env)
+    t.check("go tool pprof -raw loads the merged profile", p.returncode == 0 and b"Samples:" in p.stdout,
+            t.text(p.stderr)[-500:])
+else:
+    t.skip("go tool pprof -raw", "no go here")
+t.finish()
