@@ -696,10 +696,8 @@ static void usage(FILE *f)
 	      "     --no-labels  --label cpu   pprof: no pid/tid/comm/process labels; a cpu one\n"
 	      "     --tp-fields EVENT:F1,F2  label EVENT's samples with these tracepoint\n"
 	      "                         fields (F#: a number), not its defaults; repeatable\n"
-	      "     --jfr-chunk-size N  new JFR chunk after N bytes (default 64M; k/M/G)\n"
-	      "     --max-reorder N     memory for time-ordering records (default 32M)\n"
-	      "     --object-cache N    memory for the objects (debug files, CFI, kallsyms) kept\n"
-	      "                         open for later inputs of the run (default 1G; 0: none)\n",
+	      "     --jfr-chunk-size N  --max-reorder N   JFR chunk (64M), reorder memory (32M)\n"
+	      "     --object-cache N    objects kept open for later inputs (default 1G; 0: none)\n",
 	      f);
 	fputs(cli_common_help, f);
 	fputs(" -h, --help    --version\n"
@@ -1402,17 +1400,29 @@ struct batch_slot {
 	char *msgs;                    /* its messages (open_memstream) */
 	size_t msgs_len;
 	struct statsfile_capture stats; /* its --stats record */
+	struct conversion *cv;         /* --merge: the conversion, for the main thread to merge */
 	int rc;
 	bool done;
 };
+
+struct merged;
+static struct conversion *merge_read(struct cvopts *c, const struct inputs *in, size_t i, bool keep_events,
+				     int *rc);
+static int merge_take(const struct cvopts *c, const struct inputs *in, size_t i, struct merged *mg,
+		      struct conversion *cv, int rc);
 
 struct batch {
 	const struct cvopts *c;   /* the run's options; each worker converts with a copy */
 	const struct inputs *in;
 	struct batch_slot *slots;
 	atomic_size_t next;       /* the next input a worker takes */
+	struct merged *mg;        /* --merge: the profile the main thread merges into, in input order */
+	bool keep_events;         /* --merge: the inputs' events are kept for the merged JFR */
+	size_t taken;             /* inputs the main thread has taken (said, merged) */
+	size_t window;            /* a worker starts input i only below taken + window */
 	pthread_mutex_t lock;
 	pthread_cond_t done;      /* a slot is done */
+	pthread_cond_t moved;     /* the main thread took an input */
 };
 
 /* Converts inputs (the next one not taken, until none is left) with a copy of the run's options. */
@@ -1435,12 +1445,19 @@ static void *batch_worker(void *arg)
 
 		if (i >= b->in->nr)
 			break;
+		/* --merge: conversions waiting for the main thread hold their models; so many at most */
+		pthread_mutex_lock(&b->lock);
+		while (i - b->taken >= b->window) /* taken <= i: input i is not done */
+			pthread_cond_wait(&b->moved, &b->lock);
+		pthread_mutex_unlock(&b->lock);
 		sl = &b->slots[i];
 		/* no buffer: said at once, out of order, rather than not at all */
 		msgs = open_memstream(&sl->msgs, &sl->msgs_len);
 		cli_err_to(msgs);
 		statsfile_capture_to(&sl->stats);
-		if (c)
+		if (c && b->mg)
+			sl->cv = merge_read(c, b->in, i, b->keep_events, &rc);
+		else if (c)
 			rc = convert_one(c, b->in->v[i]);
 		else
 			fprintf(cli_err(), "conv: out of memory\n");
@@ -1487,9 +1504,11 @@ static void batch_wait(struct batch *b, size_t i, struct batch_progress *bp)
 /*
  * The inputs over n workers; their messages, --stats records and exit codes
  * taken in input order, so that the run says what a one-at-a-time run
- * says. The worst outcome.
+ * says; with mg (--merge), their conversions merged into it in that order,
+ * no more than n waiting. The worst outcome.
  */
-static int convert_batch(struct cvopts *c, const struct inputs *in, unsigned n, uint64_t t0)
+static int convert_batch(struct cvopts *c, const struct inputs *in, unsigned n, uint64_t t0,
+			 struct merged *mg, bool keep_events)
 {
 	struct batch b;
 	pthread_t th[CONVERT_MAX_WORKERS];
@@ -1500,6 +1519,9 @@ static int convert_batch(struct cvopts *c, const struct inputs *in, unsigned n, 
 	memset(&b, 0, sizeof(b));
 	b.c = c;
 	b.in = in;
+	b.mg = mg;
+	b.keep_events = keep_events;
+	b.window = mg ? n : SIZE_MAX;
 	b.slots = calloc(in->nr, sizeof(*b.slots));
 	if (!b.slots || pthread_mutex_init(&b.lock, NULL)) {
 		free(b.slots);
@@ -1507,6 +1529,7 @@ static int convert_batch(struct cvopts *c, const struct inputs *in, unsigned n, 
 		return CLI_EXIT_INPUT;
 	}
 	pthread_cond_init(&b.done, NULL);
+	pthread_cond_init(&b.moved, NULL);
 	atomic_init(&b.next, 0);
 	/* the single arena mem_tune_malloc chose would make the workers take turns in malloc */
 	mallopt(M_ARENA_MAX, (int)n + 1);
@@ -1529,10 +1552,16 @@ static int convert_batch(struct cvopts *c, const struct inputs *in, unsigned n, 
 		if (sl->msgs_len)
 			fwrite(sl->msgs, 1, sl->msgs_len, stderr);
 		free(sl->msgs);
-		if (c->stats_path)
+		if (mg)
+			sl->rc = merge_take(c, in, i, mg, sl->cv, sl->rc);
+		else if (c->stats_path)
 			statsfile_put_captured(&sl->stats);
 		if (sl->rc > rc)
 			rc = sl->rc;
+		pthread_mutex_lock(&b.lock);
+		b.taken = i + 1;
+		pthread_cond_broadcast(&b.moved);
+		pthread_mutex_unlock(&b.lock);
 		bp.done = i + 1;
 		batch_progress(c, &bp);
 	}
@@ -1541,6 +1570,7 @@ static int convert_batch(struct cvopts *c, const struct inputs *in, unsigned n, 
 	if (c->tty && !c->com.quiet)
 		cli_progress_clear();
 	pthread_cond_destroy(&b.done);
+	pthread_cond_destroy(&b.moved);
 	pthread_mutex_destroy(&b.lock);
 	free(b.slots);
 	return rc;
@@ -1619,7 +1649,7 @@ static int convert_all(struct cvopts *c, const struct inputs *in)
 		return CLI_EXIT_INPUT;
 	}
 	c->co.sj.objects = objects;
-	rc = workers > 1 ? convert_batch(c, in, workers, t0) : convert_sequence(c, in, t0);
+	rc = workers > 1 ? convert_batch(c, in, workers, t0, NULL, false) : convert_sequence(c, in, t0);
 	c->co.sj.objects = NULL;
 	if (objects && c->com.verbose)
 		say_objects(objects, in->nr, workers, t0);
@@ -1672,33 +1702,51 @@ static size_t input_labels(const struct cvopts *c, const struct inputs *in, size
 	return k;
 }
 
-/* Input i converted as on its own, merged into mg and released; its --stats record. The exit code. */
-static int merge_one(struct cvopts *c, const struct inputs *in, size_t i, struct merged *mg)
+/*
+ * Input i converted as on its own, for merging (keep_events: its events
+ * kept for the merged JFR): the conversion, NULL when out of memory; *rc
+ * its exit code so far. From any thread.
+ */
+static struct conversion *merge_read(struct cvopts *c, const struct inputs *in, size_t i, bool keep_events,
+				     int *rc)
 {
 	struct conversion *cv = calloc(1, sizeof(*cv));
-	struct prof_merge_label lb[MAX_LIST + 2];
-	struct prof_merge_opts mo;
-	struct conv_diag diag;
-	int rc;
 
+	*rc = CLI_EXIT_INPUT;
 	if (!cv) {
 		fprintf(cli_err(), "conv: out of memory\n");
-		return CLI_EXIT_INPUT;
+		return NULL;
 	}
 	cv->in = in->v[i];
 	cv->top_event = "";
 	cv->pg.input = cv->in;
 	cv->pg.offline = c->com.sj.offline;
-	/* no output of its own (cv->path all NULL): its events are kept for the merged JFR */
-	c->co.keep_events = mg->path[OUT_JFR] != NULL;
-	if (c->tty && !c->com.quiet) {
+	/* no output of its own (cv->path all NULL) */
+	c->co.keep_events = keep_events;
+	if (c->tty && !c->com.quiet && !c->batch) {
 		c->co.progress = summary_progress_convert;
 		c->co.progress_ctx = &cv->pg;
 		c->co.sj.progress = summary_progress_download;
 		c->co.sj.progress_ctx = &cv->pg;
 	}
-	rc = convert_read(c, cv);
-	if (!rc) {
+	*rc = convert_read(c, cv);
+	return cv;
+}
+
+/*
+ * Input i's conversion (merge_read's, rc its exit code) merged into mg, in
+ * input order, and released; its --stats record. The exit code.
+ */
+static int merge_take(const struct cvopts *c, const struct inputs *in, size_t i, struct merged *mg,
+		      struct conversion *cv, int rc)
+{
+	struct prof_merge_label lb[MAX_LIST + 2];
+	struct prof_merge_opts mo;
+	struct conv_diag diag;
+
+	if (!cv)
+		return rc;
+	if (!rc && !mg->broken) {
 		memset(&diag, 0, sizeof(diag));
 		memset(&mo, 0, sizeof(mo));
 		mo.labels = lb;
@@ -1786,6 +1834,7 @@ static int merge_all(struct cvopts *c, const struct inputs *in)
 	uint64_t t0 = clock_now_ns();
 	struct batch_progress bp = { 0, in->nr, t0, NULL };
 	int rc = CLI_EXIT_OK, r1;
+	unsigned workers = batch_workers(c, in->nr);
 	bool ready;
 
 	if (!mg) {
@@ -1804,23 +1853,30 @@ static int merge_all(struct cvopts *c, const struct inputs *in)
 	}
 	c->co.sj.objects = objects;
 	ready = !rc;
-	for (size_t i = 0; ready && !mg->broken && i < in->nr; i++) {
-		if (in->nr > 1) {
-			bp.done = i;
-			bp.current = in->v[i];
-			batch_progress(c, &bp);
+	if (ready && workers > 1) {
+		rc = convert_batch(c, in, workers, t0, mg, mg->path[OUT_JFR] != NULL);
+	} else {
+		for (size_t i = 0; ready && i < in->nr; i++) {
+			struct conversion *cv;
+
+			if (in->nr > 1) {
+				bp.done = i;
+				bp.current = in->v[i];
+				batch_progress(c, &bp);
+			}
+			if (c->stats_path)
+				statsfile_arm(in->v[i]);
+			cv = merge_read(c, in, i, mg->path[OUT_JFR] != NULL, &r1);
+			r1 = merge_take(c, in, i, mg, cv, r1);
+			if (r1 > rc)
+				rc = r1;
 		}
-		if (c->stats_path)
-			statsfile_arm(in->v[i]);
-		r1 = merge_one(c, in, i, mg);
-		if (r1 > rc)
-			rc = r1;
 	}
 	if (in->nr > 1 && c->tty && !c->com.quiet)
 		cli_progress_clear();
 	c->co.sj.objects = NULL;
 	if (objects && c->com.verbose)
-		say_objects(objects, in->nr, 1, t0);
+		say_objects(objects, in->nr, workers, t0);
 	objtab_free(objects);
 	/* a merge that failed half-way leaves a profile not to be written */
 	if (ready && !mg->broken) {

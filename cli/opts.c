@@ -47,8 +47,7 @@ const char cli_common_help[] =
 	"     --max-download N  --timeout S  --symbolize-deadline S   debuginfod: largest file\n"
 	"                         (4G), seconds under 100 KiB/s (90), every download by (300)\n"
 	"Run:\n"
-	" -j, --jobs N            N threads: several inputs side by side, or one input's\n"
-	"                         objects symbolized in parallel (default: CPUs)\n"
+	" -j, --jobs N            threads (CPUs): inputs side by side, or one's objects\n"
 	" -q, --quiet             no progress or summary   -v, --verbose  say more\n"
 	"     --strict            exit 3 when the input had problems\n";
 

@@ -907,6 +907,19 @@ if "max-reorder" in OPTS:
     r = conv("-q", "--offline", "--max-reorder=1M", "-F", "pprof", "-o", os.path.join(d, "r2"), MAIN)
     check("--max-reorder=1M: accepted", r.returncode == 0, desc(r))
 
+# --object-cache: what a run over several inputs keeps of their objects changes no output
+d = fresh("objcache")
+if "object-cache" in OPTS:
+    outs = {}
+    for size in ("0", "1", "64M"):
+        o = os.path.join(d, "c" + size) + "/"
+        r = conv("-q", "--offline", "--object-cache", size, "-o", o, MAIN, os.path.join(REPO, "samples", "perf.data"))
+        outs[size] = (r.returncode, {f: open(o + f, "rb").read() for f in sorted(os.listdir(o))}
+                      if os.path.isdir(o) else {})
+    check("--object-cache 0, 1 and 64M over two inputs: the same outputs",
+          outs["0"][0] == 0 and len(outs["0"][1]) == 4 and outs["0"] == outs["1"] == outs["64M"],
+          {k: (v[0], sorted(v[1])) for k, v in outs.items()})
+
 # JFR chunks. How many chunks 1k makes depends on how many samples a recording has, so
 # "several" is asked of the committed samples/perf.data (372 samples, ~34 kB of JFR), and
 # the sample counts of both chunkings of our own recording
@@ -1194,6 +1207,8 @@ if "max-download" in OPTS:
     usage_case("--max-download x", "--max-download", "x", "-o", "x")
 if "max-reorder" in OPTS:
     usage_case("--max-reorder 0", "--max-reorder", "0", "-o", "x")
+if "object-cache" in OPTS:
+    usage_case("--object-cache x", "--object-cache", "x", "-o", "x")
 if "timeout" in OPTS:
     usage_case("--timeout 0", "--timeout", "0", "-o", "x")
 usage_case("--pid abc", "--pid", "abc", "-o", "x")
