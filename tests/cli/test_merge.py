@@ -122,6 +122,13 @@ run([CONV, "-q", "-n", "--merge", "all", "-F", "pprof,jfr,folded"] + inputs, "co
 t.check("merge writes all.pb.gz, all.jfr and all.folded",
         all(os.path.exists("all" + s) for s in (".pb.gz", ".jfr", ".folded")))
 
+# the inputs side by side or one after the other: the same merged bytes
+for j in ("1", "3"):
+    run([CONV, "-q", "-n", "-j", j, "--merge", "all-j" + j, "-F", "pprof,jfr,folded"] + inputs, "--merge -j " + j)
+same = [all(open("all" + s, "rb").read() == open("all-j%s%s" % (j, s), "rb").read()
+            for s in (".pb.gz", ".jfr", ".folded")) for j in ("1", "3")]
+t.check("--merge at -j 1, -j 3 and the default -j: the same bytes", all(same), same)
+
 merged = pprofdec.read("all.pb.gz")
 files = [lab.get("file") for _, _, lab in merged["samples"]]
 t.check("every merged sample has a file label naming an input", all(f in single for f in files),
