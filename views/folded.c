@@ -24,6 +24,13 @@ static void put_name(struct dbuf *b, const char *s)
 enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 				struct io_flush *flush, uint64_t *bytes, struct conv_diag *diag)
 {
+	return view_write_folded_cols(t, &col, 1, fd, flush, bytes, diag);
+}
+
+enum conv_err view_write_folded_cols(const struct view_tree *t, const size_t *cols, size_t nr_cols,
+				     int fd, struct io_flush *flush, uint64_t *bytes,
+				     struct conv_diag *diag)
+{
 	struct io_out o;
 	struct dbuf line;
 	struct view_walk w;
@@ -31,15 +38,19 @@ enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 	uint32_t node, depth;
 	bool nomem = false;
 
-	if (col >= t->nr_cols)
-		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "no value column %zu", col);
+	if (!nr_cols || nr_cols > VIEW_MAX_COLS)
+		return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "%zu value columns", nr_cols);
+	for (size_t c = 0; c < nr_cols; c++)
+		if (cols[c] >= t->nr_cols)
+			return conv_fail(diag, CONV_E_INVAL, UINT64_MAX, "no value column %zu", cols[c]);
 	io_out_init(&o, fd, flush);
 	dbuf_init(&line, 0);
 	/* the stacks with a positive value: a line where a node's own value is */
-	view_walk_init(&w, t, col, 1);
+	view_walk_init(&w, t, nr_cols == 1 ? cols[0] : VIEW_ANY_COL, 1);
 	while (!o.io_errno && view_walk_next(&w, &node, &depth)) {
 		const struct view_node *nd = &t->nodes[node];
-		int64_t self = view_value(t, node, col);
+		int64_t self[VIEW_MAX_COLS];
+		bool any = false;
 
 		if (!vec_reserve((void **)&plen, &cap_plen, depth + 1, sizeof(*plen))) {
 			nomem = true;
@@ -55,11 +66,17 @@ enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 			line.len = 0;
 		}
 		plen[depth] = line.len;
-		for (uint32_t c = nd->child; c != UINT32_MAX; c = t->nodes[c].sibling)
-			self -= view_value(t, c, col);
-		if (node && self > 0) {
+		for (size_t k = 0; k < nr_cols; k++) {
+			self[k] = view_value(t, node, cols[k]);
+			for (uint32_t c = nd->child; c != UINT32_MAX; c = t->nodes[c].sibling)
+				self[k] -= view_value(t, c, cols[k]);
+			any = any || self[k] > 0;
+		}
+		if (node && any) {
 			dbuf_append(&o.buf, line.data, line.len);
-			dbuf_printf(&o.buf, " %" PRId64 "\n", self);
+			for (size_t k = 0; k < nr_cols; k++)
+				dbuf_printf(&o.buf, " %" PRId64, self[k] > 0 ? self[k] : 0);
+			dbuf_putc(&o.buf, '\n');
 			io_out_maybe_write(&o);
 		}
 		nomem = nomem || line.err;

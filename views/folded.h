@@ -27,4 +27,14 @@ struct io_flush;
 enum conv_err view_write_folded(const struct view_tree *t, size_t col, int fd,
 				struct io_flush *flush, uint64_t *bytes, struct conv_diag *diag);
 
+/*
+ * The same with a value per column of cols (nr_cols of them, at most
+ * VIEW_MAX_COLS) on each line, "stack V1 V2": difffolded.pl's two counts
+ * when the columns are two recordings'. A line for each stack with a
+ * positive value in some column; 0 in the others.
+ */
+enum conv_err view_write_folded_cols(const struct view_tree *t, const size_t *cols, size_t nr_cols,
+				     int fd, struct io_flush *flush, uint64_t *bytes,
+				     struct conv_diag *diag);
+
 #endif

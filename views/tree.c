@@ -99,16 +99,17 @@ static uint32_t unnamed(struct view_names *n, const struct prof *p, const struct
 	return strtab_intern_cstr(&n->strs, buf);
 }
 
-/* Names location l's frames into n->frame_ids; false when out of memory. */
-static bool name_location(struct view_names *n, const struct prof *p, uint32_t *map, size_t l)
+/* Names location l's frames into n->frame_ids (its entry: base + l); false when out of memory. */
+static bool name_location(struct view_names *n, const struct prof *p, uint32_t *map, size_t base,
+			  size_t l)
 {
 	const struct prof_location *loc = &p->locations[l];
 	const struct prof_mapping *m = loc->mapping == PROF_NONE ? NULL : &p->mappings[loc->mapping];
 	size_t k = loc->nr_lines ? loc->nr_lines : 1;
 	struct view_frame f;
 
-	n->first[l] = (uint32_t)n->nr_frame_ids;
-	n->count[l] = (uint32_t)k;
+	n->first[base + l] = (uint32_t)n->nr_frame_ids;
+	n->count[base + l] = (uint32_t)k;
 	memset(&f, 0, sizeof(f));
 	f.kind = (uint8_t)(m ? m->kind : PROF_MAP_OTHER);
 	f.lib = m ? view_str(n, p, map, m->filename) : 0;
@@ -142,24 +143,39 @@ static bool name_location(struct view_names *n, const struct prof *p, uint32_t *
 
 enum conv_err view_names_build(struct view_names *n, const struct prof *p)
 {
-	uint32_t *map;
-	size_t ids = 0;
+	return view_names_build_many(n, &p, 1);
+}
+
+enum conv_err view_names_build_many(struct view_names *n, const struct prof *const *ps, size_t nr)
+{
+	uint32_t *map = NULL;
+	size_t ids = 0, locs = 0, base = 0;
 	bool ok = true;
 
 	memset(n, 0, sizeof(*n));
 	strtab_init(&n->strs);
 	hidx_init(&n->frame_idx);
-	for (size_t l = 0; l < p->nr_locations; l++)
-		ids += p->locations[l].nr_lines ? p->locations[l].nr_lines : 1;
-	map = calloc(p->strs.count ? p->strs.count : 1, sizeof(*map));
+	for (size_t k = 0; k < nr; k++) {
+		for (size_t l = 0; l < ps[k]->nr_locations; l++)
+			ids += ps[k]->locations[l].nr_lines ? ps[k]->locations[l].nr_lines : 1;
+		locs += ps[k]->nr_locations;
+	}
 	n->frame_ids = malloc((ids ? ids : 1) * sizeof(*n->frame_ids));
-	n->first = malloc((p->nr_locations ? p->nr_locations : 1) * sizeof(*n->first));
-	n->count = malloc((p->nr_locations ? p->nr_locations : 1) * sizeof(*n->count));
-	if (!map || !n->frame_ids || !n->first || !n->count)
+	n->first = malloc((locs ? locs : 1) * sizeof(*n->first));
+	n->count = malloc((locs ? locs : 1) * sizeof(*n->count));
+	if (!n->frame_ids || !n->first || !n->count)
 		ok = false;
-	for (size_t l = 0; ok && l < p->nr_locations; l++)
-		ok = name_location(n, p, map, l);
-	free(map);
+	/* one model after the other: equal names and frames of two models are one */
+	for (size_t k = 0; ok && k < nr; k++) {
+		const struct prof *p = ps[k];
+
+		map = calloc(p->strs.count ? p->strs.count : 1, sizeof(*map));
+		ok = map != NULL;
+		for (size_t l = 0; ok && l < p->nr_locations; l++)
+			ok = name_location(n, p, map, base, l);
+		base += p->nr_locations;
+		free(map);
+	}
 	/* the lookup is for building only */
 	hidx_release(&n->frame_idx);
 	if (!ok) {
@@ -229,6 +245,19 @@ void view_walk_init(struct view_walk *w, const struct view_tree *t, size_t col, 
 	w->nr = 1;
 }
 
+/* A node's value as a walk compares it with its min: its column's, or its largest of any. */
+static int64_t walk_value(const struct view_walk *w, uint32_t node)
+{
+	int64_t v;
+
+	if (w->col != VIEW_ANY_COL)
+		return view_value(w->t, node, w->col);
+	v = INT64_MIN;
+	for (size_t c = 0; c < w->t->nr_cols; c++)
+		v = view_value(w->t, node, c) > v ? view_value(w->t, node, c) : v;
+	return v;
+}
+
 bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth)
 {
 	struct view_walk_item v;
@@ -241,7 +270,7 @@ bool view_walk_next(struct view_walk *w, uint32_t *node, uint32_t *depth)
 	/* the children (in name order, from view_tree_build), the first on top: popped first */
 	for (uint32_t c = w->max_depth && v.depth >= w->max_depth ? UINT32_MAX : w->t->nodes[v.node].child;
 	     c != UINT32_MAX; c = w->t->nodes[c].sibling) {
-		if (view_value(w->t, c, w->col) < w->min)
+		if (walk_value(w, c) < w->min)
 			continue;
 		if (!vec_reserve((void **)&w->st, &w->cap, w->nr + 1, sizeof(*w->st))) {
 			w->nomem = true;
@@ -386,7 +415,8 @@ static bool tree_sort_children(struct view_tree *t)
 }
 
 /* Adds stack s with values v (nr_cols) along its path from the root; false when out of memory. */
-static bool tree_add_stack(struct view_tree *t, const struct prof *p, uint32_t s, const int64_t *v)
+static bool tree_add_stack(struct view_tree *t, const struct prof *p, size_t base, uint32_t s,
+			   const int64_t *v)
 {
 	const struct view_names *n = &t->names;
 	uint32_t nl, node = 0;
@@ -394,7 +424,7 @@ static bool tree_add_stack(struct view_tree *t, const struct prof *p, uint32_t s
 
 	add_values(t, 0, v);
 	for (uint32_t i = nl; i-- > 0;) {
-		uint32_t l = locs[i];
+		size_t l = base + locs[i];
 
 		for (uint32_t k = 0; k < n->count[l]; k++) {
 			uint32_t f = n->frame_ids[n->first[l] + k];
@@ -429,39 +459,89 @@ int64_t *view_stack_values(const struct prof *p, const size_t *types, size_t nr_
 enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const size_t *types,
 			      size_t nr_cols)
 {
+	struct view_col cols[VIEW_MAX_COLS];
+
+	if (!nr_cols || nr_cols > VIEW_MAX_COLS) {
+		memset(t, 0, sizeof(*t));
+		return CONV_E_INVAL;
+	}
+	for (size_t c = 0; c < nr_cols; c++) {
+		cols[c].p = p;
+		cols[c].type = types[c];
+	}
+	return view_tree_build_cols(t, cols, nr_cols);
+}
+
+/* Adds the stacks of ps[k] (its locations' names from base on) in its columns of cols. */
+static enum conv_err tree_add_model(struct view_tree *t, const struct view_col *cols, size_t nr_cols,
+				    const struct prof *p, size_t base)
+{
+	size_t types[VIEW_MAX_COLS], own[VIEW_MAX_COLS], nr_own = 0;
+	int64_t v[VIEW_MAX_COLS];
 	int64_t *sv;
+
+	for (size_t c = 0; c < nr_cols; c++) {
+		if (cols[c].p != p)
+			continue;
+		types[nr_own] = cols[c].type;
+		own[nr_own++] = c;
+	}
+	sv = view_stack_values(p, types, nr_own);
+	if (!sv)
+		return CONV_E_NOMEM;
+	memset(v, 0, sizeof(v));
+	for (size_t s = 0; s < p->nr_stacks; s++) {
+		bool any = false;
+
+		for (size_t c = 0; c < nr_own; c++) {
+			v[own[c]] = sv[s * nr_own + c];
+			any = any || v[own[c]] > 0;
+		}
+		if (any && !tree_add_stack(t, p, base, (uint32_t)s, v)) {
+			free(sv);
+			return CONV_E_NOMEM;
+		}
+	}
+	free(sv);
+	return CONV_E_OK;
+}
+
+enum conv_err view_tree_build_cols(struct view_tree *t, const struct view_col *cols, size_t nr_cols)
+{
+	const struct prof *ps[VIEW_MAX_COLS];
+	size_t nr_ps = 0, base = 0;
 	enum conv_err err;
 
 	memset(t, 0, sizeof(*t));
 	hidx_init(&t->child_idx);
 	if (!nr_cols || nr_cols > VIEW_MAX_COLS)
 		return CONV_E_INVAL;
-	for (size_t c = 0; c < nr_cols; c++)
-		if (types[c] >= p->nr_types)
+	for (size_t c = 0; c < nr_cols; c++) {
+		size_t k = 0;
+
+		if (cols[c].type >= cols[c].p->nr_types)
 			return CONV_E_INVAL;
+		while (k < nr_ps && ps[k] != cols[c].p)
+			k++;
+		if (k == nr_ps)
+			ps[nr_ps++] = cols[c].p;
+	}
 	t->nr_cols = nr_cols;
-	err = view_names_build(&t->names, p);
+	err = view_names_build_many(&t->names, ps, nr_ps);
 	if (err)
 		return err;
-	sv = view_stack_values(p, types, nr_cols);
-	if (!sv || !tree_root(t)) {
-		free(sv);
+	if (!tree_root(t)) {
 		view_tree_release(t);
 		return CONV_E_NOMEM;
 	}
-	for (size_t s = 0; s < p->nr_stacks; s++) {
-		const int64_t *v = sv + s * nr_cols;
-		bool any = false;
-
-		for (size_t c = 0; c < nr_cols; c++)
-			any = any || v[c] > 0;
-		if (any && !tree_add_stack(t, p, (uint32_t)s, v)) {
-			free(sv);
+	for (size_t k = 0; k < nr_ps; k++) {
+		err = tree_add_model(t, cols, nr_cols, ps[k], base);
+		if (err) {
 			view_tree_release(t);
-			return CONV_E_NOMEM;
+			return err;
 		}
+		base += ps[k]->nr_locations;
 	}
-	free(sv);
 	hidx_release(&t->child_idx);
 	if (!tree_sort_children(t)) {
 		view_tree_release(t);

@@ -49,6 +49,13 @@ struct view_names {
 };
 
 enum conv_err view_names_build(struct view_names *n, const struct prof *p);
+/*
+ * The frames of several models' locations in one table: the locations of
+ * ps[k] come after those of ps[0..k) (first[] and count[] indexed by that
+ * sum plus the location's id), so that frames of equal names in two
+ * recordings are one frame.
+ */
+enum conv_err view_names_build_many(struct view_names *n, const struct prof *const *ps, size_t nr);
 void view_names_release(struct view_names *n);
 
 /*
@@ -83,6 +90,19 @@ struct view_tree {
 #define VIEW_MAX_COLS 16
 enum conv_err view_tree_build(struct view_tree *t, const struct prof *p, const size_t *types,
 			      size_t nr_cols);
+/*
+ * A value column of a tree over several models: model p's value type
+ * `type`. Stacks of two models whose frames have the same names are one
+ * path of the tree (conv diff compares recordings so: addresses differ
+ * between runs, names do not).
+ */
+struct view_col {
+	const struct prof *p;
+	size_t type;
+};
+
+/* view_tree_build over the models of cols (same errors); a node's frame is the first model's that has it. */
+enum conv_err view_tree_build_cols(struct view_tree *t, const struct view_col *cols, size_t nr_cols);
 void view_tree_release(struct view_tree *t);
 
 /*
@@ -122,8 +142,10 @@ const char *view_object(const char *path);
  * (as view_tree_build links them), over the nodes whose value in column
  * col is at least min: the order of folded lines and of a flame graph's
  * frames. With max_depth set (after init; 0: no limit), the walk does
- * not go below the nodes at that depth.
+ * not go below the nodes at that depth. col VIEW_ANY_COL: the nodes whose
+ * value is at least min in some column.
  */
+#define VIEW_ANY_COL SIZE_MAX
 struct view_walk_item {
 	uint32_t node, depth;
 };
