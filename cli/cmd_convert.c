@@ -99,24 +99,7 @@ static bool any_path(const struct cvopts *c)
 /* Each output's path made from the input's name or -o: bufs[k] for out_descs[k]. */
 static void output_paths(const struct cvopts *c, const char *in, char bufs[OUT__COUNT][4096])
 {
-	char base[4096];
-	/* BASE from the input's name: drop its .data */
-	bool from_input = cli_out_base(c->out, !strcmp(in, "-") ? "stdin" : in, base, sizeof(base));
-	size_t len = strlen(base);
-
-	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
-		base[len - 5] = 0;
-	/* -o foo.pb.gz means the base foo, not foo.pb.gz.pb.gz and foo.pb.gz.jfr */
-	for (int k = 0; !from_input && k < OUT__COUNT; k++) {
-		size_t sl = strlen(out_descs[k].suffix);
-
-		if (len > sl && !strcmp(base + len - sl, out_descs[k].suffix) && base[len - sl - 1] != '/') {
-			base[len - sl] = 0;
-			break;
-		}
-	}
-	for (int k = 0; k < OUT__COUNT; k++)
-		snprintf(bufs[k], 4096, "%.4080s%s", base, out_descs[k].suffix);
+	out_paths(c->out, !strcmp(in, "-") ? "stdin" : in, bufs);
 }
 
 /*
@@ -405,7 +388,7 @@ static int write_views(const struct cvopts *c, const char *in, const struct prof
 	struct view_cols vc;
 	struct view_tree t;
 	struct view_html_opts ho;
-	struct out_src src = { p, 0, NULL, 0, NULL };
+	struct out_src src = { p, 0, NULL, 0, NULL, NULL, 0 };
 	struct out_job j;
 	char sub[512];
 	size_t ftype = 0;
@@ -598,7 +581,7 @@ static int convert_read(struct cvopts *c, struct conversion *cv)
 /* Every output asked for, listed in cv->w, timed for the summary; CLI_EXIT_OK or CLI_EXIT_OUTPUT. */
 static int convert_write(const struct cvopts *c, struct conversion *cv)
 {
-	struct out_src src = { &cv->p, c->chunk_size, NULL, 0, NULL };
+	struct out_src src = { &cv->p, c->chunk_size, NULL, 0, NULL, NULL, 0 };
 	uint64_t t0 = clock_now_ns();
 	int rc, r1;
 

@@ -71,6 +71,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "info"))
 		rc = cmd_info(argc - 1, argv + 1);
+	else if (argc >= 2 && !strcmp(argv[1], "diff"))
+		rc = cmd_diff(argc - 1, argv + 1);
 	else if (argc >= 2 && !strcmp(argv[1], "symbolize"))
 		rc = cmd_symbolize(argc - 1, argv + 1);
 	else

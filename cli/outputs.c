@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 /* How each output is written: to the job's temp file, its size in j->bytes. */
@@ -34,6 +35,28 @@ const struct out_desc out_descs[OUT__COUNT] = {
  * protobuf in a third of level 6's time for 13 % more bytes.
  */
 #define PPROF_GZ_LEVEL 1
+
+void out_paths(const char *out, const char *in, char bufs[OUT__COUNT][4096])
+{
+	char base[4096];
+	/* BASE from the input's name: drop its .data */
+	bool from_input = cli_out_base(out, in, base, sizeof(base));
+	size_t len = strlen(base);
+
+	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
+		base[len - 5] = 0;
+	/* -o foo.pb.gz means the base foo, not foo.pb.gz.pb.gz and foo.pb.gz.jfr */
+	for (int k = 0; !from_input && k < OUT__COUNT; k++) {
+		size_t sl = strlen(out_descs[k].suffix);
+
+		if (len > sl && !strcmp(base + len - sl, out_descs[k].suffix) && base[len - sl - 1] != '/') {
+			base[len - sl] = 0;
+			break;
+		}
+	}
+	for (int k = 0; k < OUT__COUNT; k++)
+		snprintf(bufs[k], 4096, "%.4080s%s", base, out_descs[k].suffix);
+}
 
 void out_job_init(struct out_job *j, int kind, const char *path, const struct out_src *src)
 {
@@ -72,6 +95,9 @@ static enum conv_err write_jfr(struct out_job *j)
 
 static enum conv_err write_folded(struct out_job *j)
 {
+	if (j->src->nr_folded_cols)
+		return view_write_folded_cols(j->src->t, j->src->folded_cols, j->src->nr_folded_cols, j->fd,
+					      j->flush, &j->bytes, &j->diag);
 	return view_write_folded(j->src->t, j->src->folded_col, j->fd, j->flush, &j->bytes, &j->diag);
 }
 

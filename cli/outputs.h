@@ -46,6 +46,9 @@ struct out_src {
 	const struct view_tree *t;      /* the views' call tree */
 	size_t folded_col;              /* the folded value's column of t */
 	const struct view_html_opts *ho;
+	/* conv diff: the folded lines' columns of t (nr_folded_cols 0: folded_col alone) */
+	const size_t *folded_cols;
+	size_t nr_folded_cols;
 };
 
 /* One output of one input on its way into place. */
@@ -62,6 +65,13 @@ struct out_job {
 	enum conv_err err;
 	struct conv_diag diag;
 };
+
+/*
+ * Each output's path, bufs[k] for out_descs[k]: BASE and the kind's
+ * suffix, BASE from -o (out, may be NULL: cli_out_base) or the input's
+ * name without its .data; -o foo.pb.gz is the base foo.
+ */
+void out_paths(const char *out, const char *in, char bufs[OUT__COUNT][4096]);
 
 void out_job_init(struct out_job *j, int kind, const char *path, const struct out_src *src);
 /* One output written on this thread; false when it is not (said). */

@@ -4,6 +4,7 @@
 #include "core/utf8.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 void json_init(struct json *j, struct dbuf *out, bool pretty)
@@ -162,6 +163,16 @@ void json_i64(struct json *j, int64_t v)
 {
 	json_sep(j);
 	dbuf_printf(j->out, "%" PRId64, v);
+}
+
+void json_f64(struct json *j, double v)
+{
+	json_sep(j);
+	/* JSON has no infinity or NaN */
+	if (isfinite(v))
+		dbuf_printf(j->out, "%.6g", v);
+	else
+		dbuf_puts(j->out, "null");
 }
 
 void json_bool(struct json *j, bool v)

@@ -32,6 +32,8 @@ void json_str(struct json *j, const char *s);
 void json_strn(struct json *j, const char *s, size_t len);
 void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
+/* %.6g; null for infinity and NaN (JSON has neither) */
+void json_f64(struct json *j, double v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 

@@ -1,0 +1,655 @@
+/*
+ * conv diff [OPTIONS] BASE NEW: what changed between two recordings. Each
+ * is converted as conv converts it (convert_run), both with one object
+ * table, so that the two are symbolized from the same objects and a
+ * function has one name on both sides. They are compared by the names of
+ * their frames, never by address (addresses differ between runs): a text
+ * report on standard output (views/diff.h), a folded file with both counts
+ * per stack and a pprof of NEW minus BASE.
+ */
+#include "cli/cli.h"
+#include "cli/opts.h"
+#include "cli/outfile.h"
+#include "cli/outputs.h"
+#include "cli/statsfile.h"
+#include "cli/text.h"
+
+#include "core/dbuf.h"
+#include "core/json.h"
+#include "model/profile.h"
+#include "pipeline/convert.h"
+#include "pipeline/objtab.h"
+#include "reader/reader.h"
+#include "views/diff.h"
+#include "views/tree.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define F_BIT(k) (1u << (k))
+/* the outputs conv diff writes */
+#define DIFF_FORMATS (F_BIT(OUT_PPROF) | F_BIT(OUT_FOLDED))
+
+/* The tree's columns: each side's count and period sum of the compared event. */
+enum { COL_BASE, COL_NEW, COL_BASE_PERIOD, COL_NEW_PERIOD, NR_COLS };
+
+struct dfopts {
+	struct convert_opts co;
+	struct cli_common com;
+	const char *out;        /* -o BASE or DIR/ */
+	unsigned formats;       /* F_BIT(OUT_*) */
+	const char *stats_path; /* --stats: NULL none, "-" stdout */
+	bool json;              /* the report as JSON on stdout */
+	bool counts;            /* --normalize counts */
+	bool fail;              /* --fail-above given */
+	double fail_above;      /* its share points */
+	double z;               /* --noise-z */
+	unsigned top;           /* the report's lines */
+	struct rdr_opts ro;
+};
+
+/* One side of the comparison. */
+struct side {
+	const char *in;
+	struct rdr *r;
+	struct prof p;
+	struct convert_stats cs;
+	bool ready;     /* p and cs to release */
+	uint32_t event; /* the compared event (view_main_event) */
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings)\n"
+	      "What changed from BASE to NEW: functions whose share of the samples moved most,\n"
+	      "on stdout; BASE-vs-NEW.folded ('stack BASE NEW') and BASE-vs-NEW.pb.gz (NEW minus\n"
+	      "BASE, as go tool pprof -diff_base builds it). Frames compared by name.\n"
+	      " -o, --output BASE|DIR/  base name of the outputs, or a directory\n"
+	      " -F, --format LIST       folded,pprof (default both)\n"
+	      "     --top N             functions in the report (default 10)\n"
+	      "     --normalize shares|counts  shares of each side's samples (default), or\n"
+	      "                         counts as they are (same event and period only)\n"
+	      "     --noise-z Z         noise bound: Z binomial standard errors (default 4)\n"
+	      "     --fail-above PCT    exit 5 when a function's share grew by more than PCT\n"
+	      "                         points beyond the noise bound\n"
+	      "     --json              the report as JSON    --stats[=FILE]  JSON to FILE\n",
+	      f);
+	fputs(cli_common_help, f);
+	fputs(" -h, --help\n"
+	      "Exit: 0 ok, 1 usage, 2 input unreadable or the two not comparable, 4 output not\n"
+	      "written, 5 --fail-above exceeded. See conv(1).\n",
+	      f);
+}
+
+enum { O_STATS = 256, O_JSON, O_FAIL_ABOVE, O_NORMALIZE, O_TOP, O_Z };
+
+static const struct cli_opt diff_opts[] = {
+	{"output", required_argument, 'o'},
+	{"format", required_argument, 'F'},
+	{"stats", optional_argument, O_STATS},
+	{"json", no_argument, O_JSON},
+	{"fail-above", required_argument, O_FAIL_ABOVE},
+	{"normalize", required_argument, O_NORMALIZE},
+	{"noise-z", required_argument, O_Z},
+	{"top", required_argument, O_TOP},
+	{"help", no_argument, 'h'},
+	{NULL, 0, 0},
+};
+
+static bool take_formats(struct dfopts *c, const char *arg)
+{
+	char buf[256];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	c->formats = 0;
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int k = !strcmp(w, "pprof") ? OUT_PPROF : !strcmp(w, "folded") ? OUT_FOLDED : -1;
+
+		if (k < 0) {
+			fprintf(stderr, "conv diff: -F: unknown format '%s' (folded, pprof)\n", w);
+			return false;
+		}
+		c->formats |= F_BIT(k);
+	}
+	if (!c->formats)
+		fprintf(stderr, "conv diff: -F: no format given (folded, pprof)\n");
+	return c->formats != 0;
+}
+
+/* A number >= 0 (and, unless zero_ok, above 0) for option opt; false (said) otherwise. */
+static bool take_number(const char *opt, const char *arg, bool zero_ok, double *v)
+{
+	char *end;
+
+	*v = strtod(arg, &end);
+	if (end == arg || *end || !isfinite(*v) || *v < 0 || (!zero_ok && *v == 0)) {
+		fprintf(stderr, "conv diff: %s: expected a number%s, got '%s'\n", opt,
+			zero_ok ? " of 0 or more" : " above 0", arg);
+		return false;
+	}
+	return true;
+}
+
+static enum cli_take diff_take(void *ctx, int id, char *arg, int argc, char **argv)
+{
+	struct dfopts *c = ctx;
+	bool ok = true;
+	double v;
+
+	switch (id) {
+	case 'o':
+		c->out = cli_out_arg("conv diff", arg);
+		ok = c->out != NULL;
+		break;
+	case 'F':
+		ok = take_formats(c, arg);
+		break;
+	case O_STATS:
+		c->stats_path = cli_stats_path("conv diff", arg, argc, argv);
+		ok = c->stats_path != NULL;
+		break;
+	case O_JSON:
+		c->json = true;
+		break;
+	case O_FAIL_ABOVE:
+		ok = take_number("--fail-above", arg, true, &c->fail_above);
+		c->fail = ok;
+		break;
+	case O_Z:
+		ok = take_number("--noise-z", arg, false, &c->z);
+		break;
+	case O_TOP:
+		ok = take_number("--top", arg, false, &v) && v <= 100000 && v == floor(v);
+		if (ok)
+			c->top = (unsigned)v;
+		else
+			fprintf(stderr, "conv diff: --top: expected a whole number from 1 to 100000\n");
+		break;
+	case O_NORMALIZE:
+		if (!strcmp(arg, "shares") || !strcmp(arg, "counts")) {
+			c->counts = !strcmp(arg, "counts");
+		} else {
+			fprintf(stderr, "conv diff: --normalize: expected shares or counts, got '%s'\n", arg);
+			ok = false;
+		}
+		break;
+	case 'h':
+		usage(stdout);
+		return CLI_TAKE_DONE;
+	default:
+		ok = false;
+	}
+	return ok ? CLI_TAKE_OK : CLI_TAKE_USAGE;
+}
+
+/* A recording's file name without its directory and .data: the default name's parts. */
+static void side_stem(const char *in, char *buf, size_t n)
+{
+	const char *s = strrchr(in, '/');
+	size_t len;
+
+	snprintf(buf, n, "%s", s && s[1] ? s + 1 : in);
+	len = strlen(buf);
+	if (len > 5 && !strcmp(buf + len - 5, ".data"))
+		buf[len - 5] = 0;
+}
+
+/* Reads and converts one side (said when it cannot): the exit code. */
+static int side_read(struct dfopts *c, struct side *s)
+{
+	struct conv_diag diag;
+	enum conv_err err;
+	int rc;
+
+	if (!strcmp(s->in, "-")) {
+		fprintf(stderr, "conv diff: the two recordings are files: standard input is not taken\n");
+		return CLI_EXIT_USAGE;
+	}
+	rc = cli_open_input(s->in, &c->ro, &s->r);
+	if (rc)
+		return rc;
+	memset(&diag, 0, sizeof(diag));
+	prof_init(&s->p);
+	s->ready = true;
+	err = convert_run(s->r, &c->co, &s->p, &s->cs, &diag);
+	if (err) {
+		fprintf(stderr, "conv diff: %s: %s%s%s\n", s->in, conv_strerror(err), diag.msg[0] ? ": " : "",
+			diag.msg);
+		return CLI_EXIT_INPUT;
+	}
+	s->event = view_main_event(&s->p);
+	if (s->event == PROF_NONE || s->p.events_desc[s->event].offcpu) {
+		fprintf(stderr, "conv diff: %s: no samples to compare\n", s->in);
+		return CLI_EXIT_INPUT;
+	}
+	return CLI_EXIT_OK;
+}
+
+static const char *side_str(const struct side *s, uint32_t id)
+{
+	return strtab_get(&s->p.strs, id);
+}
+
+/*
+ * Whether the two sides can be compared: the same event, recorded on the
+ * same architecture, and for counts the same period or frequency. False
+ * (said, one line) when not.
+ */
+static bool sides_comparable(const struct dfopts *c, const struct side *b, const struct side *n)
+{
+	const struct prof_event_desc *eb = &b->p.events_desc[b->event], *en = &n->p.events_desc[n->event];
+	const char *ab = side_str(b, b->p.sys.arch), *an = side_str(n, n->p.sys.arch);
+
+	if (strcmp(side_str(b, eb->name), side_str(n, en->name))) {
+		fprintf(stderr, "conv diff: %s sampled %s, %s sampled %s: different events cannot be compared\n",
+			b->in, side_str(b, eb->full_name), n->in, side_str(n, en->full_name));
+		return false;
+	}
+	if (*ab && *an && strcmp(ab, an)) {
+		fprintf(stderr, "conv diff: %s was recorded on %s, %s on %s: different architectures' code cannot "
+				"be compared\n",
+			b->in, ab, n->in, an);
+		return false;
+	}
+	if (c->counts && !((eb->period && eb->period == en->period) ||
+			   (eb->frequency && eb->frequency == en->frequency))) {
+		fprintf(stderr, "conv diff: --normalize counts: %s and %s were not sampled at one period or "
+				"frequency: compare shares\n",
+			b->in, n->in);
+		return false;
+	}
+	return true;
+}
+
+/* How the report says the two were compared. */
+static void say_method(const struct dfopts *c, const struct side *b, char *buf, size_t n)
+{
+	const struct prof_event_desc *e = &b->p.events_desc[b->event];
+
+	if (!c->counts)
+		snprintf(buf, n, "shares of each side's samples");
+	else if (e->period)
+		snprintf(buf, n, "sample counts (both: %s, period %" PRIu64 ")", side_str(b, e->full_name),
+			 e->period);
+	else
+		snprintf(buf, n, "sample counts (both: %s, %" PRIu64 " Hz)", side_str(b, e->full_name),
+			 e->frequency);
+}
+
+/* A share or a count as the report prints it: "12.3%" or "1234". */
+static const char *fmt_value(bool counts, double v, char *buf, size_t n)
+{
+	if (counts)
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, "%.1f%%", 100 * v);
+	return buf;
+}
+
+/* A change and its bound: "+35.2" "±3.1" (points, or samples). */
+static const char *fmt_change(bool counts, double v, char *buf, size_t n, bool bound)
+{
+	double x = counts ? v : 100 * v;
+
+	if (bound)
+		snprintf(buf, n, "±%.*f", counts ? 0 : 1, x);
+	else
+		snprintf(buf, n, "%+.*f", counts ? 0 : 1, x);
+	return buf;
+}
+
+/* PCT points (of BASE's samples when counts) in the units of a change. */
+static double fail_units(const struct dfopts *c, const struct view_diff *d)
+{
+	return c->counts ? c->fail_above / 100 * (double)d->base_all : c->fail_above / 100;
+}
+
+/* The report's entries: those that moved at all, at most --top. */
+static size_t report_count(const struct dfopts *c, const struct view_diff *d)
+{
+	size_t n = 0;
+
+	while (n < d->nr && n < c->top && d->ents[n].sig > 0)
+		n++;
+	return n;
+}
+
+static void report_text(const struct dfopts *c, const struct side *b, const struct side *n,
+			const struct view_diff *d, const char *const *written, size_t nr_written)
+{
+	char method[256], v[8][32];
+	size_t shown = report_count(c, d), beyond = 0, w = 8;
+	const char *unit = c->counts ? "samples" : "points";
+
+	for (size_t i = 0; i < d->nr; i++)
+		beyond += fabs(d->ents[i].self.change) > d->ents[i].self.noise ||
+			  fabs(d->ents[i].total.change) > d->ents[i].total.noise;
+	for (size_t i = 0; i < shown; i++)
+		w = strlen(d->ents[i].name) > w ? strlen(d->ents[i].name) : w;
+	w = w > 60 ? 60 : w;
+	say_method(c, b, method, sizeof(method));
+	printf("conv diff: BASE %s: %" PRId64 " samples of %s; NEW %s: %" PRId64 " samples\n", b->in,
+	       d->base_all, side_str(b, b->p.events_desc[b->event].full_name), n->in, d->new_all);
+	printf("compared: %s; noise bound: %g standard errors (%s)\n", method, d->z,
+	       c->counts ? "Poisson" : "binomial, of the difference of two shares");
+	if (!shown) {
+		printf("nothing moved\n");
+	} else {
+		printf("%-*s  %7s %7s %7s %6s   %7s %7s %7s %6s\n", (int)w, "", "self", "", "", "", "total", "", "",
+		       "");
+		printf("%-*s  %7s %7s %7s %6s   %7s %7s %7s %6s\n", (int)w, "function", "base", "new", "change",
+		       "noise", "base", "new", "change", "noise");
+	}
+	for (size_t i = 0; i < shown; i++) {
+		const struct view_diff_ent *e = &d->ents[i];
+		bool out = fabs(e->self.change) > e->self.noise || fabs(e->total.change) > e->total.noise;
+
+		printf("%-*.*s  %7s %7s %7s %6s   %7s %7s %7s %6s%s\n", (int)w, (int)w, e->name,
+		       fmt_value(c->counts, e->self.base_v, v[0], 32), fmt_value(c->counts, e->self.new_v, v[1], 32),
+		       fmt_change(c->counts, e->self.change, v[2], 32, false),
+		       fmt_change(c->counts, e->self.noise, v[3], 32, true),
+		       fmt_value(c->counts, e->total.base_v, v[4], 32),
+		       fmt_value(c->counts, e->total.new_v, v[5], 32),
+		       fmt_change(c->counts, e->total.change, v[6], 32, false),
+		       fmt_change(c->counts, e->total.noise, v[7], 32, true), out ? "  *" : "");
+	}
+	if (beyond)
+		printf("%zu %s moved beyond the noise bound (*); change and noise in %s\n", beyond,
+		       cli_plural(beyond, "function", "functions"), unit);
+	else
+		printf("nothing moved beyond the noise bound\n");
+	for (size_t i = 0; i < nr_written; i++)
+		printf("wrote %s\n", written[i]);
+}
+
+static void json_share(struct json *j, const char *key, const struct view_diff_share *s)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	json_key(j, "base");
+	json_i64(j, s->base);
+	json_key(j, "new");
+	json_i64(j, s->new);
+	json_key(j, "base_value");
+	json_f64(j, s->base_v);
+	json_key(j, "new_value");
+	json_f64(j, s->new_v);
+	json_key(j, "change");
+	json_f64(j, s->change);
+	json_key(j, "noise");
+	json_f64(j, s->noise);
+	json_key(j, "sig");
+	json_f64(j, s->sig);
+	json_obj_end(j);
+}
+
+/* The report's members (after "input" and "exit_code" when a --stats record). */
+static void report_json(struct json *j, const struct dfopts *c, const struct side *b, const struct side *n,
+			const struct view_diff *d, const struct written *w)
+{
+	size_t shown = report_count(c, d);
+
+	json_kv_str(j, "base", b->in);
+	json_kv_str(j, "new", n->in);
+	json_kv_str(j, "event", side_str(b, b->p.events_desc[b->event].full_name));
+	json_kv_str(j, "normalized", c->counts ? "counts" : "shares");
+	json_key(j, "z");
+	json_f64(j, d->z);
+	json_kv_u64(j, "base_samples", (uint64_t)d->base_all);
+	json_kv_u64(j, "new_samples", (uint64_t)d->new_all);
+	json_key(j, "functions");
+	json_arr_begin(j);
+	for (size_t i = 0; i < shown; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "name", d->ents[i].name);
+		json_share(j, "self", &d->ents[i].self);
+		json_share(j, "total", &d->ents[i].total);
+		json_key(j, "beyond_noise");
+		json_bool(j, fabs(d->ents[i].self.change) > d->ents[i].self.noise ||
+				     fabs(d->ents[i].total.change) > d->ents[i].total.noise);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "outputs");
+	json_arr_begin(j);
+	for (int k = 0; k < OUT__COUNT; k++)
+		if (w->path[k])
+			cli_output_json(j, out_descs[k].format, w->path[k], w->bytes[k]);
+	json_arr_end(j);
+}
+
+/* The folded file and the difference profile asked for, listed in w. The exit code. */
+static int diff_outputs(const struct side *n, const struct view_tree *t,
+			const char *const path[OUT__COUNT], struct written *w)
+{
+	static const size_t folded_cols[2] = { COL_BASE, COL_NEW };
+	struct view_diff_type types[2];
+	struct out_src src;
+	struct out_job j;
+	struct prof dp;
+	enum conv_err err;
+	int rc = CLI_EXIT_OK;
+
+	memset(&src, 0, sizeof(src));
+	src.t = t;
+	src.folded_cols = folded_cols;
+	src.nr_folded_cols = 2;
+	if (path[OUT_FOLDED]) {
+		out_job_init(&j, OUT_FOLDED, path[OUT_FOLDED], &src);
+		if (!out_write(&j, w))
+			rc = CLI_EXIT_OUTPUT;
+	}
+	if (!path[OUT_PPROF])
+		return rc;
+	/* the compared event's value types, as NEW's pprof names them */
+	for (size_t i = 0; i < 2; i++) {
+		const struct prof_value_type *vt = &n->p.types[2 * (size_t)n->event + i];
+
+		types[i].type = side_str(n, vt->type);
+		types[i].unit = side_str(n, vt->unit);
+		types[i].base_col = i ? COL_BASE_PERIOD : COL_BASE;
+		types[i].new_col = i ? COL_NEW_PERIOD : COL_NEW;
+	}
+	prof_init(&dp);
+	err = view_diff_model(&dp, t, types, 2);
+	if (err) {
+		fprintf(stderr, "conv diff: cannot build the difference profile: %s\n", conv_strerror(err));
+		rc = CLI_EXIT_OUTPUT;
+	} else {
+		src.p = &dp;
+		out_job_init(&j, OUT_PPROF, path[OUT_PPROF], &src);
+		if (!out_write(&j, w))
+			rc = CLI_EXIT_OUTPUT;
+	}
+	prof_release(&dp);
+	return rc;
+}
+
+/* Whether a function grew by more than --fail-above beyond its noise bound. */
+static bool diff_grew(const struct dfopts *c, const struct view_diff *d)
+{
+	for (size_t i = 0; c->fail && i < d->nr; i++)
+		if (view_diff_growth(&d->ents[i]) > fail_units(c, d))
+			return true;
+	return false;
+}
+
+/* The report (text or --json on stdout) and the --stats record. */
+static void diff_report(const struct dfopts *c, const struct side *b, const struct side *n,
+			const struct view_diff *d, const struct written *w, int rc)
+{
+	const char *written[OUT__COUNT];
+	size_t nr_written = 0;
+	struct dbuf out;
+	struct json j;
+
+	for (int k = 0; k < OUT__COUNT; k++)
+		if (w->path[k])
+			written[nr_written++] = w->path[k];
+	if (c->json) {
+		dbuf_init(&out, 0);
+		json_init(&j, &out, true);
+		json_obj_begin(&j);
+		json_kv_u64(&j, "exit_code", (uint64_t)rc);
+		report_json(&j, c, b, n, d, w);
+		json_obj_end(&j);
+		dbuf_putc(&out, '\n');
+		if (!out.err)
+			fwrite(out.data, 1, out.len, stdout);
+		dbuf_release(&out);
+	} else if (!c->com.quiet) {
+		report_text(c, b, n, d, written, nr_written);
+	}
+	if (c->stats_path) {
+		statsfile_record_begin(&j, &out, n->in, rc);
+		report_json(&j, c, b, n, d, w);
+		statsfile_record_end(&j, &out);
+	}
+}
+
+/* The outputs' paths (path[k] NULL: not written); the exit code of an output that cannot be made. */
+static int diff_paths(const struct dfopts *c, const struct side *b, const struct side *n,
+		      char bufs[OUT__COUNT][4096], const char *path[OUT__COUNT])
+{
+	char sb[1024], sn[1024], name[2100];
+	int rc = CLI_EXIT_OK;
+
+	/* -o DIR/ is made when missing, as conv makes it */
+	rc = cli_out_dir("conv diff", c->out, 1, true);
+	if (rc)
+		return rc;
+	side_stem(b->in, sb, sizeof(sb));
+	side_stem(n->in, sn, sizeof(sn));
+	/* the default name says which two inputs */
+	snprintf(name, sizeof(name), "%s-vs-%s", sb, sn);
+	out_paths(c->out, name, bufs);
+	for (int k = 0; k < OUT__COUNT; k++) {
+		path[k] = c->formats & F_BIT(k) ? bufs[k] : NULL;
+		if (path[k] && cli_out_check(path[k])) {
+			cli_out_say("conv diff", path[k], out_descs[k].what, strerror(errno));
+			rc = CLI_EXIT_OUTPUT;
+		}
+	}
+	return rc;
+}
+
+/* Both sides read, compared, written and reported. The exit code. */
+static int diff_run(struct dfopts *c, struct side *b, struct side *n)
+{
+	char bufs[OUT__COUNT][4096];
+	const char *path[OUT__COUNT];
+	struct view_col cols[NR_COLS];
+	struct view_tree t;
+	struct view_diff d;
+	struct written w;
+	enum conv_err err;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	rc = diff_paths(c, b, n, bufs, path);
+	if (!rc)
+		rc = side_read(c, b);
+	if (!rc)
+		rc = side_read(c, n);
+	if (!rc && !sides_comparable(c, b, n))
+		rc = CLI_EXIT_INPUT;
+	if (rc)
+		return rc;
+	err = view_diff_build(&d, &b->p, 2 * (size_t)b->event, &n->p, 2 * (size_t)n->event, c->counts, c->z);
+	if (err) {
+		fprintf(stderr, "conv diff: cannot compare: %s\n", conv_strerror(err));
+		return CLI_EXIT_INPUT;
+	}
+	cols[COL_BASE] = (struct view_col){ &b->p, 2 * (size_t)b->event };
+	cols[COL_NEW] = (struct view_col){ &n->p, 2 * (size_t)n->event };
+	cols[COL_BASE_PERIOD] = (struct view_col){ &b->p, 2 * (size_t)b->event + 1 };
+	cols[COL_NEW_PERIOD] = (struct view_col){ &n->p, 2 * (size_t)n->event + 1 };
+	err = view_tree_build_cols(&t, cols, NR_COLS);
+	if (err) {
+		fprintf(stderr, "conv diff: cannot build the call tree: %s\n", conv_strerror(err));
+		view_diff_release(&d);
+		return CLI_EXIT_OUTPUT;
+	}
+	rc = diff_outputs(n, &t, path, &w);
+	if (!rc && diff_grew(c, &d))
+		rc = CLI_EXIT_GREW;
+	diff_report(c, b, n, &d, &w, rc);
+	view_tree_release(&t);
+	view_diff_release(&d);
+	return rc;
+}
+
+static void side_release(struct side *s)
+{
+	if (s->ready) {
+		convert_stats_release(&s->cs);
+		prof_release(&s->p);
+	}
+	if (s->r)
+		rdr_close(s->r);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct dfopts *c = calloc(1, sizeof(*c));
+	struct cli_cmd cmd = { "conv diff", diff_opts, diff_take, c };
+	struct side b, n;
+	struct objtab *objects = NULL;
+	int first, rc;
+
+	if (!c) {
+		fprintf(stderr, "conv diff: out of memory\n");
+		return CLI_EXIT_INPUT;
+	}
+	c->formats = DIFF_FORMATS;
+	c->top = 10;
+	c->z = VIEW_DIFF_Z;
+	c->ro.read_ahead = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	first = cli_opts_parse(&cmd, &c->com, argc, argv, &rc);
+	if (first < 0)
+		goto out;
+	if (argc - first != 2) {
+		fprintf(stderr, "conv diff: expected two recordings, BASE and NEW, got %d; try 'conv diff --help'\n",
+			argc - first);
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (c->json && c->stats_path && !strcmp(c->stats_path, "-")) {
+		fprintf(stderr, "conv diff: --json and --stats without FILE both write to standard output: give one\n");
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	}
+	c->co.sj = c->com.sj;
+	c->co.pm = c->com.pm;
+	/* one table for both sides: an object both map is opened and named once */
+	if (objtab_new(&objects, 1ull << 30) != CONV_E_OK) {
+		fprintf(stderr, "conv diff: out of memory\n");
+		rc = CLI_EXIT_INPUT;
+		goto out;
+	}
+	c->co.sj.objects = objects;
+	memset(&b, 0, sizeof(b));
+	memset(&n, 0, sizeof(n));
+	b.in = argv[first];
+	n.in = argv[first + 1];
+	if (c->stats_path && !statsfile_open("conv diff", c->stats_path)) {
+		rc = CLI_EXIT_OUTPUT;
+	} else {
+		rc = diff_run(c, &b, &n);
+		if (c->stats_path && !statsfile_close("conv diff") && rc < CLI_EXIT_OUTPUT)
+			rc = CLI_EXIT_OUTPUT;
+	}
+	side_release(&b);
+	side_release(&n);
+	c->co.sj.objects = NULL;
+	objtab_free(objects);
+out:
+	free(c);
+	return rc;
+}
