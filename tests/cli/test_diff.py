@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""conv diff BASE NEW (issue 36): what changed between two recordings.
+
+usage: test_diff.py CONV WORKDIR
+
+A C program built here (gcc -O1 -g -fno-omit-frame-pointer) spends K units in
+extra() for each unit in steady(). Built with K=1 it is recorded twice (a.data,
+c.data), then rebuilt with K=4 at the same path, the same binary name (b.data);
+`perf record -g --all-user`, so that the program's own functions take every
+sample: extra's self share is then K/(K+1), 50 % and 80 %. Checks:
+  * a vs b: the report's top entry (--json) is extra, its NEW self share
+    within 5 points of 80 % and its BASE one of 50 %, beyond its noise bound;
+    --fail-above 5 exits 5;
+  * a vs c (the unchanged program again): no function beyond its noise bound,
+    --fail-above 5 exits 0;
+  * the folded diff's two columns equal `conv -F folded` of each side, per stack;
+  * the diff pprof (tests/tools/pprofdec.py) sums to NEW - BASE per stack, its
+    BASE samples labelled pprof::base=true; `go tool pprof -top` reads it and
+    names extra (skipped without go);
+  * different events (-e task-clock against the default) and different
+    architectures (tests/fixtures/arm64/fp.data): exit 2, one line on stderr,
+    nothing written; the text report says how it normalized.
+Prints ok/FAIL lines and "N passed, M failed"; exit 77 without perf or gcc.
+"""
+import json
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import pprofdec  # noqa: E402
+import testlib as t  # noqa: E402
+
+CONV, WORK = sys.argv[1], sys.argv[2]
+FIXTURES = os.path.join(HERE, "..", "fixtures")
+K_NEW = 4
+PROG = r"""
+#include <stdlib.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) void steady(void)
+{
+	for (unsigned long i = 0; i < 40000000; i++)
+		sink += i;
+}
+__attribute__((noinline)) void extra(unsigned long k)
+{
+	for (unsigned long i = 0; i < 40000000 * k; i++)
+		sink += i;
+}
+int main(void)
+{
+	for (int r = 0; r < 8; r++) {
+		steady();
+		extra(K);
+	}
+	return 0;
+}
+"""
+
+
+def tail(b):
+    return t.text(b).strip().splitlines()[-1:] if b else ""
+
+
+def build(k):
+    src = os.path.join(WORK, "prog.c")
+    with open(src, "w") as f:
+        f.write(PROG)
+    return t.sh(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-DK=%d" % k, "-o", os.path.join(WORK, "prog"),
+                 src])
+
+
+def record(data, extra=()):
+    r = t.sh(["perf", "record", "-q", "-g", "--all-user"] + list(extra) + ["-o", data, "--", "./prog"], cwd=WORK)
+    return "" if not r.returncode else "perf record: exit %d: %s" % (r.returncode, tail(r.stderr))
+
+
+def conv(args, timeout=300):
+    """conv ARGS offline (the subcommand, when one, first). --buildid-from-disk: perf records no
+    build-id for libc here (its samples are all callers'), and with prog rebuilt since a.data, conv
+    takes the files here for others than the recording's unless told they are (libc is)."""
+    sub = args[:1] if args[:1] == ["diff"] else []
+    return t.sh([CONV] + sub + ["--offline", "--buildid-from-disk"] + args[len(sub):], timeout=timeout,
+                cwd=WORK)
+
+
+def folded(path, ncols):
+    """{stack: [values]} of a folded file with ncols values a line."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            words = line.rstrip("\n").rsplit(" ", ncols)
+            out[words[0]] = [int(v) for v in words[1:]]
+    return out
+
+
+def pprof_by_stack(path):
+    p = pprofdec.read(path)
+    sums, base_labelled, base_neg = {}, True, True
+    for locs, values, labels in p["samples"]:
+        names = []
+        for loc in reversed(locs):
+            names += list(reversed(pprofdec.frame_names(p, loc)))
+        key = ";".join(n.replace(";", ":") for n in names)
+        sums[key] = sums.get(key, 0) + values[0]
+        if values[0] < 0:
+            base_labelled &= labels.get("pprof::base") == "true"
+        if labels.get("pprof::base") == "true":
+            base_neg &= values[0] <= 0
+    return sums, base_labelled and base_neg
+
+
+def entry(rep, name):
+    return next((e for e in rep["functions"] if e["name"] == name), None)
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+if not shutil.which("perf") or not shutil.which("gcc"):
+    t.skip_all("needs perf and gcc")
+r = build(1)
+if r.returncode:
+    t.skip_all("gcc failed: %s" % tail(r.stderr))
+A, B, C, D = (os.path.join(WORK, n) for n in ("a.data", "b.data", "c.data", "d.data"))
+why = record(A) or record(C) or record(D, ["-e", "task-clock"])
+if why:
+    t.skip_all(why)
+r = build(K_NEW)
+if r.returncode:
+    t.skip_all("gcc failed: %s" % tail(r.stderr))
+why = record(B)
+if why:
+    t.skip_all(why)
+
+# 1. the changed program: extra on top, its shares as the program spent them
+r = conv(["diff", "--json", "-o", "ab", A, B])
+rep = json.loads(t.text(r.stdout)) if r.returncode == 0 and r.stdout else None
+t.check("a vs b: exit 0, JSON report", rep is not None, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+if rep:
+    top = rep["functions"][0] if rep["functions"] else {}
+    t.check("a vs b: the top entry is extra", top.get("name") == "extra",
+            [e["name"] for e in rep["functions"][:3]])
+    e = entry(rep, "extra")
+    want_new, want_base = K_NEW / (K_NEW + 1.0), 0.5
+    t.check("a vs b: extra's NEW self share within 5 points of %.0f %%" % (100 * want_new),
+            e and abs(e["self"]["new_value"] - want_new) < 0.05, e and e["self"])
+    t.check("a vs b: extra's BASE self share within 5 points of 50 %",
+            e and abs(e["self"]["base_value"] - want_base) < 0.05, e and e["self"])
+    t.check("a vs b: extra grew beyond its noise bound",
+            e and e["beyond_noise"] and e["self"]["change"] > e["self"]["noise"], e)
+    t.check("a vs b: normalized by shares", rep["normalized"] == "shares", rep["normalized"])
+r = conv(["diff", "-q", "-o", "ab2", "--fail-above", "5", A, B])
+t.check("a vs b: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+
+# 2. the unchanged program: nothing beyond the noise
+r = conv(["diff", "--json", "-o", "ac", "--top", "100000", "--fail-above", "5", A, C])
+rep = json.loads(t.text(r.stdout)) if r.stdout else None
+t.check("a vs c: --fail-above 5 exits 0", r.returncode == 0, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+if rep:
+    moved = [(e["name"], e["self"], e["total"]) for e in rep["functions"] if e["beyond_noise"]]
+    t.check("a vs c: no function beyond its noise bound", not moved, moved[:3])
+r = conv(["diff", "-o", "ac-text", A, C])
+out = t.text(r.stdout)
+t.check("a vs c: the text report says it compared shares and found nothing beyond the noise",
+        "shares of each side's samples" in out and "nothing moved beyond the noise bound" in out, out[-400:])
+
+# 3. the folded diff against each side converted alone
+for side, data in (("base", A), ("new", B)):
+    r = conv(["-q", "-F", "folded", "-o", "single-" + side, data])
+    t.check("conv -F folded %s" % side, r.returncode == 0, tail(r.stderr))
+fb = folded(os.path.join(WORK, "single-base.folded"), 1)
+fn = folded(os.path.join(WORK, "single-new.folded"), 1)
+fd = folded(os.path.join(WORK, "ab.folded"), 2)
+want = {s: [fb.get(s, [0])[0], fn.get(s, [0])[0]] for s in set(fb) | set(fn)}
+bad = [(s, fd.get(s), want[s]) for s in sorted(set(want) | set(fd)) if fd.get(s) != want.get(s)]
+t.check("folded diff: 'stack BASE NEW' = each side's folded count, per stack (%d stacks)" % len(want),
+        not bad and all(len(v) == 2 for v in fd.values()), bad[:3])
+
+# 4. the diff pprof: NEW - BASE per stack
+sums, labelled = pprof_by_stack(os.path.join(WORK, "ab.pb.gz"))
+want = {s: v[1] - v[0] for s, v in want.items() if v[1] != v[0]}
+got = {s: v for s, v in sums.items() if v}
+bad = [(s, got.get(s), want.get(s)) for s in sorted(set(want) | set(got)) if got.get(s) != want.get(s)]
+t.check("diff pprof: values sum to NEW - BASE per stack (%d stacks)" % len(want), not bad, bad[:3])
+t.check("diff pprof: BASE's samples negated and labelled pprof::base=true", labelled)
+if shutil.which("go"):
+    r = t.sh(["go", "tool", "pprof", "-top", os.path.join(WORK, "ab.pb.gz")], timeout=300)
+    t.check("go tool pprof -top reads the diff pprof", r.returncode == 0 and "extra" in t.text(r.stdout),
+            tail(r.stderr))
+else:
+    t.skip("go tool pprof -top reads the diff pprof", "no go")
+
+# 5. what cannot be compared: one line, nothing written
+for what, other in (("different events", D), ("different architectures", os.path.join(FIXTURES, "arm64",
+                                                                                        "fp.data"))):
+    out = os.path.join(WORK, "refused")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    r = conv(["diff", "-o", out + "/x", A, other])
+    err = t.text(r.stderr).strip().splitlines()
+    t.check("%s: exit 2, one line" % what, r.returncode == 2 and len(err) == 1, (r.returncode, err))
+    t.check("%s: nothing written" % what, not os.listdir(out) and not r.stdout, os.listdir(out))
+t.finish()
