@@ -33,10 +33,14 @@
 
 #define F_BIT(k) (1u << (k))
 /* the outputs conv diff writes */
-#define DIFF_FORMATS (F_BIT(OUT_PPROF) | F_BIT(OUT_FOLDED))
+#define DIFF_FORMATS (F_BIT(OUT_PPROF) | F_BIT(OUT_FOLDED) | F_BIT(OUT_HTML))
 
-/* The tree's columns: each side's count and period sum of the compared event. */
-enum { COL_BASE, COL_NEW, COL_BASE_PERIOD, COL_NEW_PERIOD, NR_COLS };
+/*
+ * The tree's columns: each side's count and period sum of the compared
+ * event; NEW's count first, the page's first view (the page shows the
+ * tree's first columns).
+ */
+enum { COL_NEW, COL_BASE, COL_BASE_PERIOD, COL_NEW_PERIOD, NR_COLS };
 
 struct dfopts {
 	struct convert_opts co;
@@ -67,10 +71,11 @@ static void usage(FILE *f)
 {
 	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings)\n"
 	      "What changed from BASE to NEW: functions whose share of the samples moved most,\n"
-	      "on stdout; BASE-vs-NEW.folded ('stack BASE NEW') and BASE-vs-NEW.pb.gz (NEW minus\n"
-	      "BASE, as go tool pprof -diff_base builds it). Frames compared by name.\n"
+	      "on stdout; BASE-vs-NEW.html (a differential flame graph), .folded ('stack BASE\n"
+	      "NEW') and .pb.gz (NEW minus BASE, as go tool pprof -diff_base builds it).\n"
+	      "Frames are compared by name.\n"
 	      " -o, --output BASE|DIR/  base name of the outputs, or a directory\n"
-	      " -F, --format LIST       folded,pprof (default both)\n"
+	      " -F, --format LIST       html,folded,pprof (default all three)\n"
 	      "     --top N             functions in the report (default 10)\n"
 	      "     --normalize shares|counts  shares of each side's samples (default), or\n"
 	      "                         counts as they are (same event and period only)\n"
@@ -109,16 +114,17 @@ static bool take_formats(struct dfopts *c, const char *arg)
 	snprintf(buf, sizeof(buf), "%s", arg);
 	c->formats = 0;
 	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		int k = !strcmp(w, "pprof") ? OUT_PPROF : !strcmp(w, "folded") ? OUT_FOLDED : -1;
+		int k = !strcmp(w, "pprof") ? OUT_PPROF : !strcmp(w, "folded") ? OUT_FOLDED
+			: !strcmp(w, "html") ? OUT_HTML : -1;
 
 		if (k < 0) {
-			fprintf(stderr, "conv diff: -F: unknown format '%s' (folded, pprof)\n", w);
+			fprintf(stderr, "conv diff: -F: unknown format '%s' (html, folded, pprof)\n", w);
 			return false;
 		}
 		c->formats |= F_BIT(k);
 	}
 	if (!c->formats)
-		fprintf(stderr, "conv diff: -F: no format given (folded, pprof)\n");
+		fprintf(stderr, "conv diff: -F: no format given (html, folded, pprof)\n");
 	return c->formats != 0;
 }
 
@@ -237,24 +243,24 @@ static const char *side_str(const struct side *s, uint32_t id)
 }
 
 /*
- * Whether the two sides can be compared: the same event, recorded on the
- * same architecture, and for counts the same period or frequency. False
- * (said, one line) when not.
+ * Whether the two sides can be compared: recorded on the same architecture
+ * (said first: the events' names may differ too), the same event, and for
+ * counts the same period or frequency. False (said, one line) when not.
  */
 static bool sides_comparable(const struct dfopts *c, const struct side *b, const struct side *n)
 {
 	const struct prof_event_desc *eb = &b->p.events_desc[b->event], *en = &n->p.events_desc[n->event];
 	const char *ab = side_str(b, b->p.sys.arch), *an = side_str(n, n->p.sys.arch);
 
-	if (strcmp(side_str(b, eb->name), side_str(n, en->name))) {
-		fprintf(stderr, "conv diff: %s sampled %s, %s sampled %s: different events cannot be compared\n",
-			b->in, side_str(b, eb->full_name), n->in, side_str(n, en->full_name));
-		return false;
-	}
 	if (*ab && *an && strcmp(ab, an)) {
 		fprintf(stderr, "conv diff: %s was recorded on %s, %s on %s: different architectures' code cannot "
 				"be compared\n",
 			b->in, ab, n->in, an);
+		return false;
+	}
+	if (strcmp(side_str(b, eb->name), side_str(n, en->name))) {
+		fprintf(stderr, "conv diff: %s sampled %s, %s sampled %s: different events cannot be compared\n",
+			b->in, side_str(b, eb->full_name), n->in, side_str(n, en->full_name));
 		return false;
 	}
 	if (c->counts && !((eb->period && eb->period == en->period) ||
@@ -424,9 +430,42 @@ static void report_json(struct json *j, const struct dfopts *c, const struct sid
 	json_arr_end(j);
 }
 
-/* The folded file and the difference profile asked for, listed in w. The exit code. */
-static int diff_outputs(const struct side *n, const struct view_tree *t,
-			const char *const path[OUT__COUNT], struct written *w)
+/* The differential flame graph: NEW's tree and BASE's, each with the other's values. */
+static bool diff_page(const struct dfopts *c, const struct side *b, const struct side *n,
+		      const struct view_tree *t, const char *path, struct written *w)
+{
+	static const size_t other[2] = { COL_BASE, COL_NEW };
+	static const char *const names[2] = { "NEW with changes", "BASE with changes" };
+	static const char *const units[2] = { "samples", "samples" };
+	struct view_html_opts ho;
+	struct out_src src;
+	struct out_job j;
+	char title[600], sub[600];
+
+	snprintf(title, sizeof(title), "%.280s \xe2\x86\x92 %.280s", b->in, n->in);
+	snprintf(sub, sizeof(sub), "conv diff: %" PRIu64 " samples of %.200s in BASE, %" PRIu64
+		 " in NEW; coloured by the change of each frame's share; conv %s",
+		 b->cs.samples, side_str(b, b->p.events_desc[b->event].full_name), n->cs.samples,
+		 CONV_VERSION_STRING);
+	memset(&ho, 0, sizeof(ho));
+	ho.title = title;
+	ho.subtitle = sub;
+	ho.nr_views = 2;
+	ho.col_names = names;
+	ho.col_units = units;
+	ho.other_cols = other;
+	ho.new_view = COL_NEW;
+	ho.noise_z = c->z;
+	memset(&src, 0, sizeof(src));
+	src.t = t;
+	src.ho = &ho;
+	out_job_init(&j, OUT_HTML, path, &src);
+	return out_write(&j, w);
+}
+
+/* The page, the folded file and the difference profile asked for, listed in w. The exit code. */
+static int diff_outputs(const struct dfopts *c, const struct side *b, const struct side *n,
+			const struct view_tree *t, const char *const path[OUT__COUNT], struct written *w)
 {
 	static const size_t folded_cols[2] = { COL_BASE, COL_NEW };
 	struct view_diff_type types[2];
@@ -436,6 +475,8 @@ static int diff_outputs(const struct side *n, const struct view_tree *t,
 	enum conv_err err;
 	int rc = CLI_EXIT_OK;
 
+	if (path[OUT_HTML] && !diff_page(c, b, n, t, path[OUT_HTML], w))
+		rc = CLI_EXIT_OUTPUT;
 	memset(&src, 0, sizeof(src));
 	src.t = t;
 	src.folded_cols = folded_cols;
@@ -576,7 +617,7 @@ static int diff_run(struct dfopts *c, struct side *b, struct side *n)
 		view_diff_release(&d);
 		return CLI_EXIT_OUTPUT;
 	}
-	rc = diff_outputs(n, &t, path, &w);
+	rc = diff_outputs(c, b, n, &t, path, &w);
 	if (!rc && diff_grew(c, &d))
 		rc = CLI_EXIT_GREW;
 	diff_report(c, b, n, &d, &w, rc);

@@ -353,6 +353,25 @@ static void put_omitted(struct io_out *o, const struct pview *pv)
 	dbuf_putc(&o->buf, ']');
 }
 
+/*
+ * A differential view's other side: its total and, per entry, the other
+ * column's value of the same node ("o"; -1 for a box, whose nodes the
+ * other side may not have).
+ */
+static void put_other(struct io_out *o, const struct pview *pv, const struct view_tree *t, size_t col)
+{
+	dbuf_printf(&o->buf, ",\"ototal\":%" PRId64 ",\"o\":[", view_value(t, 0, col));
+	for (size_t i = 0; i < pv->nr_kept; i++) {
+		const struct kept *k = &pv->kept[i];
+
+		if (i)
+			dbuf_putc(&o->buf, ',');
+		dbuf_printf(&o->buf, "%" PRId64, k->box != NO_BOX ? -1 : view_value(t, k->node, col));
+		io_out_maybe_write(o);
+	}
+	dbuf_putc(&o->buf, ']');
+}
+
 static void put_data(struct io_out *o, struct page *pg, const struct view_html_opts *opts)
 {
 	const struct view_tree *t = pg->t;
@@ -364,6 +383,8 @@ static void put_data(struct io_out *o, struct page *pg, const struct view_html_o
 	put_str(&o->buf, opts->title ? opts->title : "");
 	dbuf_puts(&o->buf, ",\"subtitle\":");
 	put_str(&o->buf, opts->subtitle ? opts->subtitle : "");
+	if (opts->other_cols)
+		dbuf_printf(&o->buf, ",\"diff\":{\"new\":%zu,\"z\":%g}", opts->new_view, opts->noise_z);
 	dbuf_puts(&o->buf, ",\"strings\":[");
 	for (size_t i = 0; i < pg->nr_strs; i++) {
 		if (i)
@@ -419,6 +440,8 @@ static void put_data(struct io_out *o, struct page *pg, const struct view_html_o
 			io_out_maybe_write(o);
 		}
 		dbuf_putc(&o->buf, ']');
+		if (opts->other_cols)
+			put_other(o, pv, t, opts->other_cols[c]);
 		put_omitted(o, pv);
 		dbuf_putc(&o->buf, '}');
 	}

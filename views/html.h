@@ -44,6 +44,17 @@ struct view_html_opts {
 	/* per view: what the selector calls it, and its unit ("samples", "nanoseconds") */
 	const char *const *col_names;
 	const char *const *col_units;
+	/*
+	 * A differential page (conv diff) when set: per view, the tree column
+	 * of the other recording, whose values the page shows beside the
+	 * view's own and colours each frame by the change of its share
+	 * (views/diff.h's noise bound at noise_z standard errors); new_view is
+	 * the view of NEW (the change is NEW's share minus BASE's). NULL: a
+	 * page of one profile.
+	 */
+	const size_t *other_cols;
+	size_t new_view;
+	double noise_z;
 };
 
 /*

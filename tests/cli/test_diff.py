@@ -17,6 +17,10 @@ sample: extra's self share is then K/(K+1), 50 % and 80 %. Checks:
   * the diff pprof (tests/tools/pprofdec.py) sums to NEW - BASE per stack, its
     BASE samples labelled pprof::base=true; `go tool pprof -top` reads it and
     names extra (skipped without go);
+  * the pages (tests/views/diff_browser.py, headless Chromium, offline): what
+    every flame graph page does, extra red in both views with both counts in
+    its hover (a vs b), every frame in the noise colour (a vs c); screenshots
+    WORKDIR/ab.png and ac.png;
   * different events (-e task-clock against the default) and different
     architectures (tests/fixtures/arm64/fp.data): exit 2, one line on stderr,
     nothing written; the text report says how it normalized.
@@ -201,4 +205,26 @@ for what, other in (("different events", D), ("different architectures", os.path
     err = t.text(r.stderr).strip().splitlines()
     t.check("%s: exit 2, one line" % what, r.returncode == 2 and len(err) == 1, (r.returncode, err))
     t.check("%s: nothing written" % what, not os.listdir(out) and not r.stdout, os.listdir(out))
+# 6. the differential flame graphs in Chromium (tests/views/diff_browser.py)
+paths = {}  # a path ending in extra -> [BASE, NEW] with what is below it
+for stack, (vb, vn) in fd.items():
+    fr = stack.split(";")
+    for i, name in enumerate(fr):
+        if name == "extra":
+            v = paths.setdefault(";".join(fr[:i + 1]), [0, 0])
+            v[0] += vb
+            v[1] += vn
+widest = max(paths.items(), key=lambda kv: kv[1][1])[1] if paths else [0, 0]
+for case, page, args in (("a vs b", "ab", ["changed", "extra", str(widest[1]), str(widest[0])]),
+                         ("a vs c", "ac", ["unchanged", "extra"])):
+    png = os.path.join(WORK, page + ".png")
+    r = t.sh([sys.executable, os.path.join(HERE, "..", "views", "diff_browser.py"),
+              os.path.join(WORK, page + ".html"), png] + args, timeout=300)
+    if r.returncode == 77:
+        t.skip("%s: the page in Chromium" % case, t.text(r.stderr).strip())
+        continue
+    t.check("%s: the page in Chromium (%s)" % (case, args[0]), r.returncode == 0,
+            t.text(r.stderr).strip()[-600:])
+    for ln in t.text(r.stdout).splitlines():
+        t.note(ln)
 t.finish()
