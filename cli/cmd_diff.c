@@ -237,6 +237,12 @@ static int side_read(struct dfopts *c, struct side *s)
 	return CLI_EXIT_OK;
 }
 
+/* Whether a side's input had problems (corrupt records skipped, a truncated file): --strict's exit 3. */
+static bool side_lost(const struct side *s)
+{
+	return rdr_problem_count(s->r) || rdr_stats(s->r)->stopped;
+}
+
 static const char *side_str(const struct side *s, uint32_t id)
 {
 	return strtab_get(&s->p.strs, id);
@@ -316,7 +322,7 @@ static double fail_units(const struct dfopts *c, const struct view_diff *d)
 	return c->counts ? c->fail_above / 100 * (double)d->base_all : c->fail_above / 100;
 }
 
-/* The report's entries: those that moved at all, at most --top. */
+/* The report's entries: those that moved at all, at most --top (in view_diff's order). */
 static size_t report_count(const struct dfopts *c, const struct view_diff *d)
 {
 	size_t n = 0;
@@ -334,8 +340,7 @@ static void report_text(const struct dfopts *c, const struct side *b, const stru
 	const char *unit = c->counts ? "samples" : "points";
 
 	for (size_t i = 0; i < d->nr; i++)
-		beyond += fabs(d->ents[i].self.change) > d->ents[i].self.noise ||
-			  fabs(d->ents[i].total.change) > d->ents[i].total.noise;
+		beyond += d->ents[i].moved != 0;
 	for (size_t i = 0; i < shown; i++)
 		w = strlen(d->ents[i].name) > w ? strlen(d->ents[i].name) : w;
 	w = w > 60 ? 60 : w;
@@ -354,7 +359,7 @@ static void report_text(const struct dfopts *c, const struct side *b, const stru
 	}
 	for (size_t i = 0; i < shown; i++) {
 		const struct view_diff_ent *e = &d->ents[i];
-		bool out = fabs(e->self.change) > e->self.noise || fabs(e->total.change) > e->total.noise;
+		bool out = e->moved != 0;
 
 		printf("%-*.*s  %7s %7s %7s %6s   %7s %7s %7s %6s%s\n", (int)w, (int)w, e->name,
 		       fmt_value(c->counts, e->self.base_v, v[0], 32), fmt_value(c->counts, e->self.new_v, v[1], 32),
@@ -417,8 +422,7 @@ static void report_json(struct json *j, const struct dfopts *c, const struct sid
 		json_share(j, "self", &d->ents[i].self);
 		json_share(j, "total", &d->ents[i].total);
 		json_key(j, "beyond_noise");
-		json_bool(j, fabs(d->ents[i].self.change) > d->ents[i].self.noise ||
-				     fabs(d->ents[i].total.change) > d->ents[i].total.noise);
+		json_bool(j, d->ents[i].moved != 0);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -620,6 +624,8 @@ static int diff_run(struct dfopts *c, struct side *b, struct side *n)
 	rc = diff_outputs(c, b, n, &t, path, &w);
 	if (!rc && diff_grew(c, &d))
 		rc = CLI_EXIT_GREW;
+	if (!rc && c->com.strict && (side_lost(b) || side_lost(n)))
+		rc = CLI_EXIT_LOSS;
 	diff_report(c, b, n, &d, &w, rc);
 	view_tree_release(&t);
 	view_diff_release(&d);

@@ -64,10 +64,24 @@ static void diff_share(struct view_diff_share *s, const struct view_diff *d)
 	s->sig = s->change / se;
 }
 
+/* Whether a share grew (1) or shrank (-1) beyond its noise bound, or neither (0). */
+static int share_moved(const struct view_diff_share *s)
+{
+	return s->change > s->noise ? 1 : s->change < -s->noise ? -1 : 0;
+}
+
+/* An entry's order: what grew beyond the noise, then what shrank, then the rest. */
+static int ent_rank(const struct view_diff_ent *e)
+{
+	return e->moved > 0 ? 0 : e->moved < 0 ? 1 : 2;
+}
+
 static int ent_cmp(const void *a, const void *b)
 {
 	const struct view_diff_ent *x = a, *y = b;
 
+	if (ent_rank(x) != ent_rank(y))
+		return ent_rank(x) - ent_rank(y);
 	if (x->sig != y->sig)
 		return x->sig < y->sig ? 1 : -1;
 	return strcmp(x->name, y->name);
@@ -122,6 +136,8 @@ enum conv_err view_diff_build(struct view_diff *d, const struct prof *base, size
 		diff_share(&e->self, d);
 		diff_share(&e->total, d);
 		e->sig = fabs(e->self.sig) > fabs(e->total.sig) ? fabs(e->self.sig) : fabs(e->total.sig);
+		e->moved = share_moved(&e->self) > 0 || share_moved(&e->total) > 0 ? 1
+			   : share_moved(&e->self) < 0 || share_moved(&e->total) < 0 ? -1 : 0;
 	}
 	qsort(d->ents, d->nr, sizeof(*d->ents), ent_cmp);
 	return CONV_E_OK;

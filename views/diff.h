@@ -52,7 +52,12 @@ struct view_diff_share {
 struct view_diff_ent {
 	const char *name;
 	struct view_diff_share self, total;
-	double sig; /* the larger |sig| of the two: what the entries are sorted by */
+	double sig; /* the larger |sig| of the two */
+	/*
+	 * 1: its self or total share grew beyond the noise bound; -1: neither
+	 * grew, one shrank beyond it; 0: both within it
+	 */
+	int moved;
 };
 
 struct view_diff {
@@ -60,7 +65,12 @@ struct view_diff {
 	int64_t base_all, new_all; /* each side's total of the compared type */
 	bool counts;               /* counts compared as they are, not shares */
 	double z;
-	struct view_diff_ent *ents; /* every function of either side, most significant first */
+	/*
+	 * every function of either side: those that grew beyond the noise
+	 * first (what a regression hunt asks for), then those that shrank
+	 * beyond it, then the rest; each group most significant (sig) first
+	 */
+	struct view_diff_ent *ents;
 	size_t nr;
 };
 
