@@ -660,7 +660,8 @@ static int convert_one(struct cvopts *c, const char *in)
 static void usage(FILE *f)
 {
 	fputs("usage: conv [OPTIONS] [FILE...]   (default perf.data; '-' = stdin; globs allowed)\n"
-	      "       conv info [OPTIONS] [FILE] | conv symbolize [OPTIONS] FILE...  (--help)\n"
+	      "       conv info [OPTIONS] [FILE] | conv symbolize [OPTIONS] FILE...\n"
+	      "       conv diff [OPTIONS] BASE NEW   (each: --help)\n"
 	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
 	      " -o, --output BASE|DIR/  base name, or a directory (DIR/ or one that exists)\n"
 	      " -F, --format LIST       pprof,jfr,folded,html (default pprof,jfr); folded stacks\n"
