@@ -660,8 +660,7 @@ static int convert_one(struct cvopts *c, const char *in)
 static void usage(FILE *f)
 {
 	fputs("usage: conv [OPTIONS] [FILE...]   (default perf.data; '-' = stdin; globs allowed)\n"
-	      "       conv info [OPTIONS] [FILE] | conv symbolize [OPTIONS] FILE...\n"
-	      "       conv diff [OPTIONS] BASE NEW   (each: --help)\n"
+	      "       conv info [FILE] | conv symbolize FILE... | conv diff BASE NEW  (--help)\n"
 	      "Writes BASE.pb.gz (pprof) and BASE.jfr (JDK Flight Recorder) per FILE.\n"
 	      " -o, --output BASE|DIR/  base name, or a directory (DIR/ or one that exists)\n"
 	      " -F, --format LIST       pprof,jfr,folded,html (default pprof,jfr); folded stacks\n"
@@ -1768,7 +1767,7 @@ static int merge_take(const struct cvopts *c, const struct inputs *in, size_t i,
 /* The merged outputs, their summary line and --stats record. The exit code. */
 static int merge_write(const struct cvopts *c, const struct inputs *in, struct merged *mg)
 {
-	struct out_src src = { &mg->p, c->chunk_size, NULL, 0, NULL };
+	struct out_src src = { &mg->p, c->chunk_size, NULL, 0, NULL, NULL, 0 };
 	struct written w;
 	struct view_top top;
 	bool top_ready = false;

@@ -645,7 +645,7 @@ static void side_release(struct side *s)
 int cmd_diff(int argc, char **argv)
 {
 	struct dfopts *c = calloc(1, sizeof(*c));
-	struct cli_cmd cmd = { "conv diff", diff_opts, diff_take, c };
+	struct cli_cmd cmd = { "conv diff", diff_opts, diff_take, c, false };
 	struct side b, n;
 	struct objtab *objects = NULL;
 	int first, rc;
