@@ -16,6 +16,7 @@
 
 #include "core/dbuf.h"
 #include "core/json.h"
+#include "model/merge.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "pipeline/objtab.h"
@@ -57,19 +58,26 @@ struct dfopts {
 	struct rdr_opts ro;
 };
 
-/* One side of the comparison. */
+/* Recordings a side takes at most (BASE or NEW: a list joined by ','). */
+#define SIDE_MAX_INPUTS 64
+
+/* One side of the comparison: a recording, or several merged as conv --merge merges them. */
 struct side {
-	const char *in;
-	struct rdr *r;
+	const char *in; /* as given: one path, or several joined by ',' */
+	char *list;     /* in, split (malloc'd) when it names several */
+	const char *paths[SIDE_MAX_INPUTS];
+	size_t nr_paths;
 	struct prof p;
-	struct convert_stats cs;
-	bool ready;     /* p and cs to release */
-	uint32_t event; /* the compared event (view_main_event) */
+	uint64_t samples; /* kept, over its recordings */
+	bool ready;       /* p to release */
+	bool lost;        /* a recording had problems (--strict) */
+	uint32_t event;   /* the compared event (view_main_event) */
 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings)\n"
+	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings; each may be\n"
+	      "       several joined by ',': merged as --merge merges them)\n"
 	      "What changed from BASE to NEW: functions whose share of the samples moved most,\n"
 	      "on stdout; BASE-vs-NEW.html (a differential flame graph), .folded ('stack BASE\n"
 	      "NEW') and .pb.gz (NEW minus BASE, as go tool pprof -diff_base builds it).\n"
@@ -194,41 +202,117 @@ static enum cli_take diff_take(void *ctx, int id, char *arg, int argc, char **ar
 	return ok ? CLI_TAKE_OK : CLI_TAKE_USAGE;
 }
 
-/* A recording's file name without its directory and .data: the default name's parts. */
-static void side_stem(const char *in, char *buf, size_t n)
+/*
+ * A side's part of the default name: its first recording's file name
+ * without its directory and .data, "+N" for N more.
+ */
+static void side_stem(const struct side *sd, char *buf, size_t n)
 {
-	const char *s = strrchr(in, '/');
+	const char *in = sd->paths[0], *s = strrchr(in, '/');
 	size_t len;
 
 	snprintf(buf, n, "%s", s && s[1] ? s + 1 : in);
 	len = strlen(buf);
 	if (len > 5 && !strcmp(buf + len - 5, ".data"))
 		buf[len - 5] = 0;
+	if (sd->nr_paths > 1)
+		snprintf(buf + strlen(buf), n - strlen(buf), "+%zu", sd->nr_paths - 1);
 }
 
-/* Reads and converts one side (said when it cannot): the exit code. */
-static int side_read(struct dfopts *c, struct side *s)
+/*
+ * A side's recordings from its operand: the path itself when a file is
+ * there (a name may hold a ','), else the ','-separated paths. False (said)
+ * when there are too many or an empty one.
+ */
+static bool side_split(struct side *s)
 {
+	char *save = NULL;
+
+	if (!strchr(s->in, ',') || access(s->in, F_OK) == 0) {
+		s->paths[s->nr_paths++] = s->in;
+		return true;
+	}
+	s->list = strdup(s->in);
+	if (!s->list) {
+		fprintf(stderr, "conv diff: out of memory\n");
+		return false;
+	}
+	for (char *w = strtok_r(s->list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (s->nr_paths == SIDE_MAX_INPUTS) {
+			fprintf(stderr, "conv diff: %s: more than %d recordings on one side\n", s->in, SIDE_MAX_INPUTS);
+			return false;
+		}
+		s->paths[s->nr_paths++] = w;
+	}
+	return s->nr_paths > 0;
+}
+
+/* Converts one recording into p (made by prof_init). The exit code (said). */
+static int side_convert(struct dfopts *c, struct side *s, const char *in, struct prof *p)
+{
+	struct convert_stats cs;
 	struct conv_diag diag;
+	struct rdr *r = NULL;
 	enum conv_err err;
 	int rc;
 
-	if (!strcmp(s->in, "-")) {
-		fprintf(stderr, "conv diff: the two recordings are files: standard input is not taken\n");
+	if (!strcmp(in, "-")) {
+		fprintf(stderr, "conv diff: the recordings are files: standard input is not taken\n");
 		return CLI_EXIT_USAGE;
 	}
-	rc = cli_open_input(s->in, &c->ro, &s->r);
+	rc = cli_open_input(in, &c->ro, &r);
 	if (rc)
 		return rc;
 	memset(&diag, 0, sizeof(diag));
+	memset(&cs, 0, sizeof(cs));
+	err = convert_run(r, &c->co, p, &cs, &diag);
+	if (err) {
+		fprintf(stderr, "conv diff: %s: %s%s%s\n", in, conv_strerror(err), diag.msg[0] ? ": " : "",
+			diag.msg);
+		rc = CLI_EXIT_INPUT;
+	}
+	s->samples += cs.samples;
+	s->lost = s->lost || rdr_problem_count(r) || rdr_stats(r)->stopped;
+	convert_stats_release(&cs);
+	rdr_close(r);
+	return rc;
+}
+
+/*
+ * Reads and converts one side (said when it cannot): its recordings each
+ * converted, then merged as conv --merge merges them (prof_merge, samples
+ * labelled file=PATH) when there are several. The exit code.
+ */
+static int side_read(struct dfopts *c, struct side *s)
+{
+	int rc = CLI_EXIT_OK;
+
 	prof_init(&s->p);
 	s->ready = true;
-	err = convert_run(s->r, &c->co, &s->p, &s->cs, &diag);
-	if (err) {
-		fprintf(stderr, "conv diff: %s: %s%s%s\n", s->in, conv_strerror(err), diag.msg[0] ? ": " : "",
-			diag.msg);
-		return CLI_EXIT_INPUT;
+	if (s->nr_paths == 1)
+		rc = side_convert(c, s, s->paths[0], &s->p);
+	for (size_t i = 0; s->nr_paths > 1 && !rc && i < s->nr_paths; i++) {
+		struct prof one;
+		struct prof_merge_label lb = { "file", s->paths[i] };
+		struct prof_merge_opts mo;
+		struct conv_diag diag;
+
+		prof_init(&one);
+		rc = side_convert(c, s, s->paths[i], &one);
+		memset(&mo, 0, sizeof(mo));
+		mo.labels = &lb;
+		mo.nr_labels = 1;
+		mo.name = s->paths[i];
+		memset(&diag, 0, sizeof(diag));
+		if (!rc && prof_merge(&s->p, &one, &mo, &diag)) {
+			fprintf(stderr, "conv diff: %s: cannot merge it: %s\n", s->paths[i],
+				diag.msg[0] ? diag.msg : "out of memory");
+			rc = CLI_EXIT_INPUT;
+		}
+		prof_release(&one);
 	}
+	if (rc)
+		return rc;
 	s->event = view_main_event(&s->p);
 	if (s->event == PROF_NONE || s->p.events_desc[s->event].offcpu) {
 		fprintf(stderr, "conv diff: %s: no samples to compare\n", s->in);
@@ -240,7 +324,7 @@ static int side_read(struct dfopts *c, struct side *s)
 /* Whether a side's input had problems (corrupt records skipped, a truncated file): --strict's exit 3. */
 static bool side_lost(const struct side *s)
 {
-	return rdr_problem_count(s->r) || rdr_stats(s->r)->stopped;
+	return s->lost;
 }
 
 static const char *side_str(const struct side *s, uint32_t id)
@@ -449,7 +533,7 @@ static bool diff_page(const struct dfopts *c, const struct side *b, const struct
 	snprintf(title, sizeof(title), "%.280s \xe2\x86\x92 %.280s", b->in, n->in);
 	snprintf(sub, sizeof(sub), "conv diff: %" PRIu64 " samples of %.200s in BASE, %" PRIu64
 		 " in NEW; coloured by the change of each frame's share; conv %s",
-		 b->cs.samples, side_str(b, b->p.events_desc[b->event].full_name), n->cs.samples,
+		 b->samples, side_str(b, b->p.events_desc[b->event].full_name), n->samples,
 		 CONV_VERSION_STRING);
 	memset(&ho, 0, sizeof(ho));
 	ho.title = title;
@@ -569,8 +653,8 @@ static int diff_paths(const struct dfopts *c, const struct side *b, const struct
 	rc = cli_out_dir("conv diff", c->out, 1, true);
 	if (rc)
 		return rc;
-	side_stem(b->in, sb, sizeof(sb));
-	side_stem(n->in, sn, sizeof(sn));
+	side_stem(b, sb, sizeof(sb));
+	side_stem(n, sn, sizeof(sn));
 	/* the default name says which two inputs */
 	snprintf(name, sizeof(name), "%s-vs-%s", sb, sn);
 	out_paths(c->out, name, bufs);
@@ -634,12 +718,9 @@ static int diff_run(struct dfopts *c, struct side *b, struct side *n)
 
 static void side_release(struct side *s)
 {
-	if (s->ready) {
-		convert_stats_release(&s->cs);
+	if (s->ready)
 		prof_release(&s->p);
-	}
-	if (s->r)
-		rdr_close(s->r);
+	free(s->list);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -685,7 +766,9 @@ int cmd_diff(int argc, char **argv)
 	memset(&n, 0, sizeof(n));
 	b.in = argv[first];
 	n.in = argv[first + 1];
-	if (c->stats_path && !statsfile_open("conv diff", c->stats_path)) {
+	if (!side_split(&b) || !side_split(&n)) {
+		rc = CLI_EXIT_USAGE;
+	} else if (c->stats_path && !statsfile_open("conv diff", c->stats_path)) {
 		rc = CLI_EXIT_OUTPUT;
 	} else {
 		rc = diff_run(c, &b, &n);

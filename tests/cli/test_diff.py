@@ -27,6 +27,7 @@ Checks:
   * a vs c (the unchanged program again): no function beyond its noise bound,
     --fail-above 5 exits 0;
   * the folded diff's two columns equal `conv -F folded` of each side, per stack;
+    with BASE "a.data,c.data" (merged), its column is a's plus c's;
   * the diff pprof (tests/tools/pprofdec.py) sums to NEW - BASE per stack, its
     BASE samples labelled pprof::base=true; `go tool pprof -top` reads it and
     names extra (skipped without go);
@@ -228,6 +229,19 @@ want = {s: [fb.get(s, [0])[0], fn.get(s, [0])[0]] for s in set(fb) | set(fn)}
 bad = [(s, fd.get(s), want[s]) for s in sorted(set(want) | set(fd)) if fd.get(s) != want.get(s)]
 t.check("folded diff: 'stack BASE NEW' = each side's folded count, per stack (%d stacks)" % len(want),
         not bad and all(len(v) == 2 for v in fd.values()), bad[:3])
+
+# 3b. several recordings on a side, merged as --merge merges them: BASE's column is their sum
+r = conv(["-q", "-F", "folded", "-o", "single-c", C])
+fc = folded(os.path.join(WORK, "single-c.folded"), 1)
+r = conv(["diff", "--json", "-o", "acb", A + "," + C, B])
+rep2 = json.loads(t.text(r.stdout)) if r.returncode == 0 and r.stdout else None
+t.check("a,c vs b: exit 0, JSON report", rep2 is not None, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+fm = folded(os.path.join(WORK, "acb.folded"), 2) if rep2 else {}
+want2 = {s: [fb.get(s, [0])[0] + fc.get(s, [0])[0], fn.get(s, [0])[0]] for s in set(fb) | set(fc) | set(fn)}
+bad = [(s, fm.get(s), want2[s]) for s in sorted(set(want2) | set(fm)) if fm.get(s) != want2.get(s)]
+t.check("a,c vs b: BASE's column = a's + c's folded count, per stack", rep2 and not bad, bad[:3])
+t.check("a,c vs b: extra on top", rep2 and rep2["functions"] and rep2["functions"][0]["name"] == "extra",
+        rep2 and [e["name"] for e in rep2["functions"][:3]])
 
 # 4. the diff pprof: NEW - BASE per stack
 sums, labelled = pprof_by_stack(os.path.join(WORK, "ab.pb.gz"))
