@@ -609,6 +609,24 @@ static void convert_top(const struct cvopts *c, struct conversion *cv)
 	}
 }
 
+/* An input's --stats record (rc its exit code), then its conversion released. rc. */
+static int conversion_end(const struct cvopts *c, struct conversion *cv, int rc)
+{
+	if (c->stats_path)
+		convstats_write(cv->in, rc, cv->r, cv->prof_ready ? &cv->p : NULL,
+				cv->prof_ready ? &cv->cs : NULL, &cv->w, cv->top_ready ? &cv->top : NULL,
+				cv->top_event);
+	if (cv->top_ready)
+		view_top_release(&cv->top);
+	convert_stats_release(&cv->cs);
+	if (cv->prof_ready)
+		prof_release(&cv->p);
+	if (cv->r)
+		rdr_close(cv->r);
+	free(cv);
+	return rc;
+}
+
 static int convert_one(struct cvopts *c, const char *in)
 {
 	struct conversion *cv = calloc(1, sizeof(*cv));
@@ -641,18 +659,7 @@ static int convert_one(struct cvopts *c, const char *in)
 			show_summary(c, in, cv->r, &cv->p, &cv->cs, &cv->w, cv->write_ns,
 				     cv->top_ready ? &cv->top : NULL, cv->top_event);
 	}
-	if (c->stats_path)
-		convstats_write(in, rc, cv->r, cv->prof_ready ? &cv->p : NULL, cv->prof_ready ? &cv->cs : NULL,
-			    &cv->w, cv->top_ready ? &cv->top : NULL, cv->top_event);
-	if (cv->top_ready)
-		view_top_release(&cv->top);
-	convert_stats_release(&cv->cs);
-	if (cv->prof_ready)
-		prof_release(&cv->p);
-	if (cv->r)
-		rdr_close(cv->r);
-	free(cv);
-	return rc;
+	return conversion_end(c, cv, rc);
 }
 
 /* ---- options ---- */
@@ -1749,19 +1756,7 @@ static int merge_take(const struct cvopts *c, const struct inputs *in, size_t i,
 		mg->cs.threads += cv->cs.threads;
 		convert_top(c, cv);
 	}
-	if (c->stats_path)
-		convstats_write(cv->in, rc, cv->r, cv->prof_ready ? &cv->p : NULL,
-				cv->prof_ready ? &cv->cs : NULL, &cv->w, cv->top_ready ? &cv->top : NULL,
-				cv->top_event);
-	if (cv->top_ready)
-		view_top_release(&cv->top);
-	convert_stats_release(&cv->cs);
-	if (cv->prof_ready)
-		prof_release(&cv->p);
-	if (cv->r)
-		rdr_close(cv->r);
-	free(cv);
-	return rc;
+	return conversion_end(c, cv, rc);
 }
 
 /* The merged outputs, their summary line and --stats record. The exit code. */
