@@ -38,7 +38,8 @@ struct uw_cfi {
 	int fd, dbg_fd;
 	Elf *elf;
 	Dwarf_CFI *eh;       /* .eh_frame (NULL: none) */
-	Dwarf *dbg;          /* the debug file, for .debug_frame */
+	Elf *dbg_elf;        /* the debug file, when it has a .debug_frame */
+	Dwarf *dbg;          /* its DWARF, for that .debug_frame */
 	Dwarf_CFI *dbg_cfi;  /* borrowed from dbg */
 	struct elfseg *segs;
 	size_t nr_segs;
@@ -76,6 +77,47 @@ static bool read_segs(struct uw_cfi *c)
 	return c->nr_segs > 0;
 }
 
+/* Whether e has a .debug_frame with contents (not one stripped to NOBITS). */
+static bool has_debug_frame(Elf *e)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".debug_frame"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The debug file's .debug_frame, for code its binary's .eh_frame does not
+ * cover. Only a file that has one is opened as DWARF: libdw decompresses
+ * every compressed debug section when it opens a file, which for
+ * libc6-dbg's libc (no .debug_frame at all) was 11 MB inflated and kept for
+ * nothing.
+ */
+static void open_debug_frame(struct uw_cfi *c, const char *debug)
+{
+	c->dbg_fd = ropen_regular(debug, false);
+	if (c->dbg_fd < 0)
+		return;
+	c->dbg_elf = elf_begin(c->dbg_fd, ELF_C_READ_MMAP, NULL);
+	if (!c->dbg_elf || elf_kind(c->dbg_elf) != ELF_K_ELF || !has_debug_frame(c->dbg_elf))
+		return;
+	c->dbg = dwarf_begin_elf(c->dbg_elf, DWARF_C_READ, NULL);
+	if (c->dbg)
+		c->dbg_cfi = dwarf_getcfi(c->dbg);
+}
+
 enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *binary,
 			  const char *debug)
 {
@@ -106,13 +148,8 @@ enum conv_err uw_cfi_open(struct uw_cfi **out, enum uw_arch arch, const char *bi
 			c->entry = eh.e_entry;
 	}
 	c->eh = dwarf_getcfi_elf(c->elf);
-	if (debug) {
-		c->dbg_fd = ropen_regular(debug, false);
-		if (c->dbg_fd >= 0)
-			c->dbg = dwarf_begin(c->dbg_fd, DWARF_C_READ);
-		if (c->dbg)
-			c->dbg_cfi = dwarf_getcfi(c->dbg);
-	}
+	if (debug)
+		open_debug_frame(c, debug);
 	*out = c;
 	return CONV_E_OK;
 }
@@ -131,6 +168,8 @@ void uw_cfi_close(struct uw_cfi *c)
 		dwarf_cfi_end(c->eh);
 	if (c->dbg)
 		dwarf_end(c->dbg);
+	if (c->dbg_elf)
+		elf_end(c->dbg_elf);
 	if (c->elf)
 		elf_end(c->elf);
 	if (c->fd >= 0)
