@@ -416,43 +416,61 @@ static size_t report_count(const struct dfopts *c, const struct view_diff *d)
 	return n;
 }
 
+/* s right-aligned in width columns: a UTF-8 sequence (the bound's "±") takes one. */
+static void put_col(const char *s, int width)
+{
+	int cols = 0;
+
+	for (const char *p = s; *p; p++)
+		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	printf("%*s%s", width > cols ? width - cols : 0, "", s);
+}
+
+/* One side's four columns (self or total) of a report line. */
+static void put_share(const struct dfopts *c, const struct view_diff_share *s)
+{
+	char v[32];
+
+	put_col(fmt_value(c->counts, s->base_v, v, sizeof(v)), 7);
+	put_col(fmt_value(c->counts, s->new_v, v, sizeof(v)), 7);
+	put_col(fmt_change(c->counts, s->change, v, sizeof(v), false), 7);
+	put_col(fmt_change(c->counts, s->noise, v, sizeof(v), true), 7);
+}
+
+/*
+ * The numbers first and the name last, as conv's summary and pprof -top put
+ * them: the columns fit an 80-column terminal whatever the names' lengths.
+ */
 static void report_text(const struct dfopts *c, const struct side *b, const struct side *n,
 			const struct view_diff *d, const char *const *written, size_t nr_written)
 {
-	char method[256], v[8][32];
-	size_t shown = report_count(c, d), beyond = 0, w = 8;
+	char method[256];
+	size_t shown = report_count(c, d), beyond = 0;
 	const char *unit = c->counts ? "samples" : "points";
 
 	for (size_t i = 0; i < d->nr; i++)
 		beyond += d->ents[i].moved != 0;
-	for (size_t i = 0; i < shown; i++)
-		w = strlen(d->ents[i].name) > w ? strlen(d->ents[i].name) : w;
-	w = w > 60 ? 60 : w;
 	say_method(c, b, method, sizeof(method));
-	printf("conv diff: BASE %s: %" PRId64 " samples of %s; NEW %s: %" PRId64 " samples\n", b->in,
-	       d->base_all, side_str(b, b->p.events_desc[b->event].full_name), n->in, d->new_all);
-	printf("compared: %s; noise bound: %g standard errors (%s)\n", method, d->z,
+	printf("conv diff: BASE %s: %" PRId64 " samples of %s\n", b->in, d->base_all,
+	       side_str(b, b->p.events_desc[b->event].full_name));
+	printf("           NEW  %s: %" PRId64 " samples\n", n->in, d->new_all);
+	printf("compared: %s\n", method);
+	printf("noise bound: %g standard errors (%s)\n", d->z,
 	       c->counts ? "Poisson" : "binomial, of the difference of two shares");
 	if (!shown) {
 		printf("nothing moved\n");
 	} else {
-		printf("%-*s  %7s %7s %7s %6s   %7s %7s %7s %6s\n", (int)w, "", "self", "", "", "", "total", "", "",
-		       "");
-		printf("%-*s  %7s %7s %7s %6s   %7s %7s %7s %6s\n", (int)w, "function", "base", "new", "change",
-		       "noise", "base", "new", "change", "noise");
+		printf("%16s%29s\n", "self", "total");
+		printf("%7s%7s%7s%7s %7s%7s%7s%7s    %s\n", "base", "new", "change", "noise", "base", "new",
+		       "change", "noise", "function");
 	}
 	for (size_t i = 0; i < shown; i++) {
 		const struct view_diff_ent *e = &d->ents[i];
-		bool out = e->moved != 0;
 
-		printf("%-*.*s  %7s %7s %7s %6s   %7s %7s %7s %6s%s\n", (int)w, (int)w, e->name,
-		       fmt_value(c->counts, e->self.base_v, v[0], 32), fmt_value(c->counts, e->self.new_v, v[1], 32),
-		       fmt_change(c->counts, e->self.change, v[2], 32, false),
-		       fmt_change(c->counts, e->self.noise, v[3], 32, true),
-		       fmt_value(c->counts, e->total.base_v, v[4], 32),
-		       fmt_value(c->counts, e->total.new_v, v[5], 32),
-		       fmt_change(c->counts, e->total.change, v[6], 32, false),
-		       fmt_change(c->counts, e->total.noise, v[7], 32, true), out ? "  *" : "");
+		put_share(c, &e->self);
+		putchar(' ');
+		put_share(c, &e->total);
+		printf("  %s %s\n", e->moved ? "*" : " ", e->name);
 	}
 	if (beyond)
 		printf("%zu %s moved beyond the noise bound (*); change and noise in %s\n", beyond,

@@ -42,6 +42,7 @@ Prints ok/FAIL lines and "N passed, M failed"; exit 77 without perf or gcc.
 """
 import json
 import os
+import re
 import shutil
 import sys
 
@@ -203,6 +204,26 @@ if rep:
     t.check("a vs b: extra grew beyond its noise bound",
             e and e["beyond_noise"] and e["self"]["change"] > e["self"]["noise"], e)
     t.check("a vs b: normalized by shares", rep["normalized"] == "shares", rep["normalized"])
+# the text report on an 80-column terminal: numbers first, the name last
+r = conv(["diff", "-o", "ab-text", A, B])
+rows, wide = {}, []
+for ln in t.text(r.stdout).splitlines():
+    f = ln.split()
+    if len(f) >= 9 and all(re.match(r"^[-+±]?[0-9.]+%?$", x) for x in f[:8]):
+        cut = re.match(r"^\s*(?:\S+\s+){7}\S+", ln).end()
+        name = ln[cut:].strip().lstrip("* ").strip()
+        rows[name] = (f[:8], "*" in ln[cut:cut + 4])
+        if cut + 4 > 80:
+            wide.append(ln)
+    elif len(ln.replace(A, "").replace(B, "")) > 80:
+        wide.append(ln)
+t.check("a vs b: the text report's columns fit 80 columns (names and paths aside)", rows and not wide,
+        wide[:3])
+x = rows.get("extra")
+t.check("a vs b: the text report's row of extra is marked as beyond the noise, its NEW self share the JSON's",
+        x is not None and x[1] and rep is not None and
+        any(e["name"] == "extra" and abs(float(x[0][1].rstrip("%")) - 100 * e["self"]["new_value"]) < 0.06
+            for e in rep["functions"]), x)
 r = conv(["diff", "-q", "-o", "ab2", "--fail-above", "5", A, B])
 t.check("a vs b: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
 
