@@ -562,6 +562,7 @@ static bool diff_page(const struct dfopts *c, const struct side *b, const struct
 	ho.other_cols = other;
 	ho.new_view = COL_NEW;
 	ho.noise_z = c->z;
+	ho.diff_counts = c->counts;
 	memset(&src, 0, sizeof(src));
 	src.t = t;
 	src.ho = &ho;

@@ -384,7 +384,8 @@ static void put_data(struct io_out *o, struct page *pg, const struct view_html_o
 	dbuf_puts(&o->buf, ",\"subtitle\":");
 	put_str(&o->buf, opts->subtitle ? opts->subtitle : "");
 	if (opts->other_cols)
-		dbuf_printf(&o->buf, ",\"diff\":{\"new\":%zu,\"z\":%g}", opts->new_view, opts->noise_z);
+		dbuf_printf(&o->buf, ",\"diff\":{\"new\":%zu,\"z\":%g,\"counts\":%s}", opts->new_view,
+			    opts->noise_z, opts->diff_counts ? "true" : "false");
 	dbuf_puts(&o->buf, ",\"strings\":[");
 	for (size_t i = 0; i < pg->nr_strs; i++) {
 		if (i)

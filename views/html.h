@@ -49,12 +49,14 @@ struct view_html_opts {
 	 * of the other recording, whose values the page shows beside the
 	 * view's own and colours each frame by the change of its share
 	 * (views/diff.h's noise bound at noise_z standard errors); new_view is
-	 * the view of NEW (the change is NEW's share minus BASE's). NULL: a
-	 * page of one profile.
+	 * the view of NEW (the change is NEW's share minus BASE's, or with
+	 * diff_counts its samples minus BASE's, bounded as Poisson counts).
+	 * NULL: a page of one profile.
 	 */
 	const size_t *other_cols;
 	size_t new_view;
 	double noise_z;
+	bool diff_counts;
 };
 
 /*

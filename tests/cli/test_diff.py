@@ -310,4 +310,31 @@ for case, page, args in (("a vs b", "ab", ["changed", "extra", str(widest[1]), s
             t.text(r.stderr).strip()[-600:])
     for ln in t.text(r.stdout).splitlines():
         t.note(ln)
+
+# 7. the page colours as the report bounds: by shares, and by counts with --normalize counts
+#    (steady did the same work on both sides: its share shrank, its count did not change as much)
+def look(e):
+    tot = e["total"]
+    return "grew" if tot["change"] > tot["noise"] else "shrank" if tot["change"] < -tot["noise"] else "same"
+
+
+def report(args):
+    r = conv(["diff", "--json", "--top", "100000"] + args + [A, B])
+    return json.loads(t.text(r.stdout)) if r.returncode == 0 and r.stdout else None
+
+
+reps = report(["-o", "ab-shares"])
+repc = report(["--normalize", "counts", "-o", "ab-counts"])
+t.check("a vs b --normalize counts: a report normalized by counts", repc and repc["normalized"] == "counts")
+for case, page, unit, rp in (("shares", "ab-shares", "points", reps), ("counts", "ab-counts", "samples", repc)):
+    want = [(n, look(entry(rp, n))) for n in ("extra", "steady") if rp and entry(rp, n)]
+    t.note("%s: the report says %s" % (case, ", ".join("%s %s" % w for w in want)))
+    r = t.sh([sys.executable, os.path.join(HERE, "..", "views", "diff_browser.py"),
+              os.path.join(WORK, page + ".html"), os.path.join(WORK, page + "-looks.png"), "looks", unit] +
+             ["%s=%s" % w for w in want], timeout=300)
+    if r.returncode == 77:
+        t.skip("%s: the page's colours are the report's" % case, t.text(r.stderr).strip())
+        continue
+    t.check("%s: the page's colours are the report's, its hover in %s" % (case, unit),
+            len(want) == 2 and r.returncode == 0, t.text(r.stderr).strip()[-600:])
 t.finish()

@@ -367,7 +367,7 @@ static void check_folded(const struct view_tree *t, size_t col)
 static void check_html(const struct view_tree *t)
 {
 	const char *names[2] = { "count", "weight" }, *units[2] = { "samples", "" };
-	struct view_html_opts o = { "fuzz", "", 0, names, units, NULL, 0, 0 };
+	struct view_html_opts o = { "fuzz", "", 0, names, units, NULL, 0, 0, false };
 	int fd = memfd_create("fuzz-html", MFD_CLOEXEC);
 	char *buf, *data, *end;
 	size_t n;

@@ -213,7 +213,7 @@ static void test_html(void **state)
 	struct view_tree t;
 	size_t types[1] = { 0 };
 	const char *names[1] = { "cpu-clock" }, *units[1] = { "samples" };
-	struct view_html_opts o = { "a<!--<script>b</script>", "sub", 0, names, units, NULL, 0, 0 };
+	struct view_html_opts o = { "a<!--<script>b</script>", "sub", 0, names, units, NULL, 0, 0, false };
 	FILE *f = tmpfile();
 	char *s, *data;
 
@@ -262,7 +262,7 @@ static void test_html_prune(void **state)
 	struct prof p;
 	struct view_tree t;
 	size_t types[1] = { 0 };
-	struct view_html_opts o = { "t", "s", 0, NULL, NULL, NULL, 0, 0 };
+	struct view_html_opts o = { "t", "s", 0, NULL, NULL, NULL, 0, 0, false };
 	FILE *f = tmpfile();
 	char *s;
 
@@ -321,7 +321,7 @@ static void test_html_caps(void **state)
 	struct prof p;
 	struct view_tree t;
 	size_t types[1] = { 0 };
-	struct view_html_opts o = { "t", "s", 0, NULL, NULL, NULL, 0, 0 };
+	struct view_html_opts o = { "t", "s", 0, NULL, NULL, NULL, 0, 0, false };
 	uint32_t pool[200], mn, *locs = malloc(1100 * sizeof(*locs));
 	uint64_t *d = malloc((VIEW_HTML_MAX_NODES + 1) * sizeof(*d));
 	uint64_t om[6], maxd = 0, box_nodes = 0, lines = 0, deepest = 0, whole = 0, semis = 0;

@@ -3,6 +3,7 @@
 
 usage: diff_browser.py PAGE.html SCREENSHOT.png changed NAME NEW BASE
        diff_browser.py PAGE.html SCREENSHOT.png unchanged NAME
+       diff_browser.py PAGE.html SCREENSHOT.png looks points|samples NAME=grew|shrank|same...
 
 First what every flame graph page must do (flame_browser.run: NAME drawn,
 nothing requested but the file, no console error or exception, search, zoom,
@@ -12,7 +13,10 @@ hover, the two views, a screenshot), then on the NEW view:
              hovering it shows both counts, NEW and BASE (as grouped numbers),
              and "points of the share"; in the BASE view it is red too;
   unchanged: no drawn frame is classed grew or shrank, and every frame but
-             "all" has the noise colour, in both views.
+             "all" has the noise colour, in both views;
+  looks:     each NAME's widest frame has the class given, in both views,
+             and hovering the first NAME in the NEW view gives its change in
+             "points of the share" or in samples (--normalize counts).
 Exit 0, 1 on a failed check (said), 77 without Chromium.
 """
 import os
@@ -80,11 +84,39 @@ def check_unchanged(b):
     return {"noise colour": sorted(noise)[0] if noise else ""}
 
 
+def check_looks(b, unit, want):
+    report = {}
+    for view in (0, 1):
+        set_view(b, view)
+        for name, look in want:
+            cls = b.eval(f"(e => e ? e.className : null)({widest(name)})") or ""
+            fb.check(look in cls.split(), f"view {view}: {name}'s frame is {cls!r}, not {look}")
+            report[f"view {view} {name}"] = cls
+    set_view(b, 0)
+    name = want[0][0]
+    b.hover(widest(name))
+    det = b.wait_for(f"(d => !d.hidden && d.textContent.includes({fb.js(name)}) && d.innerText)"
+                     "(document.getElementById('details'))", timeout=5, what=f"#details for {name!r}")
+    change = [ln for ln in det.splitlines() if ln.startswith("change: ")]
+    ok = change and (("points of the share" in change[0]) if unit == "points"
+                     else re.match(r"change: [+\u2212][0-9,]+ samples \(noise \u00b1[0-9,]+", change[0]))
+    fb.check(ok, f"hover of {name}: the change is not in {unit}: {change}")
+    report["hover"] = " | ".join(det.splitlines())[:200]
+    return report
+
+
 def main(argv):
-    if len(argv) < 5 or argv[3] not in ("changed", "unchanged") or (argv[3] == "changed" and len(argv) != 7):
+    looks = len(argv) >= 6 and argv[3] == "looks" and argv[4] in ("points", "samples") and \
+        all(re.match(r"^.+=(grew|shrank|same)$", a) for a in argv[5:])
+    if looks:
+        html, png, mode, unit = argv[1], argv[2], argv[3], argv[4]
+        want = [tuple(a.rsplit("=", 1)) for a in argv[5:]]
+        name = want[0][0]
+    elif len(argv) < 5 or argv[3] not in ("changed", "unchanged") or (argv[3] == "changed" and len(argv) != 7):
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
         return 2
-    html, png, mode, name = argv[1], argv[2], argv[3], argv[4]
+    else:
+        html, png, mode, name = argv[1], argv[2], argv[3], argv[4]
     try:
         b = cdp.Browser()
     except cdp.BrowserMissing as e:
@@ -92,7 +124,9 @@ def main(argv):
         return 77
     try:
         report = fb.run(b, html, png, [name])
-        if mode == "changed":
+        if looks:
+            report.update(check_looks(b, unit, want))
+        elif mode == "changed":
             report.update(check_changed(b, name, int(argv[5]), int(argv[6])))
         else:
             report.update(check_unchanged(b))
