@@ -186,6 +186,14 @@ struct sym_file {
 	size_t nr_results, cap_results;
 	enum sym_name_form form;
 	struct sym_file_stats st;
+	/*
+	 * What opens the files again after sym_file_shed: their paths (alt:
+	 * the one sym_file_set_alt was given), and what the first opening
+	 * found, which a shed file still answers.
+	 */
+	char *debug_path, *runtime_path, *alt_path;
+	bool shed;
+	bool had_dwarf;
 };
 
 /* ---- demangling ---- */
@@ -521,60 +529,57 @@ static void index_cus(struct sym_file *f)
 
 static void alt_open_here(struct sym_file *f);
 
-enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const char *runtime_path,
-			    struct conv_diag *diag)
+/*
+ * The files opened and indexed: the debug file (its DWARF, its alternate),
+ * the runtime binary; the program headers read the first time only (a shed
+ * file keeps them). Errors: CONV_E_IO, CONV_E_LIBELF (said in diag); the
+ * caller closes what was opened.
+ */
+static enum conv_err files_open(struct sym_file *f, bool first, struct conv_diag *diag)
 {
-	struct sym_file *f = calloc(1, sizeof(*f));
 
-	*out = NULL;
-	if (!f)
-		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
-	f->fd = f->rfd = f->afd = -1;
-	strtab_init(&f->strs);
-	arena_init(&f->arena, 0);
-	hmap_init(&f->cache);
-	hmap_init(&f->inl_idx);
-	hmap_init(&f->name_idx);
-	elf_version(EV_CURRENT);
-	f->fd = ropen_regular(debug_path, false);
+	f->fd = ropen_regular(f->debug_path, false);
 	if (f->fd < 0) {
 		int e = errno;
 
-		sym_file_close(f);
-		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "cannot open %s: %s", debug_path,
+		return conv_fail(diag, CONV_E_IO, UINT64_MAX, "cannot open %s: %s", f->debug_path,
 				 ropen_strerror(e));
 	}
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
-		sym_file_close(f);
-		return conv_fail(diag, CONV_E_LIBELF, UINT64_MAX, "%s: not an ELF file", debug_path);
-	}
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF)
+		return conv_fail(diag, CONV_E_LIBELF, UINT64_MAX, "%s: not an ELF file", f->debug_path);
 	prepare_sections(f);
 	f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 	if (f->dw) {
 		alt_open_here(f); /* before any DIE: libdw would look for it by itself */
+		if (f->alt_path && !f->alt)
+			sym_file_set_alt(f, f->alt_path);
 		index_cus(f);
 	}
-	if (runtime_path) {
-		f->rfd = ropen_regular(runtime_path, false);
+	if (f->runtime_path) {
+		f->rfd = ropen_regular(f->runtime_path, false);
 		if (f->rfd >= 0)
 			f->relf = elf_begin(f->rfd, ELF_C_READ_MMAP, NULL);
-		if (f->relf && elf_kind(f->relf) == ELF_K_ELF)
+		if (first && f->relf && elf_kind(f->relf) == ELF_K_ELF)
 			read_segs(f, f->relf, false);
 	}
-	if (!f->nr_segs) {
+	if (first && !f->nr_segs) {
 		free(f->segs);
 		f->segs = NULL;
 		read_segs(f, f->elf, true);
 	}
-	*out = f;
+	if (first)
+		f->had_dwarf = f->dw != NULL && f->nr_cus > 0;
 	return CONV_E_OK;
 }
 
-void sym_file_close(struct sym_file *f)
+/*
+ * The files closed, and everything that points into them or into libdw:
+ * sections, DIEs, the CU index, the symbol table, the memos keyed by
+ * libdw's handles. Cached results stay (their strings are the file's own).
+ */
+static void files_close(struct sym_file *f)
 {
-	if (!f)
-		return;
 	if (f->dw)
 		dwarf_end(f->dw);
 	if (f->alt)
@@ -591,9 +596,15 @@ void sym_file_close(struct sym_file *f)
 		close(f->fd);
 	if (f->rfd >= 0)
 		close(f->rfd);
+	f->dw = f->alt = NULL;
+	f->elf = f->relf = f->aelf = NULL;
+	f->fd = f->rfd = f->afd = -1;
 	for (size_t i = 0; i < f->nr_zbufs; i++)
 		free(f->zbufs[i]);
 	free(f->zbufs);
+	f->zbufs = NULL;
+	f->nr_zbufs = 0;
+	f->zbytes = 0;
 	for (size_t i = 0; i < f->nr_cus; i++) {
 		free(f->cus[i].funcs);
 		free(f->cus[i].file_ids);
@@ -603,22 +614,104 @@ void sym_file_close(struct sym_file *f)
 		}
 	}
 	free(f->cus);
+	f->cus = NULL;
+	f->nr_cus = 0;
 	free(f->cu_idx);
-	free(f->segs);
+	f->cu_idx = NULL;
+	f->nr_cu_idx = 0;
 	free(f->syms);
-	free(f->results);
-	hmap_release(&f->cache);
+	f->syms = NULL;
+	f->nr_syms = 0;
+	f->syms_built = false;
 	hmap_release(&f->inl_idx);
+	hmap_init(&f->inl_idx);
 	for (size_t i = 0; i < f->nr_inl; i++) {
 		free(f->inl[i].nodes);
 		free(f->inl[i].rngs);
 	}
 	free(f->inl);
+	f->inl = NULL;
+	f->nr_inl = f->cap_inl = 0;
 	hmap_release(&f->name_idx);
+	hmap_init(&f->name_idx);
 	free(f->names);
+	f->names = NULL;
+	f->nr_names = f->cap_names = 0;
+	memset(&f->secs, 0, sizeof(f->secs));
+	f->secs_loaded = false;
+}
+
+enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const char *runtime_path,
+			    struct conv_diag *diag)
+{
+	struct sym_file *f = calloc(1, sizeof(*f));
+	enum conv_err err;
+
+	*out = NULL;
+	if (!f)
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
+	f->fd = f->rfd = f->afd = -1;
+	strtab_init(&f->strs);
+	arena_init(&f->arena, 0);
+	hmap_init(&f->cache);
+	hmap_init(&f->inl_idx);
+	hmap_init(&f->name_idx);
+	elf_version(EV_CURRENT);
+	f->debug_path = strdup(debug_path);
+	f->runtime_path = runtime_path ? strdup(runtime_path) : NULL;
+	if (!f->debug_path || (runtime_path && !f->runtime_path)) {
+		sym_file_close(f);
+		return conv_fail(diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
+	}
+	err = files_open(f, true, diag);
+	if (err) {
+		sym_file_close(f);
+		return err;
+	}
+	*out = f;
+	return CONV_E_OK;
+}
+
+void sym_file_close(struct sym_file *f)
+{
+	if (!f)
+		return;
+	files_close(f);
+	free(f->segs);
+	free(f->results);
+	hmap_release(&f->cache);
+	hmap_release(&f->inl_idx);
+	hmap_release(&f->name_idx);
 	arena_release(&f->arena);
 	strtab_release(&f->strs);
+	free(f->debug_path);
+	free(f->runtime_path);
+	free(f->alt_path);
 	free(f);
+}
+
+void sym_file_shed(struct sym_file *f)
+{
+	files_close(f);
+	f->shed = true;
+}
+
+/* A shed file's files opened again, for an answer not cached. Errors: files_open's. */
+static enum conv_err files_reopen(struct sym_file *f)
+{
+	enum conv_err err;
+
+	if (!f->shed)
+		return CONV_E_OK;
+	f->shed = false;
+	err = files_open(f, false, NULL);
+	if (err) {
+		files_close(f);
+		f->shed = true;
+		return err;
+	}
+	f->st.reopened++;
+	return CONV_E_OK;
 }
 
 void sym_file_set_name_form(struct sym_file *f, enum sym_name_form form)
@@ -633,7 +726,7 @@ bool sym_file_has_phdrs(const struct sym_file *f)
 
 bool sym_file_has_dwarf(const struct sym_file *f)
 {
-	return f->dw != NULL && f->nr_cus > 0;
+	return f->had_dwarf;
 }
 
 /* The size of an open file, 0 when it cannot be asked. */
@@ -1849,13 +1942,15 @@ static struct symtab_ent *symtab_find(struct sym_file *f, uint64_t pc)
  */
 static void name_from_symbol(struct sym_file *f, struct sym_frame *fr, struct symtab_ent *se)
 {
-	fr->system_name = se->name;
 	if (!se->function) {
 		char *dem = sym_demangle(se->name, f->form);
 
+		/* a cached result outlives the ELF's string table (sym_file_shed): its own copy */
+		se->name = strtab_get(&f->strs, intern(f, se->name));
 		se->function = dem ? strtab_get(&f->strs, intern(f, dem)) : se->name;
 		free(dem);
 	}
+	fr->system_name = se->name;
 	fr->function = se->function;
 }
 
@@ -1888,6 +1983,8 @@ enum conv_err sym_file_lookup(struct sym_file *f, uint64_t elf_va, struct sym_re
 		*out = f->results[*v];
 		return CONV_E_OK;
 	}
+	if (files_reopen(f) != CONV_E_OK)
+		return CONV_E_IO;
 	memset(&res, 0, sizeof(res));
 	res.elf_va = elf_va;
 	if (f->dw && lookup_dwarf(f, elf_va, &res))
@@ -1917,6 +2014,8 @@ bool sym_file_symbol_addr(struct sym_file *f, const char *name, uint64_t *addr)
 {
 	Elf_Scn *scn = NULL;
 
+	if (files_reopen(f) != CONV_E_OK)
+		return false;
 	/* _text is not a function symbol, so the function index cannot answer this */
 	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
 		GElf_Shdr sh;
@@ -1951,7 +2050,8 @@ bool sym_file_missing_alt(struct sym_file *f, const uint8_t **bid, size_t *len)
 	const void *id;
 	ssize_t n;
 
-	if (!f->dw || f->alt)
+	/* a shed file had its alternate looked for when it was first opened */
+	if (f->shed || !f->dw || f->alt)
 		return false;
 	n = dwelf_dwarf_gnu_debugaltlink(f->dw, &name, &id);
 	if (n <= 0 || dwarf_getalt(f->dw) != NULL)
@@ -1965,7 +2065,7 @@ enum conv_err sym_file_set_alt(struct sym_file *f, const char *path)
 {
 	enum conv_err e = CONV_E_OK;
 
-	if (!f->dw || f->alt)
+	if (files_reopen(f) != CONV_E_OK || !f->dw || f->alt)
 		return CONV_E_INVAL;
 	f->afd = ropen_regular(path, false);
 	if (f->afd < 0)
@@ -1985,6 +2085,10 @@ enum conv_err sym_file_set_alt(struct sym_file *f, const char *path)
 		return e;
 	}
 	dwarf_setalt(f->dw, f->alt);
+	if (!f->alt_path || strcmp(f->alt_path, path)) {
+		free(f->alt_path);
+		f->alt_path = strdup(path); /* NULL: a reopened file goes without it */
+	}
 	return CONV_E_OK;
 }
 

@@ -66,6 +66,7 @@ struct sym_file_stats {
 	uint64_t unresolved;
 	uint64_t cus;                /* compile units indexed */
 	uint64_t zstd_sections;      /* zstd-compressed debug sections decompressed here */
+	uint64_t reopened;           /* times a shed file's files were opened again (sym_file_shed) */
 };
 
 /*
@@ -79,6 +80,17 @@ struct sym_file_stats {
 enum conv_err sym_file_open(struct sym_file **out, const char *debug_path, const char *runtime_path,
 			    struct conv_diag *diag);
 void sym_file_close(struct sym_file *f);
+
+/*
+ * Lets go of the files and everything read from them (decompressed
+ * sections, libdw's tables, the CU and symbol indexes), keeping the
+ * program headers and the cached results: a lookup of an address asked
+ * before is answered as before, and one not asked before opens the files
+ * again (at the paths of sym_file_open, with the alternate file given to
+ * sym_file_set_alt). For a run that keeps many files for later lookups
+ * it already knows (conv --merge): their answers without their memory.
+ */
+void sym_file_shed(struct sym_file *f);
 
 /*
  * The form of the names this file's lookups return (SYM_NAME_PERF until set);

@@ -1157,6 +1157,9 @@ static void test_dwz(void **state)
 		assert_int_equal(alen, 20);
 		assert_int_equal(sym_file_set_alt(f, altoff), CONV_E_OK);
 		assert_false(sym_file_missing_alt(f, &abid, &alen));
+		/* shed before any lookup: the files opened again keep the alt file the caller gave */
+		sym_file_shed(f);
+		assert_false(sym_file_missing_alt(f, &abid, &alen));
 		for (size_t i = 0; i < a.n; i++) {
 			struct sym_result r = lookup_ok(f, a.v[i]);
 			struct sym_result r0 = lookup_ok(f0, a.v[i]);
@@ -1165,6 +1168,7 @@ static void test_dwz(void **state)
 			for (uint32_t k = 0; k < r.nr; k++)
 				assert_string_equal(r.frames[k].function, r0.frames[k].function);
 		}
+		assert_int_equal(sym_file_stats(f)->reopened, 1);
 	}
 	sym_file_close(f);
 	assert_int_equal(rename(altoff, alt), 0);
@@ -2052,6 +2056,72 @@ static void test_cache(void **state)
 	sym_file_close(f);
 }
 
+/*
+ * sym_file_shed: the answers cached before it stay (strings intact with the
+ * files closed: a name left pointing into the unmapped ELF would fail here
+ * or under ASan), cost less than the open file, and an address not asked
+ * before opens the files once more and gets what a fresh file gives.
+ */
+static void shed_case(const char *bin, const struct addrs *a, const char *what)
+{
+	struct sym_file *f = open_ok(bin, NULL), *ref = open_ok(bin, NULL);
+	const struct sym_file_stats *st = sym_file_stats(f);
+	struct addrs first = { a->v, a->n / 2, 0 }, rest = { a->v + a->n / 2, a->n - a->n / 2, 0 };
+	bool dwarf = sym_file_has_dwarf(f);
+	uint64_t open_bytes, hits;
+	char label[128];
+
+	assert_true(first.n > 0 && rest.n > 0);
+	for (size_t i = 0; i < first.n; i++)
+		lookup_ok(f, first.v[i]);
+	open_bytes = sym_file_footprint(f);
+	sym_file_shed(f);
+	print_message("  %s: %" PRIu64 " bytes open, %" PRIu64 " shed (%zu answers)\n", what, open_bytes,
+		      sym_file_footprint(f), first.n);
+	assert_true(sym_file_footprint(f) < open_bytes);
+	assert_int_equal(sym_file_has_dwarf(f), dwarf);
+	assert_true(sym_file_has_phdrs(f));
+	hits = st->cache_hits;
+	tu_strf(label, sizeof(label), "%s: shed, answers asked before", what);
+	compare_files(ref, f, &first, label);
+	assert_int_equal(st->cache_hits, hits + first.n);
+	assert_int_equal(st->reopened, 0);
+	tu_strf(label, sizeof(label), "%s: shed, answers not asked before", what);
+	compare_files(ref, f, &rest, label);
+	assert_int_equal(st->reopened, 1);
+	/* shed again: every answer now cached, none opens the files */
+	sym_file_shed(f);
+	compare_files(ref, f, a, what);
+	assert_int_equal(st->reopened, 1);
+	sym_file_close(ref);
+	sym_file_close(f);
+}
+
+static void test_shed(void **state)
+{
+	char bin[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	struct addrs a = { 0 };
+
+	(void)state;
+	NEED(g.gcc && g.nm);
+	build_p();
+	tu_strf(bin, sizeof(bin), "%s/p/g5", g.tmp);
+	p_addrs(&a, bin);
+	shed_case(bin, &a, "DWARF");
+	free(a.v);
+	/* names from the symbol table: in the ELF's strings until the file is shed */
+	memset(&a, 0, sizeof(a));
+	case_dir(dir, "shed");
+	tu_strf(p, sizeof(p), "%s/p.c", dir);
+	write_file(p, P_SRC);
+	assert_int_equal(sh("cd '%s' && gcc -O2 -o nog p.c", dir), 0);
+	tu_strf(p, sizeof(p), "%s/nog", dir);
+	addrs_func(&a, p, "work");
+	addrs_func(&a, p, "main");
+	shed_case(p, &a, "symbol table");
+	free(a.v);
+}
+
 /* ---- errors ---- */
 
 static void test_open_errors(void **state)
@@ -2215,6 +2285,7 @@ int main(void)
 		cmocka_unit_test(test_rust),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_shed),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_kallsyms),
 	};
