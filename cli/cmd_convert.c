@@ -1614,9 +1614,10 @@ static void say_objects(struct objtab *t, size_t nr, unsigned workers, uint64_t 
 
 	fprintf(stderr,
 		"conv: %zu inputs in %.2f s (%.1f files/s, %u %s): objects %" PRIu64 " opened, %" PRIu64
-		" reused, %" PRIu64 " closed for --object-cache, %s held at most\n",
+		" reused, %" PRIu64 " closed for --object-cache, %" PRIu64
+		" opened again after shedding, %s held at most\n",
 		nr, secs, secs > 0 ? (double)nr / secs : 0.0, workers, cli_plural(workers, "worker", "workers"),
-		st.opened, st.reused, st.evicted, cli_size(st.peak_bytes, b, sizeof(b)));
+		st.opened, st.reused, st.evicted, st.reopened, cli_size(st.peak_bytes, b, sizeof(b)));
 }
 
 /*
@@ -1799,6 +1800,76 @@ static int merge_write(const struct cvopts *c, const struct inputs *in, struct m
 	return rc;
 }
 
+/* --merge's first pass over the inputs, shared by its workers. */
+struct plan {
+	struct cvopts *c;
+	const struct inputs *in;
+	atomic_size_t next;
+	struct rdr_opts ro;
+};
+
+/* Plans inputs (the next one not taken, until none is left); with bp, the batch line between them. */
+static void plan_inputs(struct plan *pl, struct batch_progress *bp)
+{
+	for (;;) {
+		size_t i = atomic_fetch_add(&pl->next, 1);
+		const char *path;
+		struct stat st;
+		struct rdr *r = NULL;
+		struct conv_diag d;
+
+		if (i >= pl->in->nr)
+			break;
+		path = pl->in->v[i];
+		if (bp) {
+			bp->done = i;
+			bp->current = path;
+			batch_progress(pl->c, bp);
+		}
+		/* a pipe cannot be read twice: its objects are looked up in the second pass alone */
+		if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		memset(&d, 0, sizeof(d));
+		/* what is wrong with an input, the second pass says */
+		if (rdr_open_path(&r, path, &pl->ro, &d) == CONV_E_OK)
+			convert_plan(r, &pl->c->co, &d);
+		rdr_close(r);
+	}
+}
+
+static void *plan_worker(void *arg)
+{
+	plan_inputs(arg, NULL);
+	return NULL;
+}
+
+/*
+ * --merge's first pass: each input that can be read twice (a file, not a
+ * pipe) read once, on n workers, to tell the object table what it will ask
+ * of which symbol files (convert_plan). Then each file is opened once for
+ * all inputs and shed after: the merge holds the answers of libc's, the
+ * kernel's and the program's debug files, not the files (memory within
+ * 1.5x of its largest single conversion's, not the sum of all objects').
+ */
+static void merge_plan(struct cvopts *c, const struct inputs *in, unsigned n, uint64_t t0)
+{
+	struct plan pl = { c, in, 0, c->ro };
+	struct batch_progress bp = { 0, in->nr, t0, NULL };
+	pthread_t th[CONVERT_MAX_WORKERS];
+	unsigned started = 0;
+
+	atomic_init(&pl.next, 0);
+	pl.ro.read_ahead = false; /* a core per input already */
+	for (unsigned i = 1; i < n; i++)
+		if (pthread_create(&th[started], NULL, plan_worker, &pl) == 0)
+			started++;
+	plan_inputs(&pl, c->tty && !c->com.quiet ? &bp : NULL);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (c->tty && !c->com.quiet)
+		cli_progress_clear();
+}
+
 /*
  * --merge: each input read and converted as on its own, then merged into
  * one profile and released (memory: the merged profile plus one input's
@@ -1831,6 +1902,8 @@ static int merge_all(struct cvopts *c, const struct inputs *in)
 	}
 	c->co.sj.objects = objects;
 	ready = !rc;
+	if (ready && objects && !c->co.sj.no_symbolize)
+		merge_plan(c, in, workers, t0);
 	if (ready && workers > 1) {
 		rc = convert_batch(c, in, workers, t0, mg, mg->path[OUT_JFR] != NULL);
 	} else {

@@ -594,3 +594,39 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 	pass_release(&ps);
 	return err;
 }
+
+enum conv_err convert_plan(struct rdr *r, const struct convert_opts *o, struct conv_diag *diag)
+{
+	struct convert_opts po = *o;
+	struct convert_stats st;
+	struct prof p;
+	struct pass ps;
+	enum conv_err err;
+
+	if (!o->sj.objects)
+		return CONV_E_INVAL;
+	po.sj.plan = true;
+	po.sj.jobs = 1; /* nothing to look up: no workers */
+	po.keep_events = false; /* the events are the later pass's */
+	po.progress = NULL;
+	po.sj.progress = NULL;
+	memset(&st, 0, sizeof(st));
+	memset(&ps, 0, sizeof(ps));
+	prof_init(&p);
+	ps.r = r;
+	ps.o = &po;
+	ps.p = &p;
+	ps.st = &st;
+	ps.diag = diag;
+	err = pass_init(&ps);
+	if (!err)
+		err = pass_read(&ps);
+	if (!err) {
+		readpass_finish(ps.rp);
+		err = symjob_run(ps.sj, diag);
+	}
+	pass_release(&ps);
+	prof_release(&p);
+	convert_stats_release(&st);
+	return err;
+}

@@ -103,4 +103,15 @@ void convert_stats_release(struct convert_stats *st);
 enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct prof *p,
 			  struct convert_stats *st, struct conv_diag *diag);
 
+/*
+ * The first of two passes over r for a run whose object table (o->sj.objects,
+ * required) serves many inputs: reads the recording as convert_run would and
+ * tells the table which addresses of which files it will ask
+ * (symjob_opts.plan), building no model. When every input was planned
+ * first, each symbol file is opened once, looks up what all inputs ask of
+ * it, and is shed (objtab_sym_want): the run holds the answers, not the
+ * files. Errors: convert_run's.
+ */
+enum conv_err convert_plan(struct rdr *r, const struct convert_opts *o, struct conv_diag *diag);
+
 #endif

@@ -31,9 +31,15 @@ struct objtab_ent {
 	uint64_t last_use;
 	uint64_t bytes;     /* its footprint at the last put */
 	pthread_mutex_t lock; /* ENT_CFI: rules compiled one caller at a time */
-	struct sym_file *sym;
+	struct sym_file *sym;   /* ENT_SYM: NULL while only wanted (objtab_sym_want) */
 	struct kallsyms ks;
 	struct uw_cfi *cfi;
+	/* ENT_SYM: addresses wanted and not looked up yet, each once (want_idx: fingerprint -> index + 1) */
+	struct objtab_want *wants;
+	size_t nr_wants, cap_wants;
+	struct hmap want_idx;
+	bool planned; /* addresses were wanted of it: shed at every put */
+	uint64_t reopened; /* its sym_file's reopened count at the last put */
 };
 
 struct objtab {
@@ -69,8 +75,19 @@ enum conv_err objtab_new(struct objtab **out, uint64_t budget)
 	return CONV_E_OK;
 }
 
+static void wants_clear(struct objtab_ent *e)
+{
+	free(e->wants);
+	e->wants = NULL;
+	e->nr_wants = e->cap_wants = 0;
+	hmap_release(&e->want_idx);
+	hmap_init(&e->want_idx);
+}
+
 static void ent_close(struct objtab_ent *e)
 {
+	wants_clear(e);
+	hmap_release(&e->want_idx);
 	sym_file_close(e->sym);
 	kallsyms_release(&e->ks);
 	if (e->cfi)
@@ -227,6 +244,7 @@ static struct objtab_ent *ent_add(struct objtab *t, enum ent_kind kind, char *ke
 	e->id[0] = ident_of(a);
 	e->id[1] = ident_of(b);
 	kallsyms_init(&e->ks);
+	hmap_init(&e->want_idx);
 	return e;
 }
 
@@ -334,12 +352,22 @@ static void ent_opened(struct objtab *t, struct objtab_ent *e, bool ok)
 
 void objtab_put(struct objtab *t, struct objtab_ent *e)
 {
-	uint64_t bytes;
+	uint64_t bytes, reopened = 0;
 
 	if (!e)
 		return;
+	if (e->kind == ENT_SYM && e->users == 1) {
+		wants_clear(e);
+		if (e->planned && e->sym)
+			sym_file_shed(e->sym);
+		if (e->sym) {
+			reopened = sym_file_stats(e->sym)->reopened - e->reopened;
+			e->reopened += reopened;
+		}
+	}
 	bytes = ent_footprint(e);
 	pthread_mutex_lock(&t->lock);
+	t->st.reopened += reopened;
 	t->st.bytes = t->st.bytes - e->bytes + bytes;
 	e->bytes = bytes;
 	if (t->st.bytes > t->st.peak_bytes)
@@ -359,6 +387,13 @@ struct objtab_ent *objtab_sym_get(struct objtab *t, const char *debug, const cha
 	struct objtab_ent *e = ent_get(t, ENT_SYM, debug, runtime, (unsigned)form, true, fresh);
 
 	*f = NULL;
+	if (e && !*fresh && !e->sym) {
+		/* only wanted so far: opened by this holder (an exclusive hold: nobody else is at it) */
+		pthread_mutex_lock(&t->lock);
+		e->opening = true;
+		pthread_mutex_unlock(&t->lock);
+		*fresh = true;
+	}
 	if (e && *fresh) {
 		bool ok = sym_file_open(&e->sym, debug, runtime, NULL) == CONV_E_OK;
 
@@ -371,6 +406,61 @@ struct objtab_ent *objtab_sym_get(struct objtab *t, const char *debug, const cha
 	if (e)
 		*f = e->sym;
 	return e;
+}
+
+/* One wanted address into e's list, unless it is there already. */
+static bool want_add(struct objtab_ent *e, const struct objtab_want *w)
+{
+	uint64_t key[3] = { w->value, w->pgoff, w->mode };
+	struct hmap_fp h = hmap_fingerprint(key, sizeof(key));
+	uint64_t fp = h.lo ^ h.hi, *v = hmap_get(&e->want_idx, fp);
+
+	if (v && *v) {
+		const struct objtab_want *o = &e->wants[*v - 1];
+
+		if (o->value == w->value && o->pgoff == w->pgoff && o->mode == w->mode)
+			return true;
+		v = NULL; /* another address of the same fingerprint: this one goes unindexed */
+	}
+	if (!vec_reserve((void **)&e->wants, &e->cap_wants, e->nr_wants + 1, sizeof(*e->wants)))
+		return false;
+	if (!v && !hmap_get(&e->want_idx, fp) && !hmap_put(&e->want_idx, fp, e->nr_wants + 1))
+		return false;
+	e->wants[e->nr_wants++] = *w;
+	return true;
+}
+
+enum conv_err objtab_sym_want(struct objtab *t, const char *debug, const char *runtime,
+			      enum sym_name_form form, const struct objtab_want *w, size_t n)
+{
+	bool fresh, ok = true;
+	struct objtab_ent *e = ent_get(t, ENT_SYM, debug, runtime, (unsigned)form, true, &fresh);
+
+	if (!e)
+		return CONV_E_NOMEM;
+	if (fresh) {
+		/* nothing opened: the first objtab_sym_get does it */
+		pthread_mutex_lock(&t->lock);
+		e->opening = false;
+		pthread_cond_broadcast(&t->changed);
+		pthread_mutex_unlock(&t->lock);
+	}
+	e->planned = true;
+	for (size_t i = 0; i < n && ok; i++)
+		ok = want_add(e, &w[i]);
+	/* not objtab_put: that forgets the wants */
+	pthread_mutex_lock(&t->lock);
+	e->last_use = ++t->tick;
+	e->users--;
+	pthread_cond_broadcast(&t->changed);
+	pthread_mutex_unlock(&t->lock);
+	return ok ? CONV_E_OK : CONV_E_NOMEM;
+}
+
+size_t objtab_sym_wants(struct objtab_ent *e, const struct objtab_want **w)
+{
+	*w = e->wants;
+	return e->nr_wants;
 }
 
 struct objtab_ent *objtab_kallsyms_get(struct objtab *t, const char *path, const struct kallsyms **k)

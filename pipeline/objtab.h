@@ -37,6 +37,7 @@ struct objtab_stats {
 	uint64_t opened;     /* entries opened (files parsed) */
 	uint64_t reused;     /* gets answered by an entry already open */
 	uint64_t evicted;    /* entries closed to stay within the budget */
+	uint64_t reopened;   /* shed symbol files opened again for an address not wanted ahead */
 	uint64_t bytes;      /* footprint of the entries open now */
 	uint64_t peak_bytes; /* the most they held at once */
 };
@@ -56,6 +57,31 @@ struct objtab_stats objtab_stats(struct objtab *t);
  */
 struct objtab_ent *objtab_sym_get(struct objtab *t, const char *debug, const char *runtime,
 				  enum sym_name_form form, struct sym_file **f, bool *fresh);
+
+/*
+ * An address a later input will ask of a symbol file (conv --merge reads
+ * its inputs once before converting them): value in the caller's mode
+ * (what symjob_addr_mode says), pgoff the mapping's file offset.
+ */
+struct objtab_want {
+	uint64_t value, pgoff;
+	unsigned mode;
+};
+
+/*
+ * Adds addresses the run will ask of the symbol file of (debug, runtime,
+ * form), each once, without opening it. The first objtab_sym_get opens it
+ * and its holder looks them all up (objtab_sym_wants); from then on the
+ * entry is shed (sym_file_shed) at every put: later inputs find their
+ * answers cached, without the file's memory. Errors: CONV_E_NOMEM.
+ */
+enum conv_err objtab_sym_want(struct objtab *t, const char *debug, const char *runtime,
+			      enum sym_name_form form, const struct objtab_want *w, size_t n);
+/*
+ * The addresses wanted of a held symbol file not looked up yet, for its
+ * holder to look up before the put (which forgets them). Their number.
+ */
+size_t objtab_sym_wants(struct objtab_ent *e, const struct objtab_want **w);
 
 /* The kernel symbols at path, loaded on first use; read-only, shared, valid until the put. */
 struct objtab_ent *objtab_kallsyms_get(struct objtab *t, const char *path, const struct kallsyms **k);

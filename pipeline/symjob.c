@@ -673,17 +673,23 @@ uint32_t symjob_add_as(struct symjob *j, uint32_t mapping, uint64_t value, enum 
 }
 
 /* An address's ELF virtual address, from what it was registered by. */
-static bool addr_va(struct sym_file *f, const struct sj_addr *a, uint64_t *va)
+/* The ELF address of value, which is what mode says (in a mapping at file offset pgoff). */
+static bool value_va(struct sym_file *f, unsigned mode, uint64_t value, uint64_t pgoff, uint64_t *va)
 {
-	switch (a->mode) {
+	switch (mode) {
 	case SYMJOB_ELF_VA:
-		*va = a->f_off;
+		*va = value;
 		return true;
 	case SYMJOB_IMAGE_OFFSET:
-		return sym_file_image_va(f, a->f_off, va);
+		return sym_file_image_va(f, value, va);
 	default:
-		return sym_file_normalize(f, a->f_off, a->pgoff, va);
+		return sym_file_normalize(f, value, pgoff, va);
 	}
+}
+
+static bool addr_va(struct sym_file *f, const struct sj_addr *a, uint64_t *va)
+{
+	return value_va(f, a->mode, a->f_off, a->pgoff, va);
 }
 
 void symjob_hit(struct symjob *j, uint32_t addr_id, uint64_t n)
@@ -844,6 +850,42 @@ static enum sym_name_form name_form(const struct symjob *j)
 	return j->o.full_signatures ? SYM_NAME_FULL : SYM_NAME_PERF;
 }
 
+/* plan: the object's addresses, wanted of its symbol file for the run's later pass. */
+static void plan_user(struct symjob *j, struct sj_obj *ob)
+{
+	const struct located *lp = &ob->loc;
+	struct objtab_want *w;
+
+	if (j->o.no_symbolize || j->tab == j->own_tab || !lp->have_debug || !ob->nr_addrs ||
+	    !(w = malloc(ob->nr_addrs * sizeof(*w))))
+		return; /* without the plan, that pass looks them up all the same, only slower */
+	for (size_t i = 0; i < ob->nr_addrs; i++) {
+		const struct sj_addr *a = &j->addrs[ob->addrs[i]];
+
+		w[i].value = a->f_off;
+		w[i].pgoff = a->pgoff;
+		w[i].mode = a->mode;
+	}
+	objtab_sym_want(j->tab, lp->debug, lp->have_runtime ? lp->runtime : NULL, name_form(j), w,
+			ob->nr_addrs);
+	free(w);
+}
+
+/* What later inputs will ask of f (objtab_sym_want), looked up while it is open: cached for them. */
+static void lookup_wanted(struct objtab_ent *held, struct sym_file *f)
+{
+	const struct objtab_want *w;
+	size_t n = objtab_sym_wants(held, &w);
+
+	for (size_t i = 0; i < n; i++) {
+		struct sym_result sr;
+		uint64_t va;
+
+		if (value_va(f, w[i].mode, w[i].value, w[i].pgoff, &va))
+			sym_file_lookup(f, va, &sr);
+	}
+}
+
 static void resolve_user(struct symjob *j, struct sj_obj *ob)
 {
 	const struct located *lp = &ob->loc;
@@ -899,6 +941,7 @@ static void resolve_user(struct symjob *j, struct sj_obj *ob)
 		copy_frames(ob, &c, &a->res, &sr);
 	}
 	copy_release(&c);
+	lookup_wanted(held, f);
 	objtab_put(j->tab, held);
 }
 
@@ -974,9 +1017,11 @@ static void *worker(void *arg)
 			break;
 		if (j->order)
 			i = j->order[i];
-		if (j->objs[i].kind == OBJ_USER)
+		if (j->objs[i].kind == OBJ_USER && j->o.plan)
+			plan_user(j, &j->objs[i]);
+		else if (j->objs[i].kind == OBJ_USER)
 			resolve_user(j, &j->objs[i]);
-		else if (!j->o.no_symbolize)
+		else if (!j->o.no_symbolize && !j->o.plan)
 			resolve_kernel(j, &j->objs[i]); /* one object (kernel and modules): one worker */
 	}
 	return NULL;

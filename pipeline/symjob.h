@@ -55,6 +55,12 @@ struct symjob_opts {
 	bool no_symbolize;        /* no symbols: only the recorded binaries' program headers */
 	bool full_signatures;     /* C++ names with return type and parameters, not perf's form */
 	/*
+	 * look nothing up: tell the run's object table (objects, required)
+	 * which addresses of which symbol file this input will ask
+	 * (objtab_sym_want), for a run that reads its inputs twice
+	 */
+	bool plan;
+	/*
 	 * the run's object table, shared with the run's other inputs (borrowed);
 	 * NULL: the job's own, which keeps nothing past its use
 	 */

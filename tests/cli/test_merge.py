@@ -20,6 +20,15 @@ then all of them with --merge. Checks, with the independent decoder
 - `--merge-label host` and `--label K=V` (for the inputs after it) label
   the samples so; -o with --merge is a usage error (exit 1);
 - `go tool pprof -raw` loads the merged profile (skipped without go).
+Then with symbols, over the arm64 fixtures (their binaries and debug files
+are committed, and several inputs share libc and ld.so) and samples/perf.data,
+one of them again through a pipe:
+- per (file, labels, stack by function names and lines) the merged values
+  equal the single symbolized conversions', at -j 1 and -j 2 (same bytes);
+- conv -v: with every input a file, no symbol file is opened a second time
+  (each was asked every input's addresses at once, then shed), and the
+  object table holds at most less than a run converting the same inputs on
+  their own (-o DIR/), which keeps every file open for the next input.
 
 usage: test_merge.py CONV WORKDIR
 """
@@ -34,6 +43,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import pprofdec  # noqa: E402
 import testlib as t  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures",
+                                "arm64"))
+import a64sources  # noqa: E402
 
 CONV, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -215,4 +227,59 @@ if shutil.which("go"):
             t.text(p.stderr)[-500:])
 else:
     t.skip("go tool pprof -raw", "no go here")
+
+
+def held(stderr):
+    """conv -v's line of a run over several inputs: (opened again after shedding, bytes held at most)."""
+    m = re.search(r"(\d+) opened again after shedding, ([\d.]+) (B|kB|MB|GB) held at most", t.text(stderr))
+    if not m:
+        return None
+    return int(m.group(1)), float(m.group(2)) * {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}[m.group(3)]
+
+
+# with symbols: the arm64 fixtures share libc and ld.so; samples/perf.data has its debug files
+A64 = os.path.join(FX, "arm64")
+SYM_IN = [os.path.join(A64, n) for n in ("fp.data", "cpp.data", "qsort.data", "signal.data")] + \
+    [os.path.join(REPO, "samples", "perf.data")]
+if all(os.path.exists(f) for f in SYM_IN):
+    opts = a64sources.conv_options(A64, WORK) + ["-d", os.path.join(REPO, "samples", "debug")]
+    shutil.copyfile(SYM_IN[0], "fp-again.data")
+    files_in = SYM_IN + ["fp-again.data"]
+    ssingle = {}
+    for i, f in enumerate(files_in):
+        run([CONV, "-q"] + opts + ["--pprof", "sym%02d.pb.gz" % i, f], "convert %s with symbols" % f)
+        ssingle[f] = "sym%02d.pb.gz" % i
+    with open(SYM_IN[0], "rb") as f:
+        PIPED = f.read()  # run() pipes it in for '-'
+    ssingle["-"] = ssingle[SYM_IN[0]]
+    for j in ("1", "2"):
+        run([CONV, "-q", "-j", j] + opts + ["--merge", "sym-j" + j, "-F", "pprof,jfr"] + files_in + ["-"],
+            "--merge with symbols -j " + j)
+    t.check("--merge with symbols at -j 1 and -j 2: the same bytes",
+            all(open("sym-j1" + x, "rb").read() == open("sym-j2" + x, "rb").read()
+                for x in (".pb.gz", ".jfr")))
+    smerged = pprofdec.read("sym-j1.pb.gz")
+    named = sum(1 for _, _, lines in smerged["locs"].values()
+                if any(smerged["funcs"][fn][0] for fn, _ in lines))
+    want = collections.defaultdict(collections.Counter)
+    for f in files_in + ["-"]:
+        for (lk, stk), vals in totals(pprofdec.read(ssingle[f])).items():
+            want[(tuple(sorted(lk + (("file", f),))), stk)] += vals
+    mtot = totals(smerged)
+    diff = [k for k in set(mtot) | set(want) if mtot.get(k) != want.get(k)]
+    t.check("with symbols: per (file, labels, stack of names and lines) the merged values are the single "
+            "conversions' (%d keys, %d named locations)" % (len(want), named),
+            named > 0 and not diff, [(k[0], mtot.get(k), want.get(k)) for k in diff[:2]])
+    # every input a file: each symbol file opened once, shed after; against the same inputs on their own
+    pm = run([CONV, "-v", "-j", "1"] + opts + ["--merge", "symv", "-F", "pprof"] + files_in, "--merge -v")
+    os.makedirs("each", exist_ok=True)
+    pe = run([CONV, "-v", "-j", "1"] + opts + ["-F", "pprof", "-o", "each/"] + files_in, "-o each/ -v")
+    hm, he = held(pm.stderr), held(pe.stderr)
+    t.check("--merge -v: no symbol file opened again (%s)" % (hm,), hm is not None and hm[0] == 0,
+            t.text(pm.stderr)[-400:])
+    t.check("--merge holds at most less of the objects than a run keeping them for the next input "
+            "(%s vs %s bytes)" % (hm and hm[1], he and he[1]), hm and he and hm[1] < he[1],
+            t.text(pe.stderr)[-400:])
+else:
+    t.skip("--merge with symbols", "the arm64 fixtures are not here")
 t.finish()

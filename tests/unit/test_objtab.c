@@ -2,7 +2,9 @@
  * The run's object table (pipeline/objtab): an entry is opened once and
  * found again, replaced when its file changes, closed least recently used
  * first beyond the budget, at once with budget 0; a symbol file is held by
- * one caller at a time (another waits), CFI and kallsyms are shared.
+ * one caller at a time (another waits), CFI and kallsyms are shared;
+ * addresses wanted ahead are handed to the first holder, and the file is
+ * shed after.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -207,12 +209,70 @@ static void test_sym_exclusive(void **state)
 	objtab_free(t);
 }
 
+/*
+ * Wanted addresses: noted without opening the file, each once; the first
+ * get opens it and hands them to its holder; every put sheds it, so that
+ * the table holds its answers and not the file, and a later get answers
+ * them without opening it again.
+ */
+static void test_sym_wants(void **state)
+{
+	struct objtab *t;
+	struct sym_file *f;
+	struct objtab_ent *e;
+	const struct objtab_want *w;
+	struct sym_result r;
+	bool fresh;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const struct objtab_want first[3] = { { 0x1010, 0, 2 }, { 0x1020, 0, 2 }, { 0x1010, 0, 2 } };
+	const struct objtab_want second[2] = { { 0x1020, 0, 2 }, { 0x1030, 0, 2 } };
+	uint64_t open_bytes;
+
+	(void)state;
+	assert_true(n > 0);
+	self[n] = 0;
+	assert_int_equal(objtab_new(&t, UINT64_MAX), CONV_E_OK);
+	assert_int_equal(objtab_sym_want(t, self, NULL, SYM_NAME_PERF, first, 3), CONV_E_OK);
+	assert_int_equal(objtab_sym_want(t, self, NULL, SYM_NAME_PERF, second, 2), CONV_E_OK);
+	assert_int_equal(objtab_stats(t).opened, 0);
+	e = objtab_sym_get(t, self, NULL, SYM_NAME_PERF, &f, &fresh);
+	assert_non_null(e);
+	assert_non_null(f);
+	assert_true(fresh); /* opened by this get: the holder attaches what a fresh file needs */
+	assert_int_equal(objtab_stats(t).opened, 1);
+	assert_int_equal(objtab_sym_wants(e, &w), 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(w[i].value, 0x1010 + 0x10 * (uint64_t)i);
+		assert_int_equal(sym_file_lookup(f, w[i].value, &r), CONV_E_OK);
+	}
+	open_bytes = sym_file_footprint(f);
+	objtab_put(t, e);
+	assert_true(objtab_stats(t).bytes < open_bytes);
+	e = objtab_sym_get(t, self, NULL, SYM_NAME_PERF, &f, &fresh);
+	assert_false(fresh);
+	assert_int_equal(objtab_sym_wants(e, &w), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sym_file_lookup(f, 0x1010 + 0x10 * (uint64_t)i, &r), CONV_E_OK);
+	assert_int_equal(sym_file_stats(f)->reopened, 0);
+	assert_int_equal(sym_file_stats(f)->cache_hits, 3);
+	/* an address nobody said: the file opens again for it, and is shed at the put */
+	assert_int_equal(sym_file_lookup(f, 0x1040, &r), CONV_E_OK);
+	assert_int_equal(sym_file_stats(f)->reopened, 1);
+	objtab_put(t, e);
+	assert_true(objtab_stats(t).bytes < open_bytes);
+	assert_int_equal(objtab_stats(t).opened, 1);
+	assert_int_equal(objtab_stats(t).reopened, 1);
+	objtab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reuse_and_change),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_sym_exclusive),
+		cmocka_unit_test(test_sym_wants),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
