@@ -15,6 +15,9 @@ process timed from outside with its peak RSS (the largest single process):
                 call graphs, perf's default for a -g recording)
 
 --base CONV adds `BASE -q -j 1 -o OUT/ ALL` (a build before the change).
+--merge adds `conv -q -j N --merge OUT/all ALL` for N = 1, 2 (and the base's
+-j 1 with --base), and their peak RSS against the largest single
+conversion's (the per-process loop's largest process).
 Prints median wall time per file, CPU, peak RSS and the ratios the issue
 asks for: per-process / one-run and perf report / one-run. Not a test.
 """
@@ -37,6 +40,7 @@ def main():
     ap.add_argument("--conv", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
                                                   "conv"))
     ap.add_argument("--base")
+    ap.add_argument("--merge", action="store_true")
     ap.add_argument("archive")
     a = ap.parse_args()
     files = sorted(glob.glob(os.path.join(a.archive, "*.data")))
@@ -59,6 +63,12 @@ def main():
     ]
     if a.base:
         cmds.insert(1, ("base -j1", "%s -q -j 1 -o %s/ %s" % (os.path.abspath(a.base), out, everything)))
+    merges = []
+    if a.merge:
+        merges = [("merge -j1", conv, 1), ("merge -j2", conv, 2)]
+        if a.base:
+            merges.append(("base merge -j1", os.path.abspath(a.base), 1))
+        cmds += [(name, "%s -q -j %d --merge %s/all %s" % (c, j, out, everything)) for name, c, j in merges]
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
                          capture_output=True, text=True).stdout.strip()
     sizes = [os.path.getsize(f) for f in files]
@@ -81,6 +91,10 @@ def main():
               (one, med["per process"] / med[one], med["perf report"] / med[one]))
     if a.base:
         print("base -j1 / conv -j1 %.2fx" % (med["base -j1"] / med["conv -j1"]))
+    single = max(r[2] for r in res["per process"])
+    for name, _, _ in merges:
+        print("%s: peak RSS %.1f MB / largest single conversion's %.1f MB = %.2fx (goal <= 1.5x)" %
+              (name, max(r[2] for r in res[name]), single, max(r[2] for r in res[name]) / single))
     shutil.rmtree(work, ignore_errors=True)
 
 
