@@ -1,7 +1,7 @@
 /*
  * conv diff [OPTIONS] BASE NEW: what changed between two recordings. Each
- * is converted as conv converts it (convert_run), both with one object
- * table, so that the two are symbolized from the same objects and a
+ * is converted as conv converts it (convert_run), or read back from the
+ * pprof conv wrote of it (ppe_to_prof), both with one object table, so that the two are symbolized from the same objects and a
  * function has one name on both sides. They are compared by the names of
  * their frames, never by address (addresses differ between runs): a text
  * report on standard output (views/diff.h), a folded file with both counts
@@ -16,10 +16,13 @@
 
 #include "core/dbuf.h"
 #include "core/json.h"
+#include "core/ropen.h"
 #include "model/merge.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "pipeline/objtab.h"
+#include "pprofedit/ppmodel.h"
+#include "pprofedit/pprofedit.h"
 #include "reader/reader.h"
 #include "views/diff.h"
 #include "views/tree.h"
@@ -76,8 +79,8 @@ struct side {
 
 static void usage(FILE *f)
 {
-	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings; each may be\n"
-	      "       several joined by ',': merged as --merge merges them)\n"
+	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings or pprofs conv\n"
+	      "       wrote; each may be several joined by ',': merged as --merge merges them)\n"
 	      "What changed from BASE to NEW: functions whose share of the samples moved most,\n"
 	      "on stdout; BASE-vs-NEW.html (a differential flame graph), .folded ('stack BASE\n"
 	      "NEW') and .pb.gz (NEW minus BASE, as go tool pprof -diff_base builds it).\n"
@@ -247,7 +250,65 @@ static bool side_split(struct side *s)
 	return s->nr_paths > 0;
 }
 
-/* Converts one recording into p (made by prof_init). The exit code (said). */
+/* A pprof a side takes, read at most (a gzipped one inflates to at most PPE_INFLATE_RATIO times its size). */
+#define MAX_PPROF ((size_t)1 << 30)
+#define MAX_INFLATED ((size_t)4 << 30)
+
+/* What an input is, from its first bytes: a perf.data unless it starts as a pprof (gzip) or a JFR does. */
+enum diff_input { DIFF_PERF, DIFF_PPROF, DIFF_JFR };
+
+static enum diff_input input_kind(const char *path)
+{
+	unsigned char head[4] = { 0 };
+	int fd = ropen_regular(path, false);
+	ssize_t n = fd >= 0 ? pread(fd, head, sizeof(head), 0) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n == 4 && !memcmp(head, "FLR", 4))
+		return DIFF_JFR;
+	if (n >= 3 && head[0] == 0x1f && head[1] == 0x8b && head[2] == 8)
+		return DIFF_PPROF;
+	return DIFF_PERF; /* the reader says what is wrong with anything else */
+}
+
+/*
+ * A pprof (one conv wrote, or another program's) into p, as it was written:
+ * its names are not looked up again. The exit code (said).
+ */
+static int side_load_pprof(struct side *s, const char *in, struct prof *p)
+{
+	struct cli_mapped m;
+	struct ppe_profile pp;
+	struct conv_diag diag;
+	enum conv_err err;
+	int rc = cli_map_file("conv diff", in, MAX_PPROF, &m);
+
+	if (rc)
+		return rc;
+	memset(&diag, 0, sizeof(diag));
+	err = ppe_parse(&pp, m.data, m.len, MAX_INFLATED, &diag);
+	if (!err) {
+		err = ppe_to_prof(&pp, p, &diag);
+		ppe_release(&pp);
+	}
+	cli_unmap_file(&m);
+	if (err) {
+		if (diag.offset != UINT64_MAX && diag.msg[0])
+			fprintf(stderr, "conv diff: %s: not a pprof profile conv diff can read: %s at offset %" PRIu64
+					" of its protobuf: %s\n",
+				in, conv_strerror(err), diag.offset, diag.msg);
+		else
+			fprintf(stderr, "conv diff: %s: not a pprof profile conv diff can read: %s%s%s\n", in,
+				conv_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
+		return CLI_EXIT_INPUT;
+	}
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		s->samples += p->events_desc[i].samples;
+	return CLI_EXIT_OK;
+}
+
+/* Converts one recording into p (made by prof_init), or reads the pprof it is. The exit code (said). */
 static int side_convert(struct dfopts *c, struct side *s, const char *in, struct prof *p)
 {
 	struct convert_stats cs;
@@ -259,6 +320,17 @@ static int side_convert(struct dfopts *c, struct side *s, const char *in, struct
 	if (!strcmp(in, "-")) {
 		fprintf(stderr, "conv diff: the recordings are files: standard input is not taken\n");
 		return CLI_EXIT_USAGE;
+	}
+	switch (input_kind(in)) {
+	case DIFF_PPROF:
+		return side_load_pprof(s, in, p);
+	case DIFF_JFR:
+		fprintf(stderr, "conv diff: %s: a JFR recording: conv diff reads perf.data files and pprof "
+				"profiles, not JFR yet; give the recording or the .pb.gz conv wrote beside it\n",
+			in);
+		return CLI_EXIT_INPUT;
+	default:
+		break;
 	}
 	rc = cli_open_input(in, &c->ro, &r);
 	if (rc)

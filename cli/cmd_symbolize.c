@@ -74,52 +74,6 @@ static const struct cli_opt sym_opts[] = {
 	{NULL, 0, 0},
 };
 
-/* An input, mapped: the page cache holds it, not the heap (a JFR's events are copied from it as they are). */
-struct input {
-	const uint8_t *data;
-	size_t len;
-	void *map;
-};
-
-/* Maps the whole file (at most MAX_INPUT bytes); 0, or an exit code (said). */
-static int map_input(const char *path, struct input *in)
-{
-	/* a regular file only: a FIFO's open would block, a device's would run its driver */
-	int fd = ropen_regular(path, false);
-	struct stat st;
-
-	memset(in, 0, sizeof(*in));
-	if (fd < 0 || fstat(fd, &st)) {
-		fprintf(stderr, "conv symbolize: %s: %s\n", path, ropen_strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return CLI_EXIT_INPUT;
-	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_INPUT || !st.st_size) {
-		fprintf(stderr, "conv symbolize: %s: %s\n", path,
-			!S_ISREG(st.st_mode) ? "not a regular file" : st.st_size ? "larger than 1 GiB" : "empty");
-		close(fd);
-		return CLI_EXIT_INPUT;
-	}
-	in->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (in->map == MAP_FAILED) {
-		in->map = NULL;
-		fprintf(stderr, "conv symbolize: %s: %s\n", path, strerror(errno));
-		return CLI_EXIT_INPUT;
-	}
-	in->data = in->map;
-	in->len = (size_t)st.st_size;
-	return 0;
-}
-
-static void unmap_input(struct input *in)
-{
-	if (in->map)
-		munmap(in->map, in->len);
-	memset(in, 0, sizeof(*in));
-}
-
 /* BASE.symbolized.EXT beside the input, or in -o DIR, or -o PATH. */
 static void output_path(const struct symopts *c, const char *in, char *out, size_t n)
 {
@@ -273,7 +227,7 @@ static enum conv_err rewrite_job_write(void *ctx, int fd, struct io_flush *fl, s
 
 static int symbolize_one(const struct symopts *c, const char *in)
 {
-	struct input inb;
+	struct cli_mapped inb;
 	struct ppe_profile p;
 	struct jfe_file jf;
 	struct resym_opts ro;
@@ -297,7 +251,7 @@ static int symbolize_one(const struct symopts *c, const char *in)
 		rc = CLI_EXIT_OUTPUT;
 		goto done;
 	}
-	rc = map_input(in, &inb);
+	rc = cli_map_file("conv symbolize", in, MAX_INPUT, &inb);
 	if (rc)
 		goto done;
 	jfr = inb.len >= 4 && !memcmp(inb.data, "FLR", 4);
@@ -334,7 +288,7 @@ done:
 	if (c->stats_path)
 		write_stats(in, rc, wrote ? out : NULL, bytes, &st, jfr);
 	resym_stats_release(&st);
-	unmap_input(&inb);
+	cli_unmap_file(&inb);
 	return rc;
 }
 

@@ -2,10 +2,12 @@
 
 #include "cli/cli.h"
 #include "core/json.h"
+#include "core/ropen.h"
 #include "pipeline/symjob.h"
 #include "pipeline/unwinding.h"
 #include "reader/reader.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -348,6 +351,46 @@ int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r)
 		fprintf(cli_err(), "conv: %s: %s%s%s\n", path, conv_strerror(err), diag.msg[0] ? ": " : "",
 			diag.msg);
 	return CLI_EXIT_INPUT;
+}
+
+int cli_map_file(const char *cmd, const char *path, size_t max, struct cli_mapped *m)
+{
+	/* a regular file only: a FIFO's open would block, a device's would run its driver */
+	int fd = ropen_regular(path, false);
+	struct stat st;
+	char sz[32], lim[48];
+
+	memset(m, 0, sizeof(*m));
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(cli_err(), "%s: %s: %s\n", cmd, path, ropen_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return CLI_EXIT_INPUT;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max || !st.st_size) {
+		snprintf(lim, sizeof(lim), "larger than %s", cli_size(max, sz, sizeof(sz)));
+		fprintf(cli_err(), "%s: %s: %s\n", cmd, path,
+			!S_ISREG(st.st_mode) ? "not a regular file" : st.st_size ? lim : "empty");
+		close(fd);
+		return CLI_EXIT_INPUT;
+	}
+	m->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m->map == MAP_FAILED) {
+		m->map = NULL;
+		fprintf(cli_err(), "%s: %s: %s\n", cmd, path, strerror(errno));
+		return CLI_EXIT_INPUT;
+	}
+	m->data = m->map;
+	m->len = (size_t)st.st_size;
+	return 0;
+}
+
+void cli_unmap_file(struct cli_mapped *m)
+{
+	if (m->map)
+		munmap(m->map, m->len);
+	memset(m, 0, sizeof(*m));
 }
 
 bool cli_stdin_usable(const char *cmd)

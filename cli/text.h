@@ -141,6 +141,20 @@ void cli_output_json(struct json *j, const char *format, const char *path, uint6
  */
 int cli_open_input(const char *path, const struct rdr_opts *ro, struct rdr **r);
 
+/* A file mapped whole: the page cache holds it, not the heap (a JFR's events are copied from it as they are). */
+struct cli_mapped {
+	const uint8_t *data;
+	size_t len;
+	void *map;
+};
+
+/*
+ * Maps the regular file at path (at most max bytes, not empty); 0, or an
+ * exit code (said, after "cmd: path: ").
+ */
+int cli_map_file(const char *cmd, const char *path, size_t max, struct cli_mapped *m);
+void cli_unmap_file(struct cli_mapped *m);
+
 /*
  * Refuses (says, false) standard input on a terminal: a recording is binary
  * and comes from a file or a pipe; a terminal would only wait.

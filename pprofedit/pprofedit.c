@@ -147,12 +147,7 @@ static bool skip_value(struct cur *c, unsigned wt)
 	}
 }
 
-/*
- * The next subfield of a message: its number, wire type and value (a varint,
- * or a length-delimited value's cursor in *sub); false at the end or on an
- * error (c failed then).
- */
-static bool next_sub(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, struct cur *sub)
+bool ppe_sub_next(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, struct cur *sub)
 {
 	uint64_t key;
 
@@ -251,7 +246,7 @@ static enum conv_err scan_fields(struct ppe_profile *p, size_t *nr_lines, struct
 			uint64_t v;
 
 			cur_init(&c, p->buf + f.val_off, f.val_len, false);
-			while (next_sub(&c, &n, &wt, &v, &sub))
+			while (ppe_sub_next(&c, &n, &wt, &v, &sub))
 				*nr_lines += wt == PPROF_WT_LEN && n == 4;
 		}
 		p->nr_mappings += f.number == F_MAPPING;
@@ -270,7 +265,7 @@ static bool parse_mapping(struct ppe_mapping *m, struct cur c)
 	uint64_t v;
 	struct cur sub;
 
-	while (next_sub(&c, &n, &wt, &v, &sub)) {
+	while (ppe_sub_next(&c, &n, &wt, &v, &sub)) {
 		if (wt != PPROF_WT_VARINT)
 			continue;
 		switch (n) {
@@ -297,7 +292,7 @@ static bool parse_function(struct ppe_function *f, struct cur c)
 	uint64_t v;
 	struct cur sub;
 
-	while (next_sub(&c, &n, &wt, &v, &sub)) {
+	while (ppe_sub_next(&c, &n, &wt, &v, &sub)) {
 		if (wt != PPROF_WT_VARINT)
 			continue;
 		if (n == 1)
@@ -322,7 +317,7 @@ static bool parse_location(struct ppe_profile *p, struct ppe_location *l, struct
 	struct cur sub;
 
 	l->first_line = (uint32_t)p->nr_lines;
-	while (next_sub(&c, &n, &wt, &v, &sub)) {
+	while (ppe_sub_next(&c, &n, &wt, &v, &sub)) {
 		if (wt == PPROF_WT_VARINT && n == 1) {
 			l->id = v;
 		} else if (wt == PPROF_WT_VARINT && n == 2) {
@@ -341,7 +336,7 @@ static bool parse_location(struct ppe_profile *p, struct ppe_location *l, struct
 				return false;
 			ln = &p->lines[p->nr_lines++];
 			memset(ln, 0, sizeof(*ln));
-			while (next_sub(&sub, &n2, &wt2, &v2, &sub2)) {
+			while (ppe_sub_next(&sub, &n2, &wt2, &v2, &sub2)) {
 				if (wt2 != PPROF_WT_VARINT)
 					continue;
 				if (n2 == 1)

@@ -106,6 +106,14 @@ void ppe_release(struct ppe_profile *p);
 /* The top-level field at *pos (start at 0), *pos moved past it; false at the end. */
 bool ppe_field_next(const struct ppe_profile *p, size_t *pos, struct ppe_field *f);
 
+struct cur;
+/*
+ * The next subfield of a message in c: its number, wire type and value (a
+ * varint, or a length-delimited value's cursor in *sub); false at the end
+ * or on an error (c failed then).
+ */
+bool ppe_sub_next(struct cur *c, uint32_t *num, unsigned *wt, uint64_t *v, struct cur *sub);
+
 /* A string of the profile, copied NUL-terminated into out (truncated to n - 1). */
 void ppe_str(const struct ppe_profile *p, uint64_t idx, char *out, size_t n);
 /* A string's bytes as the profile has them (NULs and all): "" for an index past the table. */

@@ -37,7 +37,12 @@ Checks:
     WORKDIR/ab.png and ac.png;
   * different events (-e task-clock against the default) and different
     architectures (tests/fixtures/arm64/fp.data): exit 2, one line on stderr,
-    nothing written; the text report says how it normalized.
+    nothing written; the text report says how it normalized;
+  * the pprofs conv wrote of the recordings as inputs (both sides, or one of
+    each): the report's entries, shares and noise bounds, the folded diff and
+    the diff pprof per stack are the recordings' own; --fail-above exits 5
+    and 0 as there; pprofs of different events are refused as recordings
+    are; a JFR input is refused in one line, nothing written.
 Prints ok/FAIL lines and "N passed, M failed"; exit 77 without perf or gcc.
 """
 import json
@@ -337,4 +342,40 @@ for case, page, unit, rp in (("shares", "ab-shares", "points", reps), ("counts",
         continue
     t.check("%s: the page's colours are the report's, its hover in %s" % (case, unit),
             len(want) == 2 and r.returncode == 0, t.text(r.stderr).strip()[-600:])
+
+# 8. the pprofs conv wrote as inputs: the comparison is the recordings' own
+for name, data in (("a", A), ("b", B), ("c", C), ("d", D)):
+    r = conv(["-q", "--pprof", name + ".pb.gz", "--jfr", name + ".jfr", data])
+    t.check("conv --pprof %s.pb.gz" % name, r.returncode == 0, tail(r.stderr))
+PA, PB, PC, PD = (os.path.join(WORK, n + ".pb.gz") for n in "abcd")
+SAME = ("functions", "base_samples", "new_samples", "normalized", "z")
+r = conv(["diff", "--json", "-o", "pp-ref", A, B])
+rep = json.loads(t.text(r.stdout)) if r.returncode == 0 and r.stdout else None
+sums = pprof_by_stack(os.path.join(WORK, "pp-ref.pb.gz"))[0] if rep else None
+fd = folded(os.path.join(WORK, "pp-ref.folded"), 2) if rep else None
+for case, base, new in (("a.pb.gz vs b.pb.gz", PA, PB), ("a.data vs b.pb.gz", A, PB)):
+    out = "pp-" + case.split()[0].replace(".", "-")
+    r = conv(["diff", "--json", "-o", out, base, new])
+    repp = json.loads(t.text(r.stdout)) if r.returncode == 0 and r.stdout else None
+    t.check("%s: the report is a.data vs b.data's (%d entries)" % (case, len(rep["functions"]) if rep else 0),
+            rep and repp and all(repp[k] == rep[k] for k in SAME),
+            repp and [(k, str(repp[k])[:200], str(rep[k])[:200]) for k in SAME if repp[k] != rep[k]][:2] or
+            tail(r.stderr))
+    t.check("%s: the folded diff is a.data vs b.data's" % case,
+            repp and folded(os.path.join(WORK, out + ".folded"), 2) == fd)
+    t.check("%s: the diff pprof is a.data vs b.data's, per stack" % case,
+            repp and pprof_by_stack(os.path.join(WORK, out + ".pb.gz"))[0] == sums)
+r = conv(["diff", "--fail-above", "5", "-o", "pp-fail", PA, PB])
+t.check("a.pb.gz vs b.pb.gz: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+r = conv(["diff", "--fail-above", "5", "-o", "pp-steady", PA, PC])
+t.check("a.pb.gz vs c.pb.gz: --fail-above 5 exits 0", r.returncode == 0, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+for what, base, new in (("pprofs of different events", PA, PD),
+                        ("a JFR input", os.path.join(WORK, "a.jfr"), B)):
+    out = os.path.join(WORK, "refused")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    r = conv(["diff", "-o", out + "/x", base, new])
+    err = t.text(r.stderr).strip().splitlines()
+    t.check("%s: exit 2, one line" % what, r.returncode == 2 and len(err) == 1, (r.returncode, err))
+    t.check("%s: nothing written" % what, not os.listdir(out) and not r.stdout, os.listdir(out))
 t.finish()

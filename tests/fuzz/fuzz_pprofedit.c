@@ -10,11 +10,15 @@
  * location exactly its two new lines with the new functions' ids, the new
  * functions after the old ones, the mappings flagged; every field that was
  * neither a mapping nor a location copied byte for byte (the rewrite's
- * top-level fields start with the input's, in order).
+ * top-level fields start with the input's, in order). The profile read
+ * into the model (ppe_to_prof, conv diff's pprof inputs) either fails with
+ * a format error or has its mappings and locations, one each.
  */
 #include "fuzz_common.h"
 
 #include "core/dbuf.h"
+#include "model/profile.h"
+#include "pprofedit/ppmodel.h"
 #include "pprofedit/pprofedit.h"
 
 #include <stdio.h>
@@ -61,6 +65,21 @@ static void check_rewrite(const struct ppe_profile *in, const struct dbuf *out, 
 	ppe_release(&p);
 }
 
+/* The profile as conv diff reads it: a format error, or every mapping and location in the model. */
+static void check_model(const struct ppe_profile *pp)
+{
+	struct prof q;
+	enum conv_err err;
+
+	prof_init(&q);
+	err = ppe_to_prof(pp, &q, NULL);
+	FUZZ_CHECK(err == CONV_E_OK || err == CONV_E_FORMAT || err == CONV_E_NOMEM);
+	if (!err)
+		FUZZ_CHECK(q.nr_mappings == pp->nr_mappings && q.nr_locations == pp->nr_locations &&
+			   q.nr_types % 2 == 0 && q.nr_types);
+	prof_release(&q);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ppe_profile p;
@@ -71,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (ppe_parse(&p, data, size, MAX_INFLATED, NULL) != CONV_E_OK)
 		return 0;
+	check_model(&p);
 	for (size_t i = 0; i < p.nr_strs; i++)
 		fuzz_sink += p.str_lens[i];
 	FUZZ_CHECK(ppe_edit_init(&e, &p));

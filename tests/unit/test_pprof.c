@@ -14,6 +14,7 @@
 
 #include "core/dbuf.h"
 #include "model/profile.h"
+#include "pprofedit/ppmodel.h"
 #include "pprofedit/pprofedit.h"
 #include "pprofwriter/pprof.h"
 
@@ -583,6 +584,165 @@ static void test_tables_bounded(void **state)
 	free(raw);
 }
 
+/* p's pprof read back into the model (ppe_to_prof): CONV_E_OK, q filled; or the error. */
+static enum conv_err read_back(const struct dbuf *pb, struct prof *q, struct conv_diag *d)
+{
+	struct ppe_profile pp;
+	enum conv_err err;
+
+	memset(d, 0, sizeof(*d));
+	prof_init(q);
+	err = ppe_parse(&pp, (const uint8_t *)pb->data, pb->len, (size_t)1 << 30, d);
+	if (err)
+		return err;
+	err = ppe_to_prof(&pp, q, d);
+	ppe_release(&pp);
+	return err;
+}
+
+/*
+ * A pprof conv wrote, read back (conv diff's pprof inputs): the same
+ * model, so that writing it again gives the same bytes; the event of the
+ * sample types, its samples and period; the comments' facts (which add
+ * their strings).
+ */
+static void test_to_prof(void **state)
+{
+	struct prof p, q;
+	struct dbuf a, b;
+	struct conv_diag d;
+	const struct prof_line *ln;
+
+	(void)state;
+	build(&p);
+	p.period_type = p.types[1];
+	p.period = 1000;
+	p.time_nanos = 1700000000000000000;
+	p.duration_nanos = 5000;
+	dbuf_init(&a, 0);
+	dbuf_init(&b, 0);
+	assert_int_equal(pprof_encode_gz(&p, -1, &a), CONV_E_OK);
+	assert_int_equal(read_back(&a, &q, &d), CONV_E_OK);
+	assert_int_equal(pprof_encode_gz(&q, -1, &b), CONV_E_OK);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.data, b.data, a.len);
+	prof_release(&q);
+	dbuf_reset(&a);
+	prof_add_comment(&p, "hostname h1");
+	prof_add_comment(&p, "perf version 6.1");
+	assert_int_equal(pprof_encode_gz(&p, -1, &a), CONV_E_OK);
+	assert_int_equal(read_back(&a, &q, &d), CONV_E_OK);
+	assert_int_equal(q.nr_types, 2);
+	assert_int_equal(q.nr_events_desc, 1);
+	assert_string_equal(strtab_get(&q.strs, q.events_desc[0].name), "cpu-clock");
+	assert_true(q.events_desc[0].clock);
+	assert_false(q.events_desc[0].offcpu);
+	assert_int_equal(q.events_desc[0].samples, 6);
+	assert_int_equal(q.events_desc[0].period, 1000);
+	assert_int_equal(q.primary_event, 0);
+	assert_int_equal(q.nr_mappings, 1);
+	assert_int_equal(q.mappings[0].kind, PROF_MAP_FILE);
+	assert_string_equal(strtab_get(&q.strs, q.mappings[0].build_id), "abcd");
+	assert_int_equal(q.nr_locations, 2);
+	assert_int_equal(q.locations[0].nr_lines, 2);
+	ln = &q.lines[q.locations[0].first_line];
+	assert_string_equal(strtab_get(&q.strs, q.functions[ln[0].function].name), "inner");
+	assert_int_equal(ln[1].line, 20);
+	assert_int_equal(q.locations[1].mapping, PROF_NONE);
+	assert_int_equal(q.nr_samples, 1);
+	assert_int_equal(prof_sample_value(&q, &q.samples[0], 1), 6000);
+	assert_string_equal(strtab_get(&q.strs, q.sys.hostname), "h1");
+	assert_string_equal(strtab_get(&q.strs, q.sys.perf_version), "6.1");
+	assert_int_equal(q.nr_comments, 2);
+	prof_release(&p);
+	prof_release(&q);
+	dbuf_release(&a);
+	dbuf_release(&b);
+}
+
+/* A Sample message of location ids and values (packed), appended to b. */
+static void sample_msg(struct dbuf *b, const uint64_t *locs, size_t nl, const uint64_t *vals, size_t nv)
+{
+	struct dbuf m, pk;
+
+	dbuf_init(&m, 0);
+	dbuf_init(&pk, 0);
+	for (size_t i = 0; i < nl; i++)
+		pb_varint(&pk, locs[i]);
+	pb_varint(&m, 1 << 3 | 2);
+	pb_varint(&m, pk.len);
+	dbuf_append(&m, pk.data, pk.len);
+	dbuf_reset(&pk);
+	for (size_t i = 0; i < nv; i++)
+		pb_varint(&pk, vals[i]);
+	pb_varint(&m, 2 << 3 | 2);
+	pb_varint(&m, pk.len);
+	dbuf_append(&m, pk.data, pk.len);
+	pb_varint(b, 2 << 3 | 2);
+	pb_varint(b, m.len);
+	dbuf_append(b, m.data, m.len);
+	dbuf_release(&m);
+	dbuf_release(&pk);
+}
+
+/* A ValueType of string indexes (type, unit), appended to b. */
+static void type_msg(struct dbuf *b, uint64_t type, uint64_t unit)
+{
+	pb_varint(b, 1 << 3 | 2);
+	pb_varint(b, 4);
+	pb_varint(b, 1 << 3);
+	pb_varint(b, type);
+	pb_varint(b, 2 << 3);
+	pb_varint(b, unit);
+}
+
+/* What a pprof must hold for the model, each refused with what is wrong (CONV_E_FORMAT). */
+static void test_to_prof_refused(void **state)
+{
+	static const char *const want[] = { "location 9", "2 values for 4", "string 7", "3 sample types" };
+	struct prof q;
+	struct conv_diag d;
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		struct dbuf b;
+		uint64_t locs[1] = { k == 0 ? 9 : 1 }, vals[2] = { 1, 100 };
+
+		dbuf_init(&b, 0);
+		edit_profile(&b, 1); /* location 1, function 1, strings "" and "f" */
+		type_msg(&b, 1, k == 2 ? 7 : 1);
+		type_msg(&b, 1, 1);
+		if (k == 1) {
+			type_msg(&b, 1, 1);
+			type_msg(&b, 1, 1);
+		}
+		if (k == 3)
+			type_msg(&b, 1, 1);
+		sample_msg(&b, locs, 1, vals, 2);
+		assert_int_equal(read_back(&b, &q, &d), CONV_E_FORMAT);
+		if (!strstr(d.msg, want[k]))
+			fail_msg("case %d: '%s' does not say '%s'", k, d.msg, want[k]);
+		prof_release(&q);
+		dbuf_release(&b);
+	}
+	/* the same profile, well formed: read */
+	{
+		struct dbuf b;
+		uint64_t locs[1] = { 1 }, vals[2] = { 1, 100 };
+
+		dbuf_init(&b, 0);
+		edit_profile(&b, 1);
+		type_msg(&b, 1, 1);
+		type_msg(&b, 1, 1);
+		sample_msg(&b, locs, 1, vals, 2);
+		assert_int_equal(read_back(&b, &q, &d), CONV_E_OK);
+		assert_int_equal(q.nr_samples, 1);
+		assert_int_equal(q.events_desc[0].samples, 1);
+		prof_release(&q);
+		dbuf_release(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +757,8 @@ int main(void)
 		cmocka_unit_test(test_inflate_cap),
 		cmocka_unit_test(test_inflate_bomb),
 		cmocka_unit_test(test_tables_bounded),
+		cmocka_unit_test(test_to_prof),
+		cmocka_unit_test(test_to_prof_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
