@@ -1,7 +1,7 @@
 /*
  * conv diff [OPTIONS] BASE NEW: what changed between two recordings. Each
  * is converted as conv converts it (convert_run), or read back from the
- * pprof conv wrote of it (ppe_to_prof), both with one object table, so that the two are symbolized from the same objects and a
+ * pprof conv wrote of it (ppload_prof), both with one object table, so that the two are symbolized from the same objects and a
  * function has one name on both sides. They are compared by the names of
  * their frames, never by address (addresses differ between runs): a text
  * report on standard output (views/diff.h), a folded file with both counts
@@ -21,7 +21,7 @@
 #include "model/profile.h"
 #include "pipeline/convert.h"
 #include "pipeline/objtab.h"
-#include "pprofedit/ppmodel.h"
+#include "pipeline/ppload.h"
 #include "pprofedit/pprofedit.h"
 #include "reader/reader.h"
 #include "views/diff.h"
@@ -289,7 +289,7 @@ static int side_load_pprof(struct side *s, const char *in, struct prof *p)
 	memset(&diag, 0, sizeof(diag));
 	err = ppe_parse(&pp, m.data, m.len, MAX_INFLATED, &diag);
 	if (!err) {
-		err = ppe_to_prof(&pp, p, &diag);
+		err = ppload_prof(&pp, p, &diag);
 		ppe_release(&pp);
 	}
 	cli_unmap_file(&m);

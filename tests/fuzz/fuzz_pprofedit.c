@@ -11,14 +11,14 @@
  * functions after the old ones, the mappings flagged; every field that was
  * neither a mapping nor a location copied byte for byte (the rewrite's
  * top-level fields start with the input's, in order). The profile read
- * into the model (ppe_to_prof, conv diff's pprof inputs) either fails with
+ * into the model (ppload_prof, conv diff's pprof inputs) either fails with
  * a format error or has its mappings and locations, one each.
  */
 #include "fuzz_common.h"
 
 #include "core/dbuf.h"
 #include "model/profile.h"
-#include "pprofedit/ppmodel.h"
+#include "pipeline/ppload.h"
 #include "pprofedit/pprofedit.h"
 
 #include <stdio.h>
@@ -72,7 +72,7 @@ static void check_model(const struct ppe_profile *pp)
 	enum conv_err err;
 
 	prof_init(&q);
-	err = ppe_to_prof(pp, &q, NULL);
+	err = ppload_prof(pp, &q, NULL);
 	FUZZ_CHECK(err == CONV_E_OK || err == CONV_E_FORMAT || err == CONV_E_NOMEM);
 	if (!err)
 		FUZZ_CHECK(q.nr_mappings == pp->nr_mappings && q.nr_locations == pp->nr_locations &&

@@ -14,7 +14,7 @@
 
 #include "core/dbuf.h"
 #include "model/profile.h"
-#include "pprofedit/ppmodel.h"
+#include "pipeline/ppload.h"
 #include "pprofedit/pprofedit.h"
 #include "pprofwriter/pprof.h"
 
@@ -584,7 +584,7 @@ static void test_tables_bounded(void **state)
 	free(raw);
 }
 
-/* p's pprof read back into the model (ppe_to_prof): CONV_E_OK, q filled; or the error. */
+/* p's pprof read back into the model (ppload_prof): CONV_E_OK, q filled; or the error. */
 static enum conv_err read_back(const struct dbuf *pb, struct prof *q, struct conv_diag *d)
 {
 	struct ppe_profile pp;
@@ -595,7 +595,7 @@ static enum conv_err read_back(const struct dbuf *pb, struct prof *q, struct con
 	err = ppe_parse(&pp, (const uint8_t *)pb->data, pb->len, (size_t)1 << 30, d);
 	if (err)
 		return err;
-	err = ppe_to_prof(&pp, q, d);
+	err = ppload_prof(&pp, q, d);
 	ppe_release(&pp);
 	return err;
 }

@@ -1,5 +1,5 @@
-/* A pprof profile read back into the profile model (see ppmodel.h). */
-#include "pprofedit/ppmodel.h"
+/* A pprof profile read back into the profile model (see ppload.h). */
+#include "pipeline/ppload.h"
 
 #include "pprofedit/pprofedit.h"
 
@@ -90,7 +90,7 @@ static bool prefix(const char *s, const char *p)
 	return !strncmp(s, p, strlen(p));
 }
 
-/* What a mapping holds, from what pprof keeps of it (see ppmodel.h). */
+/* What a mapping holds, from what pprof keeps of it (see ppload.h). */
 static enum prof_map_kind map_kind(const char *name, uint64_t start, bool has_functions)
 {
 	if (!strcmp(name, "[vdso]") || !strcmp(name, "[vsyscall]") || prefix(name, "bpf_prog"))
@@ -491,7 +491,7 @@ static void load_facts(struct ppload *l)
 	prof_set_time(l->p, l->time_nanos, l->duration_nanos);
 }
 
-enum conv_err ppe_to_prof(const struct ppe_profile *pp, struct prof *p, struct conv_diag *diag)
+enum conv_err ppload_prof(const struct ppe_profile *pp, struct prof *p, struct conv_diag *diag)
 {
 	struct ppload l;
 	enum conv_err err;

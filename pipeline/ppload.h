@@ -21,8 +21,8 @@
  * Every id and string index is checked against the tables, every count
  * against the bytes it comes in.
  */
-#ifndef CONV_PPROFEDIT_PPMODEL_H
-#define CONV_PPROFEDIT_PPMODEL_H
+#ifndef CONV_PIPELINE_PPLOAD_H
+#define CONV_PIPELINE_PPLOAD_H
 
 #include "core/err.h"
 
@@ -34,6 +34,6 @@ struct prof;
  * CONV_E_FORMAT (diag: what, and the field's offset in the protobuf),
  * CONV_E_NOMEM; p is then to be released, not used.
  */
-enum conv_err ppe_to_prof(const struct ppe_profile *pp, struct prof *p, struct conv_diag *diag);
+enum conv_err ppload_prof(const struct ppe_profile *pp, struct prof *p, struct conv_diag *diag);
 
 #endif
