@@ -1,8 +1,9 @@
 /*
  * conv diff [OPTIONS] BASE NEW: what changed between two recordings. Each
- * is converted as conv converts it (convert_run), or read back from the
- * pprof conv wrote of it (ppload_prof), both with one object table, so that the two are symbolized from the same objects and a
- * function has one name on both sides. They are compared by the names of
+ * is converted as conv converts it (convert_run), both with one object
+ * table, so that the two are symbolized from the same objects and a
+ * function has one name on both sides; or read back from the pprof or JFR
+ * conv wrote of it (ppload_prof, jfrload_prof). They are compared by the names of
  * their frames, never by address (addresses differ between runs): a text
  * report on standard output (views/diff.h), a folded file with both counts
  * per stack and a pprof of NEW minus BASE.
@@ -17,9 +18,11 @@
 #include "core/dbuf.h"
 #include "core/json.h"
 #include "core/ropen.h"
+#include "jfredit/jfredit.h"
 #include "model/merge.h"
 #include "model/profile.h"
 #include "pipeline/convert.h"
+#include "pipeline/jfrload.h"
 #include "pipeline/objtab.h"
 #include "pipeline/ppload.h"
 #include "pprofedit/pprofedit.h"
@@ -74,13 +77,14 @@ struct side {
 	uint64_t samples; /* kept, over its recordings */
 	bool ready;       /* p to release */
 	bool lost;        /* a recording had problems (--strict) */
+	bool jfr;         /* an input is a JFR: its frames are not grouped by inlining */
 	uint32_t event;   /* the compared event (view_main_event) */
 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings or pprofs conv\n"
-	      "       wrote; each may be several joined by ',': merged as --merge merges them)\n"
+	fputs("usage: conv diff [OPTIONS] BASE NEW   (perf.data recordings, or pprofs or JFRs\n"
+	      "       conv wrote; each may be several joined by ',': merged as --merge does)\n"
 	      "What changed from BASE to NEW: functions whose share of the samples moved most,\n"
 	      "on stdout; BASE-vs-NEW.html (a differential flame graph), .folded ('stack BASE\n"
 	      "NEW') and .pb.gz (NEW minus BASE, as go tool pprof -diff_base builds it).\n"
@@ -250,7 +254,7 @@ static bool side_split(struct side *s)
 	return s->nr_paths > 0;
 }
 
-/* A pprof a side takes, read at most (a gzipped one inflates to at most PPE_INFLATE_RATIO times its size). */
+/* A pprof or JFR a side takes, read at most (a gzipped pprof inflates to at most PPE_INFLATE_RATIO times its size). */
 #define MAX_PPROF ((size_t)1 << 30)
 #define MAX_INFLATED ((size_t)4 << 30)
 
@@ -308,7 +312,40 @@ static int side_load_pprof(struct side *s, const char *in, struct prof *p)
 	return CLI_EXIT_OK;
 }
 
-/* Converts one recording into p (made by prof_init), or reads the pprof it is. The exit code (said). */
+/* A JFR recording (one conv wrote, or another writer's) into p, as it was written. The exit code (said). */
+static int side_load_jfr(struct side *s, const char *in, struct prof *p)
+{
+	struct cli_mapped m;
+	struct jfe_file f;
+	struct conv_diag diag;
+	enum conv_err err;
+	int rc = cli_map_file("conv diff", in, MAX_PPROF, &m);
+
+	if (rc)
+		return rc;
+	memset(&diag, 0, sizeof(diag));
+	err = jfe_parse(&f, m.data, m.len, &diag);
+	if (!err) {
+		err = jfrload_prof(&f, p, &diag);
+		jfe_release(&f);
+	}
+	cli_unmap_file(&m);
+	if (err) {
+		if (diag.offset != UINT64_MAX && diag.msg[0])
+			fprintf(stderr, "conv diff: %s: not a JFR recording conv diff can read: %s at offset %" PRIu64
+					": %s\n",
+				in, conv_strerror(err), diag.offset, diag.msg);
+		else
+			fprintf(stderr, "conv diff: %s: not a JFR recording conv diff can read: %s%s%s\n", in,
+				conv_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
+		return CLI_EXIT_INPUT;
+	}
+	for (size_t i = 0; i < p->nr_events_desc; i++)
+		s->samples += p->events_desc[i].samples;
+	return CLI_EXIT_OK;
+}
+
+/* Converts one recording into p (made by prof_init), or reads the pprof or JFR it is. The exit code (said). */
 static int side_convert(struct dfopts *c, struct side *s, const char *in, struct prof *p)
 {
 	struct convert_stats cs;
@@ -325,10 +362,8 @@ static int side_convert(struct dfopts *c, struct side *s, const char *in, struct
 	case DIFF_PPROF:
 		return side_load_pprof(s, in, p);
 	case DIFF_JFR:
-		fprintf(stderr, "conv diff: %s: a JFR recording: conv diff reads perf.data files and pprof "
-				"profiles, not JFR yet; give the recording or the .pb.gz conv wrote beside it\n",
-			in);
-		return CLI_EXIT_INPUT;
+		s->jfr = true;
+		return side_load_jfr(s, in, p);
 	default:
 		break;
 	}
@@ -779,6 +814,10 @@ static int diff_run(struct dfopts *c, struct side *b, struct side *n)
 		rc = side_read(c, n);
 	if (!rc && !sides_comparable(c, b, n))
 		rc = CLI_EXIT_INPUT;
+	if (!rc && (b->jfr || n->jfr) && !(prof_split_inlines(&b->p) && prof_split_inlines(&n->p))) {
+		fprintf(stderr, "conv diff: out of memory\n");
+		rc = CLI_EXIT_INPUT;
+	}
 	if (rc)
 		return rc;
 	err = view_diff_build(&d, &b->p, 2 * (size_t)b->event, &n->p, 2 * (size_t)n->event, c->counts, c->z);

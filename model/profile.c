@@ -222,6 +222,70 @@ uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n)
 	return stack_new(p, locs, n);
 }
 
+bool prof_split_inlines(struct prof *p)
+{
+	size_t nl = p->nr_locations, pool_len = 0;
+	uint32_t *first = malloc((nl ? nl : 1) * sizeof(*first)), *pool;
+
+	if (!first)
+		return false;
+	/* each location's levels: itself for its innermost, new ones for the rest, in order */
+	for (size_t l = 0; l < nl; l++) {
+		struct prof_location loc = p->locations[l];
+
+		first[l] = (uint32_t)l;
+		for (uint32_t i = 1; i < loc.nr_lines; i++) {
+			struct prof_line ln = p->lines[loc.first_line + i];
+			uint32_t id = location_new(p, loc.mapping, loc.address, &ln, 1);
+
+			if (id == PROF_NONE) {
+				free(first);
+				return false;
+			}
+			if (i == 1)
+				first[l] = id;
+		}
+	}
+	for (size_t s = 0; s < p->nr_stacks; s++) {
+		uint32_t n;
+		const uint32_t *locs = prof_stack_locs(p, (uint32_t)s, &n);
+
+		pool_len += 1 + n;
+		for (uint32_t i = 0; i < n; i++)
+			pool_len += p->locations[locs[i]].nr_lines > 1 ? p->locations[locs[i]].nr_lines - 1 : 0;
+	}
+	pool = malloc((pool_len ? pool_len : 1) * sizeof(*pool));
+	if (!pool) {
+		free(first);
+		return false;
+	}
+	pool_len = 0;
+	for (size_t s = 0; s < p->nr_stacks; s++) {
+		uint32_t n, at = (uint32_t)pool_len;
+		const uint32_t *locs = prof_stack_locs(p, (uint32_t)s, &n);
+
+		pool_len++;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t k = p->locations[locs[i]].nr_lines;
+
+			pool[pool_len++] = locs[i];
+			for (uint32_t j = 1; j < k; j++)
+				pool[pool_len++] = first[locs[i]] + j - 1;
+		}
+		pool[at] = (uint32_t)pool_len - at - 1;
+		p->stacks[s] = at;
+	}
+	for (size_t l = 0; l < nl; l++)
+		if (p->locations[l].nr_lines > 1)
+			p->locations[l].nr_lines = 1;
+	free(p->stack_pool);
+	p->stack_pool = pool;
+	p->cap_stack_pool = pool_len ? pool_len : 1;
+	p->stack_pool_len = pool_len;
+	free(first);
+	return true;
+}
+
 /* Where the label list lives in the pool: an equal earlier list, else a new copy; UINT32_MAX when out of memory. */
 uint32_t prof_label_set(struct prof *p, const struct prof_label *labels, uint32_t n)
 {

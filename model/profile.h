@@ -225,6 +225,15 @@ uint32_t prof_location_append(struct prof *p, uint32_t mapping, uint64_t address
 uint32_t prof_stack_append(struct prof *p, const uint32_t *locs, uint32_t n);
 bool prof_stack_set_truncated(struct prof *p, uint32_t stack);
 /*
+ * Each inline level of every location a location of its own (the same
+ * mapping and address, one line), in the stacks in their place (innermost
+ * first): a profile as one that does not say which frames were inlined
+ * into which (a JFR read back) has it, so that the two compare frame by
+ * frame. The stack and location indexes of a builder are stale after.
+ * false when out of memory (p unchanged but for locations added).
+ */
+bool prof_split_inlines(struct prof *p);
+/*
  * Makes stacks a builder laid out as the model does the model's own, so
  * that the largest array of a profile is not copied: pool holds per stack
  * its length, then its location ids (leaf first); offs[i] is stack i's

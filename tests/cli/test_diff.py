@@ -42,7 +42,16 @@ Checks:
     each): the report's entries, shares and noise bounds, the folded diff and
     the diff pprof per stack are the recordings' own; --fail-above exits 5
     and 0 as there; pprofs of different events are refused as recordings
-    are; a JFR input is refused in one line, nothing written.
+    are;
+  * the JFRs conv wrote as inputs (both sides, a recording against a JFR, a
+    JFR against a pprof): JFR does not say which frames were inlined, so both
+    sides compare inline level by level; the three give one report (on the
+    functions conv named), extra's entry is a.data vs b.data's, the folded
+    diff is the recordings' on every stack of named frames; samples/perf.data
+    (inlined code) against its own JFR: nothing moved, the folded diff the
+    recording's against itself; --fail-above exits 5 and 0 as on the
+    recordings; JFRs of different events, and a JFR against the other
+    architecture's, are refused in one line, nothing written.
 Prints ok/FAIL lines and "N passed, M failed"; exit 77 without perf or gcc.
 """
 import json
@@ -369,8 +378,69 @@ r = conv(["diff", "--fail-above", "5", "-o", "pp-fail", PA, PB])
 t.check("a.pb.gz vs b.pb.gz: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
 r = conv(["diff", "--fail-above", "5", "-o", "pp-steady", PA, PC])
 t.check("a.pb.gz vs c.pb.gz: --fail-above 5 exits 0", r.returncode == 0, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+# 9. the JFRs conv wrote as inputs. A side that is a JFR has no inline grouping, so both sides are compared
+# level by level: the three cases give one report, whose entry for extra (inlined into nothing, inlining
+# nothing) is a.data vs b.data's; the folded diff (inline levels as frames either way) is the recordings',
+# on every stack whose frames conv named (JFR names an unnamed frame in a mapping by its address, not its
+# offset in the file)
+JA, JB, JC, JD = (os.path.join(WORK, n + ".jfr") for n in "abcd")
+
+
+UNNAMED = r"(0x[0-9a-f]+|[^;]*\+0x[0-9a-f]+|<remote>[^;]*|\[[^;]*\])"
+
+
+def named_stacks(fold):
+    return {k: v for k, v in fold.items() if not re.search(r"(^|;)%s(;|$)" % UNNAMED, k)}
+
+
+def named_entries(rp):
+    """The report's entries by name, but for the frames conv could not name (they differ by how they are)."""
+    return {e["name"]: e for e in rp["functions"] if not re.fullmatch(UNNAMED, e["name"])}
+
+
+first = None
+for case, base, new in (("a.jfr vs b.jfr", JA, JB), ("a.data vs b.jfr", A, JB), ("a.jfr vs b.pb.gz", JA, PB)):
+    out = "jf-" + case.split()[0].replace(".", "-") + "-" + case.split()[-1].replace(".", "-")
+    r = conv(["diff", "--json", "-o", out, base, new])
+    repj = json.loads(t.text(r.stdout)) if r.returncode == 0 and r.stdout else None
+    first = first or repj
+    t.check("%s: exit 0, the report of a.jfr vs b.jfr on named functions" % case,
+            repj and named_entries(repj) == named_entries(first) and
+            all(repj[k] == first[k] for k in SAME if k != "functions"), tail(r.stderr))
+    t.check("%s: extra's entry is a.data vs b.data's" % case,
+            repj and rep and entry(repj, "extra") == entry(rep, "extra") and
+            repj["functions"][0]["name"] == "extra", repj and entry(repj, "extra"))
+    got = named_stacks(folded(os.path.join(WORK, out + ".folded"), 2)) if repj else None
+    t.check("%s: the folded diff is a.data vs b.data's on named stacks (%d)" % (case, len(got or ())),
+            got and got == named_stacks(fd),
+            got and [(k, got.get(k), named_stacks(fd).get(k)) for k in sorted(set(got) | set(named_stacks(fd)))
+                     if got.get(k) != named_stacks(fd).get(k)][:3])
+# a recording with inlined code (samples/perf.data: scramble inlined into hash_block) against its own JFR,
+# whose frames do not say which was inlined into which: compared frame by frame, nothing moved
+SAMPLE = os.path.join(HERE, "..", "..", "samples")
+r = conv(["-q", "-d", os.path.join(SAMPLE, "debug"), "--jfr", "sample.jfr", os.path.join(SAMPLE, "perf.data")])
+t.check("conv --jfr of samples/perf.data", r.returncode == 0, tail(r.stderr))
+r = conv(["diff", "--json", "-d", os.path.join(SAMPLE, "debug"), "-o", "jf-sample", os.path.join(SAMPLE, "perf.data"),
+          os.path.join(WORK, "sample.jfr")])
+repj = json.loads(t.text(r.stdout)) if r.returncode == 0 and r.stdout else None
+moved = [e["name"] for e in repj["functions"] if e.get("beyond_noise")] if repj else None
+t.check("samples/perf.data vs its JFR (inlined frames): exit 0, nothing beyond the noise, every change 0",
+        repj and not moved and all(e["self"]["change"] == 0 and e["total"]["change"] == 0 for e in repj["functions"]),
+        moved if repj else tail(r.stderr))
+r2 = conv(["diff", "-d", os.path.join(SAMPLE, "debug"), "-o", "jf-sample-ref", os.path.join(SAMPLE, "perf.data"),
+           os.path.join(SAMPLE, "perf.data")])
+t.check("samples/perf.data vs its JFR: the folded diff is the recording against itself",
+        repj and r2.returncode == 0 and folded(os.path.join(WORK, "jf-sample.folded"), 2) ==
+        folded(os.path.join(WORK, "jf-sample-ref.folded"), 2))
+r = conv(["diff", "--fail-above", "5", "-o", "jf-fail", JA, JB])
+t.check("a.jfr vs b.jfr: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+r = conv(["diff", "--fail-above", "5", "-o", "jf-steady", JA, JC])
+t.check("a.jfr vs c.jfr: --fail-above 5 exits 0", r.returncode == 0, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+r = conv(["-q", "--jfr", "arm64.jfr", os.path.join(FIXTURES, "arm64", "fp.data")])
+t.check("conv --jfr of tests/fixtures/arm64/fp.data", r.returncode == 0, tail(r.stderr))
 for what, base, new in (("pprofs of different events", PA, PD),
-                        ("a JFR input", os.path.join(WORK, "a.jfr"), B)):
+                        ("JFRs of different events", JA, JD),
+                        ("a JFR of another architecture", JA, os.path.join(WORK, "arm64.jfr"))):
     out = os.path.join(WORK, "refused")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)

@@ -11,7 +11,8 @@
  * string (a type may refer to itself). Then every method of every chunk is
  * replaced by two frames and the file written back (jfe_write_fd into a
  * memfd): the result must parse again with the same number of chunks and
- * events.
+ * events. The recording read into the model (jfrload_prof, conv diff's JFR
+ * inputs) either fails with a format error or has two value types an event.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create */
@@ -21,6 +22,8 @@
 #include "core/dbuf.h"
 #include "core/vec.h"
 #include "jfredit/jfredit.h"
+#include "model/profile.h"
+#include "pipeline/jfrload.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -146,6 +149,20 @@ static void check_rewrite(const struct jfe_file *f)
 	close(fd);
 }
 
+/* The recording as conv diff reads it: a format error, or its events with two value types each. */
+static void check_model(const struct jfe_file *f)
+{
+	struct prof q;
+	enum conv_err err;
+
+	prof_init(&q);
+	err = jfrload_prof(f, &q, NULL);
+	FUZZ_CHECK(err == CONV_E_OK || err == CONV_E_FORMAT || err == CONV_E_NOMEM);
+	if (!err)
+		FUZZ_CHECK(q.nr_events_desc && q.nr_types == 2 * q.nr_events_desc);
+	prof_release(&q);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jfe_file f;
@@ -153,6 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (jfe_parse(&f, data, size, NULL) != CONV_E_OK)
 		return 0;
+	check_model(&f);
 	dbuf_init(&s, 0);
 	for (size_t ci = 0; ci < f.nr_chunks; ci++) {
 		const struct jfe_chunk *c = &f.chunks[ci];

@@ -660,6 +660,37 @@ static void test_to_prof(void **state)
 	dbuf_release(&b);
 }
 
+/* prof_split_inlines: each inline level its own location, in the stack in its place, the samples as they were. */
+static void test_split_inlines(void **state)
+{
+	struct prof p;
+	uint32_t n;
+	const uint32_t *locs;
+
+	(void)state;
+	build(&p); /* a stack of: inner inlined into outer (one location), then an unmapped one */
+	assert_true(prof_split_inlines(&p));
+	assert_int_equal(p.nr_locations, 3);
+	locs = prof_stack_locs(&p, p.samples[0].stack, &n);
+	assert_int_equal(n, 3);
+	for (uint32_t i = 0; i < 2; i++)
+		assert_int_equal(p.locations[locs[i]].nr_lines, 1);
+	assert_string_equal(strtab_get(&p.strs, p.functions[p.lines[p.locations[locs[0]].first_line].function].name),
+			    "inner");
+	assert_int_equal(p.lines[p.locations[locs[0]].first_line].line, 10);
+	assert_string_equal(strtab_get(&p.strs, p.functions[p.lines[p.locations[locs[1]].first_line].function].name),
+			    "outer");
+	assert_int_equal(p.lines[p.locations[locs[1]].first_line].line, 20);
+	assert_int_equal(p.locations[locs[1]].address, 0x400123);
+	assert_int_equal(p.locations[locs[1]].mapping, 0);
+	assert_int_equal(p.locations[locs[2]].mapping, PROF_NONE);
+	assert_int_equal(prof_sample_value(&p, &p.samples[0], 0), 6);
+	/* again: nothing left to split */
+	assert_true(prof_split_inlines(&p));
+	assert_int_equal(p.nr_locations, 3);
+	prof_release(&p);
+}
+
 /* A Sample message of location ids and values (packed), appended to b. */
 static void sample_msg(struct dbuf *b, const uint64_t *locs, size_t nl, const uint64_t *vals, size_t nv)
 {
@@ -759,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_tables_bounded),
 		cmocka_unit_test(test_to_prof),
 		cmocka_unit_test(test_to_prof_refused),
+		cmocka_unit_test(test_split_inlines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
