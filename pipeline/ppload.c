@@ -472,7 +472,7 @@ static enum conv_err load_samples(struct ppload *l)
 	return err;
 }
 
-/* What the comments say of the machine (conv writes "hostname H", "perf version V"); the times. */
+/* What the comments say of the machine (conv writes "hostname H", "perf version V", "arch A"); the times. */
 static void load_facts(struct ppload *l)
 {
 	struct prof_sysinfo sys;
@@ -485,6 +485,8 @@ static void load_facts(struct ppload *l)
 			sys.hostname = prof_str(l->p, c + 9);
 		else if (prefix(c, "perf version "))
 			sys.perf_version = prof_str(l->p, c + 13);
+		else if (prefix(c, "arch "))
+			sys.arch = prof_str(l->p, c + 5);
 	}
 	sys.wall_known = l->time_nanos != 0;
 	prof_set_sysinfo(l->p, &sys);

@@ -8,8 +8,9 @@
  * event is named by the second (another program's pairs are read the same
  * way: Go's samples/count, cpu/nanoseconds is the event "cpu").
  *
- * What pprof does not keep stays unknown: the recording's architecture and
- * machine, an event's modifiers and frequency (the period is the profile's
+ * What pprof does not keep stays unknown: the recording's machine (but
+ * the host, perf version and architecture conv's comments say: "hostname
+ * H", "perf version V", "arch A"), an event's modifiers and frequency (the period is the profile's
  * period for the event its period_type names), the threads, a mapping's
  * kind, which is taken from its name and address: [kernel.kallsyms] and
  * addresses in the upper half are the kernel; [vdso], [vsyscall], //anon,

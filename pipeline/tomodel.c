@@ -720,6 +720,11 @@ void tomodel_facts(struct pass *ps)
 		snprintf(buf, sizeof(buf), "hostname %s", info->hostname);
 		prof_add_comment(p, buf);
 	}
+	/* pprof has no field for it: conv diff reads it back to refuse another architecture's profile */
+	if (info->arch) {
+		snprintf(buf, sizeof(buf), "arch %s", info->arch);
+		prof_add_comment(p, buf);
+	}
 	if (info->cmdline_len) {
 		size_t n = 0;
 

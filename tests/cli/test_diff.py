@@ -41,8 +41,8 @@ Checks:
   * the pprofs conv wrote of the recordings as inputs (both sides, or one of
     each): the report's entries, shares and noise bounds, the folded diff and
     the diff pprof per stack are the recordings' own; --fail-above exits 5
-    and 0 as there; pprofs of different events are refused as recordings
-    are;
+    and 0 as there; pprofs of different events or architectures (conv's
+    "arch" comment) are refused as recordings are;
   * the JFRs conv wrote as inputs (both sides, a recording against a JFR, a
     JFR against a pprof): JFR does not say which frames were inlined, so both
     sides compare inline level by level; the three give one report (on the
@@ -436,9 +436,11 @@ r = conv(["diff", "--fail-above", "5", "-o", "jf-fail", JA, JB])
 t.check("a.jfr vs b.jfr: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
 r = conv(["diff", "--fail-above", "5", "-o", "jf-steady", JA, JC])
 t.check("a.jfr vs c.jfr: --fail-above 5 exits 0", r.returncode == 0, "exit %d: %s" % (r.returncode, tail(r.stderr)))
-r = conv(["-q", "--jfr", "arm64.jfr", os.path.join(FIXTURES, "arm64", "fp.data")])
-t.check("conv --jfr of tests/fixtures/arm64/fp.data", r.returncode == 0, tail(r.stderr))
+r = conv(["-q", "--jfr", "arm64.jfr", "--pprof", "arm64.pb.gz", os.path.join(FIXTURES, "arm64", "fp.data")])
+t.check("conv --jfr --pprof of tests/fixtures/arm64/fp.data", r.returncode == 0, tail(r.stderr))
 for what, base, new in (("pprofs of different events", PA, PD),
+                        ("a pprof of another architecture (conv's 'arch' comment)", PA,
+                         os.path.join(WORK, "arm64.pb.gz")),
                         ("JFRs of different events", JA, JD),
                         ("a JFR of another architecture", JA, os.path.join(WORK, "arm64.jfr"))):
     out = os.path.join(WORK, "refused")
