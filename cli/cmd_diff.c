@@ -255,7 +255,7 @@ static bool side_split(struct side *s)
 }
 
 /* A pprof or JFR a side takes, read at most (a gzipped pprof inflates to at most PPE_INFLATE_RATIO times its size). */
-#define MAX_PPROF ((size_t)1 << 30)
+#define MAX_WRITTEN ((size_t)1 << 30)
 #define MAX_INFLATED ((size_t)4 << 30)
 
 /* What an input is, from its first bytes: a perf.data unless it starts as a pprof (gzip) or a JFR does. */
@@ -276,67 +276,54 @@ static enum diff_input input_kind(const char *path)
 	return DIFF_PERF; /* the reader says what is wrong with anything else */
 }
 
-/*
- * A pprof (one conv wrote, or another program's) into p, as it was written:
- * its names are not looked up again. The exit code (said).
- */
-static int side_load_pprof(struct side *s, const char *in, struct prof *p)
+/* A mapped pprof or JFR into p (kind: which it is). Errors: the parser's and the loader's. */
+static enum conv_err load_written(enum diff_input kind, const struct cli_mapped *m, struct prof *p,
+				  struct conv_diag *diag)
 {
-	struct cli_mapped m;
 	struct ppe_profile pp;
-	struct conv_diag diag;
-	enum conv_err err;
-	int rc = cli_map_file("conv diff", in, MAX_PPROF, &m);
-
-	if (rc)
-		return rc;
-	memset(&diag, 0, sizeof(diag));
-	err = ppe_parse(&pp, m.data, m.len, MAX_INFLATED, &diag);
-	if (!err) {
-		err = ppload_prof(&pp, p, &diag);
-		ppe_release(&pp);
-	}
-	cli_unmap_file(&m);
-	if (err) {
-		if (diag.offset != UINT64_MAX && diag.msg[0])
-			fprintf(stderr, "conv diff: %s: not a pprof profile conv diff can read: %s at offset %" PRIu64
-					" of its protobuf: %s\n",
-				in, conv_strerror(err), diag.offset, diag.msg);
-		else
-			fprintf(stderr, "conv diff: %s: not a pprof profile conv diff can read: %s%s%s\n", in,
-				conv_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
-		return CLI_EXIT_INPUT;
-	}
-	for (size_t i = 0; i < p->nr_events_desc; i++)
-		s->samples += p->events_desc[i].samples;
-	return CLI_EXIT_OK;
-}
-
-/* A JFR recording (one conv wrote, or another writer's) into p, as it was written. The exit code (said). */
-static int side_load_jfr(struct side *s, const char *in, struct prof *p)
-{
-	struct cli_mapped m;
 	struct jfe_file f;
-	struct conv_diag diag;
 	enum conv_err err;
-	int rc = cli_map_file("conv diff", in, MAX_PPROF, &m);
 
-	if (rc)
-		return rc;
-	memset(&diag, 0, sizeof(diag));
-	err = jfe_parse(&f, m.data, m.len, &diag);
+	if (kind == DIFF_PPROF) {
+		err = ppe_parse(&pp, m->data, m->len, MAX_INFLATED, diag);
+		if (!err) {
+			err = ppload_prof(&pp, p, diag);
+			ppe_release(&pp);
+		}
+		return err;
+	}
+	err = jfe_parse(&f, m->data, m->len, diag);
 	if (!err) {
-		err = jfrload_prof(&f, p, &diag);
+		err = jfrload_prof(&f, p, diag);
 		jfe_release(&f);
 	}
+	return err;
+}
+
+/*
+ * A pprof or JFR (one conv wrote, or another program's) into p, as it was
+ * written: its names are not looked up again. The exit code (said).
+ */
+static int side_load_written(struct side *s, const char *in, enum diff_input kind, struct prof *p)
+{
+	const char *what = kind == DIFF_PPROF ? "pprof profile" : "JFR recording";
+	const char *of = kind == DIFF_PPROF ? " of its protobuf" : ""; /* a pprof's offsets are its inflated bytes' */
+	struct cli_mapped m;
+	struct conv_diag diag;
+	enum conv_err err;
+	int rc = cli_map_file("conv diff", in, MAX_WRITTEN, &m);
+
+	if (rc)
+		return rc;
+	memset(&diag, 0, sizeof(diag));
+	err = load_written(kind, &m, p, &diag);
 	cli_unmap_file(&m);
 	if (err) {
 		if (diag.offset != UINT64_MAX && diag.msg[0])
-			fprintf(stderr, "conv diff: %s: not a JFR recording conv diff can read: %s at offset %" PRIu64
-					": %s\n",
-				in, conv_strerror(err), diag.offset, diag.msg);
+			fprintf(stderr, "conv diff: %s: not a %s conv diff can read: %s at offset %" PRIu64 "%s: %s\n",
+				in, what, conv_strerror(err), diag.offset, of, diag.msg);
 		else
-			fprintf(stderr, "conv diff: %s: not a JFR recording conv diff can read: %s%s%s\n", in,
+			fprintf(stderr, "conv diff: %s: not a %s conv diff can read: %s%s%s\n", in, what,
 				conv_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
 		return CLI_EXIT_INPUT;
 	}
@@ -351,6 +338,7 @@ static int side_convert(struct dfopts *c, struct side *s, const char *in, struct
 	struct convert_stats cs;
 	struct conv_diag diag;
 	struct rdr *r = NULL;
+	enum diff_input kind;
 	enum conv_err err;
 	int rc;
 
@@ -358,14 +346,10 @@ static int side_convert(struct dfopts *c, struct side *s, const char *in, struct
 		fprintf(stderr, "conv diff: the recordings are files: standard input is not taken\n");
 		return CLI_EXIT_USAGE;
 	}
-	switch (input_kind(in)) {
-	case DIFF_PPROF:
-		return side_load_pprof(s, in, p);
-	case DIFF_JFR:
-		s->jfr = true;
-		return side_load_jfr(s, in, p);
-	default:
-		break;
+	kind = input_kind(in);
+	if (kind != DIFF_PERF) {
+		s->jfr = s->jfr || kind == DIFF_JFR;
+		return side_load_written(s, in, kind, p);
 	}
 	rc = cli_open_input(in, &c->ro, &r);
 	if (rc)

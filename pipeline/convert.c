@@ -54,10 +54,18 @@ void pass_report(const struct convert_opts *o, struct rdr *r, enum convert_phase
 	o->progress(o->progress_ctx, &pr);
 }
 
-static enum conv_err pass_init(struct pass *ps)
+/* The pass over r into p (st: its counts, zeroed) set up; pass_release undoes it, also on error. */
+static enum conv_err pass_init(struct pass *ps, struct rdr *r, const struct convert_opts *o, struct prof *p,
+			       struct convert_stats *st, struct conv_diag *diag)
 {
 	enum conv_err err;
 
+	memset(ps, 0, sizeof(*ps));
+	ps->r = r;
+	ps->o = o;
+	ps->p = p;
+	ps->st = st;
+	ps->diag = diag;
 	memset(ps->st, 0, sizeof(*ps->st));
 	if (filter_seen_init(&ps->st->seen, &ps->o->filter))
 		return conv_fail(ps->diag, CONV_E_NOMEM, UINT64_MAX, "no memory");
@@ -563,15 +571,8 @@ enum conv_err convert_run(struct rdr *r, const struct convert_opts *o, struct pr
 			  struct convert_stats *st, struct conv_diag *diag)
 {
 	struct pass ps;
-	enum conv_err err;
+	enum conv_err err = pass_init(&ps, r, o, p, st, diag);
 
-	memset(&ps, 0, sizeof(ps));
-	ps.r = r;
-	ps.o = o;
-	ps.p = p;
-	ps.st = st;
-	ps.diag = diag;
-	err = pass_init(&ps);
 	if (!err)
 		err = pass_read(&ps);
 	if (!err)
@@ -610,15 +611,8 @@ enum conv_err convert_plan(struct rdr *r, const struct convert_opts *o, struct c
 	po.keep_events = false; /* the events are the later pass's */
 	po.progress = NULL;
 	po.sj.progress = NULL;
-	memset(&st, 0, sizeof(st));
-	memset(&ps, 0, sizeof(ps));
 	prof_init(&p);
-	ps.r = r;
-	ps.o = &po;
-	ps.p = &p;
-	ps.st = &st;
-	ps.diag = diag;
-	err = pass_init(&ps);
+	err = pass_init(&ps, r, &po, &p, &st, diag);
 	if (!err)
 		err = pass_read(&ps);
 	if (!err) {

@@ -4,6 +4,7 @@
 #include "pipeline/evname.h"
 
 #include "core/dbuf.h"
+#include "core/hidx.h"
 #include "core/hmap.h"
 #include "core/vec.h"
 #include "jfredit/jfredit.h"
@@ -23,6 +24,12 @@ struct jevent {
 	uint64_t samples;
 };
 
+/* A frame as its chunk's pools name it, and its model location. */
+struct jframe {
+	uint64_t method, line, type;
+	uint32_t loc;
+};
+
 struct jload {
 	const struct jfe_file *f;
 	struct prof *p;
@@ -31,11 +38,14 @@ struct jload {
 	size_t nr_ev, cap_ev;
 	struct dbuf s, s2; /* scratch strings */
 	char host[256], release[256], arch[64];
-	struct hmap maps;  /* hash of (class name, kind) -> model mapping + 1 */
+	struct hmap maps;  /* (class name's model string, kind) -> model mapping + 1 */
 	/* per chunk */
 	uint32_t *type_ev;   /* chunk type index -> model event + 1 (0: not a sample event) */
 	struct hmap stacks;  /* stack trace key -> model stack + 1 */
-	struct hmap frames;  /* hash of (method key, line, frame type key) -> model location + 1 */
+	/* the chunk's frames by (method key, line, frame type key): hash -> index in fkeys */
+	struct hidx frame_idx;
+	struct jframe *fkeys;
+	size_t nr_fkeys, cap_fkeys;
 	uint32_t *locs;
 	size_t nr_locs, cap_locs;
 	int64_t *vals;
@@ -261,15 +271,15 @@ static enum conv_err make_events(struct jload *l)
 /* The model mapping of a class (a library, for conv) and kind, made on first use; PROF_NONE: no memory. */
 static uint32_t mapping_of(struct jload *l, const char *cls, enum prof_map_kind kind)
 {
-	struct hmap_fp h = hmap_fingerprint(cls, strlen(cls));
-	uint64_t key = hmap_mix(h.lo ^ h.hi, (uint64_t)kind), *v = hmap_get(&l->maps, key);
+	uint32_t name = prof_str(l->p, kind == PROF_MAP_KERNEL && !*cls ? "[kernel.kallsyms]" : cls);
+	uint64_t key = (uint64_t)name << 3 | (uint64_t)kind, *v = hmap_get(&l->maps, key);
 	struct prof_mapping m;
 	uint32_t id;
 
 	if (v)
 		return (uint32_t)*v - 1;
 	memset(&m, 0, sizeof(m));
-	m.filename = prof_str(l->p, kind == PROF_MAP_KERNEL && !*cls ? "[kernel.kallsyms]" : cls);
+	m.filename = name;
 	m.kind = kind;
 	m.has_functions = true;
 	id = prof_add_mapping(l->p, &m);
@@ -289,6 +299,21 @@ static bool is_hex_address(const char *s)
 	return true;
 }
 
+/* A frame's location kept for its next use in the chunk (hash h of its keys); loc, PROF_NONE when out of memory. */
+static uint32_t frame_keep(struct jload *l, uint64_t h, uint64_t method, uint64_t line, uint64_t type,
+			   uint32_t loc)
+{
+	if (loc == PROF_NONE || l->nr_fkeys >= UINT32_MAX - 1 ||
+	    !vec_reserve((void **)&l->fkeys, &l->cap_fkeys, l->nr_fkeys + 1, sizeof(*l->fkeys)) ||
+	    !hidx_add(&l->frame_idx, h, (uint32_t)l->nr_fkeys))
+		return PROF_NONE;
+	l->fkeys[l->nr_fkeys].method = method;
+	l->fkeys[l->nr_fkeys].line = line;
+	l->fkeys[l->nr_fkeys].type = type;
+	l->fkeys[l->nr_fkeys++].loc = loc;
+	return loc;
+}
+
 /*
  * A frame's location (see jfrload.h for its name and mapping), memoized by
  * its method, line and type keys; PROF_NONE when out of memory, *bad when
@@ -297,7 +322,8 @@ static bool is_hex_address(const char *s)
 static uint32_t frame_location(struct jload *l, const struct jfe_value *fr, bool *bad)
 {
 	struct jfe_value mk, tk, method, cls, ft;
-	uint64_t mkey = 0, tkey = 0, line = 0, *v, key;
+	uint64_t mkey = 0, tkey = 0, line = 0, h;
+	struct hidx_iter it;
 	struct prof_line ln;
 	enum prof_map_kind kind = PROF_MAP_FILE;
 	const char *name;
@@ -312,9 +338,10 @@ static uint32_t frame_location(struct jload *l, const struct jfe_value *fr, bool
 	u64_field(fr, "lineNumber", &line);
 	if (jfe_value_field(fr, "type", &tk, NULL))
 		jfe_value_u64(&tk, &tkey);
-	key = hmap_mix(hmap_mix(hmap_mix(7, mkey), line), tkey);
-	if ((v = hmap_get(&l->frames, key)) != NULL)
-		return (uint32_t)*v - 1;
+	h = hmap_mix(hmap_mix(hmap_mix(7, mkey), line), tkey);
+	for (uint32_t i = hidx_first(&l->frame_idx, h, &it); i != HIDX_NONE; i = hidx_next(&l->frame_idx, &it))
+		if (l->fkeys[i].method == mkey && l->fkeys[i].line == line && l->fkeys[i].type == tkey)
+			return l->fkeys[i].loc;
 	if (!(jfe_value_field(fr, "type", &tk, NULL) && jfe_value_deref(&tk, &ft) &&
 	      str_field(&ft, "description", &l->s2)))
 		dbuf_reset(&l->s2);
@@ -347,9 +374,7 @@ static uint32_t frame_location(struct jload *l, const struct jfe_value *fr, bool
 	if (kind == PROF_MAP_OTHER && is_hex_address(name)) {
 		/* conv's frame at an address in no mapping: unnamed there too ("[unknown]" in the views) */
 		loc = prof_location_append(l->p, PROF_NONE, strtoull(name + 2, NULL, 16), NULL, 0);
-		if (loc == PROF_NONE || !hmap_put(&l->frames, key, (uint64_t)loc + 1))
-			return PROF_NONE;
-		return loc;
+		return frame_keep(l, h, mkey, line, tkey, loc);
 	}
 	ln.function = prof_function(l->p, prof_str(l->p, *name ? name : "[unknown]"),
 				    prof_str(l->p, *name ? name : "[unknown]"), 0, 0);
@@ -358,9 +383,7 @@ static uint32_t frame_location(struct jload *l, const struct jfe_value *fr, bool
 	if (ln.function == PROF_NONE)
 		return PROF_NONE;
 	loc = prof_location_append(l->p, map, 0, &ln, 1);
-	if (loc == PROF_NONE || !hmap_put(&l->frames, key, (uint64_t)loc + 1))
-		return PROF_NONE;
-	return loc;
+	return frame_keep(l, h, mkey, line, tkey, loc);
 }
 
 /* The model stack of a stack trace reference (memoized by its key); PROF_NONE with *bad when it does not decode. */
@@ -445,8 +468,9 @@ static enum conv_err take_samples(struct jload *l)
 		/* pool keys are the chunk's own */
 		hmap_release(&l->stacks);
 		hmap_init(&l->stacks);
-		hmap_release(&l->frames);
-		hmap_init(&l->frames);
+		hidx_release(&l->frame_idx);
+		hidx_init(&l->frame_idx);
+		l->nr_fkeys = 0;
 		while (!err && jfe_record_next(l->f, c, &pos, &r)) {
 			struct jfe_value ev;
 			size_t e = record_event(l, c, r.type);
@@ -476,7 +500,7 @@ enum conv_err jfrload_prof(const struct jfe_file *f, struct prof *p, struct conv
 	dbuf_init(&l.s2, 0);
 	hmap_init(&l.maps);
 	hmap_init(&l.stacks);
-	hmap_init(&l.frames);
+	hidx_init(&l.frame_idx);
 	err = find_events(&l);
 	if (!err)
 		err = make_events(&l);
@@ -499,6 +523,7 @@ enum conv_err jfrload_prof(const struct jfe_file *f, struct prof *p, struct conv
 	dbuf_release(&l.s2);
 	hmap_release(&l.maps);
 	hmap_release(&l.stacks);
-	hmap_release(&l.frames);
+	hidx_release(&l.frame_idx);
+	free(l.fkeys);
 	return err;
 }

@@ -357,7 +357,8 @@ void objtab_put(struct objtab *t, struct objtab_ent *e)
 	if (!e)
 		return;
 	if (e->kind == ENT_SYM && e->users == 1) {
-		wants_clear(e);
+		if (e->cap_wants)
+			wants_clear(e);
 		if (e->planned && e->sym)
 			sym_file_shed(e->sym);
 		if (e->sym) {

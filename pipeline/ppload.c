@@ -219,6 +219,42 @@ static bool value_type(struct ppload *l, struct cur c, uint64_t off, uint32_t *t
 	return true;
 }
 
+/* A top-level field's wire type, and in *v the value of a varint one. */
+static unsigned field_wire(const struct ppload *l, const struct ppe_field *f, uint64_t *v)
+{
+	struct cur c;
+	unsigned wt;
+
+	cur_init(&c, l->pp->buf + f->off, f->len, false);
+	wt = (unsigned)(cur_uleb128_long(&c) & 7);
+	*v = wt == PPROF_WT_VARINT ? cur_uleb128_long(&c) : 0;
+	return wt;
+}
+
+/*
+ * Appends one varint (wt VARINT: v), or a packed run of them (wt LEN: in c),
+ * to a list (*n of *cap): a sample's ids or values, the comments. Errors
+ * (said, at off): CONV_E_NOMEM, CONV_E_FORMAT (a run that ends inside a
+ * varint).
+ */
+static enum conv_err take_varints(struct ppload *l, uint64_t off, struct cur *c, unsigned wt, uint64_t v,
+				  uint64_t **arr, size_t *n, size_t *cap)
+{
+	bool more = wt == PPROF_WT_VARINT;
+
+	while (more || (wt == PPROF_WT_LEN && cur_remaining(c))) {
+		if (!more)
+			v = cur_uleb128_long(c);
+		more = false;
+		if (wt == PPROF_WT_LEN && !cur_ok(c))
+			return conv_fail(l->diag, CONV_E_FORMAT, off, "a packed list ends inside a varint");
+		if (!vec_reserve((void **)arr, cap, *n + 1, sizeof(**arr)))
+			return nomem(l);
+		(*arr)[(*n)++] = v;
+	}
+	return CONV_E_OK;
+}
+
 /* The profile's fields other than samples and tables: types, period, times, comments. */
 static enum conv_err load_header(struct ppload *l)
 {
@@ -227,14 +263,9 @@ static enum conv_err load_header(struct ppload *l)
 
 	while (ppe_field_next(l->pp, &pos, &f)) {
 		struct cur c;
-		unsigned wt;
-		uint64_t v = 0;
+		uint64_t v;
+		unsigned wt = field_wire(l, &f, &v);
 
-		/* the field's wire type, and a varint's value */
-		cur_init(&c, l->pp->buf + f.off, f.len, false);
-		wt = (unsigned)(cur_uleb128_long(&c) & 7);
-		if (wt == PPROF_WT_VARINT)
-			v = cur_uleb128_long(&c);
 		cur_init(&c, l->pp->buf + f.val_off, f.val_len, false);
 		if ((f.number == F_SAMPLE_TYPE || f.number == F_PERIOD_TYPE) && wt != PPROF_WT_LEN)
 			return conv_fail(l->diag, CONV_E_FORMAT, f.off, "field %u is not a message", f.number);
@@ -267,16 +298,15 @@ static enum conv_err load_header(struct ppload *l)
 			break;
 		case F_COMMENT: {
 			/* packed (conv, Go) or one varint per field */
-			bool more = wt == PPROF_WT_VARINT;
+			enum conv_err err;
 			uint32_t id;
 
-			while (more || (wt == PPROF_WT_LEN && cur_remaining(&c))) {
-				if (!more)
-					v = cur_uleb128_long(&c);
-				more = false;
-				if (!cur_ok(&c))
-					return conv_fail(l->diag, CONV_E_FORMAT, f.off, "malformed comments");
-				if (!str_of(l, v, f.off, "a comment", &id))
+			l->nr_ids = 0;
+			err = take_varints(l, f.off, &c, wt, v, &l->ids, &l->nr_ids, &l->cap_ids);
+			if (err)
+				return err;
+			for (size_t i = 0; i < l->nr_ids; i++) {
+				if (!str_of(l, l->ids[i], f.off, "a comment", &id))
 					return CONV_E_FORMAT;
 				if (!prof_add_comment(l->p, strtab_get(&l->p->strs, id)))
 					return nomem(l);
@@ -349,29 +379,6 @@ static enum conv_err load_events(struct ppload *l)
 	return l->event_samples ? CONV_E_OK : nomem(l);
 }
 
-/*
- * Appends one varint (wt VARINT: v), or a packed run of them (wt LEN: in c),
- * to one of a sample's lists (*n of *cap). Errors: CONV_E_NOMEM,
- * CONV_E_FORMAT (a run that ends inside a varint).
- */
-static enum conv_err take_varints(struct cur *c, unsigned wt, uint64_t v, uint64_t **arr, size_t *n,
-				  size_t *cap)
-{
-	bool more = wt == PPROF_WT_VARINT;
-
-	while (more || (wt == PPROF_WT_LEN && cur_remaining(c))) {
-		if (!more)
-			v = cur_uleb128_long(c);
-		more = false;
-		if (wt == PPROF_WT_LEN && !cur_ok(c))
-			return CONV_E_FORMAT;
-		if (!vec_reserve((void **)arr, cap, *n + 1, sizeof(**arr)))
-			return CONV_E_NOMEM;
-		(*arr)[(*n)++] = v;
-	}
-	return CONV_E_OK;
-}
-
 /* A Label message into l->labels. Errors (said): CONV_E_FORMAT, CONV_E_NOMEM. */
 static enum conv_err take_label(struct ppload *l, struct cur c, uint64_t off)
 {
@@ -412,16 +419,12 @@ static enum conv_err load_sample(struct ppload *l, struct cur c, uint64_t off)
 	l->nr_ids = l->nr_vals = l->nr_labels = 0;
 	while (!err && ppe_sub_next(&c, &n, &wt, &v, &sub)) {
 		if (n == 1 && (wt == PPROF_WT_VARINT || wt == PPROF_WT_LEN))
-			err = take_varints(&sub, wt, v, &l->ids, &l->nr_ids, &l->cap_ids);
+			err = take_varints(l, off, &sub, wt, v, &l->ids, &l->nr_ids, &l->cap_ids);
 		else if (n == 2 && (wt == PPROF_WT_VARINT || wt == PPROF_WT_LEN))
-			err = take_varints(&sub, wt, v, &l->vals, &l->nr_vals, &l->cap_vals);
+			err = take_varints(l, off, &sub, wt, v, &l->vals, &l->nr_vals, &l->cap_vals);
 		else if (n == 3 && wt == PPROF_WT_LEN)
 			err = take_label(l, sub, off);
 	}
-	if (err == CONV_E_NOMEM)
-		return nomem(l);
-	if (err == CONV_E_FORMAT && (!l->diag || !l->diag->msg[0]))
-		return conv_fail(l->diag, CONV_E_FORMAT, off, "a sample's packed list is malformed");
 	if (err)
 		return err;
 	if (!cur_ok(&c))
@@ -458,11 +461,11 @@ static enum conv_err load_samples(struct ppload *l)
 
 	while (!err && ppe_field_next(l->pp, &pos, &f)) {
 		struct cur c;
+		uint64_t v;
 
 		if (f.number != F_SAMPLE)
 			continue;
-		cur_init(&c, l->pp->buf + f.off, f.len, false);
-		if ((cur_uleb128_long(&c) & 7) != PPROF_WT_LEN)
+		if (field_wire(l, &f, &v) != PPROF_WT_LEN)
 			return conv_fail(l->diag, CONV_E_FORMAT, f.off, "a sample that is not a message");
 		cur_init(&c, l->pp->buf + f.val_off, f.val_len, false);
 		err = load_sample(l, c, f.off);
