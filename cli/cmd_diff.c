@@ -12,6 +12,7 @@
 #include "cli/opts.h"
 #include "cli/outfile.h"
 #include "cli/outputs.h"
+#include "cli/paths.h"
 #include "cli/statsfile.h"
 #include "cli/text.h"
 
@@ -752,6 +753,33 @@ static void diff_report(const struct dfopts *c, const struct side *b, const stru
 	}
 }
 
+/*
+ * What cli/paths.h refuses (said, usage error): an output that is one of
+ * the inputs (a pprof input and -o naming it), two outputs that are one
+ * file, an output over a recording. The exit code.
+ */
+static int diff_check_paths(const struct dfopts *c, const struct side *b, const struct side *n,
+			    const char *const path[OUT__COUNT])
+{
+	struct cli_paths ps = { 0 };
+	char *inputs[2 * SIDE_MAX_INPUTS];
+	size_t nr = 0;
+
+	for (size_t k = 0; k < b->nr_paths; k++)
+		inputs[nr++] = (char *)b->paths[k];
+	for (size_t k = 0; k < n->nr_paths; k++)
+		inputs[nr++] = (char *)n->paths[k];
+	for (size_t i = 0; i < nr; i++)
+		cli_paths_add(&ps, inputs[i], -1, false, "the input", i);
+	for (int k = 0; k < OUT__COUNT; k++)
+		if (path[k])
+			cli_paths_add(&ps, path[k], -1, true, out_descs[k].what, SIZE_MAX);
+	if (c->stats_path)
+		cli_paths_add(&ps, c->stats_path, strcmp(c->stats_path, "-") ? -1 : STDOUT_FILENO, true,
+			      "the --stats file", SIZE_MAX);
+	return cli_paths_check(&ps, "conv diff", inputs);
+}
+
 /* The outputs' paths (path[k] NULL: not written); the exit code of an output that cannot be made. */
 static int diff_paths(const struct dfopts *c, const struct side *b, const struct side *n,
 		      char bufs[OUT__COUNT][4096], const char *path[OUT__COUNT])
@@ -768,8 +796,10 @@ static int diff_paths(const struct dfopts *c, const struct side *b, const struct
 	/* the default name says which two inputs */
 	snprintf(name, sizeof(name), "%s-vs-%s", sb, sn);
 	out_paths(c->out, name, bufs);
-	for (int k = 0; k < OUT__COUNT; k++) {
+	for (int k = 0; k < OUT__COUNT; k++)
 		path[k] = c->formats & F_BIT(k) ? bufs[k] : NULL;
+	rc = diff_check_paths(c, b, n, path);
+	for (int k = 0; !rc && k < OUT__COUNT; k++) {
 		if (path[k] && cli_out_check(path[k])) {
 			cli_out_say("conv diff", path[k], out_descs[k].what, strerror(errno));
 			rc = CLI_EXIT_OUTPUT;
