@@ -42,7 +42,8 @@ Checks:
     each): the report's entries, shares and noise bounds, the folded diff and
     the diff pprof per stack are the recordings' own; --fail-above exits 5
     and 0 as there; pprofs of different events or architectures (conv's
-    "arch" comment) are refused as recordings are;
+    "arch" comment) are refused as recordings are; -o naming an input's
+    base is refused, the input unchanged;
   * the JFRs conv wrote as inputs (both sides, a recording against a JFR, a
     JFR against a pprof): JFR does not say which frames were inlined, so both
     sides compare inline level by level; the three give one report (on the
@@ -293,15 +294,24 @@ else:
     t.skip("go tool pprof -top reads the diff pprof", "no go")
 
 # 5. what cannot be compared: one line, nothing written
-for what, other in (("different events", D), ("different architectures", os.path.join(FIXTURES, "arm64",
-                                                                                        "fp.data"))):
+def refused(what, base, new):
     out = os.path.join(WORK, "refused")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    r = conv(["diff", "-o", out + "/x", A, other])
+    r = conv(["diff", "-o", out + "/x", base, new])
     err = t.text(r.stderr).strip().splitlines()
     t.check("%s: exit 2, one line" % what, r.returncode == 2 and len(err) == 1, (r.returncode, err))
     t.check("%s: nothing written" % what, not os.listdir(out) and not r.stdout, os.listdir(out))
+
+
+def fail_above(case, base, new, code):
+    r = conv(["diff", "--fail-above", "5", "-o", os.path.join(WORK, "gate"), base, new])
+    t.check("%s: --fail-above 5 exits %d" % (case, code), r.returncode == code,
+            "exit %d: %s" % (r.returncode, tail(r.stderr)))
+
+
+refused("different events", A, D)
+refused("different architectures", A, os.path.join(FIXTURES, "arm64", "fp.data"))
 # 6. the differential flame graphs in Chromium (tests/views/diff_browser.py)
 paths = {}  # a path ending in extra -> [BASE, NEW] with what is below it
 for stack, (vb, vn) in fd.items():
@@ -374,10 +384,13 @@ for case, base, new in (("a.pb.gz vs b.pb.gz", PA, PB), ("a.data vs b.pb.gz", A,
             repp and folded(os.path.join(WORK, out + ".folded"), 2) == fd)
     t.check("%s: the diff pprof is a.data vs b.data's, per stack" % case,
             repp and pprof_by_stack(os.path.join(WORK, out + ".pb.gz"))[0] == sums)
-r = conv(["diff", "--fail-above", "5", "-o", "pp-fail", PA, PB])
-t.check("a.pb.gz vs b.pb.gz: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
-r = conv(["diff", "--fail-above", "5", "-o", "pp-steady", PA, PC])
-t.check("a.pb.gz vs c.pb.gz: --fail-above 5 exits 0", r.returncode == 0, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+before = open(PA, "rb").read()
+r = conv(["diff", "-o", os.path.join(WORK, "a"), PA, PB])
+t.check("-o naming a pprof input's base: exit 1 in one line, the input unchanged",
+        r.returncode == 1 and len(t.text(r.stderr).strip().splitlines()) == 1 and open(PA, "rb").read() == before,
+        (r.returncode, tail(r.stderr)))
+fail_above("a.pb.gz vs b.pb.gz", PA, PB, 5)
+fail_above("a.pb.gz vs c.pb.gz", PA, PC, 0)
 # 9. the JFRs conv wrote as inputs. A side that is a JFR has no inline grouping, so both sides are compared
 # level by level: the three cases give one report, whose entry for extra (inlined into nothing, inlining
 # nothing) is a.data vs b.data's; the folded diff (inline levels as frames either way) is the recordings',
@@ -432,10 +445,8 @@ r2 = conv(["diff", "-d", os.path.join(SAMPLE, "debug"), "-o", "jf-sample-ref", o
 t.check("samples/perf.data vs its JFR: the folded diff is the recording against itself",
         repj and r2.returncode == 0 and folded(os.path.join(WORK, "jf-sample.folded"), 2) ==
         folded(os.path.join(WORK, "jf-sample-ref.folded"), 2))
-r = conv(["diff", "--fail-above", "5", "-o", "jf-fail", JA, JB])
-t.check("a.jfr vs b.jfr: --fail-above 5 exits 5", r.returncode == 5, "exit %d: %s" % (r.returncode, tail(r.stderr)))
-r = conv(["diff", "--fail-above", "5", "-o", "jf-steady", JA, JC])
-t.check("a.jfr vs c.jfr: --fail-above 5 exits 0", r.returncode == 0, "exit %d: %s" % (r.returncode, tail(r.stderr)))
+fail_above("a.jfr vs b.jfr", JA, JB, 5)
+fail_above("a.jfr vs c.jfr", JA, JC, 0)
 r = conv(["-q", "--jfr", "arm64.jfr", "--pprof", "arm64.pb.gz", os.path.join(FIXTURES, "arm64", "fp.data")])
 t.check("conv --jfr --pprof of tests/fixtures/arm64/fp.data", r.returncode == 0, tail(r.stderr))
 for what, base, new in (("pprofs of different events", PA, PD),
@@ -443,11 +454,5 @@ for what, base, new in (("pprofs of different events", PA, PD),
                          os.path.join(WORK, "arm64.pb.gz")),
                         ("JFRs of different events", JA, JD),
                         ("a JFR of another architecture", JA, os.path.join(WORK, "arm64.jfr"))):
-    out = os.path.join(WORK, "refused")
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    r = conv(["diff", "-o", out + "/x", base, new])
-    err = t.text(r.stderr).strip().splitlines()
-    t.check("%s: exit 2, one line" % what, r.returncode == 2 and len(err) == 1, (r.returncode, err))
-    t.check("%s: nothing written" % what, not os.listdir(out) and not r.stdout, os.listdir(out))
+    refused(what, base, new)
 t.finish()
