@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* How each output is written: to the job's temp file, its size in j->bytes. */
 static enum conv_err write_pprof(struct out_job *j);
@@ -42,6 +43,18 @@ void out_paths(const char *out, const char *in, char bufs[OUT__COUNT][4096])
 	/* BASE from the input's name: drop its .data */
 	bool from_input = cli_out_base(out, in, base, sizeof(base));
 	size_t len = strlen(base);
+	struct stat st;
+
+	/*
+	 * -o /dev/null, a FIFO: the outputs are that file itself, not
+	 * /dev/null.pb.gz beside it (two of them on it are refused as two
+	 * outputs on one file are)
+	 */
+	if (!from_input && strcmp(out, "-") && stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		for (int k = 0; k < OUT__COUNT; k++)
+			snprintf(bufs[k], 4096, "%s", out);
+		return;
+	}
 
 	if (from_input && len > 5 && !strcmp(base + len - 5, ".data"))
 		base[len - 5] = 0;

@@ -11,7 +11,8 @@ recorded but an empty recording, made with perf when it is there.
      --html, --stats=FILE and conv symbolize -o,
        * a character device node made here (mknod, /dev/null's numbers; root
          only): still that device afterwards, nothing else left in its
-         directory, exit 0;
+         directory, exit 0; -o naming it is that file for one output and
+         refused (exit 1) for two, nothing made beside it;
        * a FIFO with a reader thread: the reader gets the bytes a regular
          file run writes;
        * /dev/stdout into a pipe: the pipe gets those bytes;
@@ -163,6 +164,19 @@ else:
         t.check("A1 %s to a device node: exit 0, still the device, nothing else in its directory" % kind,
                 rc == 0 and stat.S_ISCHR(st.st_mode) and st.st_rdev == rdev and os.listdir(d) == ["null"],
                 "exit %s, mode %o, listing %s: %s" % (rc, st.st_mode, os.listdir(d), e[-300:]))
+
+    # -o naming the node: that file for one output, never null.pb.gz beside it; two outputs refused
+    d = fresh("node-o")
+    node = os.path.join(d, "null")
+    os.mknod(node, 0o666 | stat.S_IFCHR, rdev)
+    rc, out, e = run(["-q", "--offline", "-F", "pprof", "-o", node, FG])
+    t.check("A1 -o a device node -F pprof: exit 0, written there, nothing beside it",
+            rc == 0 and stat.S_ISCHR(os.lstat(node).st_mode) and os.listdir(d) == ["null"],
+            "exit %s, listing %s: %s" % (rc, os.listdir(d), e[-300:]))
+    rc, out, e = run(["-q", "--offline", "-o", node, FG])
+    t.check("A1 -o a device node with two outputs: exit 1 in one line, nothing beside it",
+            rc == 1 and len(e.strip().splitlines()) == 1 and os.listdir(d) == ["null"],
+            "exit %s, listing %s: %s" % (rc, os.listdir(d), e[-300:]))
 
 
 # ---- A2: a FIFO with a reader thread ----
